@@ -1,0 +1,77 @@
+# One runner for everything. `make serve` and `make test` set up a fresh machine on their own:
+# they create .venv, install the pinned Python dependencies, build the Rust extension (release)
+# and then run.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.deps-stamp
+NODE_STAMP := tests/node/node_modules/.stamp
+export PYO3_PYTHON := $(abspath $(PY))
+
+.PHONY: help setup build serve test test-rust test-python lint fmt bench protos check-protos clean
+
+help:
+	@echo "make serve   build everything and start the daemon on its default socket"
+	@echo "make test    build everything and run every test (cargo, pytest, clients)"
+	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto drift"
+	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
+	@echo "make protos  regenerate the committed gRPC code"
+
+$(VENV_STAMP): requirements/dev.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements/dev.txt
+	touch $@
+
+$(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(VENV_STAMP)
+
+# Incremental: cargo rebuilds only what changed, maturin reinstalls the module in .venv.
+build: $(VENV_STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+
+serve: build
+	$(VENV)/bin/postcompact serve
+
+test: build $(NODE_STAMP) test-rust test-python
+
+test-rust:
+	cargo test --workspace --quiet
+
+test-python: build $(NODE_STAMP)
+	$(PY) -m pytest
+
+lint: build check-protos
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo clippy -p postcompact-core --features python --all-targets --quiet -- -D warnings
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest postcompact._core
+
+fmt: $(VENV_STAMP)
+	cargo fmt --all
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: build $(NODE_STAMP)
+	$(PY) -m pip install -q -r requirements/bench.txt
+	$(PY) -m bench
+
+protos: $(VENV_STAMP)
+	$(PY) scripts/gen_protos.py
+
+# CI: regenerating must not change the committed code.
+check-protos: protos
+	@git diff --exit-code --stat -- daemon/postcompact/v1 clients || \
+	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
+
+clean:
+	rm -rf $(VENV) target tests/node/node_modules

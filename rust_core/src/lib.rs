@@ -1,0 +1,16 @@
+//! postcompact's Rust core.
+//!
+//! The hot, data-heavy parts of the daemon: a strict, entry- and byte-bounded LRU with npm
+//! lru-cache 11 semantics ([`lru`]), the file-state cache over it ([`filestate`], keys from
+//! [`path`]), Claude Code's rough token estimate and exact BPE counting ([`tokens`]) and
+//! truncation to a token budget ([`truncate`]). Everything here is plain Rust; the PyO3 bindings
+//! live in [`py`] behind the `python` feature so `cargo test` needs no libpython.
+
+pub mod filestate;
+pub mod lru;
+pub mod path;
+pub mod tokens;
+pub mod truncate;
+
+#[cfg(feature = "python")]
+mod py;

@@ -1,0 +1,15 @@
+//! The `postcompact._core` extension module. Each domain registers its own classes and
+//! functions; the typed surface is described in `daemon/postcompact/_core.pyi`.
+
+use pyo3::prelude::*;
+
+mod py_cache;
+mod py_tokens;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    py_cache::register(m)?;
+    py_tokens::register(m)?;
+    Ok(())
+}

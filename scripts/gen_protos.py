@@ -1,0 +1,66 @@
+"""Regenerate the committed gRPC code from proto/ (`make protos`).
+
+Python (daemon and the pure-Python client) is generated with grpcio-tools' bundled protoc and
+mypy-protobuf; other languages register their generators in GENERATORS as their clients land.
+CI runs this and fails when the output differs from what is committed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_ROOT = ROOT / "proto"
+PROTOS = sorted(p.relative_to(PROTO_ROOT).as_posix() for p in PROTO_ROOT.rglob("*.proto"))
+OWN_PROTOS = [p for p in PROTOS if p.startswith("postcompact/")]
+
+
+def _protoc(args: list[str]) -> None:
+    from grpc_tools import protoc  # the bundled libprotoc: no system protoc needed
+
+    include = Path(protoc.__file__).parent / "_proto"
+    argv = ["grpc_tools.protoc", f"-I{PROTO_ROOT}", f"-I{include}", *args]
+    if protoc.main(argv) != 0:
+        sys.exit(f"protoc failed: {' '.join(argv)}")
+
+
+def gen_python(package_root: Path) -> None:
+    """Write postcompact/v1/*_pb2*.py(i) under package_root (the dir holding `postcompact/`)."""
+    out = package_root / "postcompact" / "v1"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    plugin_dir = Path(sys.executable).parent
+    _protoc(
+        [
+            f"--plugin=protoc-gen-mypy={plugin_dir / 'protoc-gen-mypy'}",
+            f"--plugin=protoc-gen-mypy_grpc={plugin_dir / 'protoc-gen-mypy_grpc'}",
+            f"--python_out={package_root}",
+            f"--grpc_python_out={package_root}",
+            f"--mypy_out={package_root}",
+            f"--mypy_grpc_out={package_root}",
+            *OWN_PROTOS,
+        ]
+    )
+    (out / "__init__.py").write_text('"""Generated from proto/postcompact/v1 by `make protos`."""\n')
+
+
+GENERATORS: dict[str, Callable[[], None]] = {
+    "python-daemon": lambda: gen_python(ROOT / "daemon"),
+}
+
+
+def main() -> None:
+    wanted = sys.argv[1:] or list(GENERATORS)
+    for name in wanted:
+        print(f"protos: {name}", flush=True)
+        GENERATORS[name]()
+    subprocess.run(["git", "status", "--porcelain", "--", "daemon/postcompact/v1"], cwd=ROOT, check=False)
+
+
+if __name__ == "__main__":
+    main()
