@@ -1,0 +1,57 @@
+"""Domain errors. Each carries the gRPC status it maps to and a stable machine-readable reason.
+
+The servicer turns them into a status with a google.rpc.ErrorInfo detail (domain "postcompact")
+and the trailing metadata key `postcompact-error-reason` in one place (server code); everything
+else only raises. Anything that is not a PostcompactError is a bug and becomes INTERNAL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import grpc
+
+ERROR_DOMAIN = "postcompact"
+REASON_METADATA_KEY = "postcompact-error-reason"
+
+
+class PostcompactError(Exception):
+    code: grpc.StatusCode = grpc.StatusCode.INTERNAL
+
+    def __init__(self, reason: str, message: str, metadata: Mapping[str, str] | None = None):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+
+class InvalidArgument(PostcompactError):
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotFound(PostcompactError):
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class AlreadyExists(PostcompactError):
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class FailedPrecondition(PostcompactError):
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class ResourceExhausted(PostcompactError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class PermissionDenied(PostcompactError):
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class Unauthenticated(PostcompactError):
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class Unavailable(PostcompactError):
+    code = grpc.StatusCode.UNAVAILABLE

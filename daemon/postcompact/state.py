@@ -1,0 +1,71 @@
+"""The daemon's in-memory state model (DESIGN.md §2).
+
+Sessions hold agents; everything is per (session, agent) except memory files, tasks and the
+session's settings. The file-state cache is the Rust core's `FileStateCache`; the rest is plain
+Python data that the restoration pipeline reads and the servicer writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from postcompact._core import FileStateCache
+from postcompact.v1 import postcompact_pb2 as pb
+
+MAIN_AGENT = ""
+
+
+@dataclass(slots=True)
+class InvokedSkill:
+    name: str
+    path: str
+    content: bytes
+    invoked_at_ms: int
+
+
+@dataclass(slots=True)
+class Catalog:
+    """What the harness currently offers, and what has been announced to the model so far."""
+
+    deferred_tools: list[str] | None = None
+    agent_types: list[pb.AgentType] | None = None
+    show_concurrency_note: bool = False
+    mcp_servers: dict[str, str] | None = None  # name -> instructions
+    skill_listing: list[pb.SkillListingEntry] | None = None
+    # Announced sets, rebuilt the way Claude Code rebuilds them from transcript attachments.
+    announced_tools: set[str] = field(default_factory=set)
+    announced_agent_types: set[str] = field(default_factory=set)
+    announced_mcp: set[str] = field(default_factory=set)
+    # Skill listing already sent: deliberately NOT reset by compaction (reference §7.4).
+    sent_skill_names: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class AgentState:
+    agent_id: str
+    files: FileStateCache
+    nested_memory: set[str] = field(default_factory=set)
+    skills: dict[str, InvokedSkill] = field(default_factory=dict)  # by skill name
+    plan_file_path: str | None = None
+    mode: pb.PermissionMode.ValueType = pb.PERMISSION_MODE_DEFAULT
+    catalog: Catalog = field(default_factory=Catalog)
+    compactions: int = 0
+
+
+@dataclass(slots=True)
+class Session:
+    session_id: str
+    cwd: str
+    home: str
+    roots: list[str]
+    memory_paths: frozenset[str]  # normalised absolute paths of memory files
+    plans_directory: str
+    policy: pb.RestorePolicy  # session-level overrides (request overrides go on top)
+    profile: pb.Profile.ValueType
+    created_at_ms: int
+    last_active_ms: int
+    agents: dict[str, AgentState] = field(default_factory=dict)
+    tasks: dict[str, pb.Task] = field(default_factory=dict)  # by task id, insertion ordered
+
+    def new_cache(self, max_entries: int, max_size: int) -> FileStateCache:
+        return FileStateCache(max_entries, max_size, cwd=self.cwd, home=self.home)
