@@ -1,0 +1,1 @@
+"""postcompact's benchmarks: `make bench` (python -m bench) writes docs/benchmarks.md."""

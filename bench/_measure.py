@@ -1,0 +1,179 @@
+"""Latency/throughput loops shared by the transport benchmarks (B4, B5)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from bench.report import percentile
+
+CLIENT_CPU = 1
+SERVER_CPU = 0
+GRPC_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+]
+
+
+@dataclass
+class Stats:
+    p50_us: float
+    p99_us: float
+    p999_us: float
+    qps: float
+    calls: int
+
+
+def stats(latencies_s: list[float], wall_s: float) -> Stats:
+    lat = sorted(x * 1e6 for x in latencies_s)
+    return Stats(
+        percentile(lat, 0.50),
+        percentile(lat, 0.99),
+        percentile(lat, 0.999),
+        len(lat) / wall_s,
+        len(lat),
+    )
+
+
+def pin_client() -> None:
+    if len(os.sched_getaffinity(0)) > 1:
+        os.sched_setaffinity(0, {CLIENT_CPU})
+
+
+@contextmanager
+def short_tmpdir() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="pcb-", dir="/tmp"))
+    try:
+        yield d
+    finally:
+        subprocess.run(["rm", "-rf", str(d)], check=False)
+
+
+@contextmanager
+def spawn(
+    argv: list[str], env: dict[str, str] | None = None, ready: str = "READY"
+) -> Iterator[subprocess.Popen[str]]:
+    """Start a server process pinned to SERVER_CPU and wait for its ready line on stdout."""
+    full_env = {**os.environ, "BENCH_CPU": str(SERVER_CPU), **(env or {})}
+    proc = subprocess.Popen(
+        ["taskset", "-c", str(SERVER_CPU), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=full_env,
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server exited before ready: {argv}")
+            if ready in line:
+                break
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def baseline_server(kind: str, address: str) -> list[str]:
+    return [sys.executable, "-m", "bench._servers", kind, address]
+
+
+def raw_serial(address: str, size: int, calls: int, warmup: int) -> Stats:
+    if address.startswith("unix://"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(address.removeprefix("unix://"))
+    else:
+        host, port = address.rsplit(":", 1)
+        s = socket.create_connection((host, int(port)))
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    req = echo_request(size)
+    frame = struct.pack("!I", len(req)) + req
+    lat: list[float] = []
+    with s:
+        t_all = 0.0
+        for i in range(warmup + calls):
+            t0 = time.perf_counter()
+            s.sendall(frame)
+            (n,) = struct.unpack("!I", _recv_exact(s, 4))
+            _recv_exact(s, n)
+            dt = time.perf_counter() - t0
+            if i >= warmup:
+                lat.append(dt)
+                t_all += dt
+    return stats(lat, t_all)
+
+
+def _recv_exact(s: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("server closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def echo_request(size: int) -> bytes:
+    """A ~100 B request asking for `size` bytes back."""
+    return (b"%08d" % size).ljust(100, b"-")
+
+
+def sync_serial(call: Callable[[], object], calls: int, warmup: int) -> Stats:
+    for _ in range(warmup):
+        call()
+    lat = []
+    t_start = time.perf_counter()
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        call()
+        lat.append(time.perf_counter() - t0)
+    return stats(lat, time.perf_counter() - t_start)
+
+
+def aio_concurrent(
+    make_call: Callable[[grpc.aio.Channel], Callable[[], Awaitable[object]]],
+    address: str,
+    calls: int,
+    warmup: int,
+    concurrency: int,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> Stats:
+    async def main() -> Stats:
+        async with grpc.aio.insecure_channel(address, options=GRPC_OPTIONS) as ch:
+            call = make_call(ch)
+            for _ in range(warmup):
+                await call()
+            lat: list[float] = []
+            remaining = calls
+
+            async def worker() -> None:
+                nonlocal remaining
+                while remaining > 0:
+                    remaining -= 1
+                    t0 = time.perf_counter()
+                    await call()
+                    lat.append(time.perf_counter() - t0)
+
+            t_start = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            return stats(lat, time.perf_counter() - t_start)
+
+    return asyncio.run(main())

@@ -1,0 +1,186 @@
+"""B4: the gRPC transport matrix, with the raw-socket floor and the real daemon in the same run.
+
+A bare grpcio echo (bytes in, bytes out, no protobuf) under the sync and the aio server, over a
+Unix socket and loopback TCP, for 100 B / 20 KB / 100 KB responses at concurrency 1, 4 and 16;
+a raw length-prefixed socket ping-pong as the floor; and the daemon's own small RPC
+(EstimateTokens on 100 B) beside the aio echo. Target: the small real RPC's p50 at most 1.2x the
+bare echo's.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+
+import grpc
+from postcompact.v1 import postcompact_pb2 as pb
+from postcompact.v1 import postcompact_pb2_grpc as pbg
+
+from bench import _measure as m
+from bench._daemon import running_daemon
+from bench._servers import ECHO_METHOD
+from bench.report import Section, Table, verdict
+
+Metadata = tuple[tuple[str, str], ...]
+CallFactory = Callable[[grpc.aio.Channel], Callable[[], Awaitable[object]]]
+
+SIZES = {"100 B": 100, "20 KB": 20 * 1024, "100 KB": 100 * 1024}
+CONCURRENCY = (1, 4, 16)
+
+
+def _echo_call(size: int) -> CallFactory:
+    req = m.echo_request(size)
+
+    def make(ch: grpc.aio.Channel) -> Callable[[], Awaitable[object]]:
+        method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(ECHO_METHOD)
+        return lambda: method(req)
+
+    return make
+
+
+def _estimate_call(metadata: Metadata) -> CallFactory:
+    req = pb.EstimateTokensRequest(text=b"x" * 100)
+
+    def make(ch: grpc.aio.Channel) -> Callable[[], Awaitable[object]]:
+        stub = pbg.PostcompactServiceStub(ch)
+        return lambda: stub.EstimateTokens(req, metadata=metadata or None)
+
+    return make
+
+
+def _sync_echo(address: str, size: int, calls: int, warmup: int) -> m.Stats:
+    with grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch:
+        method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(ECHO_METHOD)
+        req = m.echo_request(size)
+        return m.sync_serial(lambda: method(req), calls, warmup)
+
+
+def _sync_estimate(address: str, metadata: Metadata, calls: int, warmup: int) -> m.Stats:
+    with grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch:
+        stub = pbg.PostcompactServiceStub(ch)
+        req = pb.EstimateTokensRequest(text=b"x" * 100)
+        return m.sync_serial(
+            lambda: stub.EstimateTokens(req, metadata=metadata or None), calls, warmup
+        )
+
+
+def _measure(
+    address: str,
+    make: CallFactory,
+    serial: Callable[[], m.Stats],
+    conc: int,
+    calls: int,
+    warmup: int,
+) -> m.Stats:
+    if conc == 1:
+        return serial()
+    return m.aio_concurrent(make, address, calls, warmup, conc)
+
+
+def run(quick: bool = False) -> Section:
+    m.pin_client()
+    calls, warmup = (300, 50) if quick else (5000, 200)
+    rows: list[Sequence[object]] = []
+    echo_small: dict[tuple[str, str, int], float] = {}
+    with m.short_tmpdir() as tmp:
+        addrs = {"UDS": f"unix://{tmp}/e.sock", "TCP": "127.0.0.1:47931"}
+        # raw floor (serial)
+        raw_p50: dict[tuple[str, str], float] = {}
+        for transport, base in (("UDS", f"unix://{tmp}/raw.sock"), ("TCP", "127.0.0.1:47932")):
+            with m.spawn(m.baseline_server("raw", base)):
+                for label, size in SIZES.items():
+                    st = m.raw_serial(base, size, calls, warmup)
+                    raw_p50[(transport, label)] = st.p50_us
+                    rows.append(
+                        [
+                            "raw socket",
+                            transport,
+                            label,
+                            1,
+                            st.p50_us,
+                            st.p99_us,
+                            st.p999_us,
+                            st.qps,
+                        ]
+                    )
+        for kind in ("grpc-sync", "grpc-aio"):
+            for transport, address in addrs.items():
+                with m.spawn(m.baseline_server(kind, address)):
+                    for label, size in SIZES.items():
+                        for conc in CONCURRENCY:
+                            st = _measure(
+                                address,
+                                _echo_call(size),
+                                partial(_sync_echo, address, size, calls, warmup),
+                                conc,
+                                calls,
+                                warmup,
+                            )
+                            if label == "100 B":
+                                echo_small[(kind, transport, conc)] = st.p50_us
+                            rows.append(
+                                [
+                                    f"echo {kind}",
+                                    transport,
+                                    label,
+                                    conc,
+                                    st.p50_us,
+                                    st.p99_us,
+                                    st.p999_us,
+                                    st.qps,
+                                ]
+                            )
+        real: dict[tuple[str, int], float] = {}
+        (tmp / "daemon").mkdir(mode=0o700)
+        with running_daemon(tmp / "daemon", tcp=True) as d:
+            targets: list[tuple[str, str, Metadata]] = [("UDS", d.address, ())]
+            if d.tcp_address:
+                targets.append(("TCP", d.tcp_address, d.metadata))
+            for transport, address, md in targets:
+                for conc in CONCURRENCY:
+                    st = _measure(
+                        address,
+                        _estimate_call(md),
+                        partial(_sync_estimate, address, md, calls, warmup),
+                        conc,
+                        calls,
+                        warmup,
+                    )
+                    real[(transport, conc)] = st.p50_us
+                    rows.append(
+                        [
+                            "daemon EstimateTokens",
+                            transport,
+                            "100 B",
+                            conc,
+                            st.p50_us,
+                            st.p99_us,
+                            st.p999_us,
+                            st.qps,
+                        ]
+                    )
+    verdicts = []
+    for (transport, conc), p50 in real.items():
+        ratio = p50 / echo_small[("grpc-aio", transport, conc)]
+        verdicts.append(
+            verdict(
+                f"small real RPC p50 / bare aio echo p50, {transport}, concurrency {conc}",
+                ratio,
+                1.2,
+            )
+        )
+    floor = echo_small[("grpc-aio", "UDS", 1)] / raw_p50[("UDS", "100 B")]
+    table = Table(
+        "p50/p99/p99.9 latency (µs) and QPS; server pinned to CPU 0, client to CPU 1",
+        ["server", "transport", "response", "concurrency", "p50 µs", "p99 µs", "p99.9 µs", "QPS"],
+        rows,
+    )
+    intro = (
+        __doc__ or ""
+    ) + f"\n\nThe aio echo over UDS costs {floor:.1f}x the raw socket floor at p50."
+    return Section("B4 — gRPC transport", intro, [table], [], verdicts)
+
+
+if __name__ == "__main__":
+    print(run(quick="--quick" in sys.argv).markdown())

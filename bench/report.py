@@ -1,0 +1,74 @@
+"""What a benchmark returns, and how docs/benchmarks.md is written from it.
+
+Each benchmark module exposes `run(quick: bool) -> Section`. Numbers on this 2-vCPU VM are noisy,
+so every section compares competitors measured in the same run and reports ratios.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PLOTS = DOCS / "bench"
+
+
+@dataclass
+class Table:
+    caption: str
+    columns: Sequence[str]
+    rows: list[Sequence[object]]
+
+    def markdown(self) -> str:
+        head = "| " + " | ".join(self.columns) + " |"
+        rule = "|" + "|".join("---" for _ in self.columns) + "|"
+        body = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in self.rows]
+        return "\n".join([f"**{self.caption}**", "", head, rule, *body])
+
+
+@dataclass
+class Section:
+    title: str
+    intro: str
+    tables: list[Table] = field(default_factory=list)
+    plots: list[str] = field(default_factory=list)  # file names under docs/bench/
+    # one line per target: met or not, and by how much
+    verdicts: list[str] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        parts = [f"## {self.title}", "", self.intro.strip(), ""]
+        if self.verdicts:
+            parts += ["Targets:", "", *[f"- {v}" for v in self.verdicts], ""]
+        for t in self.tables:
+            parts += [t.markdown(), ""]
+        for p in self.plots:
+            parts += [f"![{p}](bench/{p})", ""]
+        return "\n".join(parts)
+
+
+def _cell(v: object) -> str:
+    if isinstance(v, float):
+        if v >= 100:
+            return f"{v:,.0f}"
+        if v >= 10:
+            return f"{v:.1f}"
+        return f"{v:.2f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def verdict(name: str, ratio: float, target: float, *, lower_is_better: bool = True) -> str:
+    """'name: 0.85x (target <= 1.2x) met' — ratio is measured/baseline."""
+    ok = ratio <= target if lower_is_better else ratio >= target
+    op = "<=" if lower_is_better else ">="
+    return f"{name}: {ratio:.2f}x (target {op} {target}x) — {'met' if ok else 'NOT met'}"
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    k = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[k]
