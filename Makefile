@@ -10,8 +10,10 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.deps-stamp
 NODE_STAMP := tests/node/node_modules/.stamp
 export PYO3_PYTHON := $(abspath $(PY))
+GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
+GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python lint fmt bench protos check-protos clean
+.PHONY: help setup build serve test test-rust test-python test-go lint fmt bench protos check-protos clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -39,13 +41,17 @@ build: $(VENV_STAMP)
 serve: build
 	$(VENV)/bin/postcompact serve
 
-test: build $(NODE_STAMP) test-rust test-python
+test: build $(NODE_STAMP) test-rust test-python test-go
 
 test-rust:
 	cargo test --workspace --quiet
 
 test-python: build $(NODE_STAMP)
 	$(PY) -m pytest
+
+# The Go client: unit tests, then every tests/conformance scenario against a daemon it starts.
+test-go: build
+	cd clients/go && $(GO) vet ./... && $(GO) test ./...
 
 lint: build check-protos
 	cargo fmt --all --check
@@ -55,6 +61,8 @@ lint: build check-protos
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest postcompact._core
+	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
+	cd clients/go && $(GO) vet ./...
 
 fmt: $(VENV_STAMP)
 	cargo fmt --all

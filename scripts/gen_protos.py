@@ -7,6 +7,7 @@ CI runs this and fails when the output differs from what is committed.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,8 +50,48 @@ def gen_python(package_root: Path) -> None:
     (out / "__init__.py").write_text('"""Generated from proto/postcompact/v1 by `make protos`."""\n')
 
 
+GO_MODULE = "github.com/postcompact/postcompact/clients/go"
+GO_PLUGINS = {  # pinned; installed with `go install` into clients/go/.bin (gitignored)
+    "protoc-gen-go": "google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12",
+    "protoc-gen-go-grpc": "google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2",
+}
+
+
+def gen_go() -> None:
+    """Write clients/go/postcompactv1/*.pb.go with the pinned Go protoc plugins."""
+    client = ROOT / "clients" / "go"
+    bin_dir = client / ".bin"
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    for name, pkg in GO_PLUGINS.items():
+        stamp = bin_dir / f".{name}.version"
+        if not (bin_dir / name).exists() or not stamp.exists() or stamp.read_text() != pkg:
+            subprocess.run(
+                [go, "install", pkg],
+                cwd=client,
+                check=True,
+                env={**os.environ, "GOBIN": str(bin_dir)},
+            )
+            stamp.write_text(pkg)
+    out = client / "postcompactv1"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    _protoc(
+        [
+            f"--plugin=protoc-gen-go={bin_dir / 'protoc-gen-go'}",
+            f"--plugin=protoc-gen-go-grpc={bin_dir / 'protoc-gen-go-grpc'}",
+            f"--go_out={client}",
+            f"--go_opt=module={GO_MODULE}",
+            f"--go-grpc_out={client}",
+            f"--go-grpc_opt=module={GO_MODULE}",
+            *OWN_PROTOS,
+        ]
+    )
+
+
 GENERATORS: dict[str, Callable[[], None]] = {
     "python-daemon": lambda: gen_python(ROOT / "daemon"),
+    "go": gen_go,
 }
 
 

@@ -1,0 +1,410 @@
+package postcompact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// isolate points the runtime directory at a fresh temp dir and clears the client's variables.
+func isolate(t *testing.T) string {
+	xdg := shortTempDir(t)
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	t.Setenv(EnvAddress, "")
+	t.Setenv(EnvToken, "")
+	t.Setenv(EnvBin, "")
+	return filepath.Join(xdg, "postcompact")
+}
+
+func writeServerJSON(t *testing.T, dir string, sj string) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ServerJSONName), []byte(sj), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRuntimeDir(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
+	if got := RuntimeDir(); got != "/run/user/7/postcompact" {
+		t.Fatalf("RuntimeDir = %q", got)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	if got, want := RuntimeDir(), fmt.Sprintf("/tmp/postcompact-%d", os.Getuid()); got != want {
+		t.Fatalf("RuntimeDir = %q, want %q", got, want)
+	}
+	if got := DefaultSocketPath(); got != filepath.Join(RuntimeDir(), "daemon.sock") {
+		t.Fatalf("DefaultSocketPath = %q", got)
+	}
+}
+
+func TestParseAddress(t *testing.T) {
+	for in, want := range map[string]Address{
+		"unix:///a/b.sock":  {Target: "unix:///a/b.sock", SocketPath: "/a/b.sock"},
+		"unix:/a/b.sock":    {Target: "unix:///a/b.sock", SocketPath: "/a/b.sock"},
+		"/a/b.sock":         {Target: "unix:///a/b.sock", SocketPath: "/a/b.sock"},
+		"127.0.0.1:7777":    {Target: "127.0.0.1:7777"},
+		"localhost:1":       {Target: "localhost:1"},
+		"dns:///[::1]:8080": {Target: "[::1]:8080"},
+	} {
+		got, err := ParseAddress(in)
+		if err != nil || got.Target != want.Target || got.SocketPath != want.SocketPath {
+			t.Errorf("ParseAddress(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "unix://", "nonsense"} {
+		if _, err := ParseAddress(bad); err == nil {
+			t.Errorf("ParseAddress(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestResolveAddressOrder(t *testing.T) {
+	d := isolate(t)
+	// 4. default socket
+	a, err := ResolveAddress("")
+	if err != nil || a.Source != SourceDefault || a.Target != "unix://"+filepath.Join(d, "daemon.sock") {
+		t.Fatalf("default: %+v %v", a, err)
+	}
+	// 3. server.json
+	writeServerJSON(t, d, `{"pid": 1, "version": "x", "api_version": "postcompact.v1", "socket": "/s/j.sock",
+		"address": "unix:///s/j.sock", "tcp_port": 0, "token_file": null, "started_at_ms": 5}`)
+	a, err = ResolveAddress("")
+	if err != nil || a.Source != SourceServerJSON || a.Target != "unix:///s/j.sock" || a.ServerJSON.StartedAtMS != 5 {
+		t.Fatalf("server.json: %+v %v", a, err)
+	}
+	// 2. env
+	t.Setenv(EnvAddress, "127.0.0.1:9")
+	a, err = ResolveAddress("")
+	if err != nil || a.Source != SourceEnv || a.Target != "127.0.0.1:9" || !a.IsTCP() {
+		t.Fatalf("env: %+v %v", a, err)
+	}
+	// 1. explicit
+	a, err = ResolveAddress("unix:///x.sock")
+	if err != nil || a.Source != SourceExplicit || a.SocketPath != "/x.sock" || a.IsTCP() {
+		t.Fatalf("explicit: %+v %v", a, err)
+	}
+	// a broken server.json is ignored
+	writeServerJSON(t, d, `{not json`)
+	t.Setenv(EnvAddress, "")
+	if a, err = ResolveAddress(""); err != nil || a.Source != SourceDefault {
+		t.Fatalf("broken server.json: %+v %v", a, err)
+	}
+}
+
+func TestReadTokenOrder(t *testing.T) {
+	d := isolate(t)
+	if _, err := ReadToken(nil); err == nil {
+		t.Fatal("no token anywhere should fail")
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, TokenName), []byte("from-dir\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := ReadToken(nil); err != nil || tok != "from-dir" {
+		t.Fatalf("D/token: %q %v", tok, err)
+	}
+	other := filepath.Join(d, "other-token")
+	if err := os.WriteFile(other, []byte("from-json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeServerJSON(t, d, fmt.Sprintf(`{"address": "127.0.0.1:1", "token_file": %q}`, other))
+	if tok, err := ReadToken(nil); err != nil || tok != "from-json" {
+		t.Fatalf("token_file: %q %v", tok, err)
+	}
+	t.Setenv(EnvToken, "from-env")
+	if tok, err := ReadToken(nil); err != nil || tok != "from-env" {
+		t.Fatalf("env: %q %v", tok, err)
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	isolate(t)
+	_, sock := unixFake(t)
+	c, err := New(WithAddress("unix://" + sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := c.Session("s1")
+	ctx := ctxT(t)
+
+	cases := []struct {
+		path, reason string
+		code         codes.Code
+		domain       string
+	}{
+		{"detail-only", "FILE_NOT_FOUND", codes.NotFound, ErrorDomain},
+		{"trailer-only", "OUTSIDE_ROOTS", codes.PermissionDenied, ""},
+		{"bare", "", codes.Internal, ""},
+	}
+	for _, tc := range cases {
+		_, err := s.ReadFile(ctx, tc.path)
+		var pe *Error
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: %T %v is not *Error", tc.path, err, err)
+		}
+		if pe.Code != tc.code || pe.Reason != tc.reason || pe.Domain != tc.domain {
+			t.Errorf("%s: got %+v", tc.path, pe)
+		}
+		if CodeOf(err) != tc.code || ReasonOf(err) != tc.reason || status.Code(err) != tc.code {
+			t.Errorf("%s: helpers disagree: %v %q %v", tc.path, CodeOf(err), ReasonOf(err), status.Code(err))
+		}
+		if tc.reason != "" && !IsReason(err, tc.reason) {
+			t.Errorf("%s: IsReason false", tc.path)
+		}
+		if !errors.Is(err, &Error{Code: tc.code}) || errors.Is(err, &Error{Code: tc.code, Reason: "OTHER"}) {
+			t.Errorf("%s: errors.Is matching wrong", tc.path)
+		}
+	}
+	// both detail and trailer (the daemon's way), via OpenSession
+	_, err = c.OpenSession(ctx, &pb.OpenSessionRequest{})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != codes.InvalidArgument || pe.Reason != "CWD_REQUIRED" || pe.Metadata["k"] != "v" {
+		t.Fatalf("OpenSession error: %#v", err)
+	}
+	if pe.Error() != "postcompact: InvalidArgument (CWD_REQUIRED): cwd is required" {
+		t.Fatalf("message: %q", pe.Error())
+	}
+	if FromError(nil, nil) != nil {
+		t.Fatal("FromError(nil) != nil")
+	}
+	plain := errors.New("x")
+	if FromError(plain, nil) != plain || CodeOf(nil) != codes.OK || ReasonOf(plain) != "" {
+		t.Fatal("non-gRPC errors must pass through")
+	}
+}
+
+func TestSessionFlowAgainstFake(t *testing.T) {
+	isolate(t)
+	f, sock := unixFake(t)
+	c, err := New(WithAddress(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	s, err := c.OpenSession(ctx, &pb.OpenSessionRequest{Cwd: "/proj", SessionId: "abc"})
+	if err != nil || s.ID != "abc" || s.Info.GetCwd() != "/proj" {
+		t.Fatalf("OpenSession: %+v %v", s, err)
+	}
+	sub, err := s.StartAgent(ctx, "sub", pb.AgentMode_AGENT_MODE_FRESH)
+	if err != nil || sub.AgentID != "sub" || s.AgentID != "" {
+		t.Fatalf("StartAgent: %+v %v", sub, err)
+	}
+	r, err := sub.ReadFile(ctx, "a.go", Lines(3, 10))
+	if err != nil || r.GetPath() != "/abs/a.go" || r.GetStartLine() != 3 {
+		t.Fatalf("ReadFile: %v %v", r, err)
+	}
+	if p, err := s.RecordRead(ctx, "b.go", []byte("x"), 42, PartialView()); err != nil || p != "/abs/b.go" {
+		t.Fatalf("RecordRead: %q %v", p, err)
+	}
+	res, err := s.Compact(ctx, AdditionalContext("ctx"))
+	if err != nil || len(res.Attachments) != 2 || res.RenderedText != "A\nB" || res.Compaction != 1 ||
+		res.Decisions[0].GetOutcome() != pb.Outcome_OUTCOME_RESTORED {
+		t.Fatalf("Compact: %+v %v", res, err)
+	}
+	prev, err := s.PreviewCompact(ctx, Partial(&pb.ConversationMessage{Role: pb.Role_ROLE_USER}))
+	if err != nil || prev.RenderedText != "P" {
+		t.Fatalf("PreviewCompact: %+v %v", prev, err)
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	start := f.requests[1].(*pb.StartAgentRequest)
+	read := f.requests[2].(*pb.ReadFileRequest)
+	rec := f.requests[3].(*pb.RecordReadRequest)
+	comp := f.requests[4].(*pb.CompactRequest)
+	pre := f.requests[5].(*pb.PreviewCompactRequest)
+	if start.GetSessionId() != "abc" || start.GetParentAgentId() != "" || start.GetMode() != pb.AgentMode_AGENT_MODE_FRESH {
+		t.Errorf("StartAgent request: %v", start)
+	}
+	if read.GetSessionId() != "abc" || read.GetAgentId() != "sub" || read.GetOffset() != 3 || read.GetLimit() != 10 {
+		t.Errorf("ReadFile request: %v", read)
+	}
+	if rec.Offset != nil || !rec.GetPartialView() || rec.GetTimestampMs() != 42 {
+		t.Errorf("RecordRead request: %v", rec)
+	}
+	if comp.GetKind() != pb.CompactKind_COMPACT_KIND_FULL || comp.GetAdditionalContext()[0] != "ctx" {
+		t.Errorf("Compact request: %v", comp)
+	}
+	if pre.GetKind() != pb.CompactKind_COMPACT_KIND_PARTIAL || len(pre.GetPreservedMessages()) != 1 {
+		t.Errorf("PreviewCompact request: %v", pre)
+	}
+	if f.auth[0] != "" {
+		t.Errorf("a Unix-socket call carried authorization %q", f.auth[0])
+	}
+}
+
+func TestTokenOnTCP(t *testing.T) {
+	d := isolate(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeServer{wantToken: "sekrit"}
+	serveFake(t, f, lis)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, TokenName), []byte("sekrit\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvAddress, lis.Addr().String())
+	c, err := New(WithAutoStart(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	if _, err := c.GetServerInfo(ctx, &pb.GetServerInfoRequest{}); err != nil {
+		t.Fatalf("with the D/token: %v", err)
+	}
+	if got := f.lastAuth(); got != "Bearer sekrit" {
+		t.Fatalf("authorization = %q", got)
+	}
+	// a wrong explicit token is refused with the daemon's reason
+	c2, err := New(WithAddress(lis.Addr().String()), WithToken("wrong"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_, err = c2.GetServerInfo(ctx, &pb.GetServerInfoRequest{})
+	if CodeOf(err) != codes.Unauthenticated || ReasonOf(err) != "BAD_TOKEN" {
+		t.Fatalf("wrong token: %v", err)
+	}
+	// no token anywhere: the call fails as Unauthenticated without reaching the daemon
+	if err := os.Remove(filepath.Join(d, TokenName)); err != nil {
+		t.Fatal(err)
+	}
+	c3, err := New(WithAddress(lis.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	if _, err = c3.GetServerInfo(ctx, &pb.GetServerInfoRequest{}); CodeOf(err) != codes.Unauthenticated {
+		t.Fatalf("no token: %v", err)
+	}
+}
+
+func TestNoAutoStartWithExplicitAddress(t *testing.T) {
+	isolate(t)
+	sock := filepath.Join(shortTempDir(t), "none.sock")
+	t.Setenv(EnvBin, "/bin/false-should-not-run")
+	c, err := New(WithAddress("unix://" + sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != codes.Unavailable {
+		t.Fatalf("want Unavailable, got %v", err)
+	}
+}
+
+func TestAutoStartFailsClearly(t *testing.T) {
+	isolate(t)
+	sock := filepath.Join(shortTempDir(t), "none.sock")
+	c, err := New(WithAddress("unix://"+sock), WithAutoStart(true), WithDaemonBin("/nonexistent/postcompact"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if CodeOf(err) != codes.Unavailable {
+		t.Fatalf("want Unavailable, got %v", err)
+	}
+	if want := "auto-start"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not mention %q", err, want)
+	}
+	// a daemon that exits at once is reported without waiting the whole timeout
+	c2, err := New(WithAddress("unix://"+sock), WithAutoStart(true), WithDaemonBin("/bin/false"),
+		WithStartTimeout(8*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	begin := time.Now()
+	_, err = c2.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if CodeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "exited") || time.Since(begin) > 5*time.Second {
+		t.Fatalf("exiting daemon: %v after %v", err, time.Since(begin))
+	}
+}
+
+func TestAutoStartSpawnsAndRetries(t *testing.T) {
+	d := isolate(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POSTCOMPACT_GO_FAKE_DAEMON", "1") // inherited by the spawned test binary
+	t.Setenv(EnvBin, exe)
+	c, err := New() // default socket in the isolated runtime dir, auto-start on
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Address().Source != SourceDefault {
+		t.Fatalf("source %v", c.Address().Source)
+	}
+	argv, err := c.DaemonCommand()
+	if err != nil || len(argv) != 2 || argv[0] != exe || argv[1] != "serve" {
+		t.Fatalf("DaemonCommand = %q %v", argv, err)
+	}
+	// the fake daemon needs the directory; a real one creates it itself
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// the fake needs --socket: use a non-default explicit socket with auto-start asked for
+	sock := filepath.Join(shortTempDir(t), "auto.sock")
+	c2, err := New(WithAddress("unix://"+sock), WithAutoStart(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	argv, _ = c2.DaemonCommand()
+	if len(argv) != 4 || argv[2] != "--socket" || argv[3] != sock {
+		t.Fatalf("DaemonCommand = %q", argv)
+	}
+	info, err := c2.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if err != nil {
+		t.Fatalf("auto-start: %v", err)
+	}
+	if info.GetPid() == int64(os.Getpid()) || info.GetSocketPath() != sock {
+		t.Fatalf("answered by %v", info)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(int(info.GetPid()), syscall.SIGKILL) })
+	// its own session (Setsid): its session id is its pid
+	if sid, err := getsid(int(info.GetPid())); err != nil || sid != int(info.GetPid()) {
+		t.Fatalf("spawned daemon session id %d (%v), want %d", sid, err, info.GetPid())
+	}
+}
+
+func getsid(pid int) (int, error) {
+	sid, _, errno := syscall.RawSyscall(syscall.SYS_GETSID, uintptr(pid), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(sid), nil
+}

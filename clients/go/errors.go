@@ -1,0 +1,107 @@
+package postcompact
+
+import (
+	"errors"
+	"fmt"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// ErrorDomain is the google.rpc.ErrorInfo domain of every daemon error.
+const ErrorDomain = "postcompact"
+
+// ReasonMetadataKey is the trailing metadata key carrying the error reason.
+const ReasonMetadataKey = "postcompact-error-reason"
+
+// Error is a failed call: the gRPC status code, the daemon's machine-readable reason (from the
+// trailing metadata and/or the google.rpc.ErrorInfo detail) and its message. Every error returned
+// by a call of this package that carries a gRPC status is an *Error; use errors.As, or the helpers
+// ReasonOf, CodeOf and IsReason.
+type Error struct {
+	Code     codes.Code
+	Reason   string            // "" when the daemon sent none (e.g. a transport failure)
+	Message  string            // the status message
+	Domain   string            // the ErrorInfo domain ("postcompact"), "" when absent
+	Metadata map[string]string // the ErrorInfo metadata, nil when absent
+	status   *status.Status
+}
+
+func (e *Error) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("postcompact: %s (%s): %s", e.Code, e.Reason, e.Message)
+	}
+	return fmt.Sprintf("postcompact: %s: %s", e.Code, e.Message)
+}
+
+// GRPCStatus lets status.FromError and status.Code see the original status.
+func (e *Error) GRPCStatus() *status.Status { return e.status }
+
+// Is matches another *Error by code and, when the target has one, by reason:
+// errors.Is(err, &postcompact.Error{Code: codes.NotFound, Reason: "SESSION_NOT_FOUND"}).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return t.Code == e.Code && (t.Reason == "" || t.Reason == e.Reason)
+}
+
+// FromError converts a gRPC error and its trailing metadata (may be nil) into an *Error. Errors
+// without a gRPC status (and nil) are returned unchanged.
+func FromError(err error, trailer metadata.MD) error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	e := &Error{Code: st.Code(), Message: st.Message(), status: st}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			if e.Domain == "" || info.GetDomain() == ErrorDomain {
+				e.Domain = info.GetDomain()
+				e.Reason = info.GetReason()
+				e.Metadata = info.GetMetadata()
+			}
+		}
+	}
+	if vals := trailer.Get(ReasonMetadataKey); len(vals) > 0 && vals[0] != "" {
+		e.Reason = vals[0]
+	}
+	return e
+}
+
+// ReasonOf returns the daemon's reason for err, or "" when err is not an *Error.
+func ReasonOf(err error) string {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return ""
+}
+
+// CodeOf returns the gRPC code of err: codes.OK for nil, codes.Unknown for a non-gRPC error.
+func CodeOf(err error) codes.Code {
+	if err == nil {
+		return codes.OK
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return status.Code(err)
+}
+
+// IsReason reports whether err is an *Error with that reason.
+func IsReason(err error, reason string) bool {
+	var pe *Error
+	return errors.As(err, &pe) && pe.Reason == reason
+}

@@ -1,0 +1,242 @@
+package postcompact
+
+import (
+	"context"
+
+	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
+	"google.golang.org/grpc"
+)
+
+// Session is one conversation on the daemon, seen as one agent ("" = the main thread). Agent
+// returns the same session seen as another agent. A Session is a small value: copy it freely.
+type Session struct {
+	c       *Client
+	ID      string
+	AgentID string
+	// Resumed is true when OpenSession found the session already there.
+	Resumed bool
+	// Info is the daemon's description of the session when it was opened.
+	Info *pb.SessionInfo
+}
+
+// OpenSession opens (or resumes, when req.SessionId names a live one) a session. req.Cwd is
+// required and absolute.
+func (c *Client) OpenSession(ctx context.Context, req *pb.OpenSessionRequest, opts ...grpc.CallOption) (*Session, error) {
+	resp, err := c.api.OpenSession(ctx, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{c: c, ID: resp.GetSessionId(), Resumed: resp.GetResumed(), Info: resp.GetSession()}, nil
+}
+
+// Session returns a handle on an existing session without a call.
+func (c *Client) Session(sessionID string) *Session { return &Session{c: c, ID: sessionID} }
+
+// Client returns the client the session uses.
+func (s *Session) Client() *Client { return s.c }
+
+// Agent returns the same session seen as agentID.
+func (s *Session) Agent(agentID string) *Session {
+	t := *s
+	t.AgentID = agentID
+	return &t
+}
+
+// StartAgent starts a sub-agent of this session's agent and returns the session seen as it.
+// mode is AGENT_MODE_FRESH (an empty file state) or AGENT_MODE_CLONE_PARENT (a fork).
+func (s *Session) StartAgent(ctx context.Context, agentID string, mode pb.AgentMode) (*Session, error) {
+	_, err := s.c.api.StartAgent(ctx, &pb.StartAgentRequest{
+		SessionId: s.ID, AgentId: agentID, ParentAgentId: s.AgentID, Mode: mode,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Agent(agentID), nil
+}
+
+// MergeFileState merges the file state of agent from into agent into.
+func (s *Session) MergeFileState(ctx context.Context, from, into string) (*pb.MergeFileStateResponse, error) {
+	return s.c.api.MergeFileState(ctx, &pb.MergeFileStateRequest{SessionId: s.ID, FromAgentId: from, IntoAgentId: into})
+}
+
+// Close closes the session on the daemon (every agent's state is dropped).
+func (s *Session) Close(ctx context.Context) error {
+	_, err := s.c.api.CloseSession(ctx, &pb.CloseSessionRequest{SessionId: s.ID})
+	return err
+}
+
+// ReadOption tunes ReadFile and RecordRead.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	offset, limit         *int64
+	partial, nestedMemory bool
+}
+
+// Lines restricts a read to limit lines from the 1-based line offset (0 leaves either unset).
+func Lines(offset, limit int64) ReadOption {
+	return func(o *readOptions) {
+		if offset > 0 {
+			o.offset = &offset
+		}
+		if limit > 0 {
+			o.limit = &limit
+		}
+	}
+}
+
+// PartialView marks a recorded read whose text differs from the disk (e.g. an injected memory file).
+func PartialView() ReadOption { return func(o *readOptions) { o.partial = true } }
+
+// NestedMemory marks a recorded read of a nested memory file loaded by the harness.
+func NestedMemory() ReadOption { return func(o *readOptions) { o.nestedMemory = true } }
+
+func readOpts(opts []ReadOption) readOptions {
+	var o readOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// ReadFile reads a file through the daemon, which records it: the response's Text is the
+// model-facing tool result (numbered lines, or the "unchanged" stub when Unchanged).
+func (s *Session) ReadFile(ctx context.Context, path string, opts ...ReadOption) (*pb.ReadFileResponse, error) {
+	o := readOpts(opts)
+	return s.c.api.ReadFile(ctx, &pb.ReadFileRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Path: path, Offset: o.offset, Limit: o.limit,
+	})
+}
+
+// RecordRead records a read the harness did itself. timestampMS is the harness's timestamp (mtime
+// or read time; 0 = now). It returns the normalised path.
+func (s *Session) RecordRead(ctx context.Context, path string, content []byte, timestampMS int64, opts ...ReadOption) (string, error) {
+	o := readOpts(opts)
+	resp, err := s.c.api.RecordRead(ctx, &pb.RecordReadRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Path: path, Content: content, TimestampMs: timestampMS,
+		Offset: o.offset, Limit: o.limit, PartialView: o.partial, NestedMemory: o.nestedMemory,
+	})
+	return resp.GetPath(), err
+}
+
+// RecordWrite records an Edit/Write: content after it and the file's mtime (0 = stat the file).
+func (s *Session) RecordWrite(ctx context.Context, path string, content []byte, timestampMS int64) (string, error) {
+	resp, err := s.c.api.RecordWrite(ctx, &pb.RecordWriteRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Path: path, Content: content, TimestampMs: timestampMS,
+	})
+	return resp.GetPath(), err
+}
+
+// CheckWrite says whether a write to path is allowed (read first, not modified since).
+func (s *Session) CheckWrite(ctx context.Context, path string) (*pb.CheckWriteResponse, error) {
+	return s.c.api.CheckWrite(ctx, &pb.CheckWriteRequest{SessionId: s.ID, AgentId: s.AgentID, Path: path})
+}
+
+// CheckStale lists read files modified on disk since, with the hint for a shell command ("" = any).
+func (s *Session) CheckStale(ctx context.Context, command string, startedAtMS int64) (*pb.CheckStaleResponse, error) {
+	return s.c.api.CheckStale(ctx, &pb.CheckStaleRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Command: command, StartedAtMs: startedAtMS,
+	})
+}
+
+// RecordSkill records an invoked skill; it returns how many skills the agent now holds.
+func (s *Session) RecordSkill(ctx context.Context, name, path string, content []byte, invokedAtMS int64) (int32, error) {
+	resp, err := s.c.api.RecordSkill(ctx, &pb.RecordSkillRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Name: name, Path: path, Content: content, InvokedAtMs: invokedAtMS,
+	})
+	return resp.GetSkills(), err
+}
+
+// SetPlan sets the agent's plan file ("" = none) and returns the normalised path.
+func (s *Session) SetPlan(ctx context.Context, planFilePath string) (string, error) {
+	resp, err := s.c.api.SetPlan(ctx, &pb.SetPlanRequest{SessionId: s.ID, AgentId: s.AgentID, PlanFilePath: planFilePath})
+	return resp.GetPlanFilePath(), err
+}
+
+// SetMode sets the agent's permission mode.
+func (s *Session) SetMode(ctx context.Context, mode pb.PermissionMode) error {
+	_, err := s.c.api.SetMode(ctx, &pb.SetModeRequest{SessionId: s.ID, AgentId: s.AgentID, Mode: mode})
+	return err
+}
+
+// UpsertTask creates or updates a background task of the session.
+func (s *Session) UpsertTask(ctx context.Context, task *pb.Task) error {
+	_, err := s.c.api.UpsertTask(ctx, &pb.UpsertTaskRequest{SessionId: s.ID, Task: task})
+	return err
+}
+
+// SetCatalog replaces the parts of the catalogue set in req (SessionId and AgentId are filled in)
+// and returns the delta attachments to announce now.
+func (s *Session) SetCatalog(ctx context.Context, req *pb.SetCatalogRequest) ([]*pb.Attachment, error) {
+	r := &pb.SetCatalogRequest{
+		SessionId: s.ID, AgentId: s.AgentID, DeferredTools: req.GetDeferredTools(),
+		AgentTypes: req.GetAgentTypes(), McpServers: req.GetMcpServers(), SkillListing: req.GetSkillListing(),
+	}
+	resp, err := s.c.api.SetCatalog(ctx, r)
+	return resp.GetAttachments(), err
+}
+
+// CompactOption tunes Compact and PreviewCompact.
+type CompactOption func(*pb.CompactRequest)
+
+// Partial makes a PARTIAL compaction: preserved stays in context.
+func Partial(preserved ...*pb.ConversationMessage) CompactOption {
+	return func(r *pb.CompactRequest) {
+		r.Kind = pb.CompactKind_COMPACT_KIND_PARTIAL
+		r.PreservedMessages = preserved
+	}
+}
+
+// WithPolicy overrides restoration knobs for this compaction.
+func WithPolicy(p *pb.RestorePolicy) CompactOption {
+	return func(r *pb.CompactRequest) { r.Policy = p }
+}
+
+// AdditionalContext adds text to the session-start hook context.
+func AdditionalContext(text ...string) CompactOption {
+	return func(r *pb.CompactRequest) { r.AdditionalContext = append(r.AdditionalContext, text...) }
+}
+
+// SkipHooks skips the session-start hooks.
+func SkipHooks() CompactOption { return func(r *pb.CompactRequest) { r.SkipHooks = true } }
+
+// CompactResult is what a compaction restores: the attachments in injection order (each with its
+// RenderedText), a decision for every candidate file and skill, per-category totals, and the
+// attachments' text joined by "\n".
+type CompactResult struct {
+	Attachments  []*pb.Attachment
+	Decisions    []*pb.Decision
+	Totals       []*pb.CategoryTotals
+	RenderedText string
+	Compaction   int64 // the agent's compaction count after the call
+}
+
+func (s *Session) compactRequest(opts []CompactOption) *pb.CompactRequest {
+	r := &pb.CompactRequest{SessionId: s.ID, AgentId: s.AgentID, Kind: pb.CompactKind_COMPACT_KIND_FULL}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Compact compacts the agent: its file state is cleared and the restoration attachments returned.
+func (s *Session) Compact(ctx context.Context, opts ...CompactOption) (*CompactResult, error) {
+	resp, err := s.c.api.Compact(ctx, s.compactRequest(opts))
+	if err != nil {
+		return nil, err
+	}
+	return &CompactResult{resp.GetAttachments(), resp.GetDecisions(), resp.GetTotals(), resp.GetRenderedText(), resp.GetCompaction()}, nil
+}
+
+// PreviewCompact answers what Compact would, changing nothing.
+func (s *Session) PreviewCompact(ctx context.Context, opts ...CompactOption) (*CompactResult, error) {
+	r := s.compactRequest(opts)
+	resp, err := s.c.api.PreviewCompact(ctx, &pb.PreviewCompactRequest{
+		SessionId: r.SessionId, AgentId: r.AgentId, Kind: r.Kind, PreservedMessages: r.PreservedMessages,
+		Policy: r.Policy, AdditionalContext: r.AdditionalContext, SkipHooks: r.SkipHooks,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &CompactResult{resp.GetAttachments(), resp.GetDecisions(), resp.GetTotals(), resp.GetRenderedText(), resp.GetCompaction()}, nil
+}
