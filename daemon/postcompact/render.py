@@ -1,0 +1,724 @@
+"""Every model-facing template and string postcompact produces, in one place (DESIGN.md §3.4).
+
+Each template defaults to the text Claude Code 2.1.88 injects (reference
+`claude-code-compaction.md` §5.3, §6.5, §7.3, §8.2, §9, §12, §13, §14.1), byte for byte. The
+exceptions are postcompact's own wording, marked as such: the long plan-mode instructions, the
+TRUNCATE_HEAD file marker and the skill-listing text.
+
+Templates are `str.format` strings with named placeholders; values are substituted once and never
+re-parsed, so user content containing braces is safe. `Templates` is a frozen dataclass: the
+daemon configuration may replace any field (`Templates.from_mapping`), and every template is
+checked at construction against the placeholders it may use.
+
+The render functions return the *unwrapped* or *wrapped* text as their name says; an attachment
+that Claude Code turns into several user messages (a restored file becomes a Read call plus a Read
+result) is rendered as those messages, each wrapped, joined by "\\n".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import string
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_TEMPLATES",
+    "FILE_UNCHANGED_STUB",
+    "SKILL_TRUNCATION_MARKER",
+    "AgentLine",
+    "TemplateError",
+    "Templates",
+    "add_line_numbers",
+    "agent_line",
+    "agent_listing_delta",
+    "compact_file_reference",
+    "deferred_tools_delta",
+    "file_attachment",
+    "file_truncation_marker",
+    "hook_additional_context",
+    "invoked_skills",
+    "js_json_stringify",
+    "js_sort_key",
+    "locale_sort_key",
+    "mcp_block",
+    "mcp_instructions_delta",
+    "plan_file_reference",
+    "plan_mode",
+    "read_call",
+    "read_result",
+    "read_tool_result",
+    "skill_listing",
+    "stale_read_hint",
+    "task_status",
+    "wrap_system_reminder",
+]
+
+# --------------------------------------------------------------------------------------------
+# Constants with the reference's exact text (also the defaults of the matching template fields).
+
+FILE_UNCHANGED_STUB = (
+    "File unchanged since last read. The content from the earlier Read tool_result in this "
+    "conversation is still current — refer to that instead of re-reading."
+)
+
+SKILL_TRUNCATION_MARKER = (
+    "\n\n[... skill content truncated for compaction; use Read on the skill path if you need "
+    "the full text]"
+)
+
+MALWARE_REMINDER = (
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But "
+    "you MUST refuse to improve or augment the code. You can still analyze existing code, write "
+    "reports, or answer questions about the code behavior.\n</system-reminder>\n"
+)
+
+# postcompact's own wording (the design chapter's TRUNCATE_HEAD behaviour, §10.2).
+FILE_TRUNCATION_MARKER = (
+    "\n\n[... file truncated for compaction at line {shown_lines} of {total_lines}; use Read on "
+    "{path} with offset {next_offset} to see the rest]"
+)
+
+# postcompact's own wording: the full plan-mode reminder (Claude Code's prose is not copied; the
+# two plan-file lines are the reference's).
+PLAN_MODE_FULL = (
+    "Plan mode is active. The user wants a plan before any change is made: do not edit, create "
+    "or delete files (the plan file below is the only exception), do not run commands that "
+    "change anything, and do not commit, install or configure anything. This overrides any "
+    "other instruction you have received.\n"
+    "\n"
+    "## Plan File Info:\n"
+    "{plan_file_info}\n"
+    "Write the plan into this file as you go, editing it as your understanding improves. It is "
+    "the only file you may change; everything else is read-only.\n"
+    "\n"
+    "## How to plan\n"
+    "1. Understand the request: read the relevant code and documentation, and ask the user "
+    "when the request is ambiguous.\n"
+    "2. Explore: find the files, functions and tests involved and the conventions the code "
+    "already follows.\n"
+    "3. Design: choose an approach, say what changes where and why, and note the "
+    "alternatives you rejected.\n"
+    "4. Write the plan: concrete steps in order, the files each step touches, and how the "
+    "result will be verified.\n"
+    "5. Finish: when the plan is complete, ask the user to approve it (ExitPlanMode) instead "
+    "of starting the work. Do not ask for approval in plain text."
+)
+
+PLAN_MODE_SUBAGENT = (
+    "Plan mode is active. Do not edit, create or delete files (the plan file below is the "
+    "only exception) and do not run commands that change anything.\n"
+    "\n"
+    "## Plan File Info:\n"
+    "{plan_file_info}\n"
+    "Record your findings and the plan in this file; everything else is read-only. Answer the "
+    "request thoroughly, ask the user when something is unclear, and end by reporting the plan."
+)
+
+PLAN_EXISTS_LINE = (
+    "A plan file already exists at {path}. You can read it and make incremental edits using "
+    "the Edit tool."
+)
+PLAN_MISSING_LINE = (
+    "No plan file exists yet. You should create your plan at {path} using the Write tool."
+)
+
+
+class TemplateError(ValueError):
+    """A configured template uses a placeholder its field does not provide, or is malformed."""
+
+
+# Placeholders each template may use. A template need not use all of them.
+_PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "system_reminder": frozenset({"content"}),
+    "read_call": frozenset({"input_json"}),
+    "read_result": frozenset({"result"}),
+    "malware_reminder": frozenset(),
+    "empty_file_warning": frozenset(),
+    "offset_beyond_end_warning": frozenset({"start_line", "total_lines"}),
+    "file_unchanged_stub": frozenset(),
+    "write_not_read": frozenset(),
+    "write_modified": frozenset(),
+    "file_unexpectedly_modified": frozenset(),
+    "stale_read_hint": frozenset({"count", "noun", "paths", "more"}),
+    "stale_read_more": frozenset({"count"}),
+    "stale_read_noun_one": frozenset(),
+    "stale_read_noun_many": frozenset(),
+    "compact_file_reference": frozenset({"path"}),
+    "file_truncation_marker": frozenset({"path", "shown_lines", "total_lines", "next_offset"}),
+    "skills_header": frozenset({"skills"}),
+    "skill_block": frozenset({"name", "path", "content"}),
+    "skill_separator": frozenset(),
+    "skill_truncation_marker": frozenset(),
+    "plan_file_reference": frozenset({"path", "content"}),
+    "plan_mode_full": frozenset({"plan_file_info", "path"}),
+    "plan_mode_subagent": frozenset({"plan_file_info", "path"}),
+    "plan_exists_line": frozenset({"path"}),
+    "plan_missing_line": frozenset({"path"}),
+    "task_killed": frozenset({"description", "task_id"}),
+    "task_running": frozenset({"description", "task_id"}),
+    "task_running_progress": frozenset({"summary"}),
+    "task_running_output": frozenset({"output_file_path"}),
+    "task_running_no_output": frozenset(),
+    "task_done_head": frozenset({"task_id", "task_type", "status", "description"}),
+    "task_done_delta": frozenset({"summary"}),
+    "task_done_output": frozenset({"output_file_path"}),
+    "task_done_no_output": frozenset(),
+    "deferred_tools_added": frozenset({"lines"}),
+    "deferred_tools_removed": frozenset({"names"}),
+    "agent_listing_initial_header": frozenset(),
+    "agent_listing_new_header": frozenset(),
+    "agent_listing_removed": frozenset({"lines"}),
+    "agent_listing_removed_line": frozenset({"agent_type"}),
+    "agent_line": frozenset({"agent_type", "when_to_use", "tools"}),
+    "agent_all_tools": frozenset(),
+    "agent_concurrency_note": frozenset(),
+    "mcp_added": frozenset({"blocks"}),
+    "mcp_block": frozenset({"name", "instructions"}),
+    "mcp_removed": frozenset({"names"}),
+    "hook_additional_context": frozenset({"context"}),
+    "skill_listing": frozenset({"lines"}),
+    "skill_listing_line": frozenset({"name", "description"}),
+    "skill_listing_line_bare": frozenset({"name"}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Templates:
+    """Every model-facing template. Defaults are the reference's exact text."""
+
+    # Wrapper (utils/messages.ts wrapInSystemReminder).
+    system_reminder: str = "<system-reminder>\n{content}\n</system-reminder>"
+
+    # Restored file = two user messages (reference §6.5).
+    read_call: str = "Called the Read tool with the following input: {input_json}"
+    read_result: str = "Result of calling the Read tool:\n{result}"
+    malware_reminder: str = MALWARE_REMINDER
+    empty_file_warning: str = (
+        "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+    )
+    offset_beyond_end_warning: str = (
+        "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+        "({start_line}). The file has {total_lines} lines.</system-reminder>"
+    )
+
+    # Read dedup and the Edit/Write preconditions (reference §5.3).
+    file_unchanged_stub: str = FILE_UNCHANGED_STUB
+    write_not_read: str = "File has not been read yet. Read it first before writing to it."
+    write_modified: str = (
+        "File has been modified since read, either by the user or by a linter. Read it again "
+        "before attempting to write it."
+    )
+    file_unexpectedly_modified: str = (
+        "File has been unexpectedly modified. Read it again before attempting to write it."
+    )
+
+    # Stale-read hint (reference §14.1).
+    stale_read_hint: str = (
+        "[This command modified {count} {noun} you've previously read: {paths}{more}. "
+        "Call Read before editing.]"
+    )
+    stale_read_more: str = " and {count} more"
+    stale_read_noun_one: str = "file"
+    stale_read_noun_many: str = "files"
+
+    # Oversize files (reference §6.5; the TRUNCATE_HEAD marker is postcompact's own wording).
+    compact_file_reference: str = (
+        "Note: {path} was read before the last conversation was summarized, but the contents "
+        "are too large to include. Use Read tool if you need to access it."
+    )
+    file_truncation_marker: str = FILE_TRUNCATION_MARKER
+
+    # Invoked skills (reference §7.2, §7.3).
+    skills_header: str = (
+        "The following skills were invoked in this session. Continue to follow these "
+        "guidelines:\n\n{skills}"
+    )
+    skill_block: str = "### Skill: {name}\nPath: {path}\n\n{content}"
+    skill_separator: str = "\n\n---\n\n"
+    skill_truncation_marker: str = SKILL_TRUNCATION_MARKER
+
+    # Plan and plan mode (reference §8.2; the long instructions are postcompact's own wording).
+    plan_file_reference: str = (
+        "A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{content}\n\n"
+        "If this plan is relevant to the current work and not already complete, continue "
+        "working on it."
+    )
+    plan_mode_full: str = PLAN_MODE_FULL
+    plan_mode_subagent: str = PLAN_MODE_SUBAGENT
+    plan_exists_line: str = PLAN_EXISTS_LINE
+    plan_missing_line: str = PLAN_MISSING_LINE
+
+    # Background tasks (reference §9); parts are joined with a space.
+    task_killed: str = 'Task "{description}" ({task_id}) was stopped by the user.'
+    task_running: str = 'Background agent "{description}" ({task_id}) is still running.'
+    task_running_progress: str = "Progress: {summary}"
+    task_running_output: str = (
+        "Do NOT spawn a duplicate. You will be notified when it completes. You can read partial "
+        "output at {output_file_path} or send it a message with SendMessage."
+    )
+    task_running_no_output: str = (
+        "Do NOT spawn a duplicate. You will be notified when it completes. You can check its "
+        "progress with the TaskOutput tool or send it a message with SendMessage."
+    )
+    task_done_head: str = (
+        "Task {task_id} (type: {task_type}) (status: {status}) (description: {description})"
+    )
+    task_done_delta: str = "Delta: {summary}"
+    task_done_output: str = "Read the output file to retrieve the result: {output_file_path}"
+    task_done_no_output: str = "You can check its output using the TaskOutput tool."
+
+    # Catalogue deltas (reference §12); parts are joined with "\n\n".
+    deferred_tools_added: str = (
+        "The following deferred tools are now available via ToolSearch:\n{lines}"
+    )
+    deferred_tools_removed: str = (
+        "The following deferred tools are no longer available (their MCP server disconnected). "
+        "Do not search for them — ToolSearch will return no match:\n{names}"
+    )
+    agent_listing_initial_header: str = "Available agent types for the Agent tool:"
+    agent_listing_new_header: str = "New agent types are now available for the Agent tool:"
+    agent_listing_removed: str = "The following agent types are no longer available:\n{lines}"
+    agent_listing_removed_line: str = "- {agent_type}"
+    agent_line: str = "- {agent_type}: {when_to_use} (Tools: {tools})"
+    agent_all_tools: str = "All tools"
+    agent_concurrency_note: str = (
+        "Launch multiple agents concurrently whenever possible, to maximize performance; to do "
+        "that, use a single message with multiple tool uses."
+    )
+    mcp_added: str = (
+        "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for "
+        "how to use their tools and resources:\n\n{blocks}"
+    )
+    mcp_block: str = "## {name}\n{instructions}"
+    mcp_removed: str = (
+        "The following MCP servers have disconnected. Their instructions above no longer "
+        "apply:\n{names}"
+    )
+
+    # Session-start hooks (reference §13).
+    hook_additional_context: str = "SessionStart hook additional context: {context}"
+
+    # Skill listing (postcompact's own simple format; Claude Code's listing is not re-sent after
+    # compaction, reference §7.4).
+    skill_listing: str = (
+        "The following skills are available for use with the Skill tool:\n\n{lines}"
+    )
+    skill_listing_line: str = "- {name}: {description}"
+    skill_listing_line_bare: str = "- {name}"
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, str):
+                raise TemplateError(f"template {f.name} must be a string")
+            _check_template(f.name, value, _PLACEHOLDERS[f.name])
+
+    @classmethod
+    def from_mapping(cls, overrides: Mapping[str, str]) -> Templates:
+        """The defaults with `overrides` applied; unknown names raise TemplateError."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise TemplateError(f"unknown template(s): {', '.join(unknown)}")
+        return cls(**dict(overrides))
+
+
+def _check_template(name: str, template: str, allowed: frozenset[str]) -> None:
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise TemplateError(f"template {name} is malformed: {exc}") from None
+    for _, field_name, format_spec, conversion in parsed:
+        if field_name is None:
+            continue
+        if field_name not in allowed:
+            allowed_text = ", ".join("{" + p + "}" for p in sorted(allowed)) or "none"
+            raise TemplateError(
+                f"template {name} uses {{{field_name}}}; allowed placeholders: {allowed_text}"
+            )
+        if format_spec or conversion:
+            raise TemplateError(f"template {name}: format specs and conversions are not allowed")
+
+
+DEFAULT_TEMPLATES = Templates()
+
+
+def _fmt(template: str, **values: object) -> str:
+    return template.format(**values)
+
+
+# --------------------------------------------------------------------------------------------
+# JavaScript compatibility helpers
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_json_stringify(value: Any) -> str:
+    """`JSON.stringify(value)` for JSON-like Python values (dict, list, str, int, bool, None).
+
+    `json.dumps(ensure_ascii=False, separators=(",", ":"))` already matches JavaScript: `"` and
+    `\\` escaped; `\\b \\f \\n \\r \\t` short; other C0 controls as lowercase `\\u00xx`; DEL,
+    U+2028/U+2029 and all other non-ASCII left raw. The one difference is lone surrogates (a
+    Python str can hold them, e.g. from `os.fsdecode` of a non-UTF-8 name): well-formed
+    JSON.stringify writes them as lowercase `\\udxxx` escapes, and so does this function.
+    Dict keys keep insertion order, as JS objects do for string keys.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def js_sort_key(value: str) -> bytes:
+    """Key giving JavaScript's default `Array.prototype.sort` order (UTF-16 code units)."""
+    return value.encode("utf-16-be", "surrogatepass")
+
+
+# ICU root collation order of ASCII punctuation and symbols (they sort before digits, which sort
+# before letters).
+_ICU_PUNCT = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+
+
+def locale_sort_key(value: str) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...], str]:
+    """An approximation of `a.localeCompare(b)` (ICU root collation) for sorting names.
+
+    Primary: whitespace < punctuation (ICU order) < symbols < digits < letters, letters compared
+    case- and accent-insensitively; secondary: accents; tertiary: lowercase before uppercase,
+    then code points. Exact for the ASCII names agent types and MCP servers use in practice.
+    """
+    primary: list[tuple[int, int]] = []
+    secondary: list[int] = []
+    for ch in value:
+        base = unicodedata.normalize("NFD", ch)
+        stripped = "".join(c for c in base if not unicodedata.combining(c)) or ch
+        secondary.append(len(base) - len(stripped))
+        for c in stripped:
+            if c.isspace():
+                primary.append((0, ord(c)))
+            elif c.isdigit():
+                primary.append((3, ord(c)))
+            elif c.isalpha():
+                primary.append((4, ord(c.casefold()[0])))
+            elif c in _ICU_PUNCT:
+                primary.append((1, _ICU_PUNCT.index(c)))
+            else:
+                primary.append((2, ord(c)))
+    tertiary = "".join(c.swapcase() for c in value)  # lowercase first
+    return tuple(primary), tuple(secondary), tertiary
+
+
+# --------------------------------------------------------------------------------------------
+# Wrappers and file reads
+
+
+def wrap_system_reminder(content: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    """`<system-reminder>\\n{content}\\n</system-reminder>`."""
+    return _fmt(templates.system_reminder, content=content)
+
+
+_LINE_SPLIT = re.compile(r"\r?\n")
+
+
+def add_line_numbers(content: str, start_line: int = 1) -> str:
+    """Claude Code's `addLineNumbers`: `{n}\\t{line}`, lines split on `\\r?\\n`, "" for ""."""
+    if not content:
+        return ""
+    lines = _LINE_SPLIT.split(content)
+    return "\n".join(f"{i + start_line}\t{line}" for i, line in enumerate(lines))
+
+
+def read_call(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    """`Called the Read tool with the following input: {"file_path":"..."}` (unwrapped)."""
+    return _fmt(templates.read_call, input_json=js_json_stringify({"file_path": path}))
+
+
+def read_tool_result(
+    content: str,
+    *,
+    start_line: int = 1,
+    total_lines: int = 0,
+    malware_reminder: bool = True,
+    truncation_marker: str = "",
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    """The Read tool_result text: numbered lines (+ truncation marker) + the malware reminder.
+
+    Empty content gives the empty-file warning when the file has no lines, and the
+    "shorter than the provided offset" warning otherwise (a range past the end).
+    """
+    if not content:
+        if total_lines == 0:
+            return templates.empty_file_warning
+        return _fmt(
+            templates.offset_beyond_end_warning, start_line=start_line, total_lines=total_lines
+        )
+    text = add_line_numbers(content, start_line) + truncation_marker
+    if malware_reminder:
+        text += templates.malware_reminder
+    return text
+
+
+def read_result(tool_result: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    """`Result of calling the Read tool:\\n{tool_result}` (unwrapped)."""
+    return _fmt(templates.read_result, result=tool_result)
+
+
+def file_attachment(
+    path: str,
+    content: str,
+    *,
+    total_lines: int,
+    malware_reminder: bool = True,
+    truncation_marker: str = "",
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    """A restored file: the wrapped Read call and the wrapped Read result, joined by "\\n"."""
+    result = read_tool_result(
+        content,
+        start_line=1,
+        total_lines=total_lines,
+        malware_reminder=malware_reminder,
+        truncation_marker=truncation_marker,
+        templates=templates,
+    )
+    return (
+        wrap_system_reminder(read_call(path, templates), templates)
+        + "\n"
+        + wrap_system_reminder(read_result(result, templates), templates)
+    )
+
+
+def file_truncation_marker(
+    path: str,
+    *,
+    shown_lines: int,
+    total_lines: int,
+    template: str | None = None,
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    """The TRUNCATE_HEAD marker appended after the numbered head (postcompact's wording)."""
+    return _fmt(
+        templates.file_truncation_marker if template is None else template,
+        path=path,
+        shown_lines=shown_lines,
+        total_lines=total_lines,
+        next_offset=shown_lines + 1,
+    )
+
+
+def compact_file_reference(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    """The path-only note for an oversize file (wrapped)."""
+    return wrap_system_reminder(_fmt(templates.compact_file_reference, path=path), templates)
+
+
+def stale_read_hint(
+    relative_paths: Sequence[str], templates: Templates = DEFAULT_TEMPLATES, *, shown: int = 5
+) -> str:
+    """`[This command modified N file(s) you've previously read: a, b and K more. Call Read...]`.
+
+    `relative_paths` are already cwd-relative, in the order to list them; "" when empty.
+    """
+    count = len(relative_paths)
+    if count == 0:
+        return ""
+    more = count - shown
+    return _fmt(
+        templates.stale_read_hint,
+        count=count,
+        noun=templates.stale_read_noun_one if count == 1 else templates.stale_read_noun_many,
+        paths=", ".join(relative_paths[:shown]),
+        more=_fmt(templates.stale_read_more, count=more) if more > 0 else "",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Skills, plan, plan mode, tasks
+
+
+def invoked_skills(
+    skills: Iterable[tuple[str, str, str]], templates: Templates = DEFAULT_TEMPLATES
+) -> str:
+    """The invoked-skills reminder for (name, path, content) triples; "" when there are none."""
+    blocks = [
+        _fmt(templates.skill_block, name=name, path=path, content=content)
+        for name, path, content in skills
+    ]
+    if not blocks:
+        return ""
+    body = _fmt(templates.skills_header, skills=templates.skill_separator.join(blocks))
+    return wrap_system_reminder(body, templates)
+
+
+def plan_file_reference(path: str, content: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    return wrap_system_reminder(
+        _fmt(templates.plan_file_reference, path=path, content=content), templates
+    )
+
+
+def plan_mode(
+    path: str,
+    *,
+    plan_exists: bool,
+    is_sub_agent: bool,
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    """The full plan-mode reminder (the sub-agent variant is shorter)."""
+    info = _fmt(
+        templates.plan_exists_line if plan_exists else templates.plan_missing_line, path=path
+    )
+    template = templates.plan_mode_subagent if is_sub_agent else templates.plan_mode_full
+    return wrap_system_reminder(_fmt(template, plan_file_info=info, path=path), templates)
+
+
+def task_status(
+    *,
+    task_id: str,
+    task_type: str,
+    description: str,
+    status: str,
+    delta_summary: str,
+    output_file_path: str,
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    """A task_status reminder; `status` is "killed", "running", "completed" or "failed"."""
+    if status == "killed":
+        text = _fmt(templates.task_killed, description=description, task_id=task_id)
+    elif status == "running":
+        parts = [_fmt(templates.task_running, description=description, task_id=task_id)]
+        if delta_summary:
+            parts.append(_fmt(templates.task_running_progress, summary=delta_summary))
+        if output_file_path:
+            parts.append(_fmt(templates.task_running_output, output_file_path=output_file_path))
+        else:
+            parts.append(templates.task_running_no_output)
+        text = " ".join(parts)
+    else:
+        parts = [
+            _fmt(
+                templates.task_done_head,
+                task_id=task_id,
+                task_type=task_type,
+                status="stopped" if status == "killed" else status,
+                description=description,
+            )
+        ]
+        if delta_summary:
+            parts.append(_fmt(templates.task_done_delta, summary=delta_summary))
+        if output_file_path:
+            parts.append(_fmt(templates.task_done_output, output_file_path=output_file_path))
+        else:
+            parts.append(templates.task_done_no_output)
+        text = " ".join(parts)
+    return wrap_system_reminder(text, templates)
+
+
+# --------------------------------------------------------------------------------------------
+# Catalogue deltas and hooks
+
+
+def deferred_tools_delta(
+    added_lines: Sequence[str],
+    removed_names: Sequence[str],
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    parts: list[str] = []
+    if added_lines:
+        parts.append(_fmt(templates.deferred_tools_added, lines="\n".join(added_lines)))
+    if removed_names:
+        parts.append(_fmt(templates.deferred_tools_removed, names="\n".join(removed_names)))
+    return wrap_system_reminder("\n\n".join(parts), templates)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLine:
+    agent_type: str
+    when_to_use: str
+    tools: tuple[str, ...] = ()
+
+
+def agent_line(agent: AgentLine, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    """`- {type}: {whenToUse} (Tools: {tools joined ", " | All tools})`."""
+    tools = ", ".join(agent.tools) if agent.tools else templates.agent_all_tools
+    return _fmt(
+        templates.agent_line,
+        agent_type=agent.agent_type,
+        when_to_use=agent.when_to_use,
+        tools=tools,
+    )
+
+
+def agent_listing_delta(
+    added_lines: Sequence[str],
+    removed_types: Sequence[str],
+    *,
+    is_initial: bool,
+    show_concurrency_note: bool,
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    parts: list[str] = []
+    if added_lines:
+        header = (
+            templates.agent_listing_initial_header
+            if is_initial
+            else templates.agent_listing_new_header
+        )
+        parts.append(header + "\n" + "\n".join(added_lines))
+    if removed_types:
+        lines = "\n".join(
+            _fmt(templates.agent_listing_removed_line, agent_type=t) for t in removed_types
+        )
+        parts.append(_fmt(templates.agent_listing_removed, lines=lines))
+    if is_initial and show_concurrency_note:
+        parts.append(templates.agent_concurrency_note)
+    return wrap_system_reminder("\n\n".join(parts), templates)
+
+
+def mcp_block(name: str, instructions: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
+    """`## {server}\\n{instructions}`."""
+    return _fmt(templates.mcp_block, name=name, instructions=instructions)
+
+
+def mcp_instructions_delta(
+    added_blocks: Sequence[str],
+    removed_names: Sequence[str],
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    parts: list[str] = []
+    if added_blocks:
+        parts.append(_fmt(templates.mcp_added, blocks="\n\n".join(added_blocks)))
+    if removed_names:
+        parts.append(_fmt(templates.mcp_removed, names="\n".join(removed_names)))
+    return wrap_system_reminder("\n\n".join(parts), templates)
+
+
+def hook_additional_context(
+    contexts: Sequence[str], templates: Templates = DEFAULT_TEMPLATES
+) -> str:
+    """`SessionStart hook additional context: {contexts joined "\\n"}` (wrapped); "" if none."""
+    if not contexts:
+        return ""
+    return wrap_system_reminder(
+        _fmt(templates.hook_additional_context, context="\n".join(contexts)), templates
+    )
+
+
+def skill_listing(
+    entries: Sequence[tuple[str, str]], templates: Templates = DEFAULT_TEMPLATES
+) -> str:
+    """The skills available (name, description) — postcompact's own format; "" when empty."""
+    if not entries:
+        return ""
+    lines = "\n".join(
+        _fmt(templates.skill_listing_line, name=name, description=description)
+        if description
+        else _fmt(templates.skill_listing_line_bare, name=name)
+        for name, description in entries
+    )
+    return wrap_system_reminder(_fmt(templates.skill_listing, lines=lines), templates)
