@@ -1,0 +1,29 @@
+// Original file: ../../proto/postcompact/v1/postcompact.proto
+
+import type { WriteCheck as _postcompact_v1_WriteCheck, WriteCheck__Output as _postcompact_v1_WriteCheck__Output } from '../../postcompact/v1/WriteCheck.js';
+
+export interface CheckWriteResponse {
+  'result'?: (_postcompact_v1_WriteCheck);
+  /**
+   * the reference's exact error text; empty when allowed
+   */
+  'message'?: (string);
+  /**
+   * 6 or 7; 0 when allowed
+   */
+  'errorCode'?: (number);
+  'path'?: (string);
+}
+
+export interface CheckWriteResponse__Output {
+  'result': (_postcompact_v1_WriteCheck__Output);
+  /**
+   * the reference's exact error text; empty when allowed
+   */
+  'message': (string);
+  /**
+   * 6 or 7; 0 when allowed
+   */
+  'errorCode': (number);
+  'path': (string);
+}

@@ -1,0 +1,33 @@
+// Original file: ../../proto/postcompact/v1/postcompact.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface FileAttachment {
+  'path'?: (string);
+  /**
+   * relative to cwd when inside it
+   */
+  'displayPath'?: (string);
+  /**
+   * the text restored (the head only when truncated)
+   */
+  'content'?: (Buffer | Uint8Array | string);
+  'truncated'?: (boolean);
+  'totalLines'?: (number | string | Long);
+  'numLines'?: (number | string | Long);
+}
+
+export interface FileAttachment__Output {
+  'path': (string);
+  /**
+   * relative to cwd when inside it
+   */
+  'displayPath': (string);
+  /**
+   * the text restored (the head only when truncated)
+   */
+  'content': (Buffer);
+  'truncated': (boolean);
+  'totalLines': (number);
+  'numLines': (number);
+}

@@ -1,0 +1,23 @@
+// Original file: ../../proto/postcompact/v1/postcompact.proto
+
+export const PermissionMode = {
+  PERMISSION_MODE_UNSPECIFIED: 'PERMISSION_MODE_UNSPECIFIED',
+  PERMISSION_MODE_DEFAULT: 'PERMISSION_MODE_DEFAULT',
+  PERMISSION_MODE_PLAN: 'PERMISSION_MODE_PLAN',
+  PERMISSION_MODE_ACCEPT_EDITS: 'PERMISSION_MODE_ACCEPT_EDITS',
+  PERMISSION_MODE_BYPASS_PERMISSIONS: 'PERMISSION_MODE_BYPASS_PERMISSIONS',
+} as const;
+
+export type PermissionMode =
+  | 'PERMISSION_MODE_UNSPECIFIED'
+  | 0
+  | 'PERMISSION_MODE_DEFAULT'
+  | 1
+  | 'PERMISSION_MODE_PLAN'
+  | 2
+  | 'PERMISSION_MODE_ACCEPT_EDITS'
+  | 3
+  | 'PERMISSION_MODE_BYPASS_PERMISSIONS'
+  | 4
+
+export type PermissionMode__Output = typeof PermissionMode[keyof typeof PermissionMode]

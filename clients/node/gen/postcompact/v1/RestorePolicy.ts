@@ -1,0 +1,129 @@
+// Original file: ../../proto/postcompact/v1/postcompact.proto
+
+import type { OversizePolicy as _postcompact_v1_OversizePolicy, OversizePolicy__Output as _postcompact_v1_OversizePolicy__Output } from '../../postcompact/v1/OversizePolicy.js';
+import type { TokenCounter as _postcompact_v1_TokenCounter, TokenCounter__Output as _postcompact_v1_TokenCounter__Output } from '../../postcompact/v1/TokenCounter.js';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
+ * → the reference constant).
+ */
+export interface RestorePolicy {
+  /**
+   * 5
+   */
+  'maxFiles'?: (number);
+  /**
+   * 50,000
+   */
+  'fileTokenBudget'?: (number | string | Long);
+  /**
+   * 5,000
+   */
+  'maxTokensPerFile'?: (number | string | Long);
+  /**
+   * 5,000
+   */
+  'maxTokensPerSkill'?: (number | string | Long);
+  /**
+   * 25,000
+   */
+  'skillsTokenBudget'?: (number | string | Long);
+  /**
+   * TRUNCATE_HEAD
+   */
+  'oversize'?: (_postcompact_v1_OversizePolicy);
+  'skillTruncationMarker'?: (string);
+  /**
+   * may contain {path} and {next_offset}
+   */
+  'fileTruncationMarker'?: (string);
+  /**
+   * ROUGH
+   */
+  'counter'?: (_postcompact_v1_TokenCounter);
+  /**
+   * o200k_base (for TOKEN_COUNTER_EXACT)
+   */
+  'encoding'?: (string);
+  /**
+   * 262,144 (0.25 MiB): larger files are not read whole
+   */
+  'maxFileSizeBytes'?: (number | string | Long);
+  /**
+   * true: append Claude Code's file-read reminder
+   */
+  'malwareReminder'?: (boolean);
+  '_maxFiles'?: "maxFiles";
+  '_fileTokenBudget'?: "fileTokenBudget";
+  '_maxTokensPerFile'?: "maxTokensPerFile";
+  '_maxTokensPerSkill'?: "maxTokensPerSkill";
+  '_skillsTokenBudget'?: "skillsTokenBudget";
+  '_skillTruncationMarker'?: "skillTruncationMarker";
+  '_fileTruncationMarker'?: "fileTruncationMarker";
+  '_encoding'?: "encoding";
+  '_maxFileSizeBytes'?: "maxFileSizeBytes";
+  '_malwareReminder'?: "malwareReminder";
+}
+
+/**
+ * Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
+ * → the reference constant).
+ */
+export interface RestorePolicy__Output {
+  /**
+   * 5
+   */
+  'maxFiles'?: (number);
+  /**
+   * 50,000
+   */
+  'fileTokenBudget'?: (number);
+  /**
+   * 5,000
+   */
+  'maxTokensPerFile'?: (number);
+  /**
+   * 5,000
+   */
+  'maxTokensPerSkill'?: (number);
+  /**
+   * 25,000
+   */
+  'skillsTokenBudget'?: (number);
+  /**
+   * TRUNCATE_HEAD
+   */
+  'oversize': (_postcompact_v1_OversizePolicy__Output);
+  'skillTruncationMarker'?: (string);
+  /**
+   * may contain {path} and {next_offset}
+   */
+  'fileTruncationMarker'?: (string);
+  /**
+   * ROUGH
+   */
+  'counter': (_postcompact_v1_TokenCounter__Output);
+  /**
+   * o200k_base (for TOKEN_COUNTER_EXACT)
+   */
+  'encoding'?: (string);
+  /**
+   * 262,144 (0.25 MiB): larger files are not read whole
+   */
+  'maxFileSizeBytes'?: (number);
+  /**
+   * true: append Claude Code's file-read reminder
+   */
+  'malwareReminder'?: (boolean);
+  '_maxFiles'?: "maxFiles";
+  '_fileTokenBudget'?: "fileTokenBudget";
+  '_maxTokensPerFile'?: "maxTokensPerFile";
+  '_maxTokensPerSkill'?: "maxTokensPerSkill";
+  '_skillsTokenBudget'?: "skillsTokenBudget";
+  '_skillTruncationMarker'?: "skillTruncationMarker";
+  '_fileTruncationMarker'?: "fileTruncationMarker";
+  '_encoding'?: "encoding";
+  '_maxFileSizeBytes'?: "maxFileSizeBytes";
+  '_malwareReminder'?: "malwareReminder";
+}

@@ -1,0 +1,342 @@
+import * as grpc from "@grpc/grpc-js";
+import type { MethodDefinition } from "@grpc/proto-loader";
+import type { PostcompactServiceDefinition } from "../gen/postcompact/v1/PostcompactService.js";
+import { parseAddress, resolveAddress, resolveToken, type Env, type ResolvedAddress } from "./address.js";
+import { LOCAL_CHANNEL_OPTIONS, healthCheck, HEALTH_SERVING, spawnDaemon, waitForHealth } from "./daemon.js";
+import { ClientReason, PostcompactError } from "./errors.js";
+import { encodeBytesFields, loadProto } from "./proto.js";
+import { Session, type OpenSessionOptions } from "./session.js";
+import type * as T from "./types.js";
+
+// The generated definition extends grpc.ServiceDefinition (a string index signature): keep only
+// the named methods.
+type Def = { [K in keyof PostcompactServiceDefinition as string extends K ? never : K]: PostcompactServiceDefinition[K] };
+/** Every RPC of postcompact.v1.PostcompactService, by its proto name ("ReadFile"). */
+export type RpcMethod = keyof Def & string;
+/** The request (input) type of an RPC: bytes fields take a string (UTF-8) or a Uint8Array. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RequestOf<K extends RpcMethod> = Def[K] extends MethodDefinition<infer Req, any, any, any> ? Req : never;
+/** The response type of an RPC, as decoded (every scalar present, enums as names, int64 as number). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ResponseOf<K extends RpcMethod> = Def[K] extends MethodDefinition<any, any, any, infer Res> ? Res : never;
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Deadline in milliseconds from now (default: the client's `timeoutMs`). */
+  timeoutMs?: number;
+  /** Extra metadata sent with the call. */
+  metadata?: grpc.Metadata;
+}
+
+/** One promise-returning method per RPC, named in camelCase (`client.rpc.readFile(req)`). */
+export type RawRpc = {
+  [K in RpcMethod as Uncapitalize<K>]: (request: RequestOf<K>, options?: CallOptions) => Promise<ResponseOf<K>>;
+};
+
+export interface ClientOptions {
+  /** The daemon's address (`unix:///abs/path`, an absolute socket path, or `host:port`). An
+   * explicit address turns auto-start off unless `autoStart` is true. */
+  address?: string;
+  /** Start `postcompact serve` when no daemon answers (default: true, false with `address`). */
+  autoStart?: boolean;
+  /** How long to wait for the started daemon to report SERVING (default 10 000 ms). */
+  startTimeoutMs?: number;
+  /** The executable to start (default: `POSTCOMPACT_BIN`, else `postcompact` on PATH). */
+  daemonBin?: string;
+  /** Its arguments (default `["serve"]`). */
+  daemonArgs?: string[];
+  /** The TCP token (default: `POSTCOMPACT_TOKEN`, server.json's `token_file`, then `D/token`). */
+  token?: string;
+  /** Default deadline of every call in ms (default 60 000). */
+  timeoutMs?: number;
+  /** The environment used for discovery (default `process.env`). */
+  env?: Env;
+  /** Extra grpc-js channel options. */
+  channelOptions?: grpc.ChannelOptions;
+}
+
+const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
+
+/**
+ * A client of the postcompact daemon. Construction does no I/O; the first call connects (and,
+ * with auto-start, starts the daemon when none answers). `close()` releases the channel.
+ *
+ * - `client.rpc.<method>(request)`: every RPC, typed from the proto.
+ * - `client.openSession({cwd})`: the common flow through a `Session`.
+ */
+export class PostcompactClient {
+  /** Every RPC as a promise-returning method. */
+  readonly rpc: RawRpc;
+  readonly autoStart: boolean;
+  private readonly opts: ClientOptions;
+  private readonly env: Env;
+  private resolved: ResolvedAddress;
+  private grpcClient: grpc.Client | undefined;
+  private token: string | undefined;
+  private starting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: ClientOptions = {}) {
+    this.opts = options;
+    this.env = options.env ?? process.env;
+    this.resolved = resolveAddress(options.address, this.env);
+    this.autoStart = options.autoStart ?? !options.address;
+    this.token = options.token;
+    const service = loadProto().proto.postcompact.v1.PostcompactService.service;
+    const rpc: Record<string, unknown> = {};
+    for (const name of Object.keys(service) as RpcMethod[]) {
+      rpc[lowerFirst(name)] = (request: unknown, callOptions?: CallOptions) =>
+        this.call(name, request as never, callOptions);
+    }
+    this.rpc = rpc as RawRpc;
+  }
+
+  /** Create a client and make sure a daemon is serving (starting it when allowed). */
+  static async connect(options: ClientOptions = {}): Promise<PostcompactClient> {
+    const client = new PostcompactClient(options);
+    try {
+      await client.ensureServing();
+    } catch (e) {
+      client.close();
+      throw e;
+    }
+    return client;
+  }
+
+  /** The address in use and where it came from (explicit, env, server.json, default). */
+  get address(): ResolvedAddress {
+    return this.resolved;
+  }
+
+  /** Resolve when the daemon reports SERVING; start it first when allowed and needed. */
+  async ensureServing(): Promise<void> {
+    try {
+      const status = await healthCheck(this.resolved.target, {
+        timeoutMs: 2000,
+        metadata: this.authMetadata(),
+      });
+      if (status === HEALTH_SERVING) return;
+    } catch {
+      // absent: maybe start it below
+    }
+    if (!this.autoStart)
+      throw new PostcompactError({
+        code: grpc.status.UNAVAILABLE,
+        reason: ClientReason.DAEMON_UNAVAILABLE,
+        details: `no postcompact daemon at ${this.resolved.address} (auto-start is off)`,
+      });
+    await this.startDaemon();
+  }
+
+  /** Close the channel. Sessions stay on the daemon (see `Session.close`). */
+  close(): void {
+    this.closed = true;
+    this.grpcClient?.close();
+    this.grpcClient = undefined;
+  }
+
+  // --- the common flow ------------------------------------------------------------------------
+
+  /** Open (or resume, with `sessionId`) a session; `cwd` must be absolute. */
+  async openSession(options: OpenSessionOptions): Promise<Session> {
+    const res = await this.rpc.openSession(Session.openRequest(options));
+    return new Session(this, res.sessionId, "", res.resumed, res.session ?? undefined);
+  }
+
+  /** A handle on an existing session without a call. */
+  session(sessionId: string, agentId = ""): Session {
+    return new Session(this, sessionId, agentId, true, undefined);
+  }
+
+  async getServerInfo(options?: CallOptions): Promise<T.GetServerInfoResponse> {
+    return this.rpc.getServerInfo({}, options);
+  }
+
+  async getStats(options?: CallOptions): Promise<T.GetStatsResponse> {
+    return this.rpc.getStats({}, options);
+  }
+
+  async listSessions(options?: CallOptions): Promise<T.SessionInfo[]> {
+    return (await this.rpc.listSessions({}, options)).sessions;
+  }
+
+  async closeSession(sessionId: string, options?: CallOptions): Promise<void> {
+    await this.rpc.closeSession({ sessionId }, options);
+  }
+
+  /** Claude Code's rough estimate (chars/4; chars/2 for ext json, jsonl, jsonc). */
+  async estimateTokens(text: string | Uint8Array, ext = "", options?: CallOptions): Promise<number> {
+    return (await this.rpc.estimateTokens({ text, ext }, options)).tokens;
+  }
+
+  /** The exact BPE count ("o200k_base" by default, or "cl100k_base"). */
+  async countTokens(text: string | Uint8Array, encoding = "", options?: CallOptions): Promise<number> {
+    return (await this.rpc.countTokens({ text, encoding }, options)).tokens;
+  }
+
+  /** Cut `text` to `maxTokens`, appending `marker` when it was cut. */
+  async truncateTokens(
+    text: string | Uint8Array,
+    maxTokens: number,
+    opts: { marker?: string; counter?: T.TokenCounterName; encoding?: string } = {},
+    options?: CallOptions,
+  ): Promise<{ text: string; truncated: boolean; tokens: number }> {
+    const res = await this.rpc.truncateTokens(
+      {
+        text,
+        maxTokens,
+        marker: opts.marker ?? "",
+        counter: opts.counter ? enumName("TOKEN_COUNTER_", opts.counter) as T.TokenCounter : undefined,
+        encoding: opts.encoding ?? "",
+      },
+      options,
+    );
+    return { text: res.text.toString("utf8"), truncated: res.truncated, tokens: res.tokens };
+  }
+
+  // --- transport ------------------------------------------------------------------------------
+
+  private channel(): grpc.Client {
+    if (this.closed) throw new Error("PostcompactClient is closed");
+    if (!this.grpcClient) {
+      this.grpcClient = new grpc.Client(this.resolved.target, grpc.credentials.createInsecure(), {
+        ...LOCAL_CHANNEL_OPTIONS,
+        "grpc.max_receive_message_length": 64 * 1024 * 1024,
+        "grpc.max_send_message_length": 64 * 1024 * 1024,
+        ...this.opts.channelOptions,
+      });
+    }
+    return this.grpcClient;
+  }
+
+  private authMetadata(): grpc.Metadata {
+    const md = new grpc.Metadata();
+    if (this.resolved.transport === "tcp") {
+      this.token ??= resolveToken(this.env, this.resolved.runtimeDir);
+      if (this.token) md.set("authorization", `Bearer ${this.token}`);
+    }
+    return md;
+  }
+
+  private invoke<K extends RpcMethod>(
+    method: K,
+    request: RequestOf<K>,
+    options: CallOptions | undefined,
+  ): Promise<ResponseOf<K>> {
+    const def = loadProto().proto.postcompact.v1.PostcompactService.service[method] as unknown as MethodDefinition<
+      unknown,
+      unknown,
+      unknown,
+      ResponseOf<K>
+    >;
+    const typeName = `postcompact.v1.${(def.requestType.type as { name: string }).name}`;
+    const arg = encodeBytesFields(typeName, request ?? {});
+    const metadata = this.authMetadata();
+    if (options?.metadata) metadata.merge(options.metadata);
+    const timeoutMs = options?.timeoutMs ?? this.opts.timeoutMs ?? 60_000;
+    return new Promise<ResponseOf<K>>((resolve, reject) => {
+      this.channel().makeUnaryRequest<unknown, ResponseOf<K>>(
+        def.path,
+        def.requestSerialize,
+        def.responseDeserialize,
+        arg,
+        metadata,
+        { deadline: Date.now() + timeoutMs },
+        (err, value) => {
+          if (err) reject(PostcompactError.fromServiceError(err, method));
+          else resolve(value as ResponseOf<K>);
+        },
+      );
+    });
+  }
+
+  private async call<K extends RpcMethod>(
+    method: K,
+    request: RequestOf<K>,
+    options: CallOptions | undefined,
+  ): Promise<ResponseOf<K>> {
+    try {
+      return await this.invoke(method, request, options);
+    } catch (e) {
+      // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, retry once.
+      if (
+        this.autoStart &&
+        e instanceof PostcompactError &&
+        e.code === grpc.status.UNAVAILABLE &&
+        e.reason === ClientReason.UNKNOWN
+      ) {
+        await this.startDaemon();
+        return await this.invoke(method, request, options);
+      }
+      throw e;
+    }
+  }
+
+  /** Spawn the daemon and wait for SERVING (concurrent callers share one start). */
+  private startDaemon(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    const { source } = this.resolved;
+    const pinned = source === "explicit" || source === "env";
+    const socketPath =
+      pinned && this.resolved.transport === "unix" ? this.resolved.target.slice("unix://".length) : undefined;
+    const spawned = spawnDaemon({
+      env: this.env,
+      bin: this.opts.daemonBin,
+      args: this.opts.daemonArgs,
+      socketPath,
+    });
+    const timeoutMs = this.opts.startTimeoutMs ?? 10_000;
+    const deadline = Date.now() + timeoutMs;
+    let healthy = false;
+    while (!healthy && Date.now() < deadline) {
+      const spawnError = spawned.error();
+      if (spawnError)
+        throw new PostcompactError({
+          code: grpc.status.UNAVAILABLE,
+          reason: ClientReason.DAEMON_START_FAILED,
+          details: `cannot start the postcompact daemon: ${spawnError.message}`,
+          cause: spawnError,
+        });
+      // Not pinned: the started daemon announces itself in server.json (its socket may differ).
+      if (!pinned) this.resolved = resolveAddress(undefined, this.env);
+      const target = this.resolved.target;
+      try {
+        healthy = await waitForHealth(target, {
+          timeoutMs: Math.min(500, Math.max(1, deadline - Date.now())),
+          metadata: this.authMetadata(),
+          abort: spawned.error,
+        });
+      } catch {
+        continue; // the spawn failed: reported at the top of the loop
+      }
+      // server.json may have appeared meanwhile, naming another address: check that one too.
+      if (healthy && !pinned) {
+        this.resolved = resolveAddress(undefined, this.env);
+        healthy = this.resolved.target === target;
+      }
+    }
+    if (!healthy)
+      throw new PostcompactError({
+        code: grpc.status.UNAVAILABLE,
+        reason: ClientReason.DAEMON_START_FAILED,
+        details: `started the postcompact daemon (pid ${spawned.pid ?? "?"}) but it did not report SERVING at ${this.resolved.address} within ${timeoutMs} ms`,
+      });
+    // A fresh channel: the old one may sit in reconnect backoff or point at a stale address.
+    this.grpcClient?.close();
+    this.grpcClient = undefined;
+    this.token = this.opts.token;
+  }
+}
+
+/** "PLAN" or "PERMISSION_MODE_PLAN" -> "PERMISSION_MODE_PLAN". */
+export function enumName(prefix: string, value: string): string {
+  return value.startsWith(prefix) ? value : prefix + value;
+}
+
+export { parseAddress };

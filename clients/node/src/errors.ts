@@ -1,0 +1,115 @@
+import { Metadata, status as Status, type ServiceError } from "@grpc/grpc-js";
+import { decodeRpcStatus, type ErrorInfo } from "./wire.js";
+
+/** The trailing metadata key in which the daemon sends an error's machine-readable reason. */
+export const REASON_METADATA_KEY = "postcompact-error-reason";
+/** The domain of the daemon's google.rpc.ErrorInfo details. */
+export const ERROR_DOMAIN = "postcompact";
+
+/** Reasons produced by the client itself (the daemon's reasons are UPPER_SNAKE_CASE too). */
+export const ClientReason = {
+  /** No daemon answered and auto-start was off or not possible. */
+  DAEMON_UNAVAILABLE: "DAEMON_UNAVAILABLE",
+  /** `postcompact serve` could not be spawned or never became healthy. */
+  DAEMON_START_FAILED: "DAEMON_START_FAILED",
+  /** A transport or status error that carried no reason from the daemon. */
+  UNKNOWN: "UNKNOWN",
+} as const;
+
+const CODE_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(Status)
+    .filter(([, v]) => typeof v === "number")
+    .map(([k, v]) => [v as number, k]),
+);
+
+/** The gRPC status code's name ("INVALID_ARGUMENT") for a numeric code. */
+export function statusCodeName(code: number): string {
+  return CODE_NAMES[code] ?? `CODE_${code}`;
+}
+
+/** The numeric gRPC status code for a name ("INVALID_ARGUMENT"). */
+export function statusCodeFromName(name: string): number {
+  const code = (Status as unknown as Record<string, number>)[name];
+  if (typeof code !== "number") throw new Error(`unknown gRPC status code name: ${name}`);
+  return code;
+}
+
+/**
+ * Every failure of a call: the gRPC status `code` (numeric, `codeName` for its name), the
+ * daemon's machine-readable `reason` (trailing metadata `postcompact-error-reason`, else the
+ * google.rpc.ErrorInfo detail), the human-readable `details`, and the ErrorInfo when sent.
+ */
+export class PostcompactError extends Error {
+  override readonly name = "PostcompactError";
+  readonly code: Status;
+  readonly reason: string;
+  readonly details: string;
+  readonly metadata: Metadata;
+  readonly errorInfo: ErrorInfo | undefined;
+  /** The RPC that failed, e.g. "ReadFile" (empty for client-side failures). */
+  readonly method: string;
+
+  constructor(init: {
+    code: Status;
+    reason: string;
+    details: string;
+    metadata?: Metadata;
+    errorInfo?: ErrorInfo;
+    method?: string;
+    cause?: unknown;
+  }) {
+    const prefix = init.method ? `${init.method}: ` : "";
+    super(`${prefix}${statusCodeName(init.code)} [${init.reason}] ${init.details}`, {
+      cause: init.cause,
+    });
+    this.code = init.code;
+    this.reason = init.reason;
+    this.details = init.details;
+    this.metadata = init.metadata ?? new Metadata();
+    this.errorInfo = init.errorInfo;
+    this.method = init.method ?? "";
+  }
+
+  /** The status code's name, e.g. "INVALID_ARGUMENT". */
+  get codeName(): string {
+    return statusCodeName(this.code);
+  }
+
+  /** The ErrorInfo metadata map (e.g. the offending path), empty when none was sent. */
+  get info(): Record<string, string> {
+    return this.errorInfo?.metadata ?? {};
+  }
+
+  /** Map a grpc-js ServiceError (status + trailing metadata) to a PostcompactError. */
+  static fromServiceError(err: ServiceError, method = ""): PostcompactError {
+    const metadata = err.metadata ?? new Metadata();
+    let errorInfo: ErrorInfo | undefined;
+    const raw = metadata.get("grpc-status-details-bin")[0];
+    if (raw !== undefined) {
+      try {
+        errorInfo = decodeRpcStatus(Buffer.isBuffer(raw) ? raw : Buffer.from(raw, "base64"))
+          .errorInfo;
+      } catch {
+        errorInfo = undefined; // undecodable details: the plain key still carries the reason
+      }
+    }
+    const plain = metadata.get(REASON_METADATA_KEY)[0];
+    const reason =
+      (typeof plain === "string" && plain !== "" ? plain : undefined) ??
+      (errorInfo?.reason || undefined) ??
+      ClientReason.UNKNOWN;
+    return new PostcompactError({
+      code: err.code ?? Status.UNKNOWN,
+      reason,
+      details: err.details ?? err.message,
+      metadata,
+      errorInfo,
+      method,
+      cause: err,
+    });
+  }
+}
+
+export function isPostcompactError(e: unknown): e is PostcompactError {
+  return e instanceof PostcompactError;
+}

@@ -1,0 +1,38 @@
+export { PostcompactClient, enumName } from "./client.js";
+export type { CallOptions, ClientOptions, RawRpc, RequestOf, ResponseOf, RpcMethod } from "./client.js";
+export { Session } from "./session.js";
+export type {
+  CatalogInput,
+  CompactOptions,
+  CompactResult,
+  MessageInput,
+  OpenSessionOptions,
+  PolicyInput,
+  ReadOptions,
+  ReadResult,
+  RecordReadOptions,
+  SkillInput,
+  TaskInput,
+} from "./session.js";
+export {
+  ClientReason,
+  ERROR_DOMAIN,
+  PostcompactError,
+  REASON_METADATA_KEY,
+  isPostcompactError,
+  statusCodeFromName,
+  statusCodeName,
+} from "./errors.js";
+export {
+  defaultSocketPath,
+  parseAddress,
+  readServerJson,
+  resolveAddress,
+  resolveToken,
+  runtimeDir,
+} from "./address.js";
+export type { AddressSource, Env, ResolvedAddress, ServerJson } from "./address.js";
+export { healthCheck, waitForHealth } from "./daemon.js";
+export type { ErrorInfo } from "./wire.js";
+export { status as GrpcStatus } from "@grpc/grpc-js";
+export * from "./types.js";

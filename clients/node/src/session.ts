@@ -1,0 +1,292 @@
+import type { CallOptions, PostcompactClient } from "./client.js";
+import { enumName } from "./client.js";
+import type * as T from "./types.js";
+
+/** RestorePolicy with enum values also accepted without their prefix ("REFERENCE", "EXACT"). */
+export type PolicyInput = Omit<T.RestorePolicyInput, "oversize" | "counter"> & {
+  oversize?: T.OversizePolicyName;
+  counter?: T.TokenCounterName;
+};
+
+export interface OpenSessionOptions {
+  /** Absolute working directory of the conversation (required). */
+  cwd: string;
+  /** Resume this session, or create it under this id; empty: the daemon makes one. */
+  sessionId?: string;
+  /** Reads are confined here; empty = [cwd]. */
+  roots?: string[];
+  memory?: T.MemoryFilesInput;
+  plansDirectory?: string;
+  policy?: PolicyInput;
+  profile?: T.ProfileName;
+  home?: string;
+}
+
+export interface ReadResult {
+  /** The normalised absolute path (the state key). */
+  path: string;
+  /** `text` is the "File unchanged since last read" stub. */
+  unchanged: boolean;
+  /** The model-facing tool result (`N\tline` numbered text, or the stub). */
+  text: string;
+  /** The raw text of the range read (empty when unchanged). */
+  content: string;
+  timestampMs: number;
+  startLine: number;
+  numLines: number;
+  totalLines: number;
+  tokens: number;
+}
+
+export interface ReadOptions {
+  /** 1-based first line (default 1). */
+  offset?: number;
+  /** Number of lines (default: all). */
+  limit?: number;
+}
+
+export interface RecordReadOptions extends ReadOptions {
+  /** The harness's timestamp (mtime or read time); 0 or absent = now. */
+  timestampMs?: number;
+  partialView?: boolean;
+  nestedMemory?: boolean;
+}
+
+export interface SkillInput {
+  name: string;
+  path?: string;
+  content: T.Bytes;
+  invokedAtMs?: number;
+}
+
+export type TaskInput = Omit<T.TaskInput, "status"> & { taskId: string; status?: T.TaskStatusName };
+
+export interface CatalogInput {
+  /** Names of the deferred tools now available. */
+  deferredTools?: string[];
+  agentTypes?: T.AgentTypeInput[];
+  showConcurrencyNote?: boolean;
+  mcpServers?: T.McpServerInput[];
+  skillListing?: T.SkillListingEntryInput[];
+}
+
+export type MessageInput = Omit<T.ConversationMessageInput, "role"> & { role?: T.RoleName };
+
+export interface CompactOptions {
+  /** FULL (default) or PARTIAL (then `preservedMessages` stay in context). */
+  kind?: T.CompactKindName;
+  preservedMessages?: MessageInput[];
+  /** Per-request policy overrides. */
+  policy?: PolicyInput;
+  additionalContext?: string[];
+  skipHooks?: boolean;
+}
+
+/** What Compact returns: the attachments in injection order, decisions, totals, joined text. */
+export type CompactResult = T.CompactResponse;
+
+export function policyRequest(p: PolicyInput | undefined): T.RestorePolicyInput | undefined {
+  if (!p) return undefined;
+  return {
+    ...p,
+    oversize: p.oversize ? (enumName("OVERSIZE_POLICY_", p.oversize) as T.OversizePolicy) : undefined,
+    counter: p.counter ? (enumName("TOKEN_COUNTER_", p.counter) as T.TokenCounter) : undefined,
+  };
+}
+
+function messagesRequest(ms: MessageInput[] | undefined): T.ConversationMessageInput[] | undefined {
+  return ms?.map((m) => ({ ...m, role: m.role ? (enumName("ROLE_", m.role) as T.Role) : undefined }));
+}
+
+/**
+ * One conversation on the daemon, seen as one agent (`agentId` "" is the main thread). Every
+ * method is one RPC; `agent(id)` gives the same session as another agent.
+ */
+export class Session {
+  constructor(
+    readonly client: PostcompactClient,
+    readonly id: string,
+    readonly agentId: string,
+    /** The session existed already when opened. */
+    readonly resumed: boolean,
+    readonly info: T.SessionInfo | undefined,
+  ) {}
+
+  static openRequest(o: OpenSessionOptions): T.OpenSessionRequestInput {
+    return {
+      sessionId: o.sessionId ?? "",
+      cwd: o.cwd,
+      roots: o.roots ?? [],
+      memory: o.memory,
+      plansDirectory: o.plansDirectory ?? "",
+      policy: policyRequest(o.policy),
+      profile: o.profile ? (enumName("PROFILE_", o.profile) as T.Profile) : undefined,
+      home: o.home ?? "",
+    };
+  }
+
+  /** This session as agent `agentId` (no call; see `startAgent` to create one). */
+  agent(agentId: string): Session {
+    return new Session(this.client, this.id, agentId, this.resumed, this.info);
+  }
+
+  private get ids(): { sessionId: string; agentId: string } {
+    return { sessionId: this.id, agentId: this.agentId };
+  }
+
+  /** Start a sub-agent (FRESH: empty file state; CLONE_PARENT: a copy of this agent's). */
+  async startAgent(
+    agentId: string,
+    mode: T.AgentModeName = "FRESH",
+    options?: CallOptions,
+  ): Promise<Session> {
+    await this.client.rpc.startAgent(
+      {
+        sessionId: this.id,
+        agentId,
+        parentAgentId: this.agentId,
+        mode: enumName("AGENT_MODE_", mode) as T.AgentMode,
+      },
+      options,
+    );
+    return this.agent(agentId);
+  }
+
+  /** Merge agent `from`'s file state into `into` (default: this agent). */
+  async mergeFileState(from: string, into = this.agentId, options?: CallOptions): Promise<T.MergeFileStateResponse> {
+    return this.client.rpc.mergeFileState({ sessionId: this.id, fromAgentId: from, intoAgentId: into }, options);
+  }
+
+  /** Read a file through the daemon (it records the read; a re-read may be the unchanged stub). */
+  async readFile(path: string, opts: ReadOptions = {}, options?: CallOptions): Promise<ReadResult> {
+    const r = await this.client.rpc.readFile({ ...this.ids, path, offset: opts.offset, limit: opts.limit }, options);
+    return {
+      path: r.path,
+      unchanged: r.unchanged,
+      text: r.text.toString("utf8"),
+      content: r.content.toString("utf8"),
+      timestampMs: r.timestampMs,
+      startLine: r.startLine,
+      numLines: r.numLines,
+      totalLines: r.totalLines,
+      tokens: r.tokens,
+    };
+  }
+
+  /** Record a read the harness did itself. Returns the normalised path. */
+  async recordRead(path: string, content: T.Bytes, opts: RecordReadOptions = {}, options?: CallOptions): Promise<string> {
+    const r = await this.client.rpc.recordRead(
+      {
+        ...this.ids,
+        path,
+        content,
+        timestampMs: opts.timestampMs ?? 0,
+        offset: opts.offset,
+        limit: opts.limit,
+        partialView: opts.partialView ?? false,
+        nestedMemory: opts.nestedMemory ?? false,
+      },
+      options,
+    );
+    return r.path;
+  }
+
+  /** Record an Edit/Write (content after it; timestamp 0 = the daemon stats the file). */
+  async recordWrite(path: string, content: T.Bytes, timestampMs = 0, options?: CallOptions): Promise<string> {
+    return (await this.client.rpc.recordWrite({ ...this.ids, path, content, timestampMs }, options)).path;
+  }
+
+  /** May the agent write `path` now? (NOT_READ / MODIFIED carry the reference's error text.) */
+  async checkWrite(path: string, options?: CallOptions): Promise<T.CheckWriteResponse> {
+    return this.client.rpc.checkWrite({ ...this.ids, path }, options);
+  }
+
+  /** Read files changed on disk since read, with the hint for a write-like shell command. */
+  async checkStale(opts: { command?: string; startedAtMs?: number } = {}, options?: CallOptions): Promise<T.CheckStaleResponse> {
+    return this.client.rpc.checkStale(
+      { ...this.ids, command: opts.command ?? "", startedAtMs: opts.startedAtMs ?? 0 },
+      options,
+    );
+  }
+
+  /** Record an invoked skill. Returns how many skills this agent now holds. */
+  async recordSkill(skill: SkillInput, options?: CallOptions): Promise<number> {
+    const r = await this.client.rpc.recordSkill(
+      { ...this.ids, name: skill.name, path: skill.path ?? "", content: skill.content, invokedAtMs: skill.invokedAtMs ?? 0 },
+      options,
+    );
+    return r.skills;
+  }
+
+  /** Set (or clear with "") the plan file. Returns the normalised path. */
+  async setPlan(planFilePath: string, options?: CallOptions): Promise<string> {
+    return (await this.client.rpc.setPlan({ ...this.ids, planFilePath }, options)).planFilePath;
+  }
+
+  async setMode(mode: T.PermissionModeName, options?: CallOptions): Promise<void> {
+    await this.client.rpc.setMode(
+      { ...this.ids, mode: enumName("PERMISSION_MODE_", mode) as T.PermissionMode },
+      options,
+    );
+  }
+
+  /** Create or update a background task of the session. */
+  async upsertTask(task: TaskInput, options?: CallOptions): Promise<void> {
+    await this.client.rpc.upsertTask(
+      {
+        sessionId: this.id,
+        task: { ...task, status: task.status ? (enumName("TASK_STATUS_", task.status) as T.TaskStatus) : undefined },
+      },
+      options,
+    );
+  }
+
+  /** Update the catalogues; returns the delta attachments to announce now. */
+  async setCatalog(c: CatalogInput, options?: CallOptions): Promise<T.Attachment[]> {
+    const agentTypes =
+      c.agentTypes !== undefined || c.showConcurrencyNote !== undefined
+        ? { agentTypes: c.agentTypes ?? [], showConcurrencyNote: c.showConcurrencyNote ?? false }
+        : undefined;
+    const r = await this.client.rpc.setCatalog(
+      {
+        ...this.ids,
+        deferredTools: c.deferredTools ? { names: c.deferredTools } : undefined,
+        agentTypes,
+        mcpServers: c.mcpServers ? { servers: c.mcpServers } : undefined,
+        skillListing: c.skillListing ? { skills: c.skillListing } : undefined,
+      },
+      options,
+    );
+    return r.attachments;
+  }
+
+  private compactRequest(o: CompactOptions): T.CompactRequestInput {
+    return {
+      ...this.ids,
+      kind: o.kind ? (enumName("COMPACT_KIND_", o.kind) as T.CompactKind) : undefined,
+      preservedMessages: messagesRequest(o.preservedMessages),
+      policy: policyRequest(o.policy),
+      additionalContext: o.additionalContext ?? [],
+      skipHooks: o.skipHooks ?? false,
+    };
+  }
+
+  /**
+   * Compact: the restoration attachments in injection order (each with `renderedText`), a
+   * decision for every candidate file and skill, totals per category and `renderedText`, the
+   * text to inject. Clears the agent's read state as the reference does.
+   */
+  async compact(opts: CompactOptions = {}, options?: CallOptions): Promise<CompactResult> {
+    return this.client.rpc.compact(this.compactRequest(opts), options);
+  }
+
+  /** What `compact` would return now, changing nothing. */
+  async previewCompact(opts: CompactOptions = {}, options?: CallOptions): Promise<CompactResult> {
+    return this.client.rpc.previewCompact(this.compactRequest(opts), options);
+  }
+
+  /** Drop the session and all its agents from the daemon. */
+  async close(options?: CallOptions): Promise<void> {
+    await this.client.rpc.closeSession({ sessionId: this.id }, options);
+  }
+}

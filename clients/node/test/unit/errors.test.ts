@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Metadata, status, type ServiceError } from "@grpc/grpc-js";
+import { ClientReason, PostcompactError, statusCodeFromName, statusCodeName } from "../../src/index.js";
+import { encodeStatusDetails } from "../fixtures/fake-server.js";
+
+function serviceError(code: status, details: string, metadata: Metadata): ServiceError {
+  return Object.assign(new Error(`${code} ${details}`), { code, details, metadata });
+}
+
+describe("error mapping", () => {
+  test("reason from the trailing metadata key, ErrorInfo decoded", () => {
+    const md = new Metadata();
+    md.set("postcompact-error-reason", "PATH_OUTSIDE_ROOTS");
+    md.set("grpc-status-details-bin", encodeStatusDetails(7, "outside", "PATH_OUTSIDE_ROOTS", { path: "/etc/passwd" }));
+    const e = PostcompactError.fromServiceError(serviceError(status.PERMISSION_DENIED, "outside", md), "ReadFile");
+    assert.ok(e instanceof PostcompactError && e instanceof Error);
+    assert.equal(e.code, status.PERMISSION_DENIED);
+    assert.equal(e.codeName, "PERMISSION_DENIED");
+    assert.equal(e.reason, "PATH_OUTSIDE_ROOTS");
+    assert.equal(e.details, "outside");
+    assert.equal(e.method, "ReadFile");
+    assert.deepEqual(e.errorInfo, { reason: "PATH_OUTSIDE_ROOTS", domain: "postcompact", metadata: { path: "/etc/passwd" } });
+    assert.deepEqual(e.info, { path: "/etc/passwd" });
+    assert.match(e.message, /ReadFile: PERMISSION_DENIED \[PATH_OUTSIDE_ROOTS\] outside/);
+  });
+
+  test("reason from ErrorInfo alone", () => {
+    const md = new Metadata();
+    md.set("grpc-status-details-bin", encodeStatusDetails(3, "bad", "MALFORMED_REQUEST"));
+    const e = PostcompactError.fromServiceError(serviceError(status.INVALID_ARGUMENT, "bad", md));
+    assert.equal(e.reason, "MALFORMED_REQUEST");
+  });
+
+  test("no reason at all (a transport failure)", () => {
+    const e = PostcompactError.fromServiceError(serviceError(status.UNAVAILABLE, "connect failed", new Metadata()));
+    assert.equal(e.reason, ClientReason.UNKNOWN);
+    assert.equal(e.codeName, "UNAVAILABLE");
+    assert.equal(e.errorInfo, undefined);
+  });
+
+  test("garbage details do not hide the plain reason", () => {
+    const md = new Metadata();
+    md.set("postcompact-error-reason", "X");
+    md.set("grpc-status-details-bin", Buffer.from([0xff, 0xff, 0xff]));
+    assert.equal(PostcompactError.fromServiceError(serviceError(status.INTERNAL, "", md)).reason, "X");
+  });
+
+  test("status code names both ways", () => {
+    assert.equal(statusCodeName(3), "INVALID_ARGUMENT");
+    assert.equal(statusCodeFromName("NOT_FOUND"), 5);
+    assert.throws(() => statusCodeFromName("NOPE"));
+  });
+});
