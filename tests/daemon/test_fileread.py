@@ -1,0 +1,145 @@
+"""fileread.read_text: refusals (binary, device, directory, symlink escape, deny globs, size) and
+ranges."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from postcompact.fileread import DEFAULT_DENY_GLOBS, FileReadError, TextFile, read_text
+
+
+def _read(path: Path | str, root: Path, **kw: object) -> TextFile:
+    kw.setdefault("max_bytes", 1000)
+    return read_text(str(path), roots=[str(root)], **kw)  # type: ignore[arg-type]
+
+
+def _kind(path: Path | str, root: Path, **kw: object) -> str:
+    with pytest.raises(FileReadError) as err:
+        _read(path, root, **kw)
+    assert str(path) in err.value.message or err.value.kind in {"invalid_path", "invalid_range"}
+    return err.value.kind
+
+
+def test_whole_file(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_bytes(b"a\r\nb\nc\n")
+    tf = _read(f, tmp_path)
+    assert tf.content == b"a\r\nb\nc\n"
+    assert (tf.total_lines, tf.start_line, tf.num_lines, tf.size) == (4, 1, 4, 7)
+    assert tf.mtime_ms == os.stat(f).st_mtime_ns // 1_000_000
+    assert tf.path == str(f)
+
+
+def test_empty_file_has_no_lines(tmp_path: Path) -> None:
+    f = tmp_path / "e.txt"
+    f.write_bytes(b"")
+    tf = _read(f, tmp_path)
+    assert (tf.content, tf.total_lines, tf.num_lines) == (b"", 0, 0)
+
+
+def test_ranges(tmp_path: Path) -> None:
+    f = tmp_path / "r.txt"
+    f.write_bytes(b"l1\r\nl2\nl3\nl4")
+    assert _read(f, tmp_path, offset=2).content == b"l2\nl3\nl4"
+    one = _read(f, tmp_path, offset=1, limit=1)
+    assert (one.content, one.num_lines, one.total_lines) == (b"l1", 1, 4)
+    mid = _read(f, tmp_path, offset=2, limit=2)
+    assert (mid.content, mid.start_line, mid.num_lines) == (b"l2\nl3", 2, 2)
+    past = _read(f, tmp_path, offset=9)
+    assert (past.content, past.num_lines, past.total_lines) == (b"", 0, 4)
+    assert _read(f, tmp_path, limit=100).content == b"l1\r\nl2\nl3\nl4"
+
+
+def test_invalid_range(tmp_path: Path) -> None:
+    f = tmp_path / "r.txt"
+    f.write_text("x")
+    assert _kind(f, tmp_path, offset=0) == "invalid_range"
+    assert _kind(f, tmp_path, limit=0) == "invalid_range"
+
+
+def test_too_large_whole_but_ranged_ok(tmp_path: Path) -> None:
+    f = tmp_path / "big.txt"
+    f.write_bytes(b"".join(b"line %d\n" % i for i in range(500)))
+    assert _kind(f, tmp_path, max_bytes=100) == "too_large"
+    part = _read(f, tmp_path, max_bytes=100, offset=10, limit=2)
+    assert part.content == b"line 9\nline 10"
+    assert part.total_lines == 501
+
+
+def test_head_bytes_cuts_at_a_line_boundary(tmp_path: Path) -> None:
+    f = tmp_path / "big.txt"
+    f.write_bytes(b"aaaa\nbbbb\ncccc\n")
+    tf = _read(f, tmp_path, max_bytes=4, head_bytes=12)
+    assert (tf.content, tf.truncated, tf.num_lines, tf.total_lines) == (b"aaaa\nbbbb", True, 2, 4)
+    first = _read(f, tmp_path, max_bytes=4, head_bytes=3)
+    assert (first.content, first.truncated) == (b"aaa", True)
+    # A multi-byte character is never split.
+    g = tmp_path / "u.txt"
+    g.write_bytes("ééé".encode())
+    assert _read(g, tmp_path, head_bytes=3).content == "é".encode()
+    whole = _read(f, tmp_path, head_bytes=1000)
+    assert (whole.content, whole.truncated) == (b"aaaa\nbbbb\ncccc\n", False)
+
+
+def test_binary_by_extension_and_by_content(tmp_path: Path) -> None:
+    for name in ("x.png", "x.o", "x.so", "x.exe", "x.zip", "x.pdf", "X.PNG"):
+        p = tmp_path / name
+        p.write_text("text really")
+        assert _kind(p, tmp_path) == "binary", name
+    nul = tmp_path / "data.txt"
+    nul.write_bytes(b"abc\0def")
+    assert _kind(nul, tmp_path) == "binary"
+    late = tmp_path / "late.txt"
+    late.write_bytes(b"a" * 20000 + b"\0")
+    assert _kind(late, tmp_path, max_bytes=100000) == "binary"
+
+
+def test_device_directory_missing(tmp_path: Path) -> None:
+    with pytest.raises(FileReadError) as err:
+        read_text("/dev/null", roots=["/dev"], max_bytes=10)
+    assert err.value.kind == "device"
+    assert _kind(tmp_path, tmp_path) == "directory"
+    assert _kind(tmp_path / "nope.txt", tmp_path) == "missing"
+
+
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert _kind(fifo, tmp_path) == "device"
+
+
+def test_symlink_escaping_roots(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("s")
+    (root / "link.txt").symlink_to(outside)
+    assert _kind(root / "link.txt", root) == "outside_roots"
+    assert _kind(outside, root) == "outside_roots"
+    assert _kind(root / ".." / "secret.txt", root) == "outside_roots"
+    # A symlink that stays inside is followed.
+    (root / "real.txt").write_text("ok")
+    (root / "inner.txt").symlink_to(root / "real.txt")
+    tf = _read(root / "inner.txt", root)
+    assert (tf.content, tf.path) == (b"ok", str(root / "real.txt"))
+
+
+def test_deny_globs(tmp_path: Path) -> None:
+    for name in (".env", ".env.local", "server.pem", "tls.key", "id_rsa", "id_ed25519.pub"):
+        p = tmp_path / name
+        p.write_text("secret")
+        assert _kind(p, tmp_path, deny_globs=DEFAULT_DENY_GLOBS) == "denied", name
+    ok = tmp_path / "env.txt"
+    ok.write_text("fine")
+    assert _read(ok, tmp_path, deny_globs=DEFAULT_DENY_GLOBS).content == b"fine"
+    sub = tmp_path / "secrets"
+    sub.mkdir()
+    (sub / "a.txt").write_text("x")
+    assert _kind(sub / "a.txt", tmp_path, deny_globs=["*/secrets/*"]) == "denied"
+
+
+def test_relative_and_nul_paths_are_invalid(tmp_path: Path) -> None:
+    assert _kind("rel.txt", tmp_path) == "invalid_path"
+    assert _kind(str(tmp_path / "a\0b"), tmp_path) == "invalid_path"
