@@ -22,10 +22,11 @@ help:
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make protos  regenerate the committed gRPC code"
 
-$(VENV_STAMP): requirements/dev.txt pyproject.toml
+$(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements/dev.txt
+	$(PY) -m pip install -q -e clients/python
 	touch $@
 
 $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json

@@ -89,8 +89,26 @@ def gen_go() -> None:
     )
 
 
+def gen_python_client() -> None:
+    """The pure-Python client's copy: clients/python/src/postcompact_client/v1, imports rewritten."""
+    import tempfile
+
+    dest = ROOT / "clients" / "python" / "src" / "postcompact_client" / "v1"
+    with tempfile.TemporaryDirectory() as tmp:
+        gen_python(Path(tmp))
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(Path(tmp) / "postcompact" / "v1", dest)
+    for f in sorted(dest.iterdir()):
+        if f.suffix in (".py", ".pyi"):
+            text = f.read_text()
+            text = text.replace("from postcompact.v1 import", "from postcompact_client.v1 import")
+            f.write_text(text)
+
+
 GENERATORS: dict[str, Callable[[], None]] = {
     "python-daemon": lambda: gen_python(ROOT / "daemon"),
+    "python-client": gen_python_client,
     "go": gen_go,
 }
 

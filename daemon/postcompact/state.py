@@ -50,6 +50,10 @@ class AgentState:
     mode: pb.PermissionMode.ValueType = pb.PERMISSION_MODE_DEFAULT
     catalog: Catalog = field(default_factory=Catalog)
     compactions: int = 0
+    # ReadFile under the default profile stores the read time as the timestamp, so the dedup
+    # check needs the file's mtime as of that read: path -> (entry timestamp, mtime at the read).
+    # Only trusted while the cache entry still has that timestamp (see service/files.py).
+    read_mtimes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

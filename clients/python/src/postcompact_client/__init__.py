@@ -1,0 +1,25 @@
+"""Typed Python client for the postcompact daemon (sync `Client`, asyncio `AsyncClient`).
+
+Discovery, auto-start and error conventions follow docs/clients.md.
+"""
+
+from postcompact_client._aio import AsyncClient, AsyncSession
+from postcompact_client._client import Client, Session
+from postcompact_client._discovery import Target, resolve, runtime_dir
+from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client.v1 import postcompact_pb2 as pb
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AsyncClient",
+    "AsyncSession",
+    "Client",
+    "DaemonUnavailable",
+    "PostcompactError",
+    "Session",
+    "Target",
+    "pb",
+    "resolve",
+    "runtime_dir",
+]

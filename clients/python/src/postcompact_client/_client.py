@@ -1,0 +1,430 @@
+"""The synchronous client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from postcompact_client import _requests as rq
+from postcompact_client._autostart import spawn_daemon
+from postcompact_client._discovery import Target, resolve
+from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
+
+R = TypeVar("R")
+
+CHANNEL_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.max_receive_message_length", 32 * 1024 * 1024),
+    ("grpc.max_send_message_length", 32 * 1024 * 1024),
+    # A local daemon: reconnect quickly after it (re)starts.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+
+
+class Client:
+    """A connection to the daemon. Thread-safe; use one per process.
+
+    `address`: `unix:///path`, a socket path or `127.0.0.1:PORT`; default: discovery
+    (POSTCOMPACT_ADDRESS, server.json, the default socket). `auto_start` (default: on unless the
+    address was given explicitly) spawns `postcompact serve` when no daemon answers.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        token: str | None = None,
+        auto_start: bool | None = None,
+        timeout: float | None = 30.0,
+        start_timeout: float = 10.0,
+    ):
+        self.target: Target = resolve(address, token)
+        self.auto_start = (not self.target.explicit) if auto_start is None else auto_start
+        self.timeout = timeout
+        self.start_timeout = start_timeout
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {self.target.token}"),) if self.target.token else ()
+        )
+        self._channel = grpc.insecure_channel(self.target.address, options=CHANNEL_OPTIONS)
+        self.stub = pb_grpc.PostcompactServiceStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+        self._start_tried = False
+
+    # --- plumbing ---------------------------------------------------------------------------
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:
+        """Call any RPC by name (e.g. "ReadFile"); errors become PostcompactError."""
+        fn = getattr(self.stub, method)
+        t = self.timeout if timeout is None else timeout
+        try:
+            return fn(request, timeout=t, metadata=self._metadata)
+        except grpc.RpcError as err:
+            code = err.code() if hasattr(err, "code") else None
+            if code == grpc.StatusCode.UNAVAILABLE and self.auto_start and not self._start_tried:
+                self.start_daemon()
+                try:
+                    return fn(request, timeout=t, metadata=self._metadata)
+                except grpc.RpcError as err2:
+                    raise PostcompactError.from_rpc_error(err2) from None
+            raise PostcompactError.from_rpc_error(err) from None
+
+    def health(self, service: str = "", timeout: float = 1.0) -> bool:
+        """True when the daemon answers SERVING."""
+        try:
+            resp = self._health.Check(
+                health_pb2.HealthCheckRequest(service=service),
+                timeout=timeout,
+                metadata=self._metadata,
+            )
+        except grpc.RpcError:
+            return False
+        return bool(resp.status == health_pb2.HealthCheckResponse.SERVING)
+
+    def wait_for_health(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        delay = 0.05
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DaemonUnavailable(
+                    f"the postcompact daemon at {self.target.address} "
+                    f"is not SERVING after {timeout:g}s"
+                )
+            try:
+                resp = self._health.Check(
+                    health_pb2.HealthCheckRequest(),
+                    timeout=min(1.0, remaining),
+                    wait_for_ready=True,
+                    metadata=self._metadata,
+                )
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 0.5)
+
+    def start_daemon(self) -> None:
+        """Spawn the daemon (on this client's socket) and wait until it is SERVING."""
+        self._start_tried = True
+        if self.target.is_tcp:
+            raise DaemonUnavailable(f"no daemon at {self.target.address} (TCP: not auto-started)")
+        if not self.health(timeout=0.5):
+            spawn_daemon(self.target.socket_path)
+            self.wait_for_health(self.start_timeout)
+
+    # --- server -----------------------------------------------------------------------------
+    def server_info(self) -> pb.GetServerInfoResponse:
+        r: pb.GetServerInfoResponse = self.call("GetServerInfo", pb.GetServerInfoRequest())
+        return r
+
+    def stats(self) -> pb.GetStatsResponse:
+        r: pb.GetStatsResponse = self.call("GetStats", pb.GetStatsRequest())
+        return r
+
+    # --- sessions ---------------------------------------------------------------------------
+    def open_session(
+        self,
+        cwd: str,
+        *,
+        session_id: str = "",
+        roots: Sequence[str] = (),
+        memory_file_names: Sequence[str] = (),
+        memory_paths: Sequence[str] = (),
+        plans_directory: str = "",
+        policy: rq.PolicyArg = None,
+        profile: str | int | None = None,
+        home: str = "",
+    ) -> Session:
+        req = rq.open_session(
+            cwd,
+            session_id=session_id,
+            roots=roots,
+            memory_file_names=memory_file_names,
+            memory_paths=memory_paths,
+            plans_directory=plans_directory,
+            policy_=policy,
+            profile_=profile,
+            home=home,
+        )
+        resp: pb.OpenSessionResponse = self.call("OpenSession", req)
+        return Session(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
+
+    def session(self, session_id: str, agent_id: str = "") -> Session:
+        """A handle on an existing session (no RPC)."""
+        return Session(self, session_id, agent_id)
+
+    def list_sessions(self) -> list[pb.SessionInfo]:
+        resp: pb.ListSessionsResponse = self.call("ListSessions", pb.ListSessionsRequest())
+        return list(resp.sessions)
+
+    # --- tokens -----------------------------------------------------------------------------
+    def estimate_tokens(self, text: rq.Text, ext: str = "") -> int:
+        resp = self.call(
+            "EstimateTokens", pb.EstimateTokensRequest(text=rq.as_bytes(text), ext=ext)
+        )
+        return int(resp.tokens)
+
+    def estimate_tokens_batch(self, texts: Iterable[rq.Text], ext: str = "") -> list[int]:
+        req = pb.EstimateTokensBatchRequest(texts=[rq.as_bytes(t) for t in texts], ext=ext)
+        return list(self.call("EstimateTokensBatch", req).tokens)
+
+    def count_tokens(self, text: rq.Text, encoding: str = "") -> int:
+        resp = self.call(
+            "CountTokens", pb.CountTokensRequest(text=rq.as_bytes(text), encoding=encoding)
+        )
+        return int(resp.tokens)
+
+    def count_tokens_batch(self, texts: Iterable[rq.Text], encoding: str = "") -> list[int]:
+        req = pb.CountTokensBatchRequest(texts=[rq.as_bytes(t) for t in texts], encoding=encoding)
+        return list(self.call("CountTokensBatch", req).tokens)
+
+    def truncate_tokens(
+        self,
+        text: rq.Text,
+        max_tokens: int,
+        marker: str = "",
+        *,
+        counter: str | int | None = None,
+        encoding: str = "",
+    ) -> pb.TruncateTokensResponse:
+        req = pb.TruncateTokensRequest(
+            text=rq.as_bytes(text),
+            max_tokens=max_tokens,
+            marker=marker,
+            counter=rq._enum(pb.TokenCounter, "TOKEN_COUNTER_", counter),
+            encoding=encoding,
+        )
+        r: pb.TruncateTokensResponse = self.call("TruncateTokens", req)
+        return r
+
+    def truncate_tokens_batch(
+        self,
+        texts: Iterable[rq.Text],
+        max_tokens: int,
+        marker: str = "",
+        *,
+        counter: str | int | None = None,
+        encoding: str = "",
+    ) -> list[pb.TruncateTokensResponse]:
+        req = pb.TruncateTokensBatchRequest(
+            texts=[rq.as_bytes(t) for t in texts],
+            max_tokens=max_tokens,
+            marker=marker,
+            counter=rq._enum(pb.TokenCounter, "TOKEN_COUNTER_", counter),
+            encoding=encoding,
+        )
+        return list(self.call("TruncateTokensBatch", req).results)
+
+
+class Session:
+    """A session (and one agent in it: "" is the main thread) bound to a Client."""
+
+    def __init__(
+        self,
+        client: Client,
+        session_id: str,
+        agent_id: str = "",
+        *,
+        resumed: bool = False,
+        info: pb.SessionInfo | None = None,
+    ):
+        self.client = client
+        self.session_id = session_id
+        self.agent_id = agent_id
+        self.resumed = resumed
+        self.info = info
+
+    def __repr__(self) -> str:
+        return f"Session({self.session_id!r}, agent={self.agent_id!r})"
+
+    def _ids(self) -> dict[str, str]:
+        return {"session_id": self.session_id, "agent_id": self.agent_id}
+
+    def agent(self, agent_id: str) -> Session:
+        """The same session seen as another (already started) agent."""
+        return Session(self.client, self.session_id, agent_id)
+
+    def close(self) -> None:
+        self.client.call("CloseSession", pb.CloseSessionRequest(session_id=self.session_id))
+
+    def start_agent(self, agent_id: str, mode: str | int | None = "fresh") -> Session:
+        """Start a sub-agent of this agent: mode "fresh" (empty cache) or "clone_parent"."""
+        self.client.call(
+            "StartAgent",
+            pb.StartAgentRequest(
+                session_id=self.session_id,
+                agent_id=agent_id,
+                parent_agent_id=self.agent_id,
+                mode=rq.agent_mode(mode),
+            ),
+        )
+        return self.agent(agent_id)
+
+    def merge_file_state(self, from_agent_id: str) -> pb.MergeFileStateResponse:
+        """Merge `from_agent_id`'s file state into this agent (strictly newer entries win)."""
+        r: pb.MergeFileStateResponse = self.client.call(
+            "MergeFileState",
+            pb.MergeFileStateRequest(
+                session_id=self.session_id, from_agent_id=from_agent_id, into_agent_id=self.agent_id
+            ),
+        )
+        return r
+
+    def read_file(
+        self, path: str, *, offset: int | None = None, limit: int | None = None
+    ) -> pb.ReadFileResponse:
+        req = pb.ReadFileRequest(**self._ids(), path=path)
+        if offset is not None:
+            req.offset = offset
+        if limit is not None:
+            req.limit = limit
+        r: pb.ReadFileResponse = self.client.call("ReadFile", req)
+        return r
+
+    def record_read(
+        self,
+        path: str,
+        content: rq.Text,
+        *,
+        timestamp_ms: int = 0,
+        offset: int | None = None,
+        limit: int | None = None,
+        partial_view: bool = False,
+        nested_memory: bool = False,
+    ) -> str:
+        req = pb.RecordReadRequest(
+            **self._ids(),
+            path=path,
+            content=rq.as_bytes(content),
+            timestamp_ms=timestamp_ms,
+            partial_view=partial_view,
+            nested_memory=nested_memory,
+        )
+        if offset is not None:
+            req.offset = offset
+        if limit is not None:
+            req.limit = limit
+        return str(self.client.call("RecordRead", req).path)
+
+    def record_write(self, path: str, content: rq.Text, *, timestamp_ms: int = 0) -> str:
+        req = pb.RecordWriteRequest(
+            **self._ids(), path=path, content=rq.as_bytes(content), timestamp_ms=timestamp_ms
+        )
+        return str(self.client.call("RecordWrite", req).path)
+
+    def check_write(self, path: str) -> pb.CheckWriteResponse:
+        r: pb.CheckWriteResponse = self.client.call(
+            "CheckWrite", pb.CheckWriteRequest(**self._ids(), path=path)
+        )
+        return r
+
+    def check_stale(self, command: str = "", started_at_ms: int = 0) -> pb.CheckStaleResponse:
+        r: pb.CheckStaleResponse = self.client.call(
+            "CheckStale",
+            pb.CheckStaleRequest(**self._ids(), command=command, started_at_ms=started_at_ms),
+        )
+        return r
+
+    def record_skill(
+        self, name: str, *, path: str = "", content: rq.Text = b"", invoked_at_ms: int = 0
+    ) -> int:
+        req = pb.RecordSkillRequest(
+            **self._ids(),
+            name=name,
+            path=path,
+            content=rq.as_bytes(content),
+            invoked_at_ms=invoked_at_ms,
+        )
+        return int(self.client.call("RecordSkill", req).skills)
+
+    def set_plan(self, plan_file_path: str) -> str:
+        req = pb.SetPlanRequest(**self._ids(), plan_file_path=plan_file_path)
+        return str(self.client.call("SetPlan", req).plan_file_path)
+
+    def set_mode(self, mode: str | int) -> None:
+        self.client.call("SetMode", pb.SetModeRequest(**self._ids(), mode=rq.permission_mode(mode)))
+
+    def upsert_task(self, task: pb.Task | Mapping[str, Any]) -> None:
+        self.client.call(
+            "UpsertTask", pb.UpsertTaskRequest(session_id=self.session_id, task=rq.task(task))
+        )
+
+    def set_catalog(
+        self,
+        *,
+        deferred_tools: Iterable[str] | None = None,
+        agent_types: Iterable[pb.AgentType | Mapping[str, Any]] | None = None,
+        show_concurrency_note: bool = False,
+        mcp_servers: Mapping[str, str] | Iterable[pb.McpServer] | None = None,
+        skill_listing: Iterable[pb.SkillListingEntry | tuple[str, str]] | None = None,
+    ) -> list[pb.Attachment]:
+        req = rq.catalog(
+            self.session_id,
+            self.agent_id,
+            deferred_tools=deferred_tools,
+            agent_types=agent_types,
+            show_concurrency_note=show_concurrency_note,
+            mcp_servers=mcp_servers,
+            skill_listing=skill_listing,
+        )
+        return list(self.client.call("SetCatalog", req).attachments)
+
+    def compact(
+        self,
+        *,
+        kind: str | int | None = None,
+        preserved_messages: Sequence[pb.ConversationMessage] = (),
+        policy: rq.PolicyArg = None,
+        additional_context: Sequence[str] = (),
+        skip_hooks: bool = False,
+    ) -> pb.CompactResponse:
+        """Compact this agent: the attachments to inject (in order) and every decision."""
+        req = rq.compact(
+            self.session_id,
+            self.agent_id,
+            kind=kind,
+            preserved_messages=preserved_messages,
+            policy_=policy,
+            additional_context=additional_context,
+            skip_hooks=skip_hooks,
+        )
+        r: pb.CompactResponse = self.client.call("Compact", req)
+        return r
+
+    def preview_compact(
+        self,
+        *,
+        kind: str | int | None = None,
+        preserved_messages: Sequence[pb.ConversationMessage] = (),
+        policy: rq.PolicyArg = None,
+        additional_context: Sequence[str] = (),
+        skip_hooks: bool = False,
+    ) -> pb.PreviewCompactResponse:
+        """What Compact would return, changing nothing."""
+        req = rq.compact(
+            self.session_id,
+            self.agent_id,
+            kind=kind,
+            preserved_messages=preserved_messages,
+            policy_=policy,
+            additional_context=additional_context,
+            skip_hooks=skip_hooks,
+        )
+        r: pb.PreviewCompactResponse = self.client.call("PreviewCompact", rq.preview(req))
+        return r

@@ -1,0 +1,160 @@
+"""Request builders shared by the sync and asyncio clients (friendly arguments -> messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from postcompact_client.v1 import postcompact_pb2 as pb
+
+PolicyArg = pb.RestorePolicy | Mapping[str, Any] | None
+Text = bytes | str
+
+
+def as_bytes(value: Text) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _enum(enum: Any, prefix: str, value: str | int | None, default: int = 0) -> Any:
+    if value is None:
+        return default
+    if isinstance(value, int):
+        return value
+    name = value.upper().replace("-", "_")
+    return enum.Value(name if name.startswith(prefix) else prefix + name)
+
+
+def profile(value: str | int | None) -> pb.Profile.ValueType:
+    if isinstance(value, str) and value.lower() in ("default", "claude-code", "claude_code"):
+        value = "CLAUDE_CODE" if value.lower() != "default" else "DEFAULT"
+    result: pb.Profile.ValueType = _enum(pb.Profile, "PROFILE_", value)
+    return result
+
+
+def policy(value: PolicyArg) -> pb.RestorePolicy | None:
+    if value is None or isinstance(value, pb.RestorePolicy):
+        return value
+    p = pb.RestorePolicy()
+    for key, v in value.items():
+        if key == "oversize":
+            p.oversize = _enum(pb.OversizePolicy, "OVERSIZE_POLICY_", v)
+        elif key == "counter":
+            p.counter = _enum(pb.TokenCounter, "TOKEN_COUNTER_", v)
+        else:
+            setattr(p, key, v)
+    return p
+
+
+def agent_mode(value: str | int | None) -> pb.AgentMode.ValueType:
+    result: pb.AgentMode.ValueType = _enum(pb.AgentMode, "AGENT_MODE_", value)
+    return result
+
+
+def permission_mode(value: str | int) -> pb.PermissionMode.ValueType:
+    result: pb.PermissionMode.ValueType = _enum(pb.PermissionMode, "PERMISSION_MODE_", value)
+    return result
+
+
+def compact_kind(value: str | int | None) -> pb.CompactKind.ValueType:
+    result: pb.CompactKind.ValueType = _enum(pb.CompactKind, "COMPACT_KIND_", value)
+    return result
+
+
+def task(value: pb.Task | Mapping[str, Any]) -> pb.Task:
+    if isinstance(value, pb.Task):
+        return value
+    fields = dict(value)
+    if "status" in fields:
+        fields["status"] = _enum(pb.TaskStatus, "TASK_STATUS_", fields["status"])
+    return pb.Task(**fields)
+
+
+def open_session(
+    cwd: str,
+    *,
+    session_id: str = "",
+    roots: Sequence[str] = (),
+    memory_file_names: Sequence[str] = (),
+    memory_paths: Sequence[str] = (),
+    plans_directory: str = "",
+    policy_: PolicyArg = None,
+    profile_: str | int | None = None,
+    home: str = "",
+) -> pb.OpenSessionRequest:
+    req = pb.OpenSessionRequest(
+        session_id=session_id,
+        cwd=cwd,
+        roots=list(roots),
+        memory=pb.MemoryFiles(file_names=list(memory_file_names), paths=list(memory_paths)),
+        plans_directory=plans_directory,
+        profile=profile(profile_),
+        home=home,
+    )
+    p = policy(policy_)
+    if p is not None:
+        req.policy.CopyFrom(p)
+    return req
+
+
+def catalog(
+    session_id: str,
+    agent_id: str,
+    *,
+    deferred_tools: Iterable[str] | None = None,
+    agent_types: Iterable[pb.AgentType | Mapping[str, Any]] | None = None,
+    show_concurrency_note: bool = False,
+    mcp_servers: Mapping[str, str] | Iterable[pb.McpServer] | None = None,
+    skill_listing: Iterable[pb.SkillListingEntry | tuple[str, str]] | None = None,
+) -> pb.SetCatalogRequest:
+    req = pb.SetCatalogRequest(session_id=session_id, agent_id=agent_id)
+    if deferred_tools is not None:
+        req.deferred_tools.CopyFrom(pb.DeferredTools(names=list(deferred_tools)))
+    if agent_types is not None:
+        types = [t if isinstance(t, pb.AgentType) else pb.AgentType(**t) for t in agent_types]
+        req.agent_types.CopyFrom(
+            pb.AgentTypes(agent_types=types, show_concurrency_note=show_concurrency_note)
+        )
+    if mcp_servers is not None:
+        servers = (
+            [pb.McpServer(name=k, instructions=v) for k, v in mcp_servers.items()]
+            if isinstance(mcp_servers, Mapping)
+            else list(mcp_servers)
+        )
+        req.mcp_servers.CopyFrom(pb.McpServers(servers=servers))
+    if skill_listing is not None:
+        entries = [
+            e
+            if isinstance(e, pb.SkillListingEntry)
+            else pb.SkillListingEntry(name=e[0], description=e[1])
+            for e in skill_listing
+        ]
+        req.skill_listing.CopyFrom(pb.SkillListing(skills=entries))
+    return req
+
+
+def compact(
+    session_id: str,
+    agent_id: str,
+    *,
+    kind: str | int | None = None,
+    preserved_messages: Sequence[pb.ConversationMessage] = (),
+    policy_: PolicyArg = None,
+    additional_context: Sequence[str] = (),
+    skip_hooks: bool = False,
+) -> pb.CompactRequest:
+    req = pb.CompactRequest(
+        session_id=session_id,
+        agent_id=agent_id,
+        kind=compact_kind(kind),
+        preserved_messages=list(preserved_messages),
+        additional_context=list(additional_context),
+        skip_hooks=skip_hooks,
+    )
+    p = policy(policy_)
+    if p is not None:
+        req.policy.CopyFrom(p)
+    return req
+
+
+def preview(req: pb.CompactRequest) -> pb.PreviewCompactRequest:
+    return pb.PreviewCompactRequest.FromString(req.SerializeToString())

@@ -1,0 +1,1 @@
+"""Generated from proto/postcompact/v1 by `make protos`."""

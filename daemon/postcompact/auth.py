@@ -1,0 +1,69 @@
+"""Bearer-token check for the optional loopback TCP listener.
+
+The Unix socket is protected by file permissions (0700 dir, 0600 socket); TCP on 127.0.0.1 is not,
+so the TCP listener is a separate grpc.aio server carrying this interceptor: every call (health and
+reflection included) needs `authorization: Bearer <token>` with the token from the 0600 token file,
+compared in constant time. Anything else is UNAUTHENTICATED with reason `UNAUTHENTICATED`.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from postcompact.errmap import status_trailers
+
+AUTH_METADATA_KEY = "authorization"
+
+
+def _token_ok(metadata: Any, token: bytes) -> bool:
+    for key, value in metadata or ():
+        if key == AUTH_METADATA_KEY:
+            raw = value if isinstance(value, bytes) else str(value).encode()
+            scheme, _, given = raw.partition(b" ")
+            if scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token):
+                return True
+    return False
+
+
+def _denied(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    code = grpc.StatusCode.UNAUTHENTICATED
+    msg = "TCP calls need the metadata `authorization: Bearer <token>` (token file in server.json)"
+    trailers = status_trailers(code, msg, "UNAUTHENTICATED")
+
+    async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await context.abort(code, msg, trailers)
+
+    async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await context.abort(code, msg, trailers)
+        yield None  # pragma: no cover  (makes this an async generator)
+
+    kw: dict[str, Any] = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(unary, **kw)
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(streaming, **kw)
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(unary, **kw)
+    return grpc.stream_stream_rpc_method_handler(streaming, **kw)
+
+
+class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, token: str):
+        self._token = token.encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or _token_ok(handler_call_details.invocation_metadata, self._token):
+            return handler
+        return _denied(handler)

@@ -1,0 +1,366 @@
+"""`postcompact` command line: serve | start | stop | status [--json] | version | demo.
+
+Exit codes: 0 success; 1 failure (e.g. another daemon already holds the lock); 2 bad usage or
+configuration; 3 not running (`status`, `stop`), as `systemctl status` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from postcompact import __version__
+from postcompact.config import Config, ConfigError, load_config
+from postcompact.lifecycle import (
+    LifecycleError,
+    RuntimePaths,
+    pid_alive,
+    read_server_json,
+)
+from postcompact.v1 import postcompact_pb2 as pb
+from postcompact.v1 import postcompact_pb2_grpc as pb_grpc
+
+API_VERSION = "postcompact.v1"
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_NOT_RUNNING = 3
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--socket", help="Unix socket path (default: $XDG_RUNTIME_DIR/postcompact/daemon.sock)"
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        help="config file (default: $XDG_CONFIG_HOME/postcompact/config.toml)",
+    )
+
+
+def _add_serve_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tcp-port", type=int, help="also listen on 127.0.0.1:PORT (0 = pick), token required"
+    )
+    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-file", type=Path, help="log here (JSON lines) instead of stderr")
+    p.add_argument("--max-message-bytes", type=int, help="gRPC message size limit (default 32 MiB)")
+    p.add_argument("--profile", choices=["default", "claude-code"], help="default session profile")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="postcompact",
+        description="Restores coding agents' working state after context compaction.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("serve", help="run the daemon in the foreground")
+    _add_common(p)
+    _add_serve_flags(p)
+    p = sub.add_parser("start", help="start the daemon detached and wait until it is healthy")
+    _add_common(p)
+    _add_serve_flags(p)
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for health")
+    p = sub.add_parser("stop", help="stop the running daemon (SIGTERM, graceful)")
+    _add_common(p)
+    p.add_argument("--timeout", type=float, default=10.0)
+    p = sub.add_parser("status", help="show whether the daemon runs, and its sessions and caches")
+    _add_common(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    sub.add_parser("version", help="print the version")
+    p = sub.add_parser("demo", help="replay the design chapter's §10.9 example through the daemon")
+    _add_common(p)
+    p.add_argument("--no-start", action="store_true", help="do not start a daemon if none runs")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> Config:
+    flags: dict[str, Any] = {"socket": getattr(args, "socket", None)}
+    for name in ("tcp_port", "log_level", "log_file", "max_message_bytes", "profile"):
+        if getattr(args, name, None) is not None:
+            flags[name] = getattr(args, name)
+    return load_config(flags, config_file=getattr(args, "config", None))
+
+
+def _err(msg: str) -> None:
+    print(f"postcompact: {msg}", file=sys.stderr)
+
+
+# --- talking to a running daemon ------------------------------------------------------------
+
+
+class Connection:
+    def __init__(self, socket: Path):
+        self.socket = socket
+        self.channel = grpc.insecure_channel(f"unix://{socket}")
+        self.stub = pb_grpc.PostcompactServiceStub(self.channel)
+        self.health = health_pb2_grpc.HealthStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def serving(self, timeout: float = 1.0) -> bool:
+        try:
+            r = self.health.Check(health_pb2.HealthCheckRequest(), timeout=timeout)
+        except grpc.RpcError:
+            return False
+        return bool(r.status == health_pb2.HealthCheckResponse.SERVING)
+
+    def wait_serving(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                r = self.health.Check(
+                    health_pb2.HealthCheckRequest(),
+                    timeout=max(0.05, min(1.0, deadline - time.monotonic())),
+                    wait_for_ready=True,
+                )
+                if r.status == health_pb2.HealthCheckResponse.SERVING:
+                    return True
+            except grpc.RpcError:
+                pass
+            time.sleep(0.05)
+        return False
+
+
+def spawn_detached(args: argparse.Namespace, cfg: Config) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "postcompact", "serve", "--socket", str(cfg.socket)]
+    if args.config:
+        cmd += ["--config", str(args.config)]
+    for flag in ("tcp_port", "log_level", "max_message_bytes", "profile"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            cmd += [f"--{flag.replace('_', '-')}", str(value)]
+    log_file = getattr(args, "log_file", None) or cfg.log_file or default_log_file()
+    cmd += ["--log-file", str(log_file)]
+    return subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def default_log_file() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(base) / "postcompact" / "daemon.log"
+
+
+def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0) -> bool:
+    """True when a daemon serves on cfg.socket (starting one if needed)."""
+    conn = Connection(cfg.socket)
+    try:
+        if conn.serving():
+            return True
+        proc = spawn_detached(args, cfg)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if conn.wait_serving(min(0.5, deadline - time.monotonic())):
+                return True
+            if proc.poll() is not None:
+                _err(f"the daemon exited with status {proc.returncode} while starting")
+                return False
+        _err(f"the daemon did not become healthy within {timeout:g}s")
+        return False
+    finally:
+        conn.close()
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from postcompact.logs import setup_logging
+    from postcompact.server import serve
+
+    cfg = _config(args)
+    setup_logging(cfg.log_level, cfg.log_file)
+    return serve(cfg)
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    conn = Connection(cfg.socket)
+    try:
+        if conn.serving():
+            print(f"postcompact is already running on {cfg.socket}")
+            return 0
+    finally:
+        conn.close()
+    if not ensure_running(args, cfg, args.timeout):
+        return EXIT_FAILURE
+    info = read_server_json(RuntimePaths.for_socket(cfg.socket).server_json) or {}
+    print(f"postcompact started (pid {info.get('pid', '?')}) on {cfg.socket}")
+    return 0
+
+
+def _daemon_pid(cfg: Config) -> int | None:
+    info = read_server_json(RuntimePaths.for_socket(cfg.socket).server_json)
+    conn = Connection(cfg.socket)
+    try:
+        r = conn.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=2.0)
+        return int(r.pid)
+    except grpc.RpcError:
+        pid = info.get("pid") if info else None
+        return pid if isinstance(pid, int) and pid_alive(pid) else None
+    finally:
+        conn.close()
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    import signal
+
+    cfg = _config(args)
+    pid = _daemon_pid(cfg)
+    if pid is None:
+        print(f"postcompact is not running on {cfg.socket}")
+        return EXIT_NOT_RUNNING
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid) or not cfg.socket.exists():
+            # The socket goes away last in the shutdown sequence, right before the exit.
+            while pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            print(f"postcompact stopped (pid {pid})")
+            return 0
+        time.sleep(0.05)
+    _err(f"the daemon (pid {pid}) did not stop within {args.timeout:g}s")
+    return EXIT_FAILURE
+
+
+def status_dict(info: pb.GetServerInfoResponse, stats: pb.GetStatsResponse) -> dict[str, Any]:
+    return {
+        "running": True,
+        "pid": info.pid,
+        "version": info.version,
+        "api_version": info.api_version,
+        "socket": info.socket_path,
+        "tcp_port": info.tcp_port,
+        "started_at_ms": info.started_at_ms,
+        "uptime_ms": stats.uptime_ms,
+        "sessions": stats.sessions,
+        "agents": stats.agents,
+        "cached_entries": stats.cached_entries,
+        "cached_bytes": stats.cached_bytes,
+        "compactions": stats.compactions,
+        "evictions": stats.evictions,
+        "session_infos": [
+            {
+                "session_id": s.session_id,
+                "cwd": s.cwd,
+                "agents": list(s.agent_ids),
+                "cached_entries": s.cached_entries,
+                "cached_bytes": s.cached_bytes,
+                "compactions": s.compactions,
+            }
+            for s in stats.session_infos
+        ],
+    }
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    conn = Connection(cfg.socket)
+    try:
+        info = conn.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=2.0)
+        stats = conn.stub.GetStats(pb.GetStatsRequest(), timeout=2.0)
+    except grpc.RpcError:
+        if args.json:
+            print(json.dumps({"running": False, "socket": str(cfg.socket)}))
+        else:
+            print(f"postcompact is not running (socket {cfg.socket})")
+        return EXIT_NOT_RUNNING
+    finally:
+        conn.close()
+    d = status_dict(info, stats)
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    print(f"postcompact {d['version']} ({d['api_version']}) running, pid {d['pid']}")
+    print(
+        f"  socket       {d['socket']}"
+        + (f"   tcp 127.0.0.1:{d['tcp_port']}" if d["tcp_port"] else "")
+    )
+    print(f"  uptime       {d['uptime_ms'] / 1000:.0f}s")
+    print(f"  sessions     {d['sessions']}   agents {d['agents']}")
+    print(f"  cached       {d['cached_entries']} files, {_human(d['cached_bytes'])}")
+    print(f"  compactions  {d['compactions']}   evictions {d['evictions']}")
+    for s in d["session_infos"]:
+        print(
+            f"    {s['session_id']}  {s['cwd']}  agents={len(s['agents'])} "
+            f"files={s['cached_entries']} compactions={s['compactions']}"
+        )
+    return 0
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024 or unit == "MiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    print(f"postcompact {__version__} (api {API_VERSION})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from postcompact.demo import run_demo
+
+    cfg = _config(args)
+    if args.no_start:
+        conn = Connection(cfg.socket)
+        try:
+            if not conn.serving():
+                print(f"postcompact is not running on {cfg.socket}")
+                return EXIT_NOT_RUNNING
+        finally:
+            conn.close()
+    elif not ensure_running(args, cfg):
+        return EXIT_FAILURE
+    return run_demo(cfg.socket)
+
+
+COMMANDS = {
+    "serve": cmd_serve,
+    "start": cmd_start,
+    "stop": cmd_stop,
+    "status": cmd_status,
+    "version": cmd_version,
+    "demo": cmd_demo,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return EXIT_USAGE
+    except LifecycleError as exc:
+        _err(str(exc))
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

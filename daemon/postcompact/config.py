@@ -1,0 +1,263 @@
+"""Daemon configuration: flags > POSTCOMPACT_* environment > config.toml > defaults.
+
+The file is `$XDG_CONFIG_HOME/postcompact/config.toml` (`~/.config/...` when unset), or the one
+named by `--config` / `POSTCOMPACT_CONFIG`. Example:
+
+    socket = "/run/user/1000/postcompact/daemon.sock"
+    tcp_port = 0                      # loopback TCP as well (0 = pick a port); absent = no TCP
+    log_level = "info"
+    max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB)
+    profile = "default"               # or "claude-code"
+    deny_globs = ["**/.env", "**/*.pem"]
+
+    [limits]
+    max_sessions = 1000
+    max_agents_per_session = 256
+    cache_max_entries = 100
+    cache_max_bytes = 26214400
+
+    [policy]                          # daemon-wide RestorePolicy defaults (reference constants)
+    max_files = 5
+    file_token_budget = 50000
+    oversize = "truncate_head"        # or "reference"
+    counter = "rough"                 # or "exact" (with encoding = "o200k_base")
+
+    [[hooks.session_start]]           # run at Compact; ONLY from this file, never from clients
+    command = "cat ~/notes/invariants.txt | jq -Rs '{additionalContext: .}'"
+    timeout_s = 10
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from postcompact.lifecycle import default_socket_path
+from postcompact.v1 import postcompact_pb2 as pb
+
+MIB = 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
+LOG_LEVELS = ("debug", "info", "warning", "error")
+PROFILES: dict[str, pb.Profile.ValueType] = {
+    "default": pb.PROFILE_DEFAULT,
+    "claude-code": pb.PROFILE_CLAUDE_CODE,
+    "claude_code": pb.PROFILE_CLAUDE_CODE,
+}
+_INT_POLICY_KEYS = (
+    "max_files",
+    "file_token_budget",
+    "max_tokens_per_file",
+    "max_tokens_per_skill",
+    "skills_token_budget",
+    "max_file_size_bytes",
+)
+_STR_POLICY_KEYS = ("skill_truncation_marker", "file_truncation_marker", "encoding")
+_OVERSIZE = {
+    "truncate_head": pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
+    "reference": pb.OVERSIZE_POLICY_REFERENCE,
+}
+_COUNTER = {"rough": pb.TOKEN_COUNTER_ROUGH, "exact": pb.TOKEN_COUNTER_EXACT}
+
+
+class ConfigError(Exception):
+    """A bad configuration value (reported as one clear line, exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookConfig:
+    """A session-start hook command (run with `sh -c`, JSON on stdin) and its timeout."""
+
+    command: str
+    timeout_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    socket: Path = field(default_factory=default_socket_path)
+    tcp_port: int | None = None  # None = no TCP listener; 0 = pick a free loopback port
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    log_level: str = "info"
+    log_file: Path | None = None
+    profile: pb.Profile.ValueType = pb.PROFILE_DEFAULT
+    deny_globs: tuple[str, ...] = ()
+    hooks: tuple[HookConfig, ...] = ()
+    policy_defaults: bytes = b""  # a serialised pb.RestorePolicy (frozen dataclass-friendly)
+    max_sessions: int = 1000
+    max_agents_per_session: int = 256
+    cache_max_entries: int = 100
+    cache_max_bytes: int = 25 * MIB
+    shutdown_grace_s: float = 5.0
+    config_file: Path | None = None
+
+    @property
+    def policy(self) -> pb.RestorePolicy:
+        return pb.RestorePolicy.FromString(self.policy_defaults)
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "postcompact" / "config.toml"
+
+
+def _int(name: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ConfigError(f"{name}: expected an integer, got {value!r}")
+    try:
+        n = int(value)
+    except ValueError:
+        raise ConfigError(f"{name}: expected an integer, got {value!r}") from None
+    if n < minimum:
+        raise ConfigError(f"{name}: must be >= {minimum}, got {n}")
+    return n
+
+
+def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
+    p = pb.RestorePolicy()
+    for key, value in table.items():
+        if key in _INT_POLICY_KEYS:
+            setattr(p, key, _int(f"policy.{key}", value))
+        elif key in _STR_POLICY_KEYS:
+            if not isinstance(value, str):
+                raise ConfigError(f"policy.{key}: expected a string")
+            setattr(p, key, value)
+        elif key == "oversize":
+            if value not in _OVERSIZE:
+                raise ConfigError(f"policy.oversize: one of {sorted(_OVERSIZE)}")
+            p.oversize = _OVERSIZE[value]
+        elif key == "counter":
+            if value not in _COUNTER:
+                raise ConfigError(f"policy.counter: one of {sorted(_COUNTER)}")
+            p.counter = _COUNTER[value]
+        elif key == "malware_reminder":
+            if not isinstance(value, bool):
+                raise ConfigError("policy.malware_reminder: expected true or false")
+            p.malware_reminder = value
+        else:
+            raise ConfigError(f"unknown key policy.{key}")
+    return p
+
+
+def _hooks(value: Any) -> tuple[HookConfig, ...]:
+    if not isinstance(value, dict):
+        raise ConfigError("hooks: expected a table with a `session_start` array")
+    unknown = set(value) - {"session_start"}
+    if unknown:
+        raise ConfigError(f"unknown hooks kind(s): {sorted(unknown)}")
+    out = []
+    for i, item in enumerate(value.get("session_start", [])):
+        if not isinstance(item, dict) or not isinstance(item.get("command"), str):
+            raise ConfigError(f"hooks.session_start[{i}]: needs a `command` string")
+        timeout = item.get("timeout_s", 10.0)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ConfigError(f"hooks.session_start[{i}].timeout_s: a positive number")
+        out.append(HookConfig(item["command"], float(timeout)))
+    return tuple(out)
+
+
+def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
+    """Apply flat settings (file top level, env or flags) on top of cfg."""
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        if key == "socket":
+            if not str(value):
+                raise ConfigError(f"{source}: socket must not be empty")
+            s = str(value)
+            for prefix in ("unix://", "unix:"):
+                if s.startswith(prefix):
+                    s = s[len(prefix) :]
+                    break
+            changes["socket"] = Path(os.path.abspath(os.path.expanduser(s)))
+        elif key == "tcp_port":
+            if value is False or (isinstance(value, str) and value.lower() in ("", "off", "none")):
+                changes["tcp_port"] = None
+            else:
+                port = _int(f"{source} tcp_port", value)
+                if port > 65535:
+                    raise ConfigError(f"{source}: tcp_port out of range: {port}")
+                changes["tcp_port"] = port
+        elif key == "max_message_bytes":
+            changes["max_message_bytes"] = _int(f"{source} max_message_bytes", value, 1024)
+        elif key == "log_level":
+            level = str(value).lower()
+            if level not in LOG_LEVELS:
+                raise ConfigError(f"{source}: log_level must be one of {', '.join(LOG_LEVELS)}")
+            changes["log_level"] = level
+        elif key == "log_file":
+            changes["log_file"] = Path(os.path.expanduser(str(value))) if value else None
+        elif key == "profile":
+            if value not in PROFILES:
+                raise ConfigError(f"{source}: profile must be one of default, claude-code")
+            changes["profile"] = PROFILES[value]
+        elif key == "deny_globs":
+            globs = [g for g in value.split(",") if g.strip()] if isinstance(value, str) else value
+            if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
+                raise ConfigError(f"{source}: deny_globs must be a list of strings")
+            changes["deny_globs"] = tuple(g.strip() for g in globs)
+        elif key in (
+            "max_sessions",
+            "max_agents_per_session",
+            "cache_max_entries",
+            "cache_max_bytes",
+        ):
+            changes[key] = _int(f"{source} {key}", value, 1)
+        elif key == "shutdown_grace_s":
+            try:
+                changes[key] = float(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{source}: shutdown_grace_s must be a number") from None
+        else:
+            raise ConfigError(f"{source}: unknown setting {key!r}")
+    return replace(cfg, **changes)
+
+
+ENV_KEYS = {
+    "POSTCOMPACT_SOCKET": "socket",
+    "POSTCOMPACT_TCP_PORT": "tcp_port",
+    "POSTCOMPACT_MAX_MESSAGE_BYTES": "max_message_bytes",
+    "POSTCOMPACT_LOG_LEVEL": "log_level",
+    "POSTCOMPACT_LOG_FILE": "log_file",
+    "POSTCOMPACT_PROFILE": "profile",
+    "POSTCOMPACT_DENY_GLOBS": "deny_globs",
+}
+
+
+def load_config(
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> Config:
+    env = os.environ if env is None else env
+    flags = dict(flags or {})
+    explicit = config_file or (
+        Path(env["POSTCOMPACT_CONFIG"]) if env.get("POSTCOMPACT_CONFIG") else None
+    )
+    path = explicit or default_config_path(env)
+    cfg = Config()
+    if path.exists() or explicit is not None:
+        try:
+            data = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}") from None
+        top = dict(data)
+        policy = top.pop("policy", {})
+        hooks = top.pop("hooks", {})
+        limits = top.pop("limits", {})
+        if not isinstance(policy, dict) or not isinstance(limits, dict):
+            raise ConfigError(f"{path}: [policy] and [limits] must be tables")
+        cfg = _apply(cfg, {**top, **limits}, str(path))
+        cfg = replace(
+            cfg,
+            policy_defaults=_policy_from_table(policy).SerializeToString(),
+            hooks=_hooks(hooks),
+            config_file=path,
+        )
+    cfg = _apply(cfg, {k: env[e] for e, k in ENV_KEYS.items() if env.get(e)}, "environment")
+    return _apply(cfg, flags, "flags")

@@ -1,0 +1,122 @@
+"""The one place where errors become gRPC statuses.
+
+Every handler of the servicer is wrapped by `guard`: a `PostcompactError` becomes its status code
+with a `google.rpc.Status` carrying a `google.rpc.ErrorInfo` (domain "postcompact", the error's
+reason and metadata) in `grpc-status-details-bin`, and the reason again in the plain ASCII trailing
+metadata key `postcompact-error-reason` so thin clients can branch without decoding details.
+Anything else is a bug: it is logged with its traceback and answered INTERNAL (reason "INTERNAL").
+
+Requests that cannot even be decoded (e.g. invalid UTF-8 in a proto `string` field, which protobuf
+rejects while parsing) never reach the handler as a transport error: `lenient_deserializer` turns
+the DecodeError into an `Undecodable` sentinel and `guard` answers INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+from google.protobuf import any_pb2, message
+from google.rpc import error_details_pb2, status_pb2
+
+from postcompact.errors import (
+    ERROR_DOMAIN,
+    REASON_METADATA_KEY,
+    InvalidArgument,
+    PostcompactError,
+)
+
+log = logging.getLogger("postcompact.server")
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+
+
+@dataclass(frozen=True, slots=True)
+class Undecodable:
+    """Stands in for a request whose bytes did not parse as the method's request message."""
+
+    type_name: str
+    error: str
+
+
+def lenient_deserializer(cls: type[message.Message]) -> Callable[[bytes], Any]:
+    def deserialize(raw: bytes) -> Any:
+        try:
+            return cls.FromString(raw)
+        except message.DecodeError as exc:
+            return Undecodable(cls.DESCRIPTOR.full_name, str(exc))
+
+    return deserialize
+
+
+def status_trailers(
+    code: grpc.StatusCode, msg: str, reason: str, metadata: Mapping[str, str] | None = None
+) -> tuple[tuple[str, str | bytes], ...]:
+    """The trailing metadata of an error: rich status details plus the reason key."""
+    info = error_details_pb2.ErrorInfo(
+        reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata or {})
+    )
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=msg, details=[detail])
+    return (
+        (STATUS_DETAILS_KEY, status.SerializeToString()),
+        (REASON_METADATA_KEY, reason),
+    )
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: PostcompactError) -> NoReturn:
+    await context.abort(
+        exc.code, exc.message, status_trailers(exc.code, exc.message, exc.reason, exc.metadata)
+    )
+    raise AssertionError("unreachable: context.abort raises")  # pragma: no cover
+
+
+async def abort_internal(context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+    msg = "internal error in the postcompact daemon (this is a bug; see the daemon log)"
+    code = grpc.StatusCode.INTERNAL
+    await context.abort(code, msg, status_trailers(code, msg, "INTERNAL"))
+    raise AssertionError("unreachable: context.abort raises")  # pragma: no cover
+
+
+Handler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
+
+
+def guard(name: str, fn: Handler) -> Handler:
+    """Wrap one unary-unary handler with the error mapping."""
+
+    @functools.wraps(fn)
+    async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            if isinstance(request, Undecodable):
+                raise InvalidArgument(
+                    "MALFORMED_REQUEST",
+                    f"{name}: the request is not a valid {request.type_name} "
+                    f"({request.error}); string fields must be valid UTF-8",
+                )
+            return await fn(request, context)
+        except PostcompactError as exc:
+            log.info(
+                "rpc error",
+                extra={
+                    "rpc": name,
+                    "code": exc.code.name,
+                    "reason": exc.reason,
+                    "error": exc.message,
+                },
+            )
+            await abort(context, exc)
+        except grpc.aio.AbortError:
+            raise
+        except Exception:
+            log.exception("unexpected error", extra={"rpc": name})
+            await abort_internal(context)
+
+    return wrapper

@@ -1,0 +1,206 @@
+"""Runtime paths, the single-instance lock, server.json and the TCP token file (DESIGN.md §5).
+
+Layout of the runtime directory (default `$XDG_RUNTIME_DIR/postcompact/`, fallback
+`/tmp/postcompact-<uid>/`; with `--socket PATH` it is the socket's directory):
+
+    daemon.sock   the gRPC Unix socket (0600)
+    daemon.lock   flock'ed by the serving daemon for its whole life (grpc would otherwise silently
+                  take over a live socket)
+    server.json   pid, version, api_version, socket, address, tcp_port, token_file, started_at_ms
+                  (written atomically once serving; removed on shutdown) — see docs/clients.md
+    token         the bearer token TCP clients must send (0600), only with --tcp-port
+
+The directory must be owned by the current user with no group/other permissions; an existing
+directory that is not is refused, never "fixed".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import secrets
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from postcompact.errors import FailedPrecondition, InvalidArgument
+
+SOCKET_NAME = "daemon.sock"
+LOCK_NAME = "daemon.lock"
+SERVER_JSON = "server.json"
+TOKEN_NAME = "token"
+# sockaddr_un.sun_path is 108 bytes including the terminating NUL.
+MAX_SOCKET_PATH_BYTES = 107
+
+
+class LifecycleError(Exception):
+    """A start-up problem reported to the user as one clear line (exit code 2)."""
+
+
+def default_runtime_dir(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    xdg = env.get("XDG_RUNTIME_DIR", "")
+    if xdg:  # docs/clients.md: set and non-empty (every client computes the same path)
+        return Path(xdg) / "postcompact"
+    return Path(f"/tmp/postcompact-{os.getuid()}")
+
+
+def default_socket_path(env: dict[str, str] | None = None) -> Path:
+    return default_runtime_dir(env) / SOCKET_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimePaths:
+    dir: Path
+    socket: Path
+    lock: Path
+    server_json: Path
+    token: Path
+
+    @classmethod
+    def for_socket(cls, socket: Path) -> RuntimePaths:
+        socket = Path(os.path.abspath(socket))
+        d = socket.parent
+        return cls(d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME)
+
+
+def check_socket_path(socket: Path) -> None:
+    n = len(os.fsencode(str(socket)))
+    if n > MAX_SOCKET_PATH_BYTES:
+        raise LifecycleError(
+            f"socket path is {n} bytes, over the {MAX_SOCKET_PATH_BYTES}-byte limit of Unix "
+            f"sockets: {socket} (choose a shorter --socket or XDG_RUNTIME_DIR)"
+        )
+
+
+def ensure_private_dir(d: Path) -> None:
+    """Create `d` with mode 0700, or check that the existing one is ours and private."""
+    try:
+        d.mkdir(mode=0o700, parents=False)
+    except FileNotFoundError:
+        d.parent.mkdir(parents=True, exist_ok=True)
+        d.mkdir(mode=0o700, exist_ok=True)
+    except FileExistsError:
+        pass
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode):
+        raise LifecycleError(f"runtime path {d} exists and is not a directory")
+    if st.st_uid != os.getuid():
+        raise LifecycleError(
+            f"runtime directory {d} is owned by uid {st.st_uid}, not by you (uid {os.getuid()}); "
+            "refusing to use it"
+        )
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        raise LifecycleError(
+            f"runtime directory {d} has mode {mode:04o}; it must be private (0700). "
+            f"Fix it with: chmod 700 {d}"
+        )
+
+
+class InstanceLock:
+    """An exclusive, non-blocking flock held for the daemon's lifetime."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                owner = read_server_json(self.path.parent / SERVER_JSON)
+                pid = f" (pid {owner['pid']})" if owner and "pid" in owner else ""
+                raise LifecycleError(
+                    f"another postcompact daemon is already running{pid}: "
+                    f"{self.path} is locked; use `postcompact status` or `postcompact stop`"
+                ) from None
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            # The lock file stays: unlinking it would let a racing daemon lock a different inode.
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        os.write(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_server_json(path: Path, info: dict[str, Any]) -> None:
+    atomic_write(path, (json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_server_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def remove_quietly(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def create_token(path: Path) -> str:
+    """A fresh random bearer token, written to a 0600 file (a new one each start)."""
+    token = secrets.token_urlsafe(32)
+    atomic_write(path, (token + "\n").encode(), 0o600)
+    return token
+
+
+def read_token(path: Path) -> str:
+    st = os.stat(path)
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        raise FailedPrecondition("TOKEN_FILE_NOT_PRIVATE", f"token file {path} must have mode 0600")
+    return path.read_text().strip()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def parse_tcp_port(value: str | int | None) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument("BAD_TCP_PORT", f"not a TCP port: {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise InvalidArgument("BAD_TCP_PORT", f"TCP port out of range: {port}")
+    return port

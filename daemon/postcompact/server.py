@@ -1,0 +1,347 @@
+"""The gRPC servicer and the daemon's assembly: handlers, health, reflection, listeners, lifecycle.
+
+Handlers are built from the proto's service descriptor (not the generated `add_..._to_server`) so
+that each one gets a lenient request deserializer (undecodable bytes become INVALID_ARGUMENT, see
+errmap) and the one error-mapping wrapper.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from postcompact import __version__
+from postcompact.auth import TokenAuthInterceptor
+from postcompact.config import Config
+from postcompact.errmap import guard, lenient_deserializer
+from postcompact.errors import InvalidArgument
+from postcompact.lifecycle import (
+    InstanceLock,
+    LifecycleError,
+    RuntimePaths,
+    check_socket_path,
+    create_token,
+    ensure_private_dir,
+    remove_quietly,
+    write_server_json,
+)
+from postcompact.restore.catalog import apply_catalog
+from postcompact.restore.hooks import HookSpec
+from postcompact.restore.pipeline import run_compact
+from postcompact.restore.policy import validate_policy
+from postcompact.service.files import FileService
+from postcompact.service.sessions import Registry, now_ms
+from postcompact.service.tokens import TokenService
+from postcompact.v1 import postcompact_pb2 as pb
+
+log = logging.getLogger("postcompact.server")
+
+API_VERSION = "postcompact.v1"
+SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["PostcompactService"]
+SERVICE_NAME = SERVICE_DESCRIPTOR.full_name
+CAPABILITIES = (
+    "sessions",
+    "agents.fresh",
+    "agents.clone_parent",
+    "agents.merge",
+    "files.read",
+    "files.record",
+    "files.check_write",
+    "files.check_stale",
+    "skills",
+    "plan",
+    "mode",
+    "tasks",
+    "catalog",
+    "compact.full",
+    "compact.partial",
+    "compact.preview",
+    "tokens.estimate",
+    "tokens.count",
+    "tokens.truncate",
+    "health",
+    "reflection",
+    "error_info",
+)
+
+Ctx = grpc.aio.ServicerContext[Any, Any]
+
+
+class Servicer:
+    """One async method per RPC; each only validates, delegates and builds the response."""
+
+    def __init__(self, config: Config, registry: Registry, info: pb.GetServerInfoResponse):
+        self.config = config
+        self.registry = registry
+        self.info = info
+        self.files = FileService(registry, config)
+        self.tokens = TokenService()
+        self.hooks = tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks)
+
+    # --- server ----------------------------------------------------------------------------
+    async def GetServerInfo(
+        self, req: pb.GetServerInfoRequest, ctx: Ctx
+    ) -> pb.GetServerInfoResponse:
+        return self.info
+
+    async def GetStats(self, req: pb.GetStatsRequest, ctx: Ctx) -> pb.GetStatsResponse:
+        return self.registry.stats()
+
+    # --- sessions --------------------------------------------------------------------------
+    async def OpenSession(self, req: pb.OpenSessionRequest, ctx: Ctx) -> pb.OpenSessionResponse:
+        s, resumed = self.registry.open(req)
+        return pb.OpenSessionResponse(
+            session_id=s.session_id, resumed=resumed, session=self.registry.session_info(s)
+        )
+
+    async def CloseSession(self, req: pb.CloseSessionRequest, ctx: Ctx) -> pb.CloseSessionResponse:
+        self.registry.close(req.session_id)
+        return pb.CloseSessionResponse()
+
+    async def ListSessions(self, req: pb.ListSessionsRequest, ctx: Ctx) -> pb.ListSessionsResponse:
+        return pb.ListSessionsResponse(
+            sessions=[self.registry.session_info(s) for s in self.registry.sessions.values()]
+        )
+
+    # --- agents ----------------------------------------------------------------------------
+    async def StartAgent(self, req: pb.StartAgentRequest, ctx: Ctx) -> pb.StartAgentResponse:
+        a = self.registry.start_agent(req)
+        return pb.StartAgentResponse(agent_id=a.agent_id, cached_entries=len(a.files))
+
+    async def MergeFileState(
+        self, req: pb.MergeFileStateRequest, ctx: Ctx
+    ) -> pb.MergeFileStateResponse:
+        merged, kept = self.registry.merge(req)
+        return pb.MergeFileStateResponse(merged=merged, kept=kept)
+
+    # --- files -----------------------------------------------------------------------------
+    async def ReadFile(self, req: pb.ReadFileRequest, ctx: Ctx) -> pb.ReadFileResponse:
+        return await self.files.read_file(req)
+
+    async def RecordRead(self, req: pb.RecordReadRequest, ctx: Ctx) -> pb.RecordReadResponse:
+        return self.files.record_read(req)
+
+    async def RecordWrite(self, req: pb.RecordWriteRequest, ctx: Ctx) -> pb.RecordWriteResponse:
+        return self.files.record_write(req)
+
+    async def CheckWrite(self, req: pb.CheckWriteRequest, ctx: Ctx) -> pb.CheckWriteResponse:
+        return self.files.check_write(req)
+
+    async def CheckStale(self, req: pb.CheckStaleRequest, ctx: Ctx) -> pb.CheckStaleResponse:
+        return self.files.check_stale(req)
+
+    # --- skills, plan, mode, tasks ---------------------------------------------------------
+    async def RecordSkill(self, req: pb.RecordSkillRequest, ctx: Ctx) -> pb.RecordSkillResponse:
+        return self.files.record_skill(req)
+
+    async def SetPlan(self, req: pb.SetPlanRequest, ctx: Ctx) -> pb.SetPlanResponse:
+        return self.files.set_plan(req)
+
+    async def SetMode(self, req: pb.SetModeRequest, ctx: Ctx) -> pb.SetModeResponse:
+        return self.files.set_mode(req)
+
+    async def UpsertTask(self, req: pb.UpsertTaskRequest, ctx: Ctx) -> pb.UpsertTaskResponse:
+        return self.files.upsert_task(req)
+
+    # --- catalogue and compaction (the restoration pipeline) ---------------------------------
+    async def SetCatalog(self, req: pb.SetCatalogRequest, ctx: Ctx) -> pb.SetCatalogResponse:
+        _, a = self.registry.agent(req.session_id, req.agent_id)
+        return pb.SetCatalogResponse(attachments=apply_catalog(a, req))
+
+    async def _compact(self, req: pb.CompactRequest, preview: bool) -> pb.CompactResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        if req.kind not in pb.CompactKind.values():
+            raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
+        validate_policy(req.policy)
+        return await run_compact(
+            s,
+            a,
+            req,
+            config_policy=self.config.policy,
+            hooks=self.hooks,
+            deny_globs=self.config.deny_globs,
+            preview=preview,
+        )
+
+    async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> pb.CompactResponse:
+        return await self._compact(req, preview=False)
+
+    async def PreviewCompact(
+        self, req: pb.PreviewCompactRequest, ctx: Ctx
+    ) -> pb.PreviewCompactResponse:
+        # The two request/response pairs share field numbers and types: convert on the wire.
+        creq = pb.CompactRequest.FromString(req.SerializeToString())
+        resp = await self._compact(creq, preview=True)
+        return pb.PreviewCompactResponse.FromString(resp.SerializeToString())
+
+    # --- tokens ----------------------------------------------------------------------------
+    async def EstimateTokens(
+        self, req: pb.EstimateTokensRequest, ctx: Ctx
+    ) -> pb.EstimateTokensResponse:
+        return self.tokens.estimate(req)
+
+    async def EstimateTokensBatch(
+        self, req: pb.EstimateTokensBatchRequest, ctx: Ctx
+    ) -> pb.EstimateTokensBatchResponse:
+        return await self.tokens.estimate_batch(req)
+
+    async def CountTokens(self, req: pb.CountTokensRequest, ctx: Ctx) -> pb.CountTokensResponse:
+        return self.tokens.count(req)
+
+    async def CountTokensBatch(
+        self, req: pb.CountTokensBatchRequest, ctx: Ctx
+    ) -> pb.CountTokensBatchResponse:
+        return await self.tokens.count_batch(req)
+
+    async def TruncateTokens(
+        self, req: pb.TruncateTokensRequest, ctx: Ctx
+    ) -> pb.TruncateTokensResponse:
+        return self.tokens.truncate(req)
+
+    async def TruncateTokensBatch(
+        self, req: pb.TruncateTokensBatchRequest, ctx: Ctx
+    ) -> pb.TruncateTokensBatchResponse:
+        return await self.tokens.truncate_batch(req)
+
+
+def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
+    handlers: dict[str, grpc.RpcMethodHandler] = {}
+    for m in SERVICE_DESCRIPTOR.methods:
+        req_cls = getattr(pb, m.input_type.name)
+        resp_cls = getattr(pb, m.output_type.name)
+        fn: Callable[[Any, Ctx], Awaitable[Any]] = getattr(servicer, m.name)
+        handlers[m.name] = grpc.unary_unary_rpc_method_handler(
+            guard(m.name, fn),
+            request_deserializer=lenient_deserializer(req_cls),
+            response_serializer=resp_cls.SerializeToString,
+        )
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+def server_options(config: Config) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.so_reuseport", 0),
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", config.max_message_bytes),
+    ]
+
+
+class Daemon:
+    def __init__(self, config: Config):
+        self.config = config
+        self.paths = RuntimePaths.for_socket(config.socket)
+        self.stopping = asyncio.Event()
+        self.health = health.aio.HealthServicer()
+        self.servers: list[grpc.aio.Server] = []
+        self.tcp_port = 0
+
+    def _new_server(self, servicer: Servicer, interceptors: list[Any]) -> grpc.aio.Server:
+        server = grpc.aio.server(interceptors=interceptors, options=server_options(self.config))
+        server.add_generic_rpc_handlers((generic_handler(servicer),))
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
+        return server
+
+    async def run(self) -> int:
+        check_socket_path(self.paths.socket)
+        ensure_private_dir(self.paths.dir)
+        lock = InstanceLock(self.paths.lock)
+        lock.acquire()
+        try:
+            return await self._run_locked()
+        finally:
+            remove_quietly(self.paths.server_json)
+            remove_quietly(self.paths.socket)
+            remove_quietly(self.paths.token)
+            lock.release()
+
+    async def _run_locked(self) -> int:
+        cfg = self.config
+        # We hold the lock, so a leftover socket is from a daemon that died: replace it.
+        remove_quietly(self.paths.socket)
+        started = now_ms()
+        registry = Registry(cfg, started_at_ms=started)
+        info = pb.GetServerInfoResponse(
+            version=__version__,
+            api_version=API_VERSION,
+            capabilities=CAPABILITIES,
+            pid=os.getpid(),
+            socket_path=str(self.paths.socket),
+            started_at_ms=started,
+        )
+        servicer = Servicer(cfg, registry, info)
+        uds = self._new_server(servicer, [])
+        old_umask = os.umask(0o177)
+        try:
+            uds.add_insecure_port(f"unix://{self.paths.socket}")
+        finally:
+            os.umask(old_umask)
+        self.servers.append(uds)
+        token_file: str | None = None
+        if cfg.tcp_port is not None:
+            token = create_token(self.paths.token)
+            token_file = str(self.paths.token)
+            tcp = self._new_server(servicer, [TokenAuthInterceptor(token)])
+            try:
+                self.tcp_port = tcp.add_insecure_port(f"127.0.0.1:{cfg.tcp_port}")
+            except RuntimeError as exc:
+                raise LifecycleError(
+                    f"cannot listen on 127.0.0.1:{cfg.tcp_port} (in use?): {exc}"
+                ) from None
+            info.tcp_port = self.tcp_port
+            self.servers.append(tcp)
+        for srv in self.servers:
+            await srv.start()
+        os.chmod(self.paths.socket, 0o600)
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        write_server_json(
+            self.paths.server_json,
+            {
+                "pid": os.getpid(),
+                "version": __version__,
+                "api_version": API_VERSION,
+                "socket": str(self.paths.socket),
+                "address": f"unix://{self.paths.socket}",
+                "tcp_port": self.tcp_port,
+                "token_file": token_file,
+                "started_at_ms": started,
+            },
+        )
+        await self.health.set("", health_pb2.HealthCheckResponse.SERVING)
+        await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        log.info(
+            "serving",
+            extra={
+                "socket": str(self.paths.socket),
+                "tcp_port": self.tcp_port or None,
+                "pid": os.getpid(),
+                "version": __version__,
+            },
+        )
+        await self.stopping.wait()
+        log.info("shutting down", extra={"grace_s": cfg.shutdown_grace_s})
+        await self.health.enter_graceful_shutdown()
+        await asyncio.gather(*(srv.stop(cfg.shutdown_grace_s) for srv in self.servers))
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+        log.info("stopped")
+        return 0
+
+
+def serve(config: Config) -> int:
+    return asyncio.run(Daemon(config).run())

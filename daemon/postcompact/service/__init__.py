@@ -1,0 +1,1 @@
+"""gRPC-facing services: sessions, files, tokens."""

@@ -1,0 +1,368 @@
+"""The daemon as the agents' file-read backend: ReadFile, RecordRead, RecordWrite, CheckWrite,
+CheckStale, SetPlan (reference §5, §14.1; DESIGN.md §4).
+
+Paths. Every path a client names is resolved like Claude Code's `expandPath` (trim, `~`, relative
+to the session cwd, normalise, NFC) and must lie inside the session's roots — or be one of the
+session's memory files, which harnesses legitimately read from `~`. A path outside is
+PERMISSION_DENIED (`PATH_OUTSIDE_ROOTS`), whether it was given absolute or as a relative path
+escaping the roots; an empty path or one with a NUL byte is INVALID_ARGUMENT. Plan files may also
+live in the session's plans directory.
+
+Timestamps. `claude-code` profile: ReadFile stores the file's mtime (floor ms), as Claude Code
+does. Default profile: ReadFile stores the read time (design chapter), and remembers the mtime it
+saw in `AgentState.read_mtimes`, so the "unchanged" check compares the file's current mtime with
+the mtime at that read (trusted only while the entry still carries that read's timestamp; otherwise
+the reference rule `entry.timestamp == mtime` applies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+
+from postcompact import _core, fileread, render
+from postcompact.config import Config
+from postcompact.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    PostcompactError,
+)
+from postcompact.service.sessions import Registry, now_ms
+from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.v1 import postcompact_pb2 as pb
+
+DEFAULT_MAX_FILE_SIZE_BYTES = 256 * 1024
+
+# Reference §14.1: formatters and linters that rewrite files in place.
+WRITE_COMMAND_MARKERS = re.compile(
+    "|".join(
+        [
+            r"--write",
+            r"--fix",
+            r"--in-place",
+            r"--auto-correct",
+            r"\brun\s+format\b",
+            r"\brun\s+fix\b",
+            r"\b(yarn|pnpm)\s+format\b",
+            r"\blint:file\b",
+            r"\blint:fix\b",
+            r"\bblack\b",
+            r"\bisort\b",
+            r"\bruff\s+format\b",
+            r"\bcargo\s+(fmt|fix)\b",
+            r"\brustfmt\b",
+            r"\bgo\s+fmt\b",
+            r"\bterraform\s+fmt\b",
+            r"\bdprint\s+fmt\b",
+            r"\bswiftformat\b",
+            r"\bphpcbf\b",
+        ]
+    )
+)
+
+
+def mtime_ms(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns // 1_000_000
+    except OSError:
+        return None
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def resolve_path(
+    s: Session, raw: str, *, field: str = "path", extra_roots: tuple[str, ...] = ()
+) -> str:
+    if not raw or not raw.strip():
+        raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
+    if "\x00" in raw:
+        raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
+    path = _core.expand_path(raw, s.cwd, s.home)
+    roots = (*s.roots, *extra_roots)
+    if not any(_within(path, r) for r in roots) and path not in s.memory_paths:
+        raise PermissionDenied(
+            "PATH_OUTSIDE_ROOTS",
+            f"{raw!r} resolves to {path}, outside the session roots {list(roots)}",
+            {"path": path},
+        )
+    return path
+
+
+def _utf8(field: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(
+            "NOT_UTF8", f"{field} is not valid UTF-8 (byte {exc.start})", {"field": field}
+        ) from None
+
+
+def _range(offset: int | None, limit: int | None) -> None:
+    if offset is not None and offset < 1:
+        raise InvalidArgument("BAD_OFFSET", f"offset is 1-based and must be >= 1, got {offset}")
+    if limit is not None and limit < 1:
+        raise InvalidArgument("BAD_LIMIT", f"limit must be >= 1, got {limit}")
+
+
+def _timestamp(value: int, field: str = "timestamp_ms") -> int:
+    if value < 0:
+        raise InvalidArgument("BAD_TIMESTAMP", f"{field} must be >= 0 (0 = now), got {value}")
+    return value or now_ms()
+
+
+def max_file_bytes(s: Session, config: Config) -> int:
+    if s.policy.HasField("max_file_size_bytes"):
+        return s.policy.max_file_size_bytes
+    cfg = config.policy
+    if cfg.HasField("max_file_size_bytes"):
+        return cfg.max_file_size_bytes
+    return DEFAULT_MAX_FILE_SIZE_BYTES
+
+
+class FileService:
+    def __init__(self, registry: Registry, config: Config):
+        self.registry = registry
+        self.config = config
+
+    # --- ReadFile -----------------------------------------------------------------------------
+
+    def _unchanged(self, s: Session, a: AgentState, path: str, entry: _core.FileState) -> bool:
+        current = mtime_ms(path)
+        if current is None:
+            return False
+        mark = a.read_mtimes.get(path)
+        if s.profile != pb.PROFILE_CLAUDE_CODE and mark is not None and mark[0] == entry.timestamp:
+            return mark[1] == current
+        return entry.timestamp == current
+
+    async def read_file(self, req: pb.ReadFileRequest) -> pb.ReadFileResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        path = resolve_path(s, req.path)
+        offset = req.offset if req.HasField("offset") else None
+        limit = req.limit if req.HasField("limit") else None
+        _range(offset, limit)
+        offset = offset or 1
+        entry = a.files.get(path)
+        if (
+            entry is not None
+            and not entry.partial_view
+            and entry.offset is not None
+            and entry.offset == offset
+            and entry.limit == limit
+            and self._unchanged(s, a, path, entry)
+        ):
+            stub = render.FILE_UNCHANGED_STUB
+            return pb.ReadFileResponse(
+                path=path,
+                unchanged=True,
+                text=stub.encode(),
+                timestamp_ms=entry.timestamp,
+                start_line=offset,
+                tokens=_core.estimate(stub),
+            )
+        read_at = now_ms()
+        try:
+            tf = await asyncio.to_thread(
+                fileread.read_text,
+                path,
+                roots=s.roots,
+                max_bytes=max_file_bytes(s, self.config),
+                offset=offset,
+                limit=limit,
+                deny_globs=self.config.deny_globs,
+            )
+        except fileread.FileReadError as exc:
+            raise file_read_error(exc, path) from None
+        stored = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
+        a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
+        a.read_mtimes[path] = (stored, tf.mtime_ms)
+        self._prune_marks(a)
+        text = render.read_tool_result(
+            tf.content.decode("utf-8", errors="replace"),
+            start_line=offset,
+            total_lines=tf.total_lines,
+            malware_reminder=False,
+        )
+        return pb.ReadFileResponse(
+            path=path,
+            unchanged=False,
+            text=text.encode(),
+            content=tf.content,
+            timestamp_ms=stored,
+            start_line=offset,
+            num_lines=tf.num_lines,
+            total_lines=tf.total_lines,
+            tokens=_core.estimate(text),
+        )
+
+    @staticmethod
+    def _prune_marks(a: AgentState) -> None:
+        if len(a.read_mtimes) > 2 * len(a.files) + 64:
+            live = set(a.files.keys())
+            for p in [p for p in a.read_mtimes if p not in live]:
+                del a.read_mtimes[p]
+
+    # --- RecordRead / RecordWrite ------------------------------------------------------------
+
+    def record_read(self, req: pb.RecordReadRequest) -> pb.RecordReadResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        path = resolve_path(s, req.path)
+        _utf8("content", req.content)
+        offset = req.offset if req.HasField("offset") else None
+        limit = req.limit if req.HasField("limit") else None
+        _range(offset, limit)
+        ts = _timestamp(req.timestamp_ms)
+        a.files.set(path, _core.FileState(req.content, ts, offset, limit, req.partial_view))
+        a.read_mtimes.pop(path, None)
+        if req.nested_memory:
+            a.nested_memory.add(path)
+        return pb.RecordReadResponse(path=path)
+
+    def record_write(self, req: pb.RecordWriteRequest) -> pb.RecordWriteResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        path = resolve_path(s, req.path)
+        _utf8("content", req.content)
+        if req.timestamp_ms < 0:
+            raise InvalidArgument(
+                "BAD_TIMESTAMP", "timestamp_ms must be >= 0 (0 = the file's mtime)"
+            )
+        ts = req.timestamp_ms
+        if ts == 0:
+            m = mtime_ms(path)
+            if m is None:
+                raise NotFound(
+                    "FILE_NOT_FOUND",
+                    f"{path} does not exist; pass timestamp_ms or record the write after it",
+                    {"path": path},
+                )
+            ts = m
+        a.files.set(path, _core.FileState(req.content, ts, None, None, False))
+        a.read_mtimes.pop(path, None)
+        return pb.RecordWriteResponse(path=path)
+
+    # --- CheckWrite ---------------------------------------------------------------------------
+
+    def check_write(self, req: pb.CheckWriteRequest) -> pb.CheckWriteResponse:
+        """Reference §5.3. A file that does not exist yet may be written without a read."""
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        path = resolve_path(s, req.path)
+        current = mtime_ms(path)
+        if current is None:
+            return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
+        entry = a.files.get(path)
+        if entry is None or entry.partial_view:
+            return pb.CheckWriteResponse(
+                result=pb.WRITE_CHECK_NOT_READ,
+                message=render.DEFAULT_TEMPLATES.write_not_read,
+                error_code=6,
+                path=path,
+            )
+        if current > entry.timestamp:
+            full_read = entry.offset is None and entry.limit is None
+            if not (full_read and _same_content(path, entry.content)):
+                return pb.CheckWriteResponse(
+                    result=pb.WRITE_CHECK_MODIFIED,
+                    message=render.DEFAULT_TEMPLATES.write_modified,
+                    error_code=7,
+                    path=path,
+                )
+        return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
+
+    # --- CheckStale ---------------------------------------------------------------------------
+
+    def check_stale(self, req: pb.CheckStaleRequest) -> pb.CheckStaleResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        if req.started_at_ms < 0:
+            raise InvalidArgument("BAD_TIMESTAMP", "started_at_ms must be >= 0 (0 = any)")
+        stale: list[str] = []
+        for path in a.files:
+            entry = a.files.peek(path)
+            current = mtime_ms(path)
+            if entry is None or current is None:
+                continue
+            if current > entry.timestamp and current > req.started_at_ms:
+                stale.append(path)
+        hint = ""
+        if stale and (not req.command or WRITE_COMMAND_MARKERS.search(req.command)):
+            hint = render.stale_read_hint([_display(p, s.cwd) for p in stale])
+        return pb.CheckStaleResponse(stale_paths=stale, hint=hint)
+
+    # --- skills, plan, mode, tasks --------------------------------------------------------------
+
+    def record_skill(self, req: pb.RecordSkillRequest) -> pb.RecordSkillResponse:
+        _, a = self.registry.agent(req.session_id, req.agent_id)
+        if not req.name:
+            raise InvalidArgument("SKILL_NAME_REQUIRED", "name must not be empty")
+        _utf8("content", req.content)
+        if req.invoked_at_ms < 0:
+            raise InvalidArgument("BAD_TIMESTAMP", "invoked_at_ms must be >= 0 (0 = now)")
+        at = req.invoked_at_ms or now_ms()
+        a.skills.pop(req.name, None)  # same name: overwrite and refresh (reference §7.1)
+        a.skills[req.name] = InvokedSkill(req.name, req.path, req.content, at)
+        return pb.RecordSkillResponse(skills=len(a.skills))
+
+    def set_plan(self, req: pb.SetPlanRequest) -> pb.SetPlanResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        if not req.plan_file_path:
+            a.plan_file_path = None
+            return pb.SetPlanResponse()
+        path = resolve_path(
+            s, req.plan_file_path, field="plan_file_path", extra_roots=(s.plans_directory,)
+        )
+        a.plan_file_path = path
+        return pb.SetPlanResponse(plan_file_path=path)
+
+    def set_mode(self, req: pb.SetModeRequest) -> pb.SetModeResponse:
+        _, a = self.registry.agent(req.session_id, req.agent_id)
+        if req.mode not in pb.PermissionMode.values():
+            raise InvalidArgument("BAD_MODE", f"unknown permission mode {req.mode}")
+        a.mode = req.mode or pb.PERMISSION_MODE_DEFAULT
+        return pb.SetModeResponse()
+
+    def upsert_task(self, req: pb.UpsertTaskRequest) -> pb.UpsertTaskResponse:
+        s = self.registry.session(req.session_id)
+        t = req.task
+        if not t.task_id:
+            raise InvalidArgument("TASK_ID_REQUIRED", "task.task_id must not be empty")
+        if t.status not in pb.TaskStatus.values():
+            raise InvalidArgument("BAD_TASK_STATUS", f"unknown task status {t.status}")
+        task = pb.Task()
+        task.CopyFrom(t)
+        s.tasks[t.task_id] = task
+        return pb.UpsertTaskResponse()
+
+
+def _same_content(path: str, content: bytes) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(content) + 1) == content
+    except OSError:
+        return False
+
+
+def _display(path: str, cwd: str) -> str:
+    return os.path.relpath(path, cwd) if _within(path, cwd) and path != cwd else path
+
+
+_READ_ERRORS: dict[str, tuple[type[PostcompactError], str]] = {
+    "invalid_path": (InvalidArgument, "BAD_PATH"),
+    "invalid_range": (InvalidArgument, "BAD_RANGE"),
+    "outside_roots": (PermissionDenied, "PATH_OUTSIDE_ROOTS"),
+    "denied": (PermissionDenied, "PATH_DENIED"),
+    "permission": (PermissionDenied, "FILE_PERMISSION_DENIED"),
+    "missing": (NotFound, "FILE_NOT_FOUND"),
+    "directory": (FailedPrecondition, "FILE_IS_DIRECTORY"),
+    "device": (FailedPrecondition, "FILE_IS_DEVICE"),
+    "binary": (FailedPrecondition, "FILE_IS_BINARY"),
+    "too_large": (FailedPrecondition, "FILE_TOO_LARGE"),
+}
+
+
+def file_read_error(exc: fileread.FileReadError, path: str) -> PostcompactError:
+    cls, reason = _READ_ERRORS.get(exc.kind, (FailedPrecondition, "FILE_UNREADABLE"))
+    return cls(reason, exc.message, {"path": path, "kind": exc.kind})

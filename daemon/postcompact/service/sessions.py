@@ -1,0 +1,247 @@
+"""The session registry: sessions -> agents, ids, limits, defaults and stats.
+
+Everything here is synchronous and runs on the daemon's one event loop, so no locking is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass
+
+from postcompact import _core
+from postcompact.config import Config
+from postcompact.errors import AlreadyExists, InvalidArgument, NotFound, ResourceExhausted
+from postcompact.restore.policy import validate_policy
+from postcompact.state import MAIN_AGENT, AgentState, Session
+from postcompact.v1 import postcompact_pb2 as pb
+
+MAX_ID_LEN = 256
+DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def check_id(kind: str, value: str, *, allow_empty: bool = False) -> str:
+    """Ids are opaque strings: non-empty (unless allowed), at most 256 chars, no control chars."""
+    if not value:
+        if allow_empty:
+            return value
+        raise InvalidArgument(f"{kind.upper()}_ID_REQUIRED", f"{kind}_id must not be empty")
+    if len(value) > MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        raise InvalidArgument(
+            f"BAD_{kind.upper()}_ID",
+            f"{kind}_id must be at most {MAX_ID_LEN} characters without control characters",
+        )
+    return value
+
+
+def check_abs_path(field: str, value: str) -> str:
+    if not value:
+        raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
+    if "\x00" in value:
+        raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
+    if not os.path.isabs(value):
+        raise InvalidArgument("PATH_NOT_ABSOLUTE", f"{field} must be an absolute path: {value!r}")
+    return os.path.normpath(value)
+
+
+def auto_memory_path(home: str, cwd: str) -> str:
+    """Claude Code's auto-memory entry point.
+
+    `~/.claude/projects/<cwd with "/" replaced by "-">/memory/MEMORY.md`.
+    """
+    return os.path.join(home, ".claude", "projects", cwd.replace("/", "-"), "memory", "MEMORY.md")
+
+
+def memory_paths(req: pb.OpenSessionRequest, cwd: str, home: str) -> frozenset[str]:
+    names = list(req.memory.file_names) or list(DEFAULT_MEMORY_FILE_NAMES)
+    for n in names:
+        if not n or "/" in n or "\x00" in n or n in (".", ".."):
+            raise InvalidArgument(
+                "BAD_MEMORY_FILE_NAME", f"memory file names are plain names: {n!r}"
+            )
+    paths = list(req.memory.paths) or [
+        os.path.join(home, ".claude", "CLAUDE.md"),
+        "/etc/claude-code/CLAUDE.md",
+        auto_memory_path(home, cwd),
+    ]
+    out = {_core.expand_path(os.path.join(cwd, n), cwd, home) for n in names}
+    for p in paths:
+        if "\x00" in p or not (os.path.isabs(p) or p == "~" or p.startswith("~/")):
+            raise InvalidArgument(
+                "BAD_MEMORY_PATH", f"memory paths must be absolute or ~-relative: {p!r}"
+            )
+        out.add(_core.expand_path(p, cwd, home))
+    return frozenset(out)
+
+
+@dataclass
+class Registry:
+    config: Config
+    started_at_ms: int = 0
+
+    def __post_init__(self) -> None:
+        self.sessions: dict[str, Session] = {}
+        self.started_at_ms = self.started_at_ms or now_ms()
+        self.evictions_of_closed = 0
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def open(self, req: pb.OpenSessionRequest) -> tuple[Session, bool]:
+        sid = check_id("session", req.session_id, allow_empty=True) or uuid.uuid4().hex
+        cwd = check_abs_path("cwd", req.cwd)
+        existing = self.sessions.get(sid)
+        if existing is not None:
+            if existing.cwd != cwd:
+                raise InvalidArgument(
+                    "SESSION_CWD_MISMATCH",
+                    f"session {sid} exists with cwd {existing.cwd!r}, not {cwd!r}",
+                )
+            existing.last_active_ms = now_ms()
+            return existing, True
+        if len(self.sessions) >= self.config.max_sessions:
+            raise ResourceExhausted(
+                "TOO_MANY_SESSIONS",
+                f"the daemon holds {self.config.max_sessions} sessions (limits.max_sessions); "
+                "close some with CloseSession",
+            )
+        home = check_abs_path("home", req.home) if req.home else os.path.expanduser("~")
+        roots = [check_abs_path("roots[]", os.path.join(cwd, r)) for r in req.roots] or [cwd]
+        plans = req.plans_directory or os.path.join(home, ".claude", "plans")
+        if "\x00" in plans:
+            raise InvalidArgument("PATH_HAS_NUL", "plans_directory contains a NUL byte")
+        plans = _core.expand_path(plans, cwd, home)
+        policy = pb.RestorePolicy()
+        policy.CopyFrom(req.policy)
+        validate_policy(policy)
+        profile = req.profile or self.config.profile
+        if profile not in (pb.PROFILE_DEFAULT, pb.PROFILE_CLAUDE_CODE):
+            raise InvalidArgument("BAD_PROFILE", f"unknown profile {profile}")
+        t = now_ms()
+        s = Session(
+            session_id=sid,
+            cwd=cwd,
+            home=home,
+            roots=roots,
+            memory_paths=memory_paths(req, cwd, home),
+            plans_directory=plans,
+            policy=policy,
+            profile=profile,
+            created_at_ms=t,
+            last_active_ms=t,
+        )
+        s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.new_cache(s))
+        self.sessions[sid] = s
+        return s, False
+
+    def new_cache(self, s: Session) -> _core.FileStateCache:
+        return s.new_cache(self.config.cache_max_entries, self.config.cache_max_bytes)
+
+    def close(self, session_id: str) -> None:
+        s = self.session(session_id)
+        for a in s.agents.values():
+            self.evictions_of_closed += a.files.evictions
+        del self.sessions[s.session_id]
+
+    def session(self, session_id: str) -> Session:
+        check_id("session", session_id)
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise NotFound(
+                "SESSION_NOT_FOUND",
+                f"unknown session {session_id!r}; open it with OpenSession first",
+                {"session_id": session_id},
+            )
+        s.last_active_ms = now_ms()
+        return s
+
+    def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
+        s = self.session(session_id)
+        check_id("agent", agent_id, allow_empty=True)
+        a = s.agents.get(agent_id)
+        if a is None:
+            raise NotFound(
+                "AGENT_NOT_FOUND",
+                f"unknown agent {agent_id!r} in session {session_id!r}; start it with StartAgent",
+                {"session_id": session_id, "agent_id": agent_id},
+            )
+        return s, a
+
+    # --- agents -----------------------------------------------------------------------------
+
+    def start_agent(self, req: pb.StartAgentRequest) -> AgentState:
+        s = self.session(req.session_id)
+        check_id("agent", req.agent_id)
+        _, parent = self.agent(req.session_id, req.parent_agent_id)
+        if req.agent_id in s.agents:
+            raise AlreadyExists(
+                "AGENT_EXISTS",
+                f"agent {req.agent_id!r} already exists in session {s.session_id!r}",
+            )
+        if len(s.agents) >= self.config.max_agents_per_session:
+            raise ResourceExhausted(
+                "TOO_MANY_AGENTS",
+                f"session {s.session_id!r} holds {self.config.max_agents_per_session} agents "
+                "(limits.max_agents_per_session)",
+            )
+        if req.mode in (pb.AGENT_MODE_UNSPECIFIED, pb.AGENT_MODE_FRESH):
+            a = AgentState(req.agent_id, self.new_cache(s))
+        elif req.mode == pb.AGENT_MODE_CLONE_PARENT:
+            a = AgentState(req.agent_id, parent.files.clone())
+            a.read_mtimes = dict(parent.read_mtimes)
+        else:
+            raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
+        s.agents[req.agent_id] = a
+        return a
+
+    def merge(self, req: pb.MergeFileStateRequest) -> tuple[int, int]:
+        """Entries of `from` that are missing in `into` or strictly newer replace them."""
+        _, src = self.agent(req.session_id, req.from_agent_id)
+        _, dst = self.agent(req.session_id, req.into_agent_id)
+        if src is dst:
+            raise InvalidArgument("MERGE_SAME_AGENT", "from_agent_id and into_agent_id are equal")
+        merged = 0
+        # snapshot() is MRU-first; setting oldest-first keeps the source's relative recency.
+        for path, st in reversed(src.files.snapshot()):
+            cur = dst.files.peek(path)
+            if cur is None or st.timestamp > cur.timestamp:
+                dst.files.set(path, st)
+                merged += 1
+                mark = src.read_mtimes.get(path)
+                if mark is not None:
+                    dst.read_mtimes[path] = mark
+        return merged, len(dst.files) - merged
+
+    # --- reporting --------------------------------------------------------------------------
+
+    def session_info(self, s: Session) -> pb.SessionInfo:
+        return pb.SessionInfo(
+            session_id=s.session_id,
+            cwd=s.cwd,
+            roots=s.roots,
+            agent_ids=list(s.agents),
+            cached_entries=sum(len(a.files) for a in s.agents.values()),
+            cached_bytes=sum(a.files.total_size for a in s.agents.values()),
+            compactions=sum(a.compactions for a in s.agents.values()),
+            created_at_ms=s.created_at_ms,
+            last_active_ms=s.last_active_ms,
+            profile=s.profile,
+        )
+
+    def stats(self) -> pb.GetStatsResponse:
+        infos = [self.session_info(s) for s in self.sessions.values()]
+        return pb.GetStatsResponse(
+            sessions=len(infos),
+            agents=sum(len(i.agent_ids) for i in infos),
+            cached_entries=sum(i.cached_entries for i in infos),
+            cached_bytes=sum(i.cached_bytes for i in infos),
+            compactions=sum(i.compactions for i in infos),
+            evictions=self.evictions_of_closed
+            + sum(a.files.evictions for s in self.sessions.values() for a in s.agents.values()),
+            uptime_ms=now_ms() - self.started_at_ms,
+            session_infos=infos,
+        )

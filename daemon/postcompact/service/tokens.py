@@ -1,0 +1,116 @@
+"""Token RPCs over the Rust core: rough estimate, exact BPE count, truncation, and batch forms.
+
+Text travels as `bytes`; where text is required it must be UTF-8 (INVALID_ARGUMENT `NOT_UTF8`
+otherwise, naming the index in a batch). Batch forms run in a worker thread (the core releases
+the GIL), so a large batch never stalls the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from postcompact import _core
+from postcompact.errors import InvalidArgument
+from postcompact.v1 import postcompact_pb2 as pb
+
+DEFAULT_ENCODING = "o200k_base"
+ENCODINGS = ("o200k_base", "cl100k_base")
+
+
+def _text(data: bytes, field: str = "text") -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(
+            "NOT_UTF8", f"{field} is not valid UTF-8 (byte {exc.start})", {"field": field}
+        ) from None
+
+
+def _texts(items: Sequence[bytes]) -> list[str]:
+    return [_text(t, f"texts[{i}]") for i, t in enumerate(items)]
+
+
+def _encoding(name: str) -> str:
+    enc = name or DEFAULT_ENCODING
+    if enc not in ENCODINGS:
+        raise InvalidArgument(
+            "UNKNOWN_ENCODING",
+            f"unknown encoding {enc!r}; one of {', '.join(ENCODINGS)}",
+            {"encoding": enc},
+        )
+    return enc
+
+
+def _ext(ext: str) -> str | None:
+    e = ext.lower().lstrip(".")
+    return e or None
+
+
+def _counter(c: pb.TokenCounter.ValueType) -> str:
+    if c in (pb.TOKEN_COUNTER_UNSPECIFIED, pb.TOKEN_COUNTER_ROUGH):
+        return "rough"
+    if c == pb.TOKEN_COUNTER_EXACT:
+        return "exact"
+    raise InvalidArgument("BAD_COUNTER", f"unknown token counter {c}")
+
+
+def _budget(max_tokens: int) -> int:
+    if max_tokens < 0:
+        raise InvalidArgument(
+            "NEGATIVE_BUDGET", f"max_tokens must be >= 0, got {max_tokens}", {"field": "max_tokens"}
+        )
+    return max_tokens
+
+
+class TokenService:
+    def estimate(self, req: pb.EstimateTokensRequest) -> pb.EstimateTokensResponse:
+        return pb.EstimateTokensResponse(tokens=_core.estimate(_text(req.text), _ext(req.ext)))
+
+    async def estimate_batch(
+        self, req: pb.EstimateTokensBatchRequest
+    ) -> pb.EstimateTokensBatchResponse:
+        texts = _texts(req.texts)
+        counts = await asyncio.to_thread(_core.estimate_batch, texts, _ext(req.ext))
+        return pb.EstimateTokensBatchResponse(tokens=counts)
+
+    def count(self, req: pb.CountTokensRequest) -> pb.CountTokensResponse:
+        enc = _encoding(req.encoding)
+        return pb.CountTokensResponse(tokens=_core.count(_text(req.text), enc))
+
+    async def count_batch(self, req: pb.CountTokensBatchRequest) -> pb.CountTokensBatchResponse:
+        enc = _encoding(req.encoding)
+        texts = _texts(req.texts)
+        counts = await asyncio.to_thread(_core.count_batch, texts, enc)
+        return pb.CountTokensBatchResponse(tokens=counts)
+
+    @staticmethod
+    def _truncate_args(
+        max_tokens: int, counter: pb.TokenCounter.ValueType, encoding: str
+    ) -> tuple[int, str, str]:
+        c = _counter(counter)
+        enc = _encoding(encoding) if c == "exact" else (encoding or DEFAULT_ENCODING)
+        return _budget(max_tokens), c, enc
+
+    @staticmethod
+    def _result(original: str, out: str, counter: str, enc: str) -> pb.TruncateTokensResponse:
+        tokens = _core.count(out, enc) if counter == "exact" else _core.estimate(out)
+        return pb.TruncateTokensResponse(
+            text=out.encode(), truncated=out != original, tokens=tokens
+        )
+
+    def truncate(self, req: pb.TruncateTokensRequest) -> pb.TruncateTokensResponse:
+        budget, c, enc = self._truncate_args(req.max_tokens, req.counter, req.encoding)
+        text = _text(req.text)
+        out = _core.truncate_to_tokens(text, budget, req.marker, c, enc)
+        return self._result(text, out, c, enc)
+
+    async def truncate_batch(
+        self, req: pb.TruncateTokensBatchRequest
+    ) -> pb.TruncateTokensBatchResponse:
+        budget, c, enc = self._truncate_args(req.max_tokens, req.counter, req.encoding)
+        texts = _texts(req.texts)
+        outs = await asyncio.to_thread(_core.truncate_batch, texts, budget, req.marker, c, enc)
+        return pb.TruncateTokensBatchResponse(
+            results=[self._result(t, o, c, enc) for t, o in zip(texts, outs, strict=True)]
+        )

@@ -1,0 +1,153 @@
+"""Fixtures: the real daemon as a subprocess on a short Unix socket, a sync client, a project dir.
+
+One daemon is shared per test module (`daemon`); tests isolate themselves with their own session
+ids (`session`). Tests that kill or misconfigure a daemon start their own with `start_daemon`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from postcompact_client import Client, Session
+
+START_TIMEOUT_S = 30.0
+
+
+@dataclass
+class RunningDaemon:
+    dir: Path
+    socket_path: Path
+    proc: subprocess.Popen[bytes]
+    client: Client
+    log: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"unix://{self.socket_path}"
+
+    @property
+    def server_json(self) -> Path:
+        return self.dir / "server.json"
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.client.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+
+
+def short_dir(prefix: str = "pc") -> Path:
+    """A fresh 0700 directory directly under /tmp (Unix socket paths must stay short)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+
+
+def daemon_env(base: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith("POSTCOMPACT_"):
+            del env[key]
+    env["XDG_CONFIG_HOME"] = str(base / "config")  # no user config leaks into tests
+    env["XDG_STATE_HOME"] = str(base / "state")
+    env["XDG_RUNTIME_DIR"] = str(base / "run")
+    env.update(extra or {})
+    return env
+
+
+def serve_command(socket: Path, args: Sequence[str] = ()) -> list[str]:
+    return [sys.executable, "-m", "postcompact", "serve", "--socket", str(socket), *args]
+
+
+def start_daemon(
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    config_toml: str | None = None,
+    runtime_dir: Path | None = None,
+) -> RunningDaemon:
+    base = runtime_dir or short_dir()
+    socket = base / "d.sock"
+    full_env = daemon_env(base, env)
+    if config_toml is not None:
+        cfg = base / "config" / "postcompact" / "config.toml"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text(config_toml)
+    log = base / "daemon.stderr"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            serve_command(socket, args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=full_env,
+        )
+    client = Client(f"unix://{socket}", auto_start=False, timeout=30.0)
+    try:
+        client.wait_for_health(START_TIMEOUT_S)
+    except Exception:
+        client.close()
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"daemon did not start:\n{log.read_text(errors='replace')}") from None
+    return RunningDaemon(base, socket, proc, client, log, full_env)
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[RunningDaemon]:
+    d = start_daemon()
+    yield d
+    d.stop()
+    shutil.rmtree(d.dir, ignore_errors=True)
+
+
+PROJECT_FILES = {
+    "src/a.py": "alpha = 1\nbeta = 2\ngamma = 3\n",
+    "src/b.py": "print('b')\n",
+    "README.md": "# demo\n\nhello\n",
+    "docs/notes.txt": "one\ntwo\nthree\nfour\nfive",
+}
+
+
+@pytest.fixture
+def project() -> Iterator[Path]:
+    root = short_dir("pcp")
+    for rel, text in PROJECT_FILES.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+_ids = itertools.count(1)
+
+
+def new_session_id(tag: str = "t") -> str:
+    return f"{tag}-{os.getpid()}-{next(_ids)}"
+
+
+@pytest.fixture
+def session(daemon: RunningDaemon, project: Path, request: pytest.FixtureRequest) -> Session:
+    return daemon.client.open_session(str(project), session_id=new_session_id(request.node.name))
+
+
+def set_mtime(path: Path, mtime_ms: int) -> None:
+    os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
