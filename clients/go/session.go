@@ -85,6 +85,12 @@ func Lines(offset, limit int64) ReadOption {
 	}
 }
 
+// Offset sets the 1-based first line of a read, even when it is 0 (which the daemon refuses).
+func Offset(n int64) ReadOption { return func(o *readOptions) { o.offset = &n } }
+
+// Limit sets the number of lines of a read, even when it is 0.
+func Limit(n int64) ReadOption { return func(o *readOptions) { o.limit = &n } }
+
 // PartialView marks a recorded read whose text differs from the disk (e.g. an injected memory file).
 func PartialView() ReadOption { return func(o *readOptions) { o.partial = true } }
 
