@@ -9,11 +9,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.deps-stamp
 NODE_STAMP := tests/node/node_modules/.stamp
+NODE_CLIENT := clients/node
+NODE_CLIENT_STAMP := $(NODE_CLIENT)/node_modules/.stamp
 export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go lint fmt bench protos check-protos clean
+.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench protos check-protos clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -33,6 +35,10 @@ $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+$(NODE_CLIENT_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
+	cd $(NODE_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 setup: $(VENV_STAMP)
 
 # Incremental: cargo rebuilds only what changed, maturin reinstalls the module in .venv.
@@ -42,7 +48,7 @@ build: $(VENV_STAMP)
 serve: build
 	$(VENV)/bin/postcompact serve
 
-test: build $(NODE_STAMP) test-rust test-python test-go
+test: build $(NODE_STAMP) test-rust test-python test-go test-node
 
 test-rust:
 	cargo test --workspace --quiet
@@ -54,7 +60,11 @@ test-python: build $(NODE_STAMP)
 test-go: build
 	cd clients/go && $(GO) vet ./... && $(GO) test ./...
 
-lint: build check-protos
+# The Node client: tsc, unit tests, then every tests/conformance scenario against a daemon it starts.
+test-node: build $(NODE_CLIENT_STAMP)
+	cd $(NODE_CLIENT) && npm run --silent build && npm test
+
+lint: build check-protos $(NODE_CLIENT_STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy -p postcompact-core --features python --all-targets --quiet -- -D warnings
@@ -64,6 +74,7 @@ lint: build check-protos
 	$(PY) -m mypy.stubtest postcompact._core
 	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
 	cd clients/go && $(GO) vet ./...
+	cd $(NODE_CLIENT) && npm run --silent lint
 
 fmt: $(VENV_STAMP)
 	cargo fmt --all
@@ -74,7 +85,7 @@ bench: build $(NODE_STAMP)
 	$(PY) -m pip install -q -r requirements/bench.txt
 	$(PY) -m bench
 
-protos: $(VENV_STAMP)
+protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py
 
 # CI: regenerating must not change the committed code.
@@ -83,4 +94,4 @@ check-protos: protos
 	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
 
 clean:
-	rm -rf $(VENV) target tests/node/node_modules
+	rm -rf $(VENV) target tests/node/node_modules $(NODE_CLIENT)/node_modules $(NODE_CLIENT)/dist

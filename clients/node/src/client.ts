@@ -334,9 +334,10 @@ export class PostcompactClient {
   }
 }
 
-/** "PLAN" or "PERMISSION_MODE_PLAN" -> "PERMISSION_MODE_PLAN". */
+/** "PLAN", "plan" or "PERMISSION_MODE_PLAN" -> "PERMISSION_MODE_PLAN". */
 export function enumName(prefix: string, value: string): string {
-  return value.startsWith(prefix) ? value : prefix + value;
+  const v = value.toUpperCase();
+  return v.startsWith(prefix) ? v : prefix + v;
 }
 
 export { parseAddress };
