@@ -14,6 +14,13 @@ const REPO = fileURLToPath(new URL("../../../../", import.meta.url)); // dist/te
 const SCENARIOS = join(REPO, "tests", "conformance");
 const PYTHON = process.env["POSTCOMPACT_PYTHON"] || join(REPO, ".venv", "bin", "python");
 
+/** The caller's environment without POSTCOMPACT_* settings, with private runtime/config/home dirs. */
+function daemonEnv(dir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("POSTCOMPACT_")) env[k] = v;
+  return { ...env, XDG_RUNTIME_DIR: join(dir, "run"), XDG_CONFIG_HOME: join(dir, "config"), HOME: join(dir, "home") };
+}
+
 const files = readdirSync(SCENARIOS)
   .filter((f) => f.endsWith(".json"))
   .sort();
@@ -49,15 +56,7 @@ describe("conformance (tests/conformance/*.json)", () => {
     daemon = spawn(PYTHON, ["-m", "postcompact", "serve", "--socket", socket], {
       cwd: dir,
       stdio: ["ignore", out, out],
-      env: {
-        ...process.env,
-        XDG_RUNTIME_DIR: join(dir, "run"),
-        XDG_CONFIG_HOME: join(dir, "config"),
-        HOME: join(dir, "home"),
-        POSTCOMPACT_ADDRESS: "",
-        POSTCOMPACT_SOCKET: "",
-        POSTCOMPACT_CONFIG: "",
-      },
+      env: daemonEnv(dir),
     });
     exited = new Promise((resolve) => daemon!.once("exit", () => resolve()));
     let exitInfo: string | undefined;

@@ -178,7 +178,7 @@ export class ScenarioRun {
     start_agent: [["parent", "mode"], [], async (s, session) => {
       // `agent` names the new agent here; `parent` is the agent it starts from.
       const parent = this.session.agent(optStr(s["parent"]) ?? "");
-      await parent.startAgent(session.agentId, (optStr(s["mode"]) ?? "FRESH") as "FRESH");
+      await parent.startAgent(session.agentId, (optStr(s["mode"]) ?? "UNSPECIFIED") as "FRESH");
       return undefined;
     }],
     merge_file_state: [["from", "into"], ["merged", "kept"], async (s) => {
