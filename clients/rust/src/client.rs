@@ -1,0 +1,628 @@
+//! The connection: Unix socket or TCP channel, bearer token on TCP, auto-start with a health
+//! wait, and one method per RPC.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::TokioIo;
+use tokio::net::UnixStream;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::service::Interceptor;
+use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::Code;
+
+use crate::address::{self, Address, AddressSource, Env, ProcessEnv, Resolved};
+use crate::error::{Error, REASON_METADATA_KEY};
+use crate::health_pb::health_check_response::ServingStatus;
+use crate::health_pb::health_client::HealthClient;
+use crate::health_pb::HealthCheckRequest;
+use crate::pb;
+use crate::pb::postcompact_service_client::PostcompactServiceClient;
+
+/// How long auto-start waits for the daemon to report SERVING.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one connection attempt may take.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+type Transport = InterceptedService<Channel, BearerToken>;
+/// The generated tonic client, with the bearer-token interceptor.
+pub type RawClient = PostcompactServiceClient<Transport>;
+
+/// Adds `authorization: Bearer <token>` to every call (TCP only; `None` on a Unix socket).
+#[derive(Clone, Debug, Default)]
+pub struct BearerToken(Option<MetadataValue<Ascii>>);
+
+impl BearerToken {
+    pub fn new(token: Option<&str>) -> Result<Self, Error> {
+        token
+            .map(|t| {
+                format!("Bearer {t}")
+                    .parse::<MetadataValue<Ascii>>()
+                    .map_err(|_| Error::Config("the TCP token is not valid ASCII metadata".into()))
+            })
+            .transpose()
+            .map(BearerToken)
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Interceptor for BearerToken {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+/// Options for [`Client::connect_with`]. `Options::default()` is what [`Client::connect`] uses.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// An explicit address (`unix:///path` or `host:port`); `None` resolves it
+    /// (`POSTCOMPACT_ADDRESS`, then server.json, then the default socket).
+    pub address: Option<String>,
+    /// Start the daemon when it is not running. `None` = on, unless `address` is explicit.
+    pub auto_start: Option<bool>,
+    /// The daemon executable; `None` = `POSTCOMPACT_BIN`, else `postcompact` on PATH.
+    pub daemon_bin: Option<PathBuf>,
+    /// The TCP token; `None` = `POSTCOMPACT_TOKEN`, else server.json's `token_file`, else `D/token`.
+    pub token: Option<String>,
+    /// How long auto-start waits for health.
+    pub start_timeout: Duration,
+    /// How long a connection attempt may take.
+    pub connect_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            address: None,
+            auto_start: None,
+            daemon_bin: None,
+            token: None,
+            start_timeout: DEFAULT_START_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+}
+
+impl Options {
+    /// Connects to this explicit address (auto-start off unless [`Options::auto_start`] says so).
+    pub fn address(mut self, address: impl Into<String>) -> Self {
+        self.address = Some(address.into());
+        self
+    }
+
+    pub fn auto_start(mut self, on: bool) -> Self {
+        self.auto_start = Some(on);
+        self
+    }
+
+    pub fn daemon_bin(mut self, bin: impl Into<PathBuf>) -> Self {
+        self.daemon_bin = Some(bin.into());
+        self
+    }
+
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    pub fn start_timeout(mut self, t: Duration) -> Self {
+        self.start_timeout = t;
+        self
+    }
+
+    pub fn connect_timeout(mut self, t: Duration) -> Self {
+        self.connect_timeout = t;
+        self
+    }
+
+    /// Whether auto-start applies: explicitly set, else on unless the address is explicit.
+    pub fn auto_start_enabled(&self) -> bool {
+        self.auto_start.unwrap_or(self.address.is_none())
+    }
+}
+
+#[derive(Clone)]
+struct Conn {
+    rpc: RawClient,
+    health: HealthClient<Transport>,
+    resolved: Resolved,
+}
+
+/// A connection to the daemon. Cheap to clone; clones share the connection.
+///
+/// Every RPC of `postcompact.v1.PostcompactService` has a method here taking the request
+/// message and returning the response message (OpenSession is [`Client::open_session_with`],
+/// which returns a [`crate::Session`]). When auto-start is on and a call finds the
+/// daemon gone (a transport-level UNAVAILABLE), the client starts it again and retries the call
+/// once. [`Client::open_session`] gives the higher-level [`crate::Session`] flow.
+#[derive(Clone)]
+pub struct Client {
+    conn: Arc<RwLock<Conn>>,
+    opts: Arc<Options>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("address", &self.address().to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Finds the daemon (starting it when needed) with the default options.
+    pub async fn connect() -> Result<Client, Error> {
+        Client::connect_with(Options::default()).await
+    }
+
+    /// Connects to an explicit address, without auto-start.
+    pub async fn connect_to(address: impl Into<String>) -> Result<Client, Error> {
+        Client::connect_with(Options::default().address(address)).await
+    }
+
+    /// Connects with the given options.
+    pub async fn connect_with(opts: Options) -> Result<Client, Error> {
+        let conn = establish_or_start(&opts).await?;
+        Ok(Client {
+            conn: Arc::new(RwLock::new(conn)),
+            opts: Arc::new(opts),
+        })
+    }
+
+    /// The address in use.
+    pub fn address(&self) -> Address {
+        self.conn.read().expect("lock").resolved.address.clone()
+    }
+
+    /// How the address was found.
+    pub fn address_source(&self) -> AddressSource {
+        self.conn.read().expect("lock").resolved.source
+    }
+
+    /// The generated tonic client, for anything the wrapper does not cover.
+    pub fn raw(&self) -> RawClient {
+        self.conn.read().expect("lock").rpc.clone()
+    }
+
+    /// `grpc.health.v1.Health/Check` for the whole server: true when SERVING.
+    pub async fn health(&self) -> Result<bool, Error> {
+        let mut h = self.conn.read().expect("lock").health.clone();
+        let r = h
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await?;
+        Ok(r.into_inner().status() == ServingStatus::Serving)
+    }
+
+    /// Runs a call; on a transport UNAVAILABLE with auto-start on, makes sure the daemon runs
+    /// (starting it), reconnects and retries once.
+    pub(crate) async fn call<Req, Resp, F, Fut>(&self, req: Req, f: F) -> Result<Resp, Error>
+    where
+        Req: Clone,
+        F: Fn(RawClient, Req) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
+    {
+        let first = f(self.raw(), req.clone()).await;
+        match first {
+            Ok(r) => Ok(r.into_inner()),
+            Err(s) if self.opts.auto_start_enabled() && is_transport_unavailable(&s) => {
+                let conn = establish_or_start(&self.opts).await?;
+                *self.conn.write().expect("lock") = conn;
+                Ok(f(self.raw(), req).await?.into_inner())
+            }
+            Err(s) => Err(s.into()),
+        }
+    }
+}
+
+/// A daemon-raised UNAVAILABLE carries its reason; a dead socket or refused connection does not.
+fn is_transport_unavailable(s: &tonic::Status) -> bool {
+    s.code() == Code::Unavailable && s.metadata().get(REASON_METADATA_KEY).is_none()
+}
+
+macro_rules! rpc_methods {
+    ($($(#[$doc:meta])* $name:ident($req:ident) -> $resp:ident;)*) => {
+        impl Client {
+            $(
+                $(#[$doc])*
+                pub async fn $name(&self, req: pb::$req) -> Result<pb::$resp, Error> {
+                    self.call(req, |mut c, r| async move { c.$name(r).await }).await
+                }
+            )*
+        }
+    };
+}
+
+rpc_methods! {
+    /// Daemon version, API version, capabilities, pid, socket and TCP port.
+    get_server_info(GetServerInfoRequest) -> GetServerInfoResponse;
+    /// Counters and per-session information.
+    get_stats(GetStatsRequest) -> GetStatsResponse;
+    /// Drops a session and its state.
+    close_session(CloseSessionRequest) -> CloseSessionResponse;
+    /// Every open session.
+    list_sessions(ListSessionsRequest) -> ListSessionsResponse;
+    /// Starts a sub-agent with a fresh or cloned file-state cache.
+    start_agent(StartAgentRequest) -> StartAgentResponse;
+    /// Merges one agent's file state into another's.
+    merge_file_state(MergeFileStateRequest) -> MergeFileStateResponse;
+    /// Reads a file through the daemon (numbered text, or the unchanged stub).
+    read_file(ReadFileRequest) -> ReadFileResponse;
+    /// Records a read the harness made itself.
+    record_read(RecordReadRequest) -> RecordReadResponse;
+    /// Records an Edit/Write.
+    record_write(RecordWriteRequest) -> RecordWriteResponse;
+    /// The write precondition (read first, not modified since).
+    check_write(CheckWriteRequest) -> CheckWriteResponse;
+    /// Read files modified behind the agent's back, with the reference's hint.
+    check_stale(CheckStaleRequest) -> CheckStaleResponse;
+    /// Records an invoked skill.
+    record_skill(RecordSkillRequest) -> RecordSkillResponse;
+    /// Sets the plan file.
+    set_plan(SetPlanRequest) -> SetPlanResponse;
+    /// Sets the permission mode.
+    set_mode(SetModeRequest) -> SetModeResponse;
+    /// Adds or updates a background task.
+    upsert_task(UpsertTaskRequest) -> UpsertTaskResponse;
+    /// Updates the catalogue and returns the deltas to announce.
+    set_catalog(SetCatalogRequest) -> SetCatalogResponse;
+    /// Compacts: the restoration attachments and a decision for every candidate.
+    compact(CompactRequest) -> CompactResponse;
+    /// What `compact` would return, without changing state.
+    preview_compact(PreviewCompactRequest) -> PreviewCompactResponse;
+    /// Claude Code's rough token estimate.
+    estimate_tokens(EstimateTokensRequest) -> EstimateTokensResponse;
+    /// Rough estimates for many texts.
+    estimate_tokens_batch(EstimateTokensBatchRequest) -> EstimateTokensBatchResponse;
+    /// Exact BPE token count.
+    count_tokens(CountTokensRequest) -> CountTokensResponse;
+    /// Exact counts for many texts.
+    count_tokens_batch(CountTokensBatchRequest) -> CountTokensBatchResponse;
+    /// Truncates a text to a token budget with a marker.
+    truncate_tokens(TruncateTokensRequest) -> TruncateTokensResponse;
+    /// Truncates many texts.
+    truncate_tokens_batch(TruncateTokensBatchRequest) -> TruncateTokensBatchResponse;
+}
+
+/// Connects to the resolved address; when the daemon is absent and auto-start applies, starts
+/// it, waits for health and connects again.
+async fn establish_or_start(opts: &Options) -> Result<Conn, Error> {
+    let env = ProcessEnv;
+    let resolved = address::resolve(opts.address.as_deref(), &env)?;
+    match establish(opts, resolved.clone(), &env).await {
+        Ok(c) => Ok(c),
+        Err(e) if e.is_unavailable() && opts.auto_start_enabled() => {
+            start_daemon(opts, &resolved, &env).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens a channel to the resolved address (eagerly, so a missing daemon shows at once).
+async fn establish(opts: &Options, resolved: Resolved, env: &dyn Env) -> Result<Conn, Error> {
+    let channel = open_channel(&resolved.address, opts.connect_timeout).await?;
+    let token = if resolved.address.is_tcp() {
+        match &opts.token {
+            Some(t) => Some(t.clone()),
+            None => address::resolve_token(&resolved, env)?,
+        }
+    } else {
+        None
+    };
+    let auth = BearerToken::new(token.as_deref())?;
+    Ok(Conn {
+        rpc: PostcompactServiceClient::with_interceptor(channel.clone(), auth.clone()),
+        health: HealthClient::with_interceptor(channel, auth),
+        resolved,
+    })
+}
+
+/// A tonic channel to a Unix socket (a custom connector behind a dummy URI) or to TCP.
+pub async fn open_channel(addr: &Address, connect_timeout: Duration) -> Result<Channel, Error> {
+    let connect_err = |e: &dyn std::fmt::Display| Error::Connect {
+        address: addr.to_string(),
+        message: e.to_string(),
+    };
+    match addr {
+        Address::Unix(path) => {
+            let path = Arc::new(path.clone());
+            let endpoint =
+                Endpoint::from_static("http://[::]:50051").connect_timeout(connect_timeout);
+            endpoint
+                .connect_with_connector(tower::service_fn(move |_: Uri| {
+                    let path = Arc::clone(&path);
+                    async move { UnixStream::connect(path.as_path()).await.map(TokioIo::new) }
+                }))
+                .await
+                .map_err(|e| connect_err(&error_chain(&e)))
+        }
+        Address::Tcp(hostport) => {
+            let endpoint = Endpoint::from_shared(format!("http://{hostport}"))
+                .map_err(|e| Error::Config(format!("bad TCP address {hostport}: {e}")))?
+                .connect_timeout(connect_timeout);
+            endpoint
+                .connect()
+                .await
+                .map_err(|e| connect_err(&error_chain(&e)))
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+/// The daemon executable: the option, else `POSTCOMPACT_BIN`, else `postcompact` on PATH.
+pub fn daemon_executable(explicit: Option<&Path>, env: &dyn Env) -> Result<PathBuf, Error> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = env.var(address::ENV_BIN).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let path = env.var("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("postcompact"))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| {
+            Error::Start(format!(
+                "no `postcompact` executable on PATH; install the daemon or set {}",
+                address::ENV_BIN
+            ))
+        })
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The `serve` arguments: plain `serve`, plus `--socket PATH` when the client targets a Unix
+/// socket other than the default one (so the daemon comes up where the client looks).
+fn serve_args(resolved: &Resolved, env: &dyn Env) -> Vec<String> {
+    let mut args = vec!["serve".to_owned()];
+    if let Address::Unix(p) = &resolved.address {
+        if *p != address::default_socket(env) {
+            args.push("--socket".into());
+            args.push(p.display().to_string());
+        }
+    }
+    args
+}
+
+/// Spawns `postcompact serve` detached (own session, stdio on /dev/null), then polls
+/// `grpc.health.v1.Health/Check` until SERVING or the start timeout.
+async fn start_daemon(opts: &Options, resolved: &Resolved, env: &dyn Env) -> Result<Conn, Error> {
+    let bin = daemon_executable(opts.daemon_bin.as_deref(), env)?;
+    let args = serve_args(resolved, env);
+    let mut child = spawn_detached(&bin, &args).map_err(|e| {
+        Error::Start(format!(
+            "cannot run {} {}: {e}",
+            bin.display(),
+            args.join(" ")
+        ))
+    })?;
+    let deadline = Instant::now() + opts.start_timeout;
+    let mut delay = Duration::from_millis(25);
+    let mut exited = None;
+    let mut last_err;
+    loop {
+        if exited.is_none() {
+            if let Ok(Some(status)) = child.try_wait() {
+                // Maybe another client won the race to start it: keep polling until the deadline.
+                exited = Some(status);
+            }
+        }
+        // An explicit or environment address stays; otherwise re-resolve, since the new
+        // daemon writes server.json once it serves.
+        let target = match resolved.source {
+            AddressSource::Explicit | AddressSource::Environment => resolved.clone(),
+            AddressSource::ServerJson | AddressSource::Default => {
+                address::resolve(opts.address.as_deref(), env)?
+            }
+        };
+        match establish(opts, target, env).await {
+            Ok(conn) => {
+                let mut h = conn.health.clone();
+                match h
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                {
+                    Ok(r) if r.get_ref().status() == ServingStatus::Serving => {
+                        reap_in_background(child, exited.is_some());
+                        return Ok(conn);
+                    }
+                    Ok(r) => last_err = format!("health is {:?}", r.get_ref().status()),
+                    Err(s) => last_err = Error::from(s).to_string(),
+                }
+            }
+            Err(e) => last_err = e.to_string(),
+        }
+        if Instant::now() >= deadline {
+            let how = match exited {
+                Some(st) => format!("; `{} {}` exited with {st}", bin.display(), args.join(" ")),
+                None => String::new(),
+            };
+            return Err(Error::Start(format!(
+                "the daemon did not become healthy within {:?} ({last_err}{how})",
+                opts.start_timeout
+            )));
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(250));
+    }
+}
+
+fn spawn_detached(bin: &Path, args: &[String]) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// The daemon outlives us in its own session; a thread reaps it if it exits while we run.
+fn reap_in_background(mut child: Child, already_exited: bool) {
+    if already_exited {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("postcompact-reaper".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct FakeEnv(HashMap<&'static str, String>);
+    impl Env for FakeEnv {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0.get(name).cloned()
+        }
+        fn uid(&self) -> u32 {
+            7
+        }
+    }
+
+    #[test]
+    fn auto_start_defaults() {
+        assert!(Options::default().auto_start_enabled());
+        assert!(!Options::default().address("unix:///x").auto_start_enabled());
+        assert!(Options::default()
+            .address("unix:///x")
+            .auto_start(true)
+            .auto_start_enabled());
+        assert!(!Options::default().auto_start(false).auto_start_enabled());
+    }
+
+    #[test]
+    fn bearer_token_interceptor() {
+        let mut t = BearerToken::new(Some("s3cret")).unwrap();
+        assert!(t.is_set());
+        let req = t.call(tonic::Request::new(())).unwrap();
+        assert_eq!(
+            req.metadata().get("authorization").unwrap(),
+            "Bearer s3cret"
+        );
+        let mut none = BearerToken::new(None).unwrap();
+        let req = none.call(tonic::Request::new(())).unwrap();
+        assert!(req.metadata().get("authorization").is_none());
+        assert!(BearerToken::new(Some("bad\ntoken")).is_err());
+    }
+
+    #[test]
+    fn transport_unavailable_vs_daemon_unavailable() {
+        assert!(is_transport_unavailable(&tonic::Status::unavailable(
+            "connection refused"
+        )));
+        let mut md = tonic::metadata::MetadataMap::new();
+        md.insert(REASON_METADATA_KEY, "SHUTTING_DOWN".parse().unwrap());
+        let s = tonic::Status::with_metadata(Code::Unavailable, "bye", md);
+        assert!(!is_transport_unavailable(&s));
+        assert!(!is_transport_unavailable(&tonic::Status::internal("x")));
+    }
+
+    #[test]
+    fn executable_lookup() {
+        let env = FakeEnv(HashMap::from([(address::ENV_BIN, "/opt/pc".to_string())]));
+        assert_eq!(
+            daemon_executable(Some(Path::new("/x/y")), &env).unwrap(),
+            PathBuf::from("/x/y")
+        );
+        assert_eq!(
+            daemon_executable(None, &env).unwrap(),
+            PathBuf::from("/opt/pc")
+        );
+        let env = FakeEnv(HashMap::from([(
+            "PATH",
+            "/nonexistent-pc-a:/nonexistent-pc-b".to_string(),
+        )]));
+        let err = daemon_executable(None, &env).unwrap_err();
+        assert!(matches!(err, Error::Start(_)));
+        assert!(err.to_string().contains("POSTCOMPACT_BIN"));
+    }
+
+    #[test]
+    fn serve_arguments() {
+        let env = FakeEnv(HashMap::new());
+        let def = address::resolve(None, &env).unwrap();
+        assert_eq!(serve_args(&def, &env), vec!["serve"]);
+        let custom = address::resolve(Some("unix:///tmp/pc-x/d.sock"), &env).unwrap();
+        assert_eq!(
+            serve_args(&custom, &env),
+            vec!["serve", "--socket", "/tmp/pc-x/d.sock"]
+        );
+    }
+
+    #[tokio::test]
+    async fn no_daemon_without_auto_start_is_unavailable() {
+        let opts = Options::default()
+            .address("unix:///tmp/pc-rs-no-such-dir/daemon.sock")
+            .connect_timeout(Duration::from_secs(1));
+        let err = Client::connect_with(opts).await.unwrap_err();
+        assert!(err.is_unavailable(), "{err}");
+        assert!(matches!(err, Error::Connect { .. }));
+    }
+
+    #[tokio::test]
+    async fn auto_start_reports_a_missing_executable() {
+        let opts = Options::default()
+            .address("unix:///tmp/pc-rs-no-such-dir/daemon.sock")
+            .auto_start(true)
+            .daemon_bin("/nonexistent/postcompact");
+        let err = Client::connect_with(opts).await.unwrap_err();
+        assert!(matches!(err, Error::Start(_)), "{err}");
+    }
+
+    #[tokio::test]
+    async fn auto_start_times_out_on_a_daemon_that_never_serves() {
+        // `true` exits at once without serving: the wait must end with a clear error.
+        let opts = Options::default()
+            .address("unix:///tmp/pc-rs-no-such-dir/daemon.sock")
+            .auto_start(true)
+            .daemon_bin("/bin/true")
+            .start_timeout(Duration::from_millis(300));
+        let err = Client::connect_with(opts).await.unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::Start(_)), "{msg}");
+        assert!(msg.contains("did not become healthy"), "{msg}");
+        assert!(msg.contains("exited with"), "{msg}");
+    }
+}

@@ -1,0 +1,24 @@
+#![doc = include_str!("../README.md")]
+
+pub mod address;
+pub mod client;
+pub mod error;
+pub mod session;
+
+/// The generated `postcompact.v1` messages, enums and tonic client.
+#[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+pub mod pb {
+    tonic::include_proto!("postcompact.v1");
+}
+
+/// The generated `grpc.health.v1` client (used for the auto-start health wait).
+#[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+pub mod health_pb {
+    tonic::include_proto!("grpc.health.v1");
+}
+
+pub use address::{Address, AddressSource};
+pub use client::{Client, Options};
+pub use error::{code_name, Error, RpcError};
+pub use session::{Compaction, Session};
+pub use tonic::Code;
