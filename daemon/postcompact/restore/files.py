@@ -1,0 +1,371 @@
+"""File restoration (reference §6.2-§6.5; design chapter §10.2).
+
+Given the snapshot of the agent's file-state cache (MRU first):
+
+1. Exclude the plan file, the memory files and files whose Read is still visible in the preserved
+   tail (two passes: a Read whose tool_result starts with the "File unchanged" stub does not count,
+   because the content it points at may have been summarised away).
+2. Stable sort by timestamp, newest first (ties keep MRU order); keep the first `max_files`.
+3. Re-read each kept file from disk, in parallel (one worker thread per file), through `fileread`
+   with the session roots and deny globs: denied / binary / unreadable files are dropped with the
+   error as detail.
+4. Per-file cap `max_tokens_per_file`, measured on the raw text with the policy's counter (the
+   rough counter uses the per-type rate, as Claude Code's `validateContentTokens`). A file over the
+   cap, or over `max_file_size_bytes`, is
+   - TRUNCATE_HEAD (default): the longest head within the cap *including* the marker, cut back to
+     a line boundary (a first line longer than the cap is cut inside the line), numbered as usual
+     and followed by the marker (`{shown_lines}` of `{total_lines}`, Read with offset
+     `{next_offset}`). A file over the size cap is read only up to `max_file_size_bytes`.
+   - REFERENCE: Claude Code 2.1.88's path-only `compact_file_reference` note.
+5. Admit first-fit, in selection order, while the running total stays within `file_token_budget`.
+   The cost of a file is Claude Code's: the rough estimate of `JSON.stringify(AttachmentMessage)`,
+   emulated as
+
+       {"attachment": {"type": "file", "filename": P, "content": {"type": "text", "file":
+         {"filePath": P, "content": RAW_TEXT, "numLines": N, "startLine": 1, "totalLines": T}},
+         "displayPath": D}, "type": "attachment", "uuid": <36 chars>, "timestamp": <24 chars>}
+
+   (`content` is the raw text read, as FileReadTool returns it — the numbering is added only when
+   rendering; for a truncated file it is the head plus the marker). A reference costs
+   `{"attachment": {"type": "compact_file_reference", "filename": P, "displayPath": D}, ...}`.
+6. Re-seed the cache with what was restored: offset 1, no limit (a truncated file: limit = the
+   lines shown, content = the head), timestamp = the file's mtime under the claude-code profile,
+   the read time otherwise. Referenced files are not re-seeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from postcompact import _core, fileread, render
+from postcompact.render import Templates
+from postcompact.restore.meter import Meter, rough
+from postcompact.restore.outcome import Outcome
+from postcompact.restore.policy import Policy
+from postcompact.state import AgentState, Session
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = ["FileStep", "read_paths_in_tail", "restore_files"]
+
+READ_TOOL_NAME = "Read"
+_UUID = "00000000-0000-4000-8000-000000000000"  # 36 characters, like a uuid v4
+_TIMESTAMP = "2026-01-01T00:00:00.000Z"  # 24 characters, like Date.toISOString()
+
+_ERROR_OUTCOMES: dict[str, pb.Outcome.ValueType] = {
+    "denied": pb.OUTCOME_DENIED,
+    "binary": pb.OUTCOME_BINARY,
+}
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def display_path(path: str, cwd: str) -> str:
+    """Relative to cwd when inside it, else the path itself."""
+    prefix = cwd.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def _ext(path: str) -> str | None:
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    return ext or None
+
+
+def attachment_cost(attachment: dict[str, object]) -> int:
+    """Rough tokens of `JSON.stringify(createAttachmentMessage(attachment))` (see module doc)."""
+    message = {
+        "attachment": attachment,
+        "type": "attachment",
+        "uuid": _UUID,
+        "timestamp": _TIMESTAMP,
+    }
+    return rough(render.js_json_stringify(message))
+
+
+def read_paths_in_tail(
+    messages: Iterable[pb.ConversationMessage],
+    *,
+    cwd: str,
+    home: str,
+    key: Callable[[str], str],
+    stubs: Sequence[str] = (render.FILE_UNCHANGED_STUB,),
+) -> set[str]:
+    """Cache keys of files whose Read is visible in `messages` (Claude Code's
+    `collectReadToolFilePaths`): pass 1 collects the tool_use ids answered by an unchanged stub,
+    pass 2 takes `expandPath(input.file_path)` of every other `Read` tool_use. Roles are not
+    checked (tool_use blocks count wherever they appear); malformed inputs are ignored."""
+    messages = list(messages)
+    stub_prefixes = [s.encode() for s in dict.fromkeys(stubs) if s]
+    stub_ids: set[str] = set()
+    for m in messages:
+        for block in m.content:
+            if block.WhichOneof("block") == "tool_result":
+                content = block.tool_result.content
+                if any(content.startswith(p) for p in stub_prefixes):
+                    stub_ids.add(block.tool_result.tool_use_id)
+    paths: set[str] = set()
+    for m in messages:
+        for block in m.content:
+            if block.WhichOneof("block") != "tool_use":
+                continue
+            use = block.tool_use
+            if use.name != READ_TOOL_NAME or use.id in stub_ids:
+                continue
+            try:
+                data = json.loads(use.input_json or "{}")
+            except ValueError:
+                continue
+            file_path = data.get("file_path") if isinstance(data, dict) else None
+            if not isinstance(file_path, str):
+                continue
+            try:
+                paths.add(key(_core.expand_path(file_path, cwd, home)))
+            except ValueError:
+                continue
+    return paths
+
+
+@dataclass(frozen=True, slots=True)
+class _Restored:
+    """One selected file after its re-read (computed in a worker thread)."""
+
+    path: str
+    rank: int
+    outcome: pb.Outcome.ValueType
+    attachment: pb.Attachment | None = None
+    cost: int = 0
+    detail: str = ""
+    seed: _core.FileState | None = None
+    mtime_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FileStep:
+    session: Session
+    policy: Policy
+    meter: Meter
+    templates: Templates
+    deny_globs: tuple[str, ...]
+
+    # --- one file (worker thread) ----------------------------------------------------------
+
+    def _reference(self, path: str, rank: int, detail: str) -> _Restored:
+        display = display_path(path, self.session.cwd)
+        text = render.compact_file_reference(path, self.templates)
+        att = pb.Attachment(
+            kind=pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE,
+            rendered_text=text,
+            tokens=rough(text),
+            file_reference=pb.CompactFileReference(path=path, display_path=display),
+        )
+        cost = attachment_cost(
+            {"type": "compact_file_reference", "filename": path, "displayPath": display}
+        )
+        return _Restored(path, rank, pb.OUTCOME_REFERENCED, att, cost, detail)
+
+    def restore_one(self, path: str, rank: int) -> _Restored:
+        p, s = self.policy, self.session
+        roots = s.roots or [s.cwd]
+        over_size = False
+        size_detail = ""
+        try:
+            tf = fileread.read_text(
+                path, roots=roots, max_bytes=p.max_file_size_bytes, deny_globs=self.deny_globs
+            )
+        except fileread.FileReadError as exc:
+            if exc.kind != "too_large":
+                outcome = _ERROR_OUTCOMES.get(exc.kind, pb.OUTCOME_UNREADABLE)
+                return _Restored(path, rank, outcome, detail=f"{exc.kind}: {exc.message}")
+            over_size = True
+            size_detail = f"over the {p.max_file_size_bytes}-byte size cap"
+            if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
+                return self._reference(path, rank, size_detail)
+            try:
+                tf = fileread.read_text(
+                    path,
+                    roots=roots,
+                    max_bytes=p.max_file_size_bytes,
+                    deny_globs=self.deny_globs,
+                    head_bytes=p.max_file_size_bytes,
+                )
+            except fileread.FileReadError as exc2:
+                outcome = _ERROR_OUTCOMES.get(exc2.kind, pb.OUTCOME_UNREADABLE)
+                return _Restored(path, rank, outcome, detail=f"{exc2.kind}: {exc2.message}")
+        read_at = now_ms()
+        stamp = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
+        text = tf.content.decode("utf-8", errors="replace")
+        ext = _ext(path)
+        tokens = self.meter.measure(text, ext)
+        cap = p.max_tokens_per_file
+
+        if not over_size and tokens <= cap:
+            return self._file(path, rank, text, tf, stamp, limit=None, marker="", detail="")
+        cap_detail = f"{tokens} tokens, over the {cap}-token cap" if tokens > cap else size_detail
+        if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
+            return self._reference(path, rank, cap_detail)
+
+        template = p.file_truncation_marker or self.templates.file_truncation_marker
+        probe = render.file_truncation_marker(
+            path, shown_lines=tf.total_lines, total_lines=tf.total_lines, template=template
+        )
+        room = cap - self.meter.measure(probe)
+        if room <= 0:
+            return self._reference(path, rank, f"{cap_detail}; the cap cannot hold the marker")
+        head = text
+        if tokens > room:
+            head = self.meter.truncate(text, room, "", ext)
+            cut = head.rfind("\n")
+            if cut > 0:
+                head = head[:cut]
+            head = head.removesuffix("\r")
+        shown = head.count("\n") + 1 if head else 0
+        marker = render.file_truncation_marker(
+            path, shown_lines=shown, total_lines=tf.total_lines, template=template
+        )
+        detail = f"{cap_detail}; kept lines 1-{shown} of {tf.total_lines}"
+        return self._file(path, rank, head, tf, stamp, limit=shown, marker=marker, detail=detail)
+
+    def _file(
+        self,
+        path: str,
+        rank: int,
+        text: str,
+        tf: fileread.TextFile,
+        stamp: int,
+        *,
+        limit: int | None,
+        marker: str,
+        detail: str,
+    ) -> _Restored:
+        truncated = limit is not None
+        display = display_path(path, self.session.cwd)
+        content = text.encode() if truncated else tf.content
+        num_lines = limit if truncated else tf.num_lines
+        rendered = render.file_attachment(
+            path,
+            text,
+            total_lines=tf.total_lines,
+            malware_reminder=self.policy.malware_reminder,
+            truncation_marker=marker,
+            templates=self.templates,
+        )
+        att = pb.Attachment(
+            kind=pb.ATTACHMENT_KIND_FILE,
+            rendered_text=rendered,
+            tokens=rough(rendered),
+            file=pb.FileAttachment(
+                path=path,
+                display_path=display,
+                content=content,
+                truncated=truncated,
+                total_lines=tf.total_lines,
+                num_lines=num_lines or 0,
+            ),
+        )
+        file_json = {
+            "filePath": path,
+            "content": text + marker,
+            "numLines": num_lines,
+            "startLine": 1,
+            "totalLines": tf.total_lines,
+        }
+        cost = attachment_cost(
+            {
+                "type": "file",
+                "filename": path,
+                "content": {"type": "text", "file": file_json},
+                "displayPath": display,
+            }
+        )
+        seed = _core.FileState(content, stamp, 1, limit, False)
+        outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
+        return _Restored(path, rank, outcome, att, cost, detail, seed, tf.mtime_ms)
+
+
+async def restore_files(
+    step: FileStep,
+    agent: AgentState,
+    snapshot: Sequence[tuple[str, _core.FileState]],
+    *,
+    excluded: dict[str, pb.Outcome.ValueType],
+    out: Outcome,
+    preview: bool,
+) -> None:
+    """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion."""
+    policy = step.policy
+    candidates: list[tuple[str, _core.FileState]] = []
+    for path, state in snapshot:
+        reason = excluded.get(path)
+        if reason is not None:
+            out.decide(
+                "files",
+                pb.SUBJECT_FILE,
+                path,
+                reason,
+                tokens=int(_core.estimate(state.content)),
+                detail=_EXCLUSION_DETAIL[reason],
+            )
+        else:
+            candidates.append((path, state))
+
+    ranked = sorted(candidates, key=lambda item: -item[1].timestamp)  # stable: ties keep MRU
+    selected = ranked[: policy.max_files]
+    for rank, (path, state) in enumerate(ranked[policy.max_files :], start=policy.max_files + 1):
+        out.decide(
+            "files",
+            pb.SUBJECT_FILE,
+            path,
+            pb.OUTCOME_DROPPED_BY_RANK,
+            tokens=int(_core.estimate(state.content)),
+            rank=rank,
+            detail=f"beyond max_files={policy.max_files}",
+        )
+
+    results = await asyncio.gather(
+        *(
+            asyncio.to_thread(step.restore_one, path, rank)
+            for rank, (path, _) in enumerate(selected, start=1)
+        )
+    )
+
+    used = 0
+    for r in results:
+        if r.attachment is None:
+            out.decide("files", pb.SUBJECT_FILE, r.path, r.outcome, rank=r.rank, detail=r.detail)
+            continue
+        tokens = r.attachment.tokens
+        if used + r.cost > policy.file_token_budget:
+            out.decide(
+                "files",
+                pb.SUBJECT_FILE,
+                r.path,
+                pb.OUTCOME_DROPPED_BY_BUDGET,
+                tokens=tokens,
+                rank=r.rank,
+                detail=(
+                    f"costs {r.cost} of the {policy.file_token_budget}-token file budget, "
+                    f"{used} already used"
+                ),
+            )
+            continue
+        used += r.cost
+        out.attach("files", r.attachment)
+        out.decide(
+            "files", pb.SUBJECT_FILE, r.path, r.outcome, tokens=tokens, rank=r.rank, detail=r.detail
+        )
+        if r.seed is not None and not preview:
+            agent.files.set(r.path, r.seed)
+            agent.read_mtimes[r.path] = (r.seed.timestamp, r.mtime_ms)
+
+
+_EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {
+    pb.OUTCOME_EXCLUDED_PLAN_FILE: "the plan file (restored by the plan attachment)",
+    pb.OUTCOME_EXCLUDED_MEMORY_FILE: "a memory file (re-read by the harness)",
+    pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL: "its Read is still visible in the preserved messages",
+}

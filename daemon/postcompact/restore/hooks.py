@@ -1,0 +1,139 @@
+"""Session-start hooks run at Compact (reference §13). Commands come from the daemon's config only.
+
+Each hook runs as `/bin/sh -c <command>` in the session's cwd, in its own process group, with this
+JSON on stdin:
+
+    {"hook_event_name": "SessionStart", "source": "compact", "session_id": ..., "cwd": ...,
+     "agent_id": ...}            (plus "preview": true for PreviewCompact)
+
+Its additional context is taken from stdout (exit status 0 only), in this order of preference:
+1. JSON `{"hookSpecificOutput": {"additionalContext": "..."}}` (Claude Code's hook output);
+2. JSON with a top-level `"additionalContext"` string;
+3. any other stdout that is not JSON, stripped, as plain text (Claude Code adds a SessionStart
+   hook's plain stdout as context too). A JSON object without either field adds nothing.
+A non-zero exit is OUTCOME_HOOK_FAILED (stderr in the detail); a hook still running after its
+timeout has its whole process group killed and is OUTCOME_HOOK_TIMED_OUT. Neither ever fails the
+Compact. Hooks run concurrently; their contexts keep the configured order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = ["HookResult", "HookSpec", "parse_hook_output", "run_hooks"]
+
+_MAX_OUTPUT = 1 << 20  # stdout kept per hook (1 MiB)
+_DETAIL_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    command: str
+    timeout_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class HookResult:
+    spec: HookSpec
+    outcome: pb.Outcome.ValueType
+    context: str | None  # the additional context, if any
+    detail: str
+
+
+def parse_hook_output(stdout: str) -> str | None:
+    """The additional context in a hook's stdout (see the module docstring), or None."""
+    text = stdout.strip()
+    if not text:
+        return None
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(obj, dict):
+            specific = obj.get("hookSpecificOutput")
+            if isinstance(specific, dict):
+                ctx = specific.get("additionalContext")
+                if isinstance(ctx, str) and ctx:
+                    return ctx
+            ctx = obj.get("additionalContext")
+            if isinstance(ctx, str) and ctx:
+                return ctx
+            return None
+    return text
+
+
+def _short(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _DETAIL_CHARS else text[:_DETAIL_CHARS] + "…"
+
+
+async def _run_one(spec: HookSpec, payload: bytes, cwd: str | None) -> HookResult:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/sh",
+            "-c",
+            spec.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookResult(spec, pb.OUTCOME_HOOK_FAILED, None, f"could not start: {exc}")
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(payload), timeout=spec.timeout_s)
+    except (TimeoutError, asyncio.CancelledError) as exc:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        await proc.wait()
+        return HookResult(
+            spec, pb.OUTCOME_HOOK_TIMED_OUT, None, f"timed out after {spec.timeout_s:g}s; killed"
+        )
+    if proc.returncode != 0:
+        stderr = err[:_MAX_OUTPUT].decode("utf-8", "replace")
+        detail = f"exit status {proc.returncode}"
+        if stderr.strip():
+            detail += f": {_short(stderr)}"
+        return HookResult(spec, pb.OUTCOME_HOOK_FAILED, None, detail)
+    context = parse_hook_output(out[:_MAX_OUTPUT].decode("utf-8", "replace"))
+    detail = "no additional context" if context is None else f"{len(context)} characters of context"
+    return HookResult(spec, pb.OUTCOME_HOOK_OK, context, detail)
+
+
+async def run_hooks(
+    hooks: Sequence[HookSpec],
+    *,
+    session_id: str,
+    cwd: str,
+    agent_id: str,
+    preview: bool = False,
+) -> list[HookResult]:
+    """Run every hook concurrently; results in the configured order."""
+    if not hooks:
+        return []
+    message: dict[str, object] = {
+        "hook_event_name": "SessionStart",
+        "source": "compact",
+        "session_id": session_id,
+        "cwd": cwd,
+        "agent_id": agent_id,
+    }
+    if preview:
+        message["preview"] = True
+    payload = json.dumps(message).encode()
+    workdir = cwd if await asyncio.to_thread(os.path.isdir, cwd) else None
+    return list(await asyncio.gather(*(_run_one(h, payload, workdir) for h in hooks)))

@@ -1,0 +1,138 @@
+"""Restoration knobs: `pb.RestorePolicy` layers resolved into one `Policy`.
+
+Layers are applied in order (daemon config → session → request); a field set in a later layer
+overrides. Every default is the reference constant (claude-code-compaction.md §6.1, §7.2) except
+`oversize`, whose default is the design chapter's TRUNCATE_HEAD (DESIGN.md §3). Unset markers
+(None) mean "the configured template" (`render.Templates`).
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from postcompact.errors import InvalidArgument
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = [
+    "ENCODINGS",
+    "FILE_MARKER_PLACEHOLDERS",
+    "Policy",
+    "resolve_policy",
+    "validate_policy",
+]
+
+ENCODINGS = ("o200k_base", "cl100k_base")
+FILE_MARKER_PLACEHOLDERS = frozenset({"path", "shown_lines", "total_lines", "next_offset"})
+
+_IntField = Literal[
+    "max_files",
+    "file_token_budget",
+    "max_tokens_per_file",
+    "max_tokens_per_skill",
+    "skills_token_budget",
+    "max_file_size_bytes",
+]
+_StrField = Literal["encoding", "skill_truncation_marker", "file_truncation_marker"]
+_INT_FIELDS: tuple[_IntField, ...] = (
+    "max_files",
+    "file_token_budget",
+    "max_tokens_per_file",
+    "max_tokens_per_skill",
+    "skills_token_budget",
+    "max_file_size_bytes",
+)
+_STR_FIELDS: tuple[_StrField, ...] = (
+    "encoding",
+    "skill_truncation_marker",
+    "file_truncation_marker",
+)
+# Zero is meaningless for these (nothing could ever be restored, or truncation cannot fit).
+_POSITIVE_FIELDS = frozenset({"max_tokens_per_file", "max_tokens_per_skill", "max_file_size_bytes"})
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    max_files: int = 5
+    file_token_budget: int = 50_000
+    max_tokens_per_file: int = 5_000
+    max_tokens_per_skill: int = 5_000
+    skills_token_budget: int = 25_000
+    oversize: pb.OversizePolicy.ValueType = pb.OVERSIZE_POLICY_TRUNCATE_HEAD
+    skill_truncation_marker: str | None = None  # None = Templates.skill_truncation_marker
+    file_truncation_marker: str | None = None  # None = Templates.file_truncation_marker
+    counter: pb.TokenCounter.ValueType = pb.TOKEN_COUNTER_ROUGH
+    encoding: str = "o200k_base"
+    max_file_size_bytes: int = 262_144
+    malware_reminder: bool = True
+
+    @property
+    def exact(self) -> bool:
+        return self.counter == pb.TOKEN_COUNTER_EXACT
+
+
+def _bad(reason: str, field: str, message: str) -> InvalidArgument:
+    return InvalidArgument(reason, f"policy.{field} {message}", {"field": f"policy.{field}"})
+
+
+def validate_policy(layer: pb.RestorePolicy) -> None:
+    """Raise InvalidArgument (naming the field) for a value no layer may carry."""
+    for name in _INT_FIELDS:
+        if not layer.HasField(name):
+            continue
+        value = getattr(layer, name)
+        if value < 0:
+            raise _bad("NEGATIVE_BUDGET", name, f"must not be negative, got {value}")
+        if value == 0 and name in _POSITIVE_FIELDS:
+            raise _bad("INVALID_POLICY", name, "must be positive, got 0")
+    if layer.oversize not in pb.OversizePolicy.values():
+        raise _bad("INVALID_POLICY", "oversize", f"is not a known value: {layer.oversize}")
+    if layer.counter not in pb.TokenCounter.values():
+        raise _bad("INVALID_POLICY", "counter", f"is not a known value: {layer.counter}")
+    if layer.HasField("encoding") and layer.encoding not in ENCODINGS:
+        raise _bad(
+            "UNKNOWN_ENCODING",
+            "encoding",
+            f"must be one of {', '.join(ENCODINGS)}, got {layer.encoding!r}",
+        )
+    if layer.HasField("file_truncation_marker"):
+        _check_marker(layer.file_truncation_marker)
+    if layer.HasField("skill_truncation_marker") and "\0" in layer.skill_truncation_marker:
+        raise _bad("INVALID_POLICY", "skill_truncation_marker", "contains a NUL byte")
+
+
+def _check_marker(marker: str) -> None:
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(marker) if f is not None]
+    except ValueError as exc:
+        raise _bad("INVALID_POLICY", "file_truncation_marker", f"is malformed: {exc}") from None
+    unknown = sorted(set(fields) - FILE_MARKER_PLACEHOLDERS)
+    if unknown:
+        allowed = ", ".join("{" + p + "}" for p in sorted(FILE_MARKER_PLACEHOLDERS))
+        raise _bad(
+            "INVALID_POLICY",
+            "file_truncation_marker",
+            f"uses unknown placeholder(s) {', '.join(unknown)}; allowed: {allowed}",
+        )
+
+
+def resolve_policy(*layers: pb.RestorePolicy) -> Policy:
+    """Validate each layer and apply them in order over the reference defaults."""
+    policy = Policy()
+    for layer in layers:
+        validate_policy(layer)
+        changes: dict[str, Any] = {
+            name: getattr(layer, name) for name in _INT_FIELDS if layer.HasField(name)
+        }
+        if layer.oversize != pb.OVERSIZE_POLICY_UNSPECIFIED:
+            changes["oversize"] = layer.oversize
+        if layer.counter != pb.TOKEN_COUNTER_UNSPECIFIED:
+            changes["counter"] = layer.counter
+        for str_name in _STR_FIELDS:
+            if layer.HasField(str_name):
+                changes[str_name] = getattr(layer, str_name)
+        if layer.HasField("malware_reminder"):
+            changes["malware_reminder"] = layer.malware_reminder
+        policy = replace(policy, **changes)
+    return policy
