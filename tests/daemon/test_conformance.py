@@ -90,19 +90,27 @@ class Runner:
             where = f"{self.name} step {i} ({step['op']})"
             op: Callable[[Step], Any] = getattr(self, "op_" + step["op"])
             expect_error = step.get("expect_error")
+            error: PostcompactError | None = None
             try:
                 result = op(step)
             except PostcompactError as err:
                 if not expect_error:
                     raise AssertionError(f"{where}: unexpected error {err}") from err
-                assert err.code == getattr(grpc.StatusCode, expect_error["code"]), f"{where}: {err}"
-                if "reason" in expect_error:
-                    assert err.reason == expect_error["reason"], f"{where}: {err}"
-                assert err.reason, f"{where}: the error carries no reason: {err}"
+                error = err
+            if expect_error:
+                self.check_error(where, expect_error, error)
                 continue
-            assert not expect_error, f"{where}: expected {expect_error}, the call succeeded"
             if "expect" in step:
                 self.check(where, step["expect"], result)
+
+    def check_error(
+        self, where: str, want: Mapping[str, str], err: PostcompactError | None
+    ) -> None:
+        assert err is not None, f"{where}: expected {want}, the call succeeded"
+        assert err.code == getattr(grpc.StatusCode, want["code"]), f"{where}: {err}"
+        if "reason" in want:
+            assert err.reason == want["reason"], f"{where}: {err}"
+        assert err.reason, f"{where}: the error carries no reason: {err}"
 
     def check(self, where: str, expect: Mapping[str, Any], result: Any) -> None:
         for key, want in expect.items():
@@ -220,6 +228,7 @@ class Runner:
 
     def op_set_catalog(self, step: Step) -> Any:
         servers = step.get("mcp_servers")
+        mcp = None if servers is None else {s["name"]: s["instructions"] for s in servers}
         resp = self.agent(step).set_catalog(
             deferred_tools=step.get("deferred_tools"),
             agent_types=step.get("agent_types"),
