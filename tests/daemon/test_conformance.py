@@ -233,9 +233,7 @@ class Runner:
             deferred_tools=step.get("deferred_tools"),
             agent_types=step.get("agent_types"),
             show_concurrency_note=step.get("show_concurrency_note", False),
-            mcp_servers=None
-            if servers is None
-            else {s["name"]: s["instructions"] for s in servers},
+            mcp_servers=mcp,
         )
         return pb.SetCatalogResponse(attachments=resp)
 
