@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 
 from postcompact.errmap import status_trailers
 
 AUTH_METADATA_KEY = "authorization"
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 def _token_ok(metadata: Any, token: bytes) -> bool:
@@ -29,7 +30,7 @@ def _token_ok(metadata: Any, token: bytes) -> bool:
     return False
 
 
-def _denied(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def _denied(handler: Handler) -> Handler:
     code = grpc.StatusCode.UNAUTHENTICATED
     msg = "TCP calls need the metadata `authorization: Bearer <token>` (token file in server.json)"
     trailers = status_trailers(code, msg, "UNAUTHENTICATED")
@@ -60,9 +61,9 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> Handler | None:
         handler = await continuation(handler_call_details)
         if handler is None or _token_ok(handler_call_details.invocation_metadata, self._token):
             return handler

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from postcompact.errors import PostcompactError
 from postcompact.lifecycle import default_socket_path
+from postcompact.restore.policy import validate_policy
 from postcompact.v1 import postcompact_pb2 as pb
 
 MIB = 1024 * 1024
@@ -253,9 +255,14 @@ def load_config(
         if not isinstance(policy, dict) or not isinstance(limits, dict):
             raise ConfigError(f"{path}: [policy] and [limits] must be tables")
         cfg = _apply(cfg, {**top, **limits}, str(path))
+        defaults = _policy_from_table(policy)
+        try:
+            validate_policy(defaults)
+        except PostcompactError as exc:
+            raise ConfigError(f"{path}: {exc.message}") from None
         cfg = replace(
             cfg,
-            policy_defaults=_policy_from_table(policy).SerializeToString(),
+            policy_defaults=defaults.SerializeToString(),
             hooks=_hooks(hooks),
             config_file=path,
         )

@@ -100,11 +100,11 @@ PREVIEW_LINES = 4
 _WRAPPERS = ("<system-reminder>", "</system-reminder>")
 
 
-def _outcome(o: int) -> str:
+def _outcome(o: pb.Outcome.ValueType) -> str:
     return pb.Outcome.Name(o).removeprefix("OUTCOME_").lower()
 
 
-def _kind(k: int) -> str:
+def _kind(k: pb.AttachmentKind.ValueType) -> str:
     return pb.AttachmentKind.Name(k).removeprefix("ATTACHMENT_KIND_").lower()
 
 

@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.protobuf import any_pb2, message
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from postcompact.errors import (
     ERROR_DOMAIN,

@@ -162,7 +162,7 @@ class Servicer:
         if req.kind not in pb.CompactKind.values():
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
         validate_policy(req.policy)
-        return await run_compact(
+        resp: pb.CompactResponse = await run_compact(
             s,
             a,
             req,
@@ -171,6 +171,7 @@ class Servicer:
             deny_globs=self.config.deny_globs,
             preview=preview,
         )
+        return resp
 
     async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> pb.CompactResponse:
         return await self._compact(req, preview=False)
@@ -214,7 +215,7 @@ class Servicer:
 
 
 def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
-    handlers: dict[str, grpc.RpcMethodHandler] = {}
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for m in SERVICE_DESCRIPTOR.methods:
         req_cls = getattr(pb, m.input_type.name)
         resp_cls = getattr(pb, m.output_type.name)

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -180,11 +181,11 @@ def test_tcp_requires_the_token() -> None:
         for bad in (None, "wrong-token"):
             with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
                 md = (("authorization", f"Bearer {bad}"),) if bad else ()
-                call = ch.unary_unary("/postcompact.v1.PostcompactService/GetServerInfo")
+                call: Any = ch.unary_unary("/postcompact.v1.PostcompactService/GetServerInfo")
                 with pytest.raises(grpc.RpcError) as err:
                     call(b"", timeout=10, metadata=md)
                 assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-                trailers = dict(err.value.trailing_metadata() or ())
+                trailers: dict[str, Any] = dict(err.value.trailing_metadata() or ())  # type: ignore[arg-type]
                 assert trailers.get("postcompact-error-reason") == "UNAUTHENTICATED"
 
         no_token = Client(f"127.0.0.1:{port}", token="nope", auto_start=False)

@@ -82,7 +82,7 @@ def resolve_path(
         raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
     if "\x00" in raw:
         raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
-    path = _core.expand_path(raw, s.cwd, s.home)
+    path: str = _core.expand_path(raw, s.cwd, s.home)
     roots = (*s.roots, *extra_roots)
     if not any(_within(path, r) for r in roots) and path not in s.memory_paths:
         raise PermissionDenied(
@@ -138,7 +138,7 @@ class FileService:
         mark = a.read_mtimes.get(path)
         if s.profile != pb.PROFILE_CLAUDE_CODE and mark is not None and mark[0] == entry.timestamp:
             return mark[1] == current
-        return entry.timestamp == current
+        return bool(entry.timestamp == current)
 
     async def read_file(self, req: pb.ReadFileRequest) -> pb.ReadFileResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
@@ -280,7 +280,7 @@ class FileService:
         if req.started_at_ms < 0:
             raise InvalidArgument("BAD_TIMESTAMP", "started_at_ms must be >= 0 (0 = any)")
         stale: list[str] = []
-        for path in a.files:
+        for path in a.files.keys():  # noqa: SIM118 (FileStateCache is not iterable)
             entry = a.files.peek(path)
             current = mtime_ms(path)
             if entry is None or current is None:

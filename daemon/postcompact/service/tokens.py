@@ -102,7 +102,10 @@ class TokenService:
     def truncate(self, req: pb.TruncateTokensRequest) -> pb.TruncateTokensResponse:
         budget, c, enc = self._truncate_args(req.max_tokens, req.counter, req.encoding)
         text = _text(req.text)
-        out = _core.truncate_to_tokens(text, budget, req.marker, c, enc)
+        try:
+            out = _core.truncate_to_tokens(text, budget, req.marker, c, enc)
+        except ValueError as exc:  # e.g. a marker that alone exceeds max_tokens
+            raise InvalidArgument("BAD_TRUNCATION", str(exc)) from None
         return self._result(text, out, c, enc)
 
     async def truncate_batch(
@@ -110,7 +113,10 @@ class TokenService:
     ) -> pb.TruncateTokensBatchResponse:
         budget, c, enc = self._truncate_args(req.max_tokens, req.counter, req.encoding)
         texts = _texts(req.texts)
-        outs = await asyncio.to_thread(_core.truncate_batch, texts, budget, req.marker, c, enc)
+        try:
+            outs = await asyncio.to_thread(_core.truncate_batch, texts, budget, req.marker, c, enc)
+        except ValueError as exc:
+            raise InvalidArgument("BAD_TRUNCATION", str(exc)) from None
         return pb.TruncateTokensBatchResponse(
             results=[self._result(t, o, c, enc) for t, o in zip(texts, outs, strict=True)]
         )
