@@ -82,7 +82,10 @@ def resolve_path(
         raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
     if "\x00" in raw:
         raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
-    path: str = _core.expand_path(raw, s.cwd, s.home)
+    try:
+        path: str = _core.expand_path(raw, s.cwd, s.home)
+    except ValueError as exc:
+        raise InvalidArgument("BAD_PATH", f"{field}: {exc}") from None
     roots = (*s.roots, *extra_roots)
     if not any(_within(path, r) for r in roots) and path not in s.memory_paths:
         raise PermissionDenied(
