@@ -304,7 +304,10 @@ class FileService:
         _utf8("content", req.content)
         if req.invoked_at_ms < 0:
             raise InvalidArgument("BAD_TIMESTAMP", "invoked_at_ms must be >= 0 (0 = now)")
-        at = req.invoked_at_ms or now_ms()
+        # 0 = now, kept strictly after this agent's latest invocation so that of two calls in
+        # the same millisecond the later one still ranks newer (skills sort newest first).
+        latest = max((sk.invoked_at_ms for sk in a.skills.values()), default=0)
+        at = req.invoked_at_ms or max(now_ms(), latest + 1)
         a.skills.pop(req.name, None)  # same name: overwrite and refresh (reference §7.1)
         a.skills[req.name] = InvokedSkill(req.name, req.path, req.content, at)
         return pb.RecordSkillResponse(skills=len(a.skills))
