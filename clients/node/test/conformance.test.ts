@@ -11,7 +11,7 @@ import { PostcompactClient, waitForHealth } from "../src/index.js";
 import { ScenarioRun, type Scenario } from "./conformance/scenario.js";
 
 const REPO = fileURLToPath(new URL("../../../../", import.meta.url)); // dist/test -> repo root
-const SCENARIOS = join(REPO, "tests", "conformance");
+const SCENARIOS = process.env["POSTCOMPACT_CONFORMANCE_DIR"] || join(REPO, "tests", "conformance");
 const PYTHON = process.env["POSTCOMPACT_PYTHON"] || join(REPO, ".venv", "bin", "python");
 
 /** The caller's environment without POSTCOMPACT_* settings, with private runtime/config/home dirs. */

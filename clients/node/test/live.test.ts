@@ -1,0 +1,61 @@
+// Discovery against the real daemon (not a fake): auto-start through POSTCOMPACT_BIN into an
+// isolated runtime directory, then loopback TCP with the token found through server.json.
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { after, test } from "node:test";
+import { PostcompactClient, PostcompactError, readServerJson } from "../src/index.js";
+
+const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
+const PYTHON = process.env["POSTCOMPACT_PYTHON"] || join(REPO, ".venv", "bin", "python");
+
+const dir = mkdtempSync("/tmp/pcn-live-");
+const xdg = join(dir, "run");
+let daemonPid: number | undefined;
+after(() => {
+  if (daemonPid) {
+    try {
+      process.kill(daemonPid, "SIGTERM");
+    } catch {
+      // gone already
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("auto-start of the real daemon, then TCP with the token from server.json", async () => {
+  assert.ok(existsSync(PYTHON), `${PYTHON} not found: run \`make build\` first`);
+  const bin = join(dir, "postcompact");
+  writeFileSync(bin, `#!/bin/sh\nexec "${PYTHON}" -m postcompact "$@"\n`);
+  chmodSync(bin, 0o755);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("POSTCOMPACT_")) env[k] = v;
+  Object.assign(env, { XDG_RUNTIME_DIR: xdg, XDG_CONFIG_HOME: join(dir, "config"), HOME: dir, POSTCOMPACT_BIN: bin, POSTCOMPACT_TCP_PORT: "0" });
+
+  const unix = new PostcompactClient({ env });
+  try {
+    const info = await unix.getServerInfo();
+    daemonPid = Number(info.pid);
+    assert.equal(info.apiVersion, "postcompact.v1");
+    assert.equal(info.socketPath, join(xdg, "postcompact", "daemon.sock"));
+    assert.ok(info.tcpPort > 0, "POSTCOMPACT_TCP_PORT=0 reached the started daemon");
+    const sj = readServerJson(join(xdg, "postcompact"));
+    assert.equal(sj?.pid, daemonPid);
+
+    const tcp = new PostcompactClient({ address: `127.0.0.1:${info.tcpPort}`, env });
+    try {
+      assert.equal((await tcp.getServerInfo()).pid, daemonPid); // token: server.json token_file
+    } finally {
+      tcp.close();
+    }
+    const wrong = new PostcompactClient({ address: `127.0.0.1:${info.tcpPort}`, env, token: "wrong" });
+    try {
+      await assert.rejects(wrong.getServerInfo(), (e: unknown) => e instanceof PostcompactError && e.codeName === "UNAUTHENTICATED");
+    } finally {
+      wrong.close();
+    }
+  } finally {
+    unix.close();
+  }
+});
