@@ -6,7 +6,8 @@ package postcompact_test
 // runner cannot run is a failure, never a skip.
 //
 // Environment: POSTCOMPACT_CONFORMANCE_PYTHON overrides the interpreter; POSTCOMPACT_CONFORMANCE_RUN
-// is a regexp of scenario names to run (default all).
+// is a regexp of scenario names to run (default all); POSTCOMPACT_CONFORMANCE_DIR reads the
+// scenarios from another directory (to test the runner itself).
 
 import (
 	"bytes"
@@ -21,6 +22,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,11 +63,29 @@ func repoRoot(t *testing.T) string {
 type daemon struct {
 	cmd    *exec.Cmd
 	socket string
-	log    *bytes.Buffer
+	log    *syncBuffer
 	exited chan error
 }
 
-func startDaemon(t *testing.T, repo string) (*daemon, *postcompact.Client) {
+// syncBuffer is the daemon's output, written by os/exec while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func daemonPython(t *testing.T, repo string) string {
 	py := os.Getenv("POSTCOMPACT_CONFORMANCE_PYTHON")
 	if py == "" {
 		py = filepath.Join(repo, ".venv", "bin", "python")
@@ -73,20 +93,37 @@ func startDaemon(t *testing.T, repo string) (*daemon, *postcompact.Client) {
 	if _, err := os.Stat(py); err != nil {
 		t.Fatalf("no Python for the daemon at %s (run `make build`): %v", py, err)
 	}
+	return py
+}
+
+// runtimeDir makes a short private directory for a daemon's socket, HOME and XDG directories.
+func runtimeDir(t *testing.T) string {
 	dir, err := os.MkdirTemp("/tmp", "pcgo-conf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	home := filepath.Join(dir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "home"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{socket: filepath.Join(dir, "d.sock"), log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	d.cmd = exec.Command(py, "-m", "postcompact", "serve", "--socket", d.socket)
-	d.cmd.Dir = repo
-	d.cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+dir, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+	return dir
+}
+
+// daemonEnv is the environment of a daemon started by these tests: HOME and the XDG directories
+// inside dir, so that nothing of the user's is read or written.
+func daemonEnv(dir string) []string {
+	home := filepath.Join(dir, "home")
+	return append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+dir, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+}
+
+// launchDaemon starts `python -m postcompact serve --socket socket args...` and waits for health.
+func launchDaemon(t *testing.T, repo, dir, socket string, args ...string) *daemon {
+	py := daemonPython(t, repo)
+	d := &daemon{socket: socket, log: &syncBuffer{}, exited: make(chan error, 1)}
+	d.cmd = exec.Command(py, append([]string{"-m", "postcompact", "serve", "--socket", socket}, args...)...)
+	d.cmd.Dir = repo
+	d.cmd.Env = daemonEnv(dir)
 	d.cmd.Stdout = d.log
 	d.cmd.Stderr = d.log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -96,11 +133,11 @@ func startDaemon(t *testing.T, repo string) (*daemon, *postcompact.Client) {
 	go func() { d.exited <- d.cmd.Wait() }()
 	t.Cleanup(func() { d.stop(t) })
 
-	c, err := postcompact.New(postcompact.WithAddress("unix://"+d.socket), postcompact.WithAutoStart(false))
+	c, err := postcompact.New(postcompact.WithAddress("unix://"+socket), postcompact.WithAutoStart(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
+	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	healthy := make(chan error, 1)
@@ -114,6 +151,17 @@ func startDaemon(t *testing.T, repo string) (*daemon, *postcompact.Client) {
 		d.exited <- err
 		t.Fatalf("daemon exited before serving: %v\n--- daemon output:\n%s", err, d.log.String())
 	}
+	return d
+}
+
+func startDaemon(t *testing.T, repo string) (*daemon, *postcompact.Client) {
+	dir := runtimeDir(t)
+	d := launchDaemon(t, repo, dir, filepath.Join(dir, "d.sock"))
+	c, err := postcompact.New(postcompact.WithAddress("unix://"+d.socket), postcompact.WithAutoStart(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
 	return d, c
 }
 
@@ -141,7 +189,11 @@ func tail(s string, n int) string {
 
 func TestConformance(t *testing.T) {
 	repo := repoRoot(t)
-	files, err := filepath.Glob(filepath.Join(repo, "tests", "conformance", "*.json"))
+	dir := filepath.Join(repo, "tests", "conformance")
+	if d := os.Getenv("POSTCOMPACT_CONFORMANCE_DIR"); d != "" {
+		dir = d
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios in tests/conformance: %v", err)
 	}
