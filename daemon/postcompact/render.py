@@ -451,8 +451,11 @@ def read_tool_result(
     """The Read tool_result text: numbered lines (+ truncation marker) + the malware reminder.
 
     Empty content gives the empty-file warning when the file has no lines, and the
-    "shorter than the provided offset" warning otherwise (a range past the end).
+    "shorter than the provided offset" warning otherwise (a range past the end). A UTF-8 BOM at
+    the start of the file is not shown (Claude Code's reader strips it).
     """
+    if start_line == 1:
+        content = content.removeprefix("\ufeff")
     if not content:
         if total_lines == 0:
             return templates.empty_file_warning

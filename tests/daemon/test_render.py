@@ -77,6 +77,12 @@ def test_read_result_without_malware_reminder_and_empty_file() -> None:
     )
 
 
+def test_bom_is_not_rendered() -> None:
+    assert render.read_tool_result("\ufeffa\nb", total_lines=2, malware_reminder=False) == (
+        "1\ta\n2\tb"
+    )
+
+
 def test_fixed_strings() -> None:
     assert render.FILE_UNCHANGED_STUB == (
         "File unchanged since last read. The content from the earlier Read tool_result in this "

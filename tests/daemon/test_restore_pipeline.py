@@ -803,3 +803,26 @@ async def test_policy_layers_and_errors(world: World) -> None:
     with pytest.raises(InvalidArgument) as err:
         await world.compact(policy=pb.RestorePolicy(max_tokens_per_skill=10))
     assert err.value.reason == "MARKER_TOO_LARGE"
+
+
+async def test_exact_counter_caps_files_and_skills(world: World) -> None:
+    path = world.write("big.ts", _lines(200))
+    world.read("big.ts", 1)
+    _skill(world.main, "s", "word " * 3000, 1)
+    policy = pb.RestorePolicy(
+        counter=pb.TOKEN_COUNTER_EXACT,
+        encoding="cl100k_base",
+        max_tokens_per_file=300,
+        max_tokens_per_skill=200,
+    )
+    resp = await world.compact(policy=policy)
+    file_att, skills_att = resp.attachments
+    head = file_att.file.content.decode()
+    shown = head.count("\n") + 1
+    marker = render.file_truncation_marker(path, shown_lines=shown, total_lines=201)
+    assert _core.count(head + marker, "cl100k_base") <= 300
+    (skill,) = skills_att.invoked_skills.skills
+    assert skill.truncated
+    assert skill.content.decode().endswith(render.SKILL_TRUNCATION_MARKER)
+    assert _core.count(skill.content.decode(), "cl100k_base") <= 200
+    assert outcome(resp, "s").tokens == _core.count(skill.content.decode(), "cl100k_base")

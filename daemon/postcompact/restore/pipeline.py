@@ -69,11 +69,15 @@ def _key(agent: AgentState, path: str) -> str:
 
 
 def _exclusions(
-    session: Session, agent: AgentState, preserved: Sequence[pb.ConversationMessage]
+    session: Session,
+    agent: AgentState,
+    preserved: Sequence[pb.ConversationMessage],
+    templates: Templates,
 ) -> dict[str, pb.Outcome.ValueType]:
     excluded: dict[str, pb.Outcome.ValueType] = {}
+    stubs = (templates.file_unchanged_stub, render.FILE_UNCHANGED_STUB)
     for path in read_paths_in_tail(
-        preserved, cwd=session.cwd, home=session.home, key=lambda p: _key(agent, p)
+        preserved, cwd=session.cwd, home=session.home, key=lambda p: _key(agent, p), stubs=stubs
     ):
         excluded[path] = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
     for path in session.memory_paths:
@@ -302,7 +306,7 @@ async def run_compact(
     # 2. Files.
     deny = tuple(dict.fromkeys((*fileread.DEFAULT_DENY_GLOBS, *deny_globs)))
     step = FileStep(session, policy, meter, templates, deny)
-    excluded = _exclusions(session, agent, preserved)
+    excluded = _exclusions(session, agent, preserved, templates)
     await restore_files(step, agent, snapshot, excluded=excluded, out=out, preview=preview)
 
     # 3-6. Tasks, plan, plan mode, skills.
