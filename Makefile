@@ -56,9 +56,10 @@ test-rust:
 test-python: build $(NODE_STAMP)
 	$(PY) -m pytest
 
-# The Go client: unit tests, then every tests/conformance scenario against a daemon it starts.
+# The Go client: unit tests, then every tests/conformance scenario against a daemon it starts
+# (-count=1: go's test cache cannot see the daemon's own code change).
 test-go: build
-	cd clients/go && $(GO) vet ./... && $(GO) test ./...
+	cd clients/go && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The Node client: tsc, unit tests, then every tests/conformance scenario against a daemon it starts.
 test-node: build $(NODE_CLIENT_STAMP)

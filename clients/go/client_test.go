@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -387,14 +388,63 @@ func TestAutoStartSpawnsAndRetries(t *testing.T) {
 	if len(argv) != 4 || argv[2] != "--socket" || argv[3] != sock {
 		t.Fatalf("DaemonCommand = %q", argv)
 	}
-	info, err := c2.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
-	if err != nil {
-		t.Fatalf("auto-start: %v", err)
+	spawnLog := filepath.Join(shortTempDir(t), "spawns")
+	t.Setenv("POSTCOMPACT_GO_FAKE_SPAWN_LOG", spawnLog)
+	// four calls at once find no daemon: one spawn, every call retried and answered
+	infos := make(chan *pb.GetServerInfoResponse, 4)
+	callErrs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			got, err := c2.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+			infos <- got
+			callErrs <- err
+		}()
+	}
+	var info *pb.GetServerInfoResponse
+	for range 4 {
+		if got := <-infos; got != nil {
+			info = got
+		}
+		if err := <-callErrs; err != nil {
+			t.Errorf("auto-start: %v", err)
+		}
+	}
+	if info == nil {
+		t.FailNow()
+	}
+	if b, err := os.ReadFile(spawnLog); err != nil || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("spawned %q times (%v), want once", b, err)
 	}
 	if info.GetPid() == int64(os.Getpid()) || info.GetSocketPath() != sock {
 		t.Fatalf("answered by %v", info)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(int(info.GetPid()), syscall.SIGKILL) })
+	// many goroutines of a fresh client all succeed through the running daemon
+	c3, err := New(WithAddress("unix://"+sock), WithAutoStart(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := c3.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+			if err == nil && got.GetPid() != info.GetPid() {
+				err = fmt.Errorf("answered by pid %d, want %d", got.GetPid(), info.GetPid())
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent call: %v", err)
+		}
+	}
 	// its own session (Setsid): its session id is its pid
 	if sid, err := getsid(int(info.GetPid())); err != nil || sid != int(info.GetPid()) {
 		t.Fatalf("spawned daemon session id %d (%v), want %d", sid, err, info.GetPid())

@@ -184,6 +184,13 @@ func runFakeDaemon(args []string) int {
 		fmt.Fprintln(os.Stderr, "fake daemon: --socket required")
 		return 2
 	}
+	if log := os.Getenv("POSTCOMPACT_GO_FAKE_SPAWN_LOG"); log != "" {
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			fmt.Fprintln(f, os.Getpid())
+			_ = f.Close()
+		}
+	}
 	time.Sleep(200 * time.Millisecond) // like a real daemon, not instantly up
 	lis, err := net.Listen("unix", sock)
 	if err != nil {
