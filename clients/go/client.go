@@ -189,6 +189,25 @@ func (c *Client) waitHealthy(ctx context.Context, exited <-chan error) error {
 	}
 }
 
+// EnsureServing returns once the daemon reports SERVING: it checks health and, when the daemon
+// is absent and auto-start is on, starts it and waits (at most the start timeout). With
+// auto-start off it only checks. Calls do this on their own; a harness may call it up front.
+func (c *Client) EnsureServing(ctx context.Context) error {
+	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
+	st, err := c.Check(probe)
+	cancel()
+	if err == nil && st == grpc_health_v1.HealthCheckResponse_SERVING {
+		return nil
+	}
+	if !c.auto {
+		if err == nil {
+			err = fmt.Errorf("health status %s", st)
+		}
+		return FromError(err, nil)
+	}
+	return c.ensureStarted(ctx)
+}
+
 func isHealthMethod(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
 
 // intercept maps errors to *Error and auto-starts the daemon once when a call finds it absent.
@@ -200,7 +219,8 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 	var trailer metadata.MD
 	call := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
 	err := invoker(ctx, method, req, reply, cc, call...)
-	if err != nil && c.auto && status.Code(err) == codes.Unavailable {
+	// UNAVAILABLE with a reason comes from a live daemon (e.g. one shutting down): no auto-start.
+	if err != nil && c.auto && status.Code(err) == codes.Unavailable && ReasonOf(FromError(err, trailer)) == "" {
 		if serr := c.ensureStarted(ctx); serr != nil {
 			st, _ := status.FromError(err)
 			return &Error{Code: codes.Unavailable, Message: st.Message() + "; auto-start: " + serr.Error(), status: st}

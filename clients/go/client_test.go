@@ -322,6 +322,32 @@ func TestNoAutoStartWithExplicitAddress(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != codes.Unavailable {
 		t.Fatalf("want Unavailable, got %v", err)
 	}
+	if err := c.EnsureServing(ctxT(t)); CodeOf(err) != codes.Unavailable {
+		t.Fatalf("EnsureServing without a daemon: %v", err)
+	}
+	_, live := unixFake(t)
+	c2, err := New(WithAddress(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.EnsureServing(ctxT(t)); err != nil {
+		t.Fatalf("EnsureServing with a daemon: %v", err)
+	}
+}
+
+func TestNoAutoStartWhenADaemonAnswersUnavailable(t *testing.T) {
+	isolate(t)
+	_, sock := unixFake(t)
+	c, err := New(WithAddress(sock), WithAutoStart(true), WithDaemonBin("/nonexistent/postcompact"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Session("s").ReadFile(ctxT(t), "draining")
+	if CodeOf(err) != codes.Unavailable || ReasonOf(err) != "SHUTTING_DOWN" || strings.Contains(err.Error(), "auto-start") {
+		t.Fatalf("got %v", err)
+	}
 }
 
 func TestAutoStartFailsClearly(t *testing.T) {

@@ -97,6 +97,8 @@ func (f *fakeServer) ReadFile(ctx context.Context, req *pb.ReadFileRequest) (*pb
 		return nil, daemonError(ctx, codes.NotFound, "FILE_NOT_FOUND", "no such file", true, false)
 	case "trailer-only":
 		return nil, daemonError(ctx, codes.PermissionDenied, "OUTSIDE_ROOTS", "outside the roots", false, true)
+	case "draining":
+		return nil, daemonError(ctx, codes.Unavailable, "SHUTTING_DOWN", "shutting down", true, true)
 	case "bare":
 		return nil, status.Error(codes.Internal, "boom")
 	}
