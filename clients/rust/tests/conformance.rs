@@ -4,160 +4,22 @@
 //! Nothing is skipped: a missing daemon, an empty scenario directory, an op or a field this runner
 //! does not understand, and any mismatch are failures.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
+
+use common::{nanos, repo_root, Daemon};
 
 use postcompact_client::pb;
-use postcompact_client::{code_name, Client, Error, Options, Session};
+use postcompact_client::{code_name, Client, Error, Session};
 use serde_json::{json, Map, Value};
 
-const DAEMON_START_TIMEOUT: Duration = Duration::from_secs(60);
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 type R<T> = Result<T, String>;
-
-// ---------------------------------------------------------------------------------------------
-// The daemon
-
-struct Daemon {
-    child: Child,
-    dir: PathBuf,
-    socket: PathBuf,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn start(repo: &Path) -> Daemon {
-        let python = repo.join(".venv/bin/python");
-        assert!(
-            python.exists(),
-            "conformance: the daemon is not available: {} does not exist. Run `make build` \
-             (it creates .venv and installs the postcompact daemon) before `cargo test`.",
-            python.display()
-        );
-        // Short: Unix socket paths are limited to 107 bytes.
-        let dir = PathBuf::from(format!(
-            "/tmp/pcrs-{}-{}",
-            std::process::id(),
-            nanos() % 1_000_000
-        ));
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-        }
-        let socket = dir.join("d.sock");
-        let log = dir.join("daemon.log");
-        let log_file = fs::File::create(&log).expect("daemon log");
-        let child = Command::new(&python)
-            .args(["-m", "postcompact", "serve", "--socket"])
-            .arg(&socket)
-            .current_dir(repo)
-            .env_remove("POSTCOMPACT_ADDRESS")
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone().expect("log"))
-            .stderr(log_file)
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot run {} -m postcompact serve: {e}", python.display())
-            });
-        Daemon {
-            child,
-            dir,
-            socket,
-            log,
-        }
-    }
-
-    fn address(&self) -> String {
-        format!("unix://{}", self.socket.display())
-    }
-
-    fn log_tail(&self) -> String {
-        let mut s = String::new();
-        if let Ok(mut f) = fs::File::open(&self.log) {
-            let _ = f.read_to_string(&mut s);
-        }
-        let lines: Vec<&str> = s.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
-    }
-
-    /// Polls health until SERVING; panics with the daemon's output when it exits or times out.
-    async fn wait_healthy(&mut self) -> Client {
-        let deadline = Instant::now() + DAEMON_START_TIMEOUT;
-        let mut last;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "conformance: the daemon exited with {status} before serving.\n--- daemon output ---\n{}",
-                    self.log_tail()
-                );
-            }
-            let opts = Options::default()
-                .address(self.address())
-                .auto_start(false)
-                .connect_timeout(Duration::from_secs(2));
-            match Client::connect_with(opts).await {
-                Ok(c) => match c.health().await {
-                    Ok(true) => return c,
-                    Ok(false) => last = "health: not SERVING".into(),
-                    Err(e) => last = e.to_string(),
-                },
-                Err(e) => last = e.to_string(),
-            }
-            if Instant::now() > deadline {
-                panic!(
-                    "conformance: the daemon did not become healthy within {DAEMON_START_TIMEOUT:?} ({last}).\n--- daemon output ---\n{}",
-                    self.log_tail()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// SIGTERM, then wait (SIGKILL after 10 s). Returns a description of how it ended.
-    fn stop(&mut self) -> String {
-        if let Ok(Some(st)) = self.child.try_wait() {
-            return format!("had already exited with {st}");
-        }
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return format!("exited with {st} after SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        "did not exit within 10 s of SIGTERM: killed".into()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.stop();
-        }
-        let _ = fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn nanos() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
 
 // ---------------------------------------------------------------------------------------------
 // JSON helpers
@@ -1175,13 +1037,6 @@ async fn run_scenario(client: &Client, work: &Path, file: &Path) -> R<()> {
     result
 }
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
 #[tokio::test]
 async fn conformance_scenarios() {
     let repo = repo_root();
@@ -1198,7 +1053,7 @@ async fn conformance_scenarios() {
         dir.display()
     );
 
-    let mut daemon = Daemon::start(&repo);
+    let mut daemon = Daemon::start("conf", &[]);
     let client = daemon.wait_healthy().await;
     let work = daemon.dir.join("w");
     fs::create_dir_all(&work).expect("work dir");
@@ -1233,4 +1088,87 @@ async fn conformance_scenarios() {
             daemon.log_tail()
         );
     }
+}
+
+/// The runner itself must not pass what it should fail: each of these broken scenarios has to be
+/// reported, with a message naming the problem.
+#[tokio::test]
+async fn runner_reports_every_kind_of_mismatch() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "text differs",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "read_file", "path": "a.ts", "expect": {"text": "1\tb"}}]}"#,
+        ),
+        (
+            "expected 2 attachments",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "record_read", "path": "a.ts", "timestamp_ms": 1, "offset": 1},
+                {"op": "compact", "expect": {"attachments": [{"kind": "FILE"}, {"kind": "FILE"}]}}]}"#,
+        ),
+        (
+            "kind COMPACT_FILE_REFERENCE, got FILE",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "record_read", "path": "a.ts", "timestamp_ms": 1, "offset": 1},
+                {"op": "compact", "expect": {"attachments": [{"kind": "COMPACT_FILE_REFERENCE"}]}}]}"#,
+        ),
+        (
+            "no decision matches",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "record_read", "path": "a.ts", "timestamp_ms": 1, "offset": 1},
+                {"op": "compact", "expect": {"attachments": [{"kind": "FILE", "path": "a.ts"}],
+                 "decisions": [{"subject": "FILE", "name": "a.ts", "outcome": "DROPPED_BY_RANK"}]}}]}"#,
+        ),
+        (
+            "does not know the op",
+            r#"{"name": "x", "steps": [{"op": "frobnicate"}]}"#,
+        ),
+        (
+            "does not understand",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "read_file", "path": "a.ts", "frobnicate": true}]}"#,
+        ),
+        (
+            "but the call succeeded",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "read_file", "path": "a.ts", "expect_error": {"code": "NOT_FOUND"}}]}"#,
+        ),
+        (
+            "expected code INVALID_ARGUMENT",
+            r#"{"name": "x", "steps": [
+                {"op": "read_file", "path": "missing.ts", "expect_error": {"code": "INVALID_ARGUMENT"}}]}"#,
+        ),
+        (
+            "expected reason NO_SUCH_REASON",
+            r#"{"name": "x", "steps": [
+                {"op": "read_file", "path": "missing.ts",
+                 "expect_error": {"code": "NOT_FOUND", "reason": "NO_SUCH_REASON"}}]}"#,
+        ),
+        (
+            "the call failed",
+            r#"{"name": "x", "steps": [{"op": "read_file", "path": "missing.ts"}]}"#,
+        ),
+        (
+            "cannot check `nonsense`",
+            r#"{"name": "x", "steps": [
+                {"op": "estimate_tokens", "text": "abcd", "expect": {"nonsense": 1}}]}"#,
+        ),
+        ("no steps", r#"{"name": "x", "steps": []}"#),
+    ];
+    let mut daemon = Daemon::start("neg", &[]);
+    let client = daemon.wait_healthy().await;
+    let work = daemon.dir.join("w");
+    fs::create_dir_all(&work).unwrap();
+    for (i, (want, scenario)) in cases.iter().enumerate() {
+        let file = work.join(format!("case-{i}.json"));
+        fs::write(&file, scenario).unwrap();
+        match run_scenario(&client, &work, &file).await {
+            Ok(()) => panic!("case {i} passed but should fail with {want:?}:\n{scenario}"),
+            Err(e) => assert!(
+                e.contains(want),
+                "case {i}: the failure should mention {want:?}, got: {e}"
+            ),
+        }
+    }
+    daemon.stop();
 }

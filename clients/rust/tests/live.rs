@@ -1,0 +1,254 @@
+//! The client's own behaviour against a live daemon: auto-start (detached, own session, health
+//! wait), TCP with the bearer token, typed errors with reasons, and the Session flow.
+
+mod common;
+
+use std::fs;
+use std::time::Duration;
+
+use common::{alive, short_private_dir, terminate, venv_bin, Daemon};
+use postcompact_client::pb;
+use postcompact_client::{Client, Code, Error, Options};
+
+#[tokio::test]
+async fn auto_start_spawns_a_detached_daemon_and_waits_for_health() {
+    let bin = venv_bin("postcompact");
+    let dir = short_private_dir("auto");
+    let address = format!("unix://{}/d.sock", dir.display());
+    let client = Client::connect_with(
+        Options::default()
+            .address(&address)
+            .auto_start(true)
+            .daemon_bin(&bin)
+            .start_timeout(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("auto-start of {} failed: {e}", bin.display()));
+    assert!(client.health().await.unwrap());
+    let info = client.get_server_info(Default::default()).await.unwrap();
+    let pid = info.pid as i32;
+    assert_eq!(info.api_version, "postcompact.v1");
+    // Detached: its own session, not our process group.
+    // SAFETY: getsid has no memory-safety preconditions.
+    let sid = unsafe { libc::getsid(pid) };
+    assert_eq!(sid, pid, "the daemon should lead its own session");
+
+    // A second client finds it running and does not start another.
+    let again = Client::connect_with(Options::default().address(&address).auto_start(true))
+        .await
+        .unwrap();
+    let info2 = again.get_server_info(Default::default()).await.unwrap();
+    assert_eq!(info2.pid, info.pid);
+
+    terminate(pid);
+    for _ in 0..200 {
+        if !alive(pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(pid), "the daemon did not stop on SIGTERM");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn without_auto_start_a_missing_daemon_is_a_connect_error() {
+    let dir = short_private_dir("noauto");
+    let err = Client::connect_to(format!("unix://{}/d.sock", dir.display()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err}");
+    assert_eq!(err.code(), Code::Unavailable);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn tcp_needs_the_bearer_token() {
+    let mut daemon = Daemon::start("tcp", &["--tcp-port", "0"]);
+    let unix = daemon.wait_healthy().await;
+    let info = unix.get_server_info(Default::default()).await.unwrap();
+    assert!(info.tcp_port > 0, "the daemon reports no TCP port");
+    let server_json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(daemon.dir.join("server.json")).unwrap()).unwrap();
+    let token_file = server_json["token_file"]
+        .as_str()
+        .expect("server.json names the token file");
+    let token = fs::read_to_string(token_file).unwrap().trim().to_owned();
+    let tcp = format!("127.0.0.1:{}", info.tcp_port);
+
+    let with_token = Client::connect_with(Options::default().address(&tcp).token(&token))
+        .await
+        .unwrap();
+    let r = with_token
+        .estimate_tokens(pb::EstimateTokensRequest {
+            text: b"abcdefgh".to_vec(),
+            ext: String::new(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.tokens, 2);
+    assert!(with_token.health().await.unwrap());
+
+    let without = Client::connect_with(Options::default().address(&tcp).token(""))
+        .await
+        .unwrap();
+    let err = without
+        .get_server_info(Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unauthenticated, "{err}");
+    assert_eq!(err.reason(), Some("UNAUTHENTICATED"), "{err}");
+
+    let wrong = Client::connect_with(Options::default().address(&tcp).token("nope"))
+        .await
+        .unwrap();
+    let err = wrong.get_stats(Default::default()).await.unwrap_err();
+    assert_eq!(err.code(), Code::Unauthenticated, "{err}");
+    daemon.stop();
+}
+
+#[tokio::test]
+async fn errors_carry_code_reason_and_error_info() {
+    let mut daemon = Daemon::start("err", &[]);
+    let client = daemon.wait_healthy().await;
+    let project = short_private_dir("errp");
+    let session = client.open_session(&project).await.unwrap();
+
+    let err = session.read_file("missing.txt").await.unwrap_err();
+    let rpc = err.as_rpc().expect("an RPC error");
+    assert_eq!(rpc.code, Code::NotFound, "{err}");
+    assert!(
+        rpc.reason.as_deref().is_some_and(|r| !r.is_empty()),
+        "{err}"
+    );
+    assert_eq!(rpc.domain.as_deref(), Some("postcompact"), "{err}");
+
+    let err = client
+        .open_session_with(pb::OpenSessionRequest {
+            cwd: "relative/dir".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
+    assert!(err.reason().is_some(), "{err}");
+
+    let err = client
+        .session("no-such-session")
+        .compact()
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound, "{err}");
+    assert!(err.reason().is_some(), "{err}");
+    daemon.stop();
+    let _ = fs::remove_dir_all(&project);
+}
+
+#[tokio::test]
+async fn session_flow_reads_and_compacts() {
+    let mut daemon = Daemon::start("flow", &[]);
+    let client = daemon.wait_healthy().await;
+    let project = short_private_dir("flowp").canonicalize().unwrap();
+    fs::write(project.join("a.txt"), "alpha\nbeta\n").unwrap();
+    fs::write(project.join("b.txt"), "gamma\n").unwrap();
+    let session = client.open_session(&project).await.unwrap();
+    assert!(!session.resumed());
+
+    let r = session.read_file("a.txt").await.unwrap();
+    assert_eq!(r.path, project.join("a.txt").to_string_lossy());
+    assert!(!r.unchanged);
+    assert!(String::from_utf8_lossy(&r.text).starts_with("1\talpha\n2\tbeta"));
+    let again = session.read_file("a.txt").await.unwrap();
+    assert!(again.unchanged, "a second read is the unchanged stub");
+    session
+        .record_read(project.join("b.txt"), "gamma\n", 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        session.check_write("b.txt").await.unwrap().result(),
+        pb::WriteCheck::Allowed
+    );
+
+    let preview = session.preview_compact().await.unwrap();
+    let compaction = session.compact().await.unwrap();
+    assert_eq!(preview.attachments, compaction.attachments);
+    assert_eq!(compaction.compaction, 1);
+    let files: Vec<&str> = compaction
+        .attachments
+        .iter()
+        .filter(|a| a.kind() == pb::AttachmentKind::File)
+        .filter_map(|a| match &a.payload {
+            Some(pb::attachment::Payload::File(f)) => Some(f.display_path.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(files.len(), 2, "{compaction:#?}");
+    assert_eq!(
+        compaction.rendered_text,
+        compaction.rendered().collect::<Vec<_>>().join("\n")
+    );
+    assert!(compaction
+        .file_decisions()
+        .all(|d| d.outcome() == pb::Outcome::Restored));
+
+    // A sub-agent starts with an empty file state.
+    let sub = session
+        .start_agent("sub", pb::AgentMode::Fresh)
+        .await
+        .unwrap();
+    assert_eq!(sub.agent_id(), "sub");
+    let c = sub.compact().await.unwrap();
+    assert!(c
+        .attachments
+        .iter()
+        .all(|a| a.kind() != pb::AttachmentKind::File));
+
+    session.close().await.unwrap();
+    daemon.stop();
+    let _ = fs::remove_dir_all(&project);
+}
+
+#[tokio::test]
+async fn a_call_that_finds_the_daemon_gone_restarts_it_and_retries_once() {
+    let bin = venv_bin("postcompact");
+    let dir = short_private_dir("again");
+    let client = Client::connect_with(
+        Options::default()
+            .address(format!("unix://{}/d.sock", dir.display()))
+            .auto_start(true)
+            .daemon_bin(&bin)
+            .start_timeout(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    let first = client
+        .get_server_info(Default::default())
+        .await
+        .unwrap()
+        .pid as i32;
+    terminate(first);
+    for _ in 0..200 {
+        if !alive(first) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive(first), "the first daemon did not stop");
+
+    // The same client: the call fails at the transport, the daemon is started again, the call
+    // is retried.
+    let second = client
+        .get_server_info(Default::default())
+        .await
+        .unwrap()
+        .pid as i32;
+    assert_ne!(first, second);
+    terminate(second);
+    for _ in 0..200 {
+        if !alive(second) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
