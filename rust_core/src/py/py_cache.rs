@@ -26,6 +26,9 @@ use crate::filestate::{
 use crate::lru::{Limits, LruCache as CoreLru, SetOutcome, MAX_ENTRIES_LIMIT};
 use crate::path::{expand_key, PathError};
 
+// The literal defaults in the `#[pyo3(signature)]`s (literals so that Python sees them).
+const _: () = assert!(DEFAULT_MAX_ENTRIES == 100 && DEFAULT_MAX_SIZE == 26_214_400);
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LruCache>()?;
     m.add_class::<FileState>()?;
@@ -148,7 +151,7 @@ impl LruCache {
 #[pymethods]
 impl LruCache {
     #[new]
-    #[pyo3(signature = (max_entries = DEFAULT_MAX_ENTRIES as i64, max_size = DEFAULT_MAX_SIZE as i64, max_entry_size = None))]
+    #[pyo3(signature = (max_entries = 100, max_size = 26_214_400, max_entry_size = None))]
     fn new(max_entries: i64, max_size: i64, max_entry_size: Option<i64>) -> PyResult<Self> {
         let limits = limits(max_entries, max_size, max_entry_size)?;
         Ok(Self {
@@ -462,7 +465,7 @@ impl FileStateCache {
 #[pymethods]
 impl FileStateCache {
     #[new]
-    #[pyo3(signature = (max_entries = DEFAULT_MAX_ENTRIES as i64, max_size = DEFAULT_MAX_SIZE as i64, cwd = None, home = None))]
+    #[pyo3(signature = (max_entries = 100, max_size = 26_214_400, cwd = None, home = None))]
     fn new(
         max_entries: i64,
         max_size: i64,
