@@ -1,7 +1,7 @@
 """Typed surface of the Rust extension `postcompact._core` (checked by mypy.stubtest)."""
 
-from collections.abc import Iterable
-from typing import final
+from collections.abc import Iterable, Sequence
+from typing import final, overload
 
 __version__: str
 
@@ -118,4 +118,89 @@ def expand_path(path: str, cwd: str, home: str | None = None) -> str:
     """Claude Code's expandPath: trim, refuse NUL, expand ~ (given home), resolve against cwd,
     normalise (no trailing slash), NFC. Returns `path` itself when already in that form."""
 
-# --- tokens: estimate, count, truncate_to_tokens and batch forms (rust_core/src/py/py_tokens.rs) ---
+# --- tokens: estimate, count, truncate_to_tokens, batch forms (rust_core/src/py/py_tokens.rs) ---
+#
+# Rough estimate = Claude Code's roughTokenCountEstimation(ForFileType): round-half-up of the
+# UTF-16 length (JavaScript `.length`) / 4, or / 2 when `ext` is json, jsonl or jsonc (any case,
+# leading dot optional). Exact count = tiktoken's len(get_encoding(encoding).encode_ordinary(text))
+# for "o200k_base" and "cl100k_base", offline; special tokens such as "<|endoftext|>" are text.
+#
+# Text may be `str` or UTF-8 `bytes`:
+# - estimate/utf16_len of invalid UTF-8 count what JavaScript sees after a lossy decode: every
+#   maximal invalid subpart becomes one U+FFFD, one unit (b"\xff\xfe" is 2 units, b"\xe6\x97" 1).
+#   A lone surrogate in a `str` counts 1 unit, as in JavaScript.
+# - count and truncate_to_tokens need valid UTF-8 bytes (ValueError otherwise); lone surrogates
+#   in a `str` are counted as U+FFFD, as tiktoken does.
+# Errors are ValueError: unknown encoding or counter, max_tokens < 0, a marker that alone needs
+# more than max_tokens (checked whether or not the text needs cutting), invalid UTF-8 bytes;
+# TypeError for an argument that is neither str nor bytes.
+
+ENCODINGS: tuple[str, ...]
+
+def utf16_len(text: str | bytes) -> int:
+    """UTF-16 code units of `text` (JavaScript `.length`); O(1) for a str without astral
+    characters."""
+
+def estimate(text: str | bytes, ext: str | None = None) -> int:
+    """Claude Code's rough token estimate: round(utf16_len(text) / (2 if ext is json, jsonl or
+    jsonc else 4)), halves rounding up."""
+
+def estimate_batch(items: Sequence[str | bytes], ext: str | None = None) -> list[int]:
+    """[estimate(t, ext) for t in items]; releases the GIL for large bytes inputs."""
+
+def count(text: str | bytes, encoding: str = "o200k_base") -> int:
+    """Exact BPE tokens of `text`, equal to tiktoken's len(encode_ordinary(text)). Releases the
+    GIL above 8 KB."""
+
+def count_batch(texts: Sequence[str | bytes], encoding: str = "o200k_base") -> list[int]:
+    """[count(t, encoding) for t in texts], without the GIL (above 8 KB in total) and on several
+    threads above 256 KB."""
+
+# truncate_to_tokens: head-truncate `text` to `max_tokens`, the marker included; the result has
+# the input's type. Unchanged (the same object) when it fits: counter "rough": estimate(text) <=
+# max_tokens; "exact": count(text, encoding) <= max_tokens. Otherwise a prefix of `text` plus
+# `marker`: rough keeps max_tokens * 4 - utf16_len(marker) UTF-16 units (Claude Code's
+# truncateToTokens; one unit fewer when the cut would split a surrogate pair); exact keeps the
+# longest prefix whose count with the marker appended stays within max_tokens. Never splits a
+# character, never exceeds the budget. truncate_batch maps it over `texts`; with the exact
+# counter it runs without the GIL and on several threads when the batch is large.
+@overload
+def truncate_to_tokens(
+    text: str,
+    max_tokens: int,
+    marker: str = "",
+    counter: str = "rough",
+    encoding: str = "o200k_base",
+) -> str: ...
+@overload
+def truncate_to_tokens(
+    text: bytes,
+    max_tokens: int,
+    marker: str = "",
+    counter: str = "rough",
+    encoding: str = "o200k_base",
+) -> bytes: ...
+@overload
+def truncate_batch(
+    texts: Sequence[str],
+    max_tokens: int,
+    marker: str = "",
+    counter: str = "rough",
+    encoding: str = "o200k_base",
+) -> list[str]: ...
+@overload
+def truncate_batch(
+    texts: Sequence[bytes],
+    max_tokens: int,
+    marker: str = "",
+    counter: str = "rough",
+    encoding: str = "o200k_base",
+) -> list[bytes]: ...
+@overload
+def truncate_batch(
+    texts: Sequence[str | bytes],
+    max_tokens: int,
+    marker: str = "",
+    counter: str = "rough",
+    encoding: str = "o200k_base",
+) -> list[str | bytes]: ...

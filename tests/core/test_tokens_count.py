@@ -1,0 +1,140 @@
+"""Exact BPE counts: identical to tiktoken's len(encode_ordinary(text)), offline."""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from postcompact import _core, tokens
+
+from tests._tiktoken_offline import ENCODINGS, load_encoding
+
+Counter = Callable[[str], int]
+
+
+@pytest.fixture(scope="module", params=ENCODINGS)
+def encoding(request: pytest.FixtureRequest, tiktoken_cache: Path) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture(scope="module")
+def tiktoken_count(encoding: str) -> Counter:
+    enc = load_encoding(encoding)
+    return lambda text: len(enc.encode_ordinary(text))
+
+
+def _stdlib_sample() -> str:
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    parts = [
+        (lib / name).read_text(encoding="utf-8") for name in ("json/decoder.py", "textwrap.py")
+    ]
+    return "".join(parts)
+
+
+SPECIAL = "<|endoftext|> <|fim_prefix|><|fim_middle|><|fim_suffix|><|endofprompt|> <|im_start|>"
+
+CORPUS: dict[str, str] = {
+    "empty": "",
+    "code": _stdlib_sample(),
+    "prose": (
+        "It was the best of times, it was the worst of times; it was the age of wisdom... "
+        "Don't, can't, WON'T, she'll, they've, I'm, you'd, it's. Mr. O'Neil's 3rd café.\n\n"
+    )
+    * 40,
+    "json": json.dumps(
+        [
+            {"id": i, "path": f"/home/u/p/src/m{i % 7}/f{i}.py", "ok": i % 2 == 0}
+            for i in range(300)
+        ],
+        indent=2,
+    ),
+    "cjk": "日本語のテキストです。中文文本\uff0c包括标点符号\uff01한국어 텍스트도 있습니다. " * 60,
+    "emoji": "emoji 😀😃😄 👨‍👩‍👧‍👦 flags 🇫🇷🇯🇵 ✔︎ ❤️ \U0001d54f\U0001d550\U0001d551 \U0010ffff" * 30,
+    "special": SPECIAL * 20,
+    "whitespace": "a  \n  b\t\t\n\n\n   \r\n \u00a0\u2028\u3000x   " * 30 + "   \n  ",
+    "numbers": "1234567890 3.14159 1e-9 0x1F 1,000,000 ²³ ⅷ ١٢٣ " * 40,
+    "mixed_case": "HTTPServer XMLHttpRequest iOS macOS ǅemal ΣΑΣ ß \u017ft 'S 'LL " * 40,
+    "combining": "e\u0301 a\u0308 n\u0303 क्षि ที่ 각 \u0915\u094d" * 40,
+    "long_word": "a" * 5000 + " " + "ab" * 3000 + " " + "🙂" * 500,
+    "long_space": " " * 4000 + "x" + "\n" * 3000 + "y" + "\t " * 1000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_counts_equal_tiktoken(name: str, encoding: str, tiktoken_count: Counter) -> None:
+    text = CORPUS[name]
+    expected = tiktoken_count(text)
+    assert _core.count(text, encoding) == expected
+    assert _core.count(text.encode(), encoding) == expected
+    assert tokens.count(text, encoding) == expected  # type: ignore[arg-type]
+
+
+def test_whole_corpus_and_batch(encoding: str, tiktoken_count: Counter) -> None:
+    texts = list(CORPUS.values())
+    expected = [tiktoken_count(t) for t in texts]
+    assert _core.count_batch(texts, encoding) == expected
+    assert _core.count_batch([t.encode() for t in texts], encoding) == expected
+    big = "".join(texts) * 8  # above the parallel threshold: split across threads
+    assert _core.count(big, encoding) == tiktoken_count(big)
+    assert _core.count_batch(texts * 40, encoding) == expected * 40
+
+
+def test_default_encoding_is_o200k(tiktoken_cache: Path) -> None:
+    text = CORPUS["prose"]
+    assert _core.count(text) == len(load_encoding("o200k_base").encode_ordinary(text))
+    assert _core.count_batch([text]) == [_core.count(text, "o200k_base")]
+
+
+def test_known_values() -> None:
+    assert _core.count("hello world") == 2
+    assert _core.count("<|endoftext|>", "cl100k_base") == 7
+    assert _core.count("<|endoftext|>", "o200k_base") == 7
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120))
+def test_random_text_equals_tiktoken(text: str) -> None:
+    for name in ENCODINGS:
+        enc = load_encoding(name)
+        assert _core.count(text, name) == len(enc.encode_ordinary(text)), name
+
+
+WORDS = [
+    *["a", "A", " ", "  ", "\n", "\r\n", "\t", "1", "123", "'s", "'", ".", "/", "日", "é"],
+    *["\u0301", "😀", "\u00a0", "\u017f", "'LL", "Ab", "aB", "<|", "|>", "\u2028", "\x0b"],
+    *["\x85", "ǅ"],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=30).map("".join))
+def test_pretokenizer_edge_cases_equal_tiktoken(text: str) -> None:
+    for name in ENCODINGS:
+        enc = load_encoding(name)
+        assert _core.count(text, name) == len(enc.encode_ordinary(text)), name
+
+
+def test_lone_surrogates_are_counted_like_tiktoken(tiktoken_cache: Path) -> None:
+    text = "ab\ud800cd\udfff"
+    for name in ENCODINGS:
+        assert _core.count(text, name) == len(load_encoding(name).encode_ordinary(text))
+
+
+def test_errors() -> None:
+    with pytest.raises(ValueError, match="unknown encoding 'p50k_base': expected one of"):
+        _core.count("x", "p50k_base")
+    with pytest.raises(ValueError, match="'o200k_base', 'cl100k_base'"):
+        _core.count_batch(["x"], "gpt2")
+    with pytest.raises(ValueError, match="invalid byte at offset 3"):
+        _core.count(b"abc\xff")
+    with pytest.raises(ValueError, match="valid UTF-8"):
+        _core.count_batch([b"ok", b"\xe6\x97"])
+    with pytest.raises(TypeError, match="text must be str or bytes, not list"):
+        _core.count(["x"])  # type: ignore[arg-type]
+    assert _core.ENCODINGS == ("o200k_base", "cl100k_base") == tokens.ENCODINGS
