@@ -1,7 +1,9 @@
-"""`postcompact` command line: serve | start | stop | status [--json] | version | demo.
+"""`postcompact` command line: serve | start | stop | status [--json] | version | demo |
+state check | state reset.
 
-Exit codes: 0 success; 1 failure (e.g. another daemon already holds the lock); 2 bad usage or
-configuration; 3 not running (`status`, `stop`), as `systemctl status` does.
+Exit codes: 0 success; 1 failure (e.g. another daemon already holds the lock, or `state check`
+found a problem); 2 bad usage or configuration; 3 not running (`status`, `stop`), as
+`systemctl status` does.
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_state_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--state-dir",
+        type=Path,
+        help="directory of the state database (default: $XDG_STATE_HOME/postcompact)",
+    )
+    p.add_argument("--state-path", type=Path, help="the state database file itself")
+
+
 def _add_serve_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tcp-port", type=int, help="also listen on 127.0.0.1:PORT (0 = pick), token required"
@@ -55,6 +66,14 @@ def _add_serve_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-file", type=Path, help="log here (JSON lines) instead of stderr")
     p.add_argument("--max-message-bytes", type=int, help="gRPC message size limit (default 32 MiB)")
     p.add_argument("--profile", choices=["default", "claude-code"], help="default session profile")
+    _add_state_flags(p)
+    p.add_argument(
+        "--no-persist",
+        dest="persist",
+        action="store_false",
+        default=None,
+        help="keep state in memory only (lost when the daemon stops)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,12 +99,33 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="replay the design chapter's §10.9 example through the daemon")
     _add_common(p)
     p.add_argument("--no-start", action="store_true", help="do not start a daemon if none runs")
+    p = sub.add_parser("state", help="inspect or reset the daemon's state database")
+    state = p.add_subparsers(dest="state_command", required=True, metavar="ACTION")
+    q = state.add_parser("check", help="integrity and schema version report (exit 1 on problems)")
+    _add_common(q)
+    _add_state_flags(q)
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    q = state.add_parser(
+        "reset", help="move the state database aside (state.db.bak-<time>) and start empty"
+    )
+    _add_common(q)
+    _add_state_flags(q)
+    q.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return parser
 
 
 def _config(args: argparse.Namespace) -> Config:
     flags: dict[str, Any] = {"socket": getattr(args, "socket", None)}
-    for name in ("tcp_port", "log_level", "log_file", "max_message_bytes", "profile"):
+    for name in (
+        "tcp_port",
+        "log_level",
+        "log_file",
+        "max_message_bytes",
+        "profile",
+        "state_dir",
+        "state_path",
+        "persist",
+    ):
         if getattr(args, name, None) is not None:
             flags[name] = getattr(args, name)
     return load_config(flags, config_file=getattr(args, "config", None))
@@ -136,10 +176,13 @@ def spawn_detached(args: argparse.Namespace, cfg: Config) -> subprocess.Popen[by
     cmd = [sys.executable, "-m", "postcompact", "serve", "--socket", str(cfg.socket)]
     if args.config:
         cmd += ["--config", str(args.config)]
-    for flag in ("tcp_port", "log_level", "max_message_bytes", "profile"):
+    flags = ("tcp_port", "log_level", "max_message_bytes", "profile", "state_dir", "state_path")
+    for flag in flags:
         value = getattr(args, flag, None)
         if value is not None:
             cmd += [f"--{flag.replace('_', '-')}", str(value)]
+    if getattr(args, "persist", None) is False:
+        cmd.append("--no-persist")
     log_file = getattr(args, "log_file", None) or cfg.log_file or default_log_file()
     cmd += ["--log-file", str(log_file)]
     return subprocess.Popen(
@@ -338,6 +381,58 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(cfg.socket)
 
 
+def _state_path(cfg: Config) -> Path:
+    from postcompact.persist import state_db_path
+
+    return state_db_path(socket=cfg.socket, state_dir=cfg.state_dir, state_path=cfg.state_path)
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    from postcompact.persist import SCHEMA_VERSION, check_db, reset_db
+
+    cfg = _config(args)
+    path = _state_path(cfg)
+    if args.state_command == "check":
+        res = check_db(path)
+        if args.json:
+            print(json.dumps(res.as_dict(), indent=2))
+        elif not res.exists:
+            print(f"no state database at {path} (nothing stored yet)")
+        else:
+            print(f"state database {path}")
+            print(f"  size            {_human(res.size_bytes)}")
+            print(f"  schema version  {res.version} (this postcompact: {SCHEMA_VERSION})")
+            for table, n in res.counts.items():
+                print(f"  {table:<15} {n}")
+            for version, at, by in res.history:
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at / 1000))
+                print(f"  migrated to v{version} at {when} by postcompact {by}")
+            if res.ok:
+                print("  integrity       ok")
+            else:
+                for problem in res.problems[:20]:
+                    print(f"  PROBLEM         {problem}")
+                print(
+                    f"the database is not usable; `postcompact state reset` moves it aside "
+                    f"(to {path.name}.bak-<time>) so the daemon can start empty"
+                )
+        return 0 if res.ok else EXIT_FAILURE
+    if not args.yes:
+        if not sys.stdin.isatty():
+            _err("state reset: pass --yes to confirm (stdin is not a terminal)")
+            return EXIT_USAGE
+        answer = input(f"move {path} aside and start with empty state? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing changed")
+            return EXIT_FAILURE
+    backup = reset_db(path)
+    if backup is None:
+        print(f"no state database at {path}; nothing to reset")
+    else:
+        print(f"moved {path} to {backup}; the daemon will start with empty state")
+    return 0
+
+
 COMMANDS = {
     "serve": cmd_serve,
     "start": cmd_start,
@@ -345,6 +440,7 @@ COMMANDS = {
     "status": cmd_status,
     "version": cmd_version,
     "demo": cmd_demo,
+    "state": cmd_state,
 }
 
 

@@ -10,11 +10,23 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     profile = "default"               # or "claude-code"
     deny_globs = ["**/.env", "**/*.pem"]
 
-    [limits]
+    persist = true                    # durable state (SQLite, WAL); false = memory only
+    state_dir = "~/.local/state/postcompact"   # default: $XDG_STATE_HOME/postcompact
+    # state_path = "/path/to/state.db"  # the database file itself (overrides state_dir)
+
+    [limits]                          # every limit is answered with a clear error naming it
     max_sessions = 1000
     max_agents_per_session = 256
     cache_max_entries = 100
     cache_max_bytes = 26214400
+    max_skills_per_agent = 1000
+    max_tasks_per_session = 10000
+    max_tasks_per_agent = 1000
+    max_catalog_entries = 10000       # deferred tools + agent types + MCP servers + skills
+    max_catalog_bytes = 4194304       # one agent's stored catalogue, serialised
+    session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
+    sweep_interval_s = 60             # how often expired sessions are swept
+    max_state_bytes = 1073741824      # the state database on disk
 
     [policy]                          # daemon-wide RestorePolicy defaults (reference constants)
     max_files = 5
@@ -92,6 +104,17 @@ class Config:
     max_agents_per_session: int = 256
     cache_max_entries: int = 100
     cache_max_bytes: int = 25 * MIB
+    max_skills_per_agent: int = 1000
+    max_tasks_per_session: int = 10_000
+    max_tasks_per_agent: int = 1000
+    max_catalog_entries: int = 10_000
+    max_catalog_bytes: int = 4 * MIB
+    session_ttl_s: float = 7 * 24 * 3600.0  # 0 = idle sessions never expire
+    sweep_interval_s: float = 60.0
+    max_state_bytes: int = 1024 * MIB
+    persist: bool = True
+    state_dir: Path | None = None  # None = $XDG_STATE_HOME/postcompact
+    state_path: Path | None = None  # the database file; overrides state_dir
     shutdown_grace_s: float = 5.0
     config_file: Path | None = None
 
@@ -115,6 +138,42 @@ def _int(name: str, value: Any, minimum: int = 0) -> int:
     if n < minimum:
         raise ConfigError(f"{name}: must be >= {minimum}, got {n}")
     return n
+
+
+_INT_LIMITS = (
+    "max_sessions",
+    "max_agents_per_session",
+    "cache_max_entries",
+    "cache_max_bytes",
+    "max_skills_per_agent",
+    "max_tasks_per_session",
+    "max_tasks_per_agent",
+    "max_catalog_entries",
+    "max_catalog_bytes",
+    "max_state_bytes",
+)
+
+
+def _seconds(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(f"{name}: expected a number of seconds, got {value!r}")
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}: expected a number of seconds, got {value!r}") from None
+    if not n >= 0 or n == float("inf") or (n == 0 and not allow_zero):
+        raise ConfigError(f"{name}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return n
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name}: expected true or false, got {value!r}")
 
 
 def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
@@ -201,18 +260,16 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
             if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
                 raise ConfigError(f"{source}: deny_globs must be a list of strings")
             changes["deny_globs"] = tuple(g.strip() for g in globs)
-        elif key in (
-            "max_sessions",
-            "max_agents_per_session",
-            "cache_max_entries",
-            "cache_max_bytes",
-        ):
+        elif key in _INT_LIMITS:
             changes[key] = _int(f"{source} {key}", value, 1)
-        elif key == "shutdown_grace_s":
-            try:
-                changes[key] = float(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"{source}: shutdown_grace_s must be a number") from None
+        elif key in ("shutdown_grace_s", "session_ttl_s", "sweep_interval_s"):
+            changes[key] = _seconds(f"{source} {key}", value, allow_zero=key == "session_ttl_s")
+        elif key == "persist":
+            changes[key] = _bool(f"{source} persist", value)
+        elif key in ("state_dir", "state_path"):
+            if not isinstance(value, str | Path) or not str(value):
+                raise ConfigError(f"{source}: {key} must be a non-empty path")
+            changes[key] = Path(os.path.abspath(os.path.expanduser(str(value))))
         else:
             raise ConfigError(f"{source}: unknown setting {key!r}")
     return replace(cfg, **changes)
@@ -226,6 +283,9 @@ ENV_KEYS = {
     "POSTCOMPACT_LOG_FILE": "log_file",
     "POSTCOMPACT_PROFILE": "profile",
     "POSTCOMPACT_DENY_GLOBS": "deny_globs",
+    "POSTCOMPACT_PERSIST": "persist",
+    "POSTCOMPACT_STATE_DIR": "state_dir",
+    "POSTCOMPACT_STATE_PATH": "state_path",
 }
 
 

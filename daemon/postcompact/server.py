@@ -23,7 +23,7 @@ from postcompact import __version__
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
 from postcompact.errmap import guard, lenient_deserializer
-from postcompact.errors import InvalidArgument
+from postcompact.errors import InvalidArgument, ResourceExhausted
 from postcompact.lifecycle import (
     InstanceLock,
     LifecycleError,
@@ -34,6 +34,7 @@ from postcompact.lifecycle import (
     remove_quietly,
     write_server_json,
 )
+from postcompact.persist import ROW_BYTES, NullStore, catalog_entries, catalog_parts, open_store
 from postcompact.restore.catalog import apply_catalog
 from postcompact.restore.hooks import HookSpec
 from postcompact.restore.pipeline import run_compact
@@ -41,6 +42,7 @@ from postcompact.restore.policy import validate_policy
 from postcompact.service.files import FileService
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.service.tokens import TokenService
+from postcompact.state import AgentState
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.server")
@@ -154,14 +156,45 @@ class Servicer:
 
     # --- catalogue and compaction (the restoration pipeline) ---------------------------------
     async def SetCatalog(self, req: pb.SetCatalogRequest, ctx: Ctx) -> pb.SetCatalogResponse:
-        _, a = self.registry.agent(req.session_id, req.agent_id)
-        return pb.SetCatalogResponse(attachments=apply_catalog(a, req))
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        size = self._check_catalog_limits(a, req)
+        self.registry.store.check_room(size + ROW_BYTES)
+        attachments = apply_catalog(a, req)
+        self.registry.store.put_catalog(s, a)
+        return pb.SetCatalogResponse(attachments=attachments)
+
+    def _check_catalog_limits(self, a: AgentState, req: pb.SetCatalogRequest) -> int:
+        """The catalogue as it would be after `req`, checked against the limits; its size."""
+        merged = catalog_parts(a.catalog)
+        for part in ("deferred_tools", "agent_types", "mcp_servers", "skill_listing"):
+            if req.HasField(part):
+                getattr(merged, part).CopyFrom(getattr(req, part))
+        entries, size = catalog_entries(merged), merged.ByteSize()
+        cfg = self.config
+        if entries > cfg.max_catalog_entries:
+            raise ResourceExhausted(
+                "CATALOG_TOO_MANY_ENTRIES",
+                f"the catalogue would hold {entries} entries (deferred tools, agent types, MCP "
+                f"servers and skills together), over limits.max_catalog_entries "
+                f"({cfg.max_catalog_entries})",
+                {"limit": "max_catalog_entries"},
+            )
+        if size > cfg.max_catalog_bytes:
+            raise ResourceExhausted(
+                "CATALOG_TOO_LARGE",
+                f"the catalogue would take {size} bytes, over limits.max_catalog_bytes "
+                f"({cfg.max_catalog_bytes})",
+                {"limit": "max_catalog_bytes"},
+            )
+        return size
 
     async def _compact(self, req: pb.CompactRequest, preview: bool) -> pb.CompactResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         if req.kind not in pb.CompactKind.values():
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
         validate_policy(req.policy)
+        if not preview:
+            self.registry.store.check_room(ROW_BYTES * (len(a.files) + 1))
         resp: pb.CompactResponse = await run_compact(
             s,
             a,
@@ -171,6 +204,13 @@ class Servicer:
             deny_globs=self.config.deny_globs,
             preview=preview,
         )
+        # The pipeline awaited: persist only what is still registered (a concurrent
+        # CloseSession or expiry removed the session from memory and disk).
+        live = self.registry.sessions.get(s.session_id) is s and s.agents.get(a.agent_id) is a
+        if not preview and live:
+            with self.registry.store.tx():
+                self.registry.store.sync_files(s, a)
+                self.registry.store.put_agent(s, a)
         return resp
 
     async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> pb.CompactResponse:
@@ -244,6 +284,7 @@ class Daemon:
         self.health = health.aio.HealthServicer()
         self.servers: list[grpc.aio.Server] = []
         self.tcp_port = 0
+        self.store: NullStore = NullStore()
 
     def _new_server(self, servicer: Servicer, interceptors: list[Any]) -> grpc.aio.Server:
         server = grpc.aio.server(interceptors=interceptors, options=server_options(self.config))
@@ -272,7 +313,44 @@ class Daemon:
         # We hold the lock, so a leftover socket is from a daemon that died: replace it.
         remove_quietly(self.paths.socket)
         started = now_ms()
-        registry = Registry(cfg, started_at_ms=started)
+        self.store = open_store(
+            persist=cfg.persist,
+            socket=self.paths.socket,
+            state_dir=cfg.state_dir,
+            state_path=cfg.state_path,
+            max_bytes=cfg.max_state_bytes,
+        )
+        try:
+            return await self._run_with_store(started)
+        finally:
+            self.store.close()
+
+    async def _sweep(self, registry: Registry) -> None:
+        """Expire idle sessions (limits.session_ttl_s) and store read-only activity times."""
+        while True:
+            await asyncio.sleep(self.config.sweep_interval_s)
+            try:
+                expired = registry.expire_idle()
+                if expired:
+                    log.info("expired idle sessions", extra={"sessions": expired})
+                registry.store.flush_activity(list(registry.sessions.values()))
+            except Exception:
+                log.exception("session sweep failed")
+
+    async def _run_with_store(self, started: int) -> int:
+        cfg = self.config
+        registry = Registry(cfg, started_at_ms=started, store=self.store)
+        registry.load()
+        expired = registry.expire_idle()
+        if self.store.path is not None:
+            log.info(
+                "state loaded",
+                extra={
+                    "state_db": str(self.store.path),
+                    "sessions": len(registry.sessions),
+                    "expired": len(expired),
+                },
+            )
         info = pb.GetServerInfoResponse(
             version=__version__,
             api_version=API_VERSION,
@@ -333,10 +411,15 @@ class Daemon:
                 "version": __version__,
             },
         )
+        sweeper = asyncio.create_task(self._sweep(registry))
         await self.stopping.wait()
         log.info("shutting down", extra={"grace_s": cfg.shutdown_grace_s})
         await self.health.enter_graceful_shutdown()
         await asyncio.gather(*(srv.stop(cfg.shutdown_grace_s) for srv in self.servers))
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        registry.store.flush_activity(list(registry.sessions.values()))
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(sig)

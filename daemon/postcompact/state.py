@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from postcompact._core import FileStateCache
+from postcompact._core import FileState, FileStateCache
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
@@ -54,6 +54,11 @@ class AgentState:
     # check needs the file's mtime as of that read: path -> (entry timestamp, mtime at the read).
     # Only trusted while the cache entry still has that timestamp (see service/files.py).
     read_mtimes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Entries re-created from the state database whose content could not be verified against the
+    # file on disk (changed, missing or unreadable while the daemon was down): path -> the very
+    # FileState object loaded (content b""). Such an entry is never "unchanged" (no dedup stub)
+    # while the cache still holds that object (see persist.py and docs/persistence.md).
+    unverified: dict[str, FileState] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

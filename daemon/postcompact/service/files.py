@@ -13,6 +13,11 @@ does. Default profile: ReadFile stores the read time (design chapter), and remem
 saw in `AgentState.read_mtimes`, so the "unchanged" check compares the file's current mtime with
 the mtime at that read (trusted only while the entry still carries that read's timestamp; otherwise
 the reference rule `entry.timestamp == mtime` applies).
+
+Persistence. Each mutating call writes its change through `registry.store` (persist.py) before it
+returns. An entry re-created at start-up whose content no longer matches the file on disk is in
+`AgentState.unverified`: it is never "unchanged", and CheckWrite answers MODIFIED for it while the
+file exists (docs/persistence.md).
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from postcompact.errors import (
     NotFound,
     PermissionDenied,
     PostcompactError,
+    ResourceExhausted,
 )
+from postcompact.persist import ROW_BYTES, NullStore
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -134,7 +141,13 @@ class FileService:
 
     # --- ReadFile -----------------------------------------------------------------------------
 
+    @property
+    def store(self) -> NullStore:
+        return self.registry.store
+
     def _unchanged(self, s: Session, a: AgentState, path: str, entry: _core.FileState) -> bool:
+        if a.unverified.get(path) is entry:
+            return False
         current = mtime_ms(path)
         if current is None:
             return False
@@ -160,6 +173,7 @@ class FileService:
             and self._unchanged(s, a, path, entry)
         ):
             stub = render.FILE_UNCHANGED_STUB
+            self.store.sync_files(s, a)  # the get made it the most recently used
             return pb.ReadFileResponse(
                 path=path,
                 unchanged=True,
@@ -168,6 +182,7 @@ class FileService:
                 start_line=offset,
                 tokens=_core.estimate(stub),
             )
+        self.store.check_room()
         read_at = now_ms()
         try:
             tf = await asyncio.to_thread(
@@ -185,6 +200,7 @@ class FileService:
         a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
         self._prune_marks(a)
+        self.store.sync_files(s, a)
         text = render.read_tool_result(
             tf.content.decode("utf-8", errors="replace"),
             start_line=offset,
@@ -220,10 +236,14 @@ class FileService:
         limit = req.limit if req.HasField("limit") else None
         _range(offset, limit)
         ts = _timestamp(req.timestamp_ms)
+        self.store.check_room()
         a.files.set(path, _core.FileState(req.content, ts, offset, limit, req.partial_view))
         a.read_mtimes.pop(path, None)
-        if req.nested_memory:
-            a.nested_memory.add(path)
+        with self.store.tx():
+            if req.nested_memory and path not in a.nested_memory:
+                a.nested_memory.add(path)
+                self.store.put_agent(s, a)
+            self.store.sync_files(s, a)
         return pb.RecordReadResponse(path=path)
 
     def record_write(self, req: pb.RecordWriteRequest) -> pb.RecordWriteResponse:
@@ -244,8 +264,10 @@ class FileService:
                     {"path": path},
                 )
             ts = m
+        self.store.check_room()
         a.files.set(path, _core.FileState(req.content, ts, None, None, False))
         a.read_mtimes.pop(path, None)
+        self.store.sync_files(s, a)
         return pb.RecordWriteResponse(path=path)
 
     # --- CheckWrite ---------------------------------------------------------------------------
@@ -258,6 +280,8 @@ class FileService:
         if current is None:
             return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
         entry = a.files.get(path)
+        if entry is not None:
+            self.store.sync_files(s, a)  # the get made it the most recently used
         if entry is None or entry.partial_view:
             return pb.CheckWriteResponse(
                 result=pb.WRITE_CHECK_NOT_READ,
@@ -265,9 +289,10 @@ class FileService:
                 error_code=6,
                 path=path,
             )
-        if current > entry.timestamp:
+        if a.unverified.get(path) is entry or current > entry.timestamp:
             full_read = entry.offset is None and entry.limit is None
-            if not (full_read and _same_content(path, entry.content)):
+            unverified = a.unverified.get(path) is entry
+            if unverified or not (full_read and _same_content(path, entry.content)):
                 return pb.CheckWriteResponse(
                     result=pb.WRITE_CHECK_MODIFIED,
                     message=render.DEFAULT_TEMPLATES.write_modified,
@@ -298,36 +323,51 @@ class FileService:
     # --- skills, plan, mode, tasks --------------------------------------------------------------
 
     def record_skill(self, req: pb.RecordSkillRequest) -> pb.RecordSkillResponse:
-        _, a = self.registry.agent(req.session_id, req.agent_id)
+        s, a = self.registry.agent(req.session_id, req.agent_id)
         if not req.name:
             raise InvalidArgument("SKILL_NAME_REQUIRED", "name must not be empty")
         _utf8("content", req.content)
         if req.invoked_at_ms < 0:
             raise InvalidArgument("BAD_TIMESTAMP", "invoked_at_ms must be >= 0 (0 = now)")
+        limit = self.config.max_skills_per_agent
+        if req.name not in a.skills and len(a.skills) >= limit:
+            raise ResourceExhausted(
+                "TOO_MANY_SKILLS",
+                f"agent {a.agent_id!r} of session {s.session_id!r} holds {limit} invoked skills "
+                "(limits.max_skills_per_agent)",
+                {"limit": "max_skills_per_agent"},
+            )
+        self.store.check_room(req.ByteSize() + ROW_BYTES)
         # 0 = now, kept strictly after this agent's latest invocation so that of two calls in
         # the same millisecond the later one still ranks newer (skills sort newest first).
         latest = max((sk.invoked_at_ms for sk in a.skills.values()), default=0)
         at = req.invoked_at_ms or max(now_ms(), latest + 1)
         a.skills.pop(req.name, None)  # same name: overwrite and refresh (reference §7.1)
-        a.skills[req.name] = InvokedSkill(req.name, req.path, req.content, at)
+        skill = InvokedSkill(req.name, req.path, req.content, at)
+        a.skills[req.name] = skill
+        self.store.put_skill(s, a, skill)
         return pb.RecordSkillResponse(skills=len(a.skills))
 
     def set_plan(self, req: pb.SetPlanRequest) -> pb.SetPlanResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         if not req.plan_file_path:
             a.plan_file_path = None
+            self.store.put_agent(s, a)
             return pb.SetPlanResponse()
         path = resolve_path(
             s, req.plan_file_path, field="plan_file_path", extra_roots=(s.plans_directory,)
         )
+        self.store.check_room()
         a.plan_file_path = path
+        self.store.put_agent(s, a)
         return pb.SetPlanResponse(plan_file_path=path)
 
     def set_mode(self, req: pb.SetModeRequest) -> pb.SetModeResponse:
-        _, a = self.registry.agent(req.session_id, req.agent_id)
+        s, a = self.registry.agent(req.session_id, req.agent_id)
         if req.mode not in pb.PermissionMode.values():
             raise InvalidArgument("BAD_MODE", f"unknown permission mode {req.mode}")
         a.mode = req.mode or pb.PERMISSION_MODE_DEFAULT
+        self.store.put_agent(s, a)
         return pb.SetModeResponse()
 
     def upsert_task(self, req: pb.UpsertTaskRequest) -> pb.UpsertTaskResponse:
@@ -337,10 +377,33 @@ class FileService:
             raise InvalidArgument("TASK_ID_REQUIRED", "task.task_id must not be empty")
         if t.status not in pb.TaskStatus.values():
             raise InvalidArgument("BAD_TASK_STATUS", f"unknown task status {t.status}")
+        self._check_task_limits(s, t)
+        self.store.check_room(t.ByteSize() + ROW_BYTES)
         task = pb.Task()
         task.CopyFrom(t)
         s.tasks[t.task_id] = task
+        self.store.put_task(s, task)
         return pb.UpsertTaskResponse()
+
+    def _check_task_limits(self, s: Session, t: pb.Task) -> None:
+        old = s.tasks.get(t.task_id)
+        cfg = self.config
+        if old is None and len(s.tasks) >= cfg.max_tasks_per_session:
+            raise ResourceExhausted(
+                "TOO_MANY_TASKS",
+                f"session {s.session_id!r} holds {cfg.max_tasks_per_session} tasks "
+                "(limits.max_tasks_per_session)",
+                {"limit": "max_tasks_per_session"},
+            )
+        if t.agent_id and (old is None or old.agent_id != t.agent_id):
+            n = sum(1 for x in s.tasks.values() if x.agent_id == t.agent_id)
+            if n >= cfg.max_tasks_per_agent:
+                raise ResourceExhausted(
+                    "TOO_MANY_TASKS_FOR_AGENT",
+                    f"session {s.session_id!r} holds {cfg.max_tasks_per_agent} tasks of agent "
+                    f"{t.agent_id!r} (limits.max_tasks_per_agent)",
+                    {"limit": "max_tasks_per_agent"},
+                )
 
 
 def _same_content(path: str, content: bytes) -> bool:

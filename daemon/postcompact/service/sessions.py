@@ -8,16 +8,19 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from postcompact import _core
 from postcompact.config import Config
 from postcompact.errors import AlreadyExists, InvalidArgument, NotFound, ResourceExhausted
+from postcompact.persist import ROW_BYTES, NullStore
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, AgentState, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAX_ID_LEN = 256
+REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUND message
 DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 
 
@@ -81,13 +84,22 @@ def memory_paths(req: pb.OpenSessionRequest, cwd: str, home: str) -> frozenset[s
 
 @dataclass
 class Registry:
+    """Sessions in memory; every change is written through `store` before the RPC returns."""
+
     config: Config
     started_at_ms: int = 0
+    store: NullStore = field(default_factory=NullStore)
 
     def __post_init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.started_at_ms = self.started_at_ms or now_ms()
         self.evictions_of_closed = 0
+        self.expired: OrderedDict[str, int] = OrderedDict()  # session id -> expired at (ms)
+
+    def load(self) -> None:
+        """Re-create the sessions kept by the store (start-up)."""
+        for s in self.store.load(self.new_cache):
+            self.sessions[s.session_id] = s
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -102,6 +114,7 @@ class Registry:
                     f"session {sid} exists with cwd {existing.cwd!r}, not {cwd!r}",
                 )
             existing.last_active_ms = now_ms()
+            self.store.flush_activity((existing,))
             return existing, True
         if len(self.sessions) >= self.config.max_sessions:
             raise ResourceExhausted(
@@ -135,7 +148,10 @@ class Registry:
             last_active_ms=t,
         )
         s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.new_cache(s))
+        self.store.check_room(req.ByteSize() + 2 * ROW_BYTES)
+        self.store.put_session(s)
         self.sessions[sid] = s
+        self.expired.pop(sid, None)
         return s, False
 
     def new_cache(self, s: Session) -> _core.FileStateCache:
@@ -143,13 +159,38 @@ class Registry:
 
     def close(self, session_id: str) -> None:
         s = self.session(session_id)
+        self._drop(s)
+
+    def _drop(self, s: Session) -> None:
+        self.store.delete_session(s.session_id)
         for a in s.agents.values():
             self.evictions_of_closed += a.files.evictions
         del self.sessions[s.session_id]
 
+    def expire_idle(self, now: int | None = None) -> list[str]:
+        """Remove sessions idle longer than limits.session_ttl_s (memory and disk)."""
+        ttl_ms = int(self.config.session_ttl_s * 1000)
+        if ttl_ms <= 0:
+            return []
+        now = now_ms() if now is None else now
+        gone = [s for s in self.sessions.values() if now - s.last_active_ms > ttl_ms]
+        for s in gone:
+            self._drop(s)
+            self.expired[s.session_id] = now
+            while len(self.expired) > REMEMBER_EXPIRED:
+                self.expired.popitem(last=False)
+        return [s.session_id for s in gone]
+
     def session(self, session_id: str) -> Session:
         check_id("session", session_id)
         s = self.sessions.get(session_id)
+        if s is None and session_id in self.expired:
+            raise NotFound(
+                "SESSION_EXPIRED",
+                f"session {session_id!r} expired after {self.config.session_ttl_s:g}s without "
+                "activity (limits.session_ttl_s); open it again with OpenSession",
+                {"session_id": session_id, "limit": "session_ttl_s"},
+            )
         if s is None:
             raise NotFound(
                 "SESSION_NOT_FOUND",
@@ -193,17 +234,23 @@ class Registry:
         elif req.mode == pb.AGENT_MODE_CLONE_PARENT:
             a = AgentState(req.agent_id, parent.files.clone())
             a.read_mtimes = dict(parent.read_mtimes)
+            a.unverified = dict(parent.unverified)
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
+        self.store.check_room(ROW_BYTES * (1 + len(a.files)))
+        with self.store.tx():
+            self.store.put_agent(s, a)
+            self.store.sync_files(s, a)
         s.agents[req.agent_id] = a
         return a
 
     def merge(self, req: pb.MergeFileStateRequest) -> tuple[int, int]:
         """Entries of `from` that are missing in `into` or strictly newer replace them."""
         _, src = self.agent(req.session_id, req.from_agent_id)
-        _, dst = self.agent(req.session_id, req.into_agent_id)
+        s, dst = self.agent(req.session_id, req.into_agent_id)
         if src is dst:
             raise InvalidArgument("MERGE_SAME_AGENT", "from_agent_id and into_agent_id are equal")
+        self.store.check_room(ROW_BYTES * len(src.files))
         merged = 0
         # snapshot() is MRU-first; setting oldest-first keeps the source's relative recency.
         for path, st in reversed(src.files.snapshot()):
@@ -214,6 +261,9 @@ class Registry:
                 mark = src.read_mtimes.get(path)
                 if mark is not None:
                     dst.read_mtimes[path] = mark
+                if src.unverified.get(path) is st:
+                    dst.unverified[path] = st
+        self.store.sync_files(s, dst)
         return merged, len(dst.files) - merged
 
     # --- reporting --------------------------------------------------------------------------

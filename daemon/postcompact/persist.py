@@ -1,0 +1,976 @@
+"""Durable state: an embedded SQLite database in WAL mode (DESIGN.md §5; docs/persistence.md).
+
+What is stored is the small durable record of DESIGN.md §2 — sessions (settings, policy,
+profile, memory paths, roots, plans directory, times), agents (plan file, permission mode,
+compaction count, nested-memory set, catalogue and what was announced, skill names already
+listed), file-state METADATA (path, timestamp, range, partial view, SHA-256 and length of the
+content, the mtime seen by the read — never the content), invoked skills and tasks. File contents
+are re-read from disk: restoration does that anyway.
+
+Write-through. Every mutating RPC writes its change in one small transaction before it returns,
+so nothing acknowledged to a client is lost when the daemon process dies (`kill -9`): with WAL and
+`synchronous=NORMAL` a committed transaction is in the WAL file (the OS page cache) once COMMIT
+returns. An operating-system crash or power loss may lose the last transactions; that is not the
+requirement (docs/persistence.md). Statements are fixed strings (sqlite3 caches them prepared);
+nothing is rewritten in full per call: the file-state cache is mirrored by diffing it against what
+was last written (new or changed entries are upserted, evicted ones deleted, a recency change is a
+one-column update), so a Compact that clears and re-seeds the cache becomes one delete plus the
+inserts of the restored entries.
+
+Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
+most-recently-used order. The content of each entry is re-read from disk and kept only when its
+SHA-256 matches the stored one; otherwise (the file changed, vanished or cannot be read) the entry
+is kept with empty content and listed in `AgentState.unverified`, which makes it never "unchanged"
+(ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read equality
+exception fail, so a file modified while the daemon was down is MODIFIED.
+
+Schema. `PRAGMA user_version` is the schema version; `MIGRATIONS` upgrades an older database in
+one transaction. A database newer than this daemon, or one that is corrupt, refuses to start with
+an error naming the file and the way out (`postcompact state check` / `state reset`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from postcompact import __version__
+from postcompact._core import FileState, FileStateCache
+from postcompact.errors import ResourceExhausted, Unavailable
+from postcompact.lifecycle import LifecycleError, default_socket_path
+from postcompact.state import MAIN_AGENT, AgentState, Catalog, InvokedSkill, Session
+from postcompact.v1 import postcompact_pb2 as pb
+
+STATE_DB_NAME = "state.db"
+# A file re-read at load larger than this is not verified (its entry stays unverified).
+MAX_VERIFY_BYTES = 64 * 1024 * 1024
+# Rows without stored blobs (file metadata, plan, mode...) are budgeted at this many bytes.
+ROW_BYTES = 512
+
+
+class StateError(LifecycleError):
+    """The state database cannot be used: corrupt, too new, locked or unreadable."""
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+# --- where the database lives ------------------------------------------------------------------
+
+
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "postcompact"
+
+
+def state_db_path(
+    *,
+    socket: Path,
+    state_dir: Path | None = None,
+    state_path: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """The database file of the daemon serving on `socket`.
+
+    `state_path` wins; then `state_dir/state.db`. With neither, the daemon on the default socket
+    uses `$XDG_STATE_HOME/postcompact/state.db` and a daemon on any other socket
+    `state-<12 hex digits of the socket path's SHA-256>.db` there, so that two daemons on
+    different sockets never share (or fight over) one state.
+    """
+    if state_path is not None:
+        return state_path
+    if state_dir is not None:
+        return state_dir / STATE_DB_NAME
+    d = default_state_dir(env)
+    env_dict = dict(os.environ if env is None else env)
+    if os.path.abspath(socket) == os.path.abspath(default_socket_path(env_dict)):
+        return d / STATE_DB_NAME
+    digest = hashlib.sha256(os.fsencode(os.path.abspath(socket))).hexdigest()[:12]
+    return d / f"state-{digest}.db"
+
+
+def lock_path(db: Path) -> Path:
+    return db.with_name(db.name + ".lock")
+
+
+def side_files(db: Path) -> list[Path]:
+    """The database and its WAL and shared-memory files."""
+    return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+
+
+# --- schema and migrations ---------------------------------------------------------------------
+
+_V1 = """
+CREATE TABLE sessions (
+    session_id      TEXT PRIMARY KEY,
+    seq             INTEGER NOT NULL,
+    cwd             TEXT NOT NULL,
+    home            TEXT NOT NULL,
+    roots           TEXT NOT NULL,      -- JSON array
+    memory_paths    TEXT NOT NULL,      -- JSON array
+    plans_directory TEXT NOT NULL,
+    policy          BLOB NOT NULL,      -- serialised postcompact.v1.RestorePolicy
+    profile         INTEGER NOT NULL,
+    created_at_ms   INTEGER NOT NULL,
+    last_active_ms  INTEGER NOT NULL
+);
+CREATE TABLE agents (
+    session_id      TEXT NOT NULL,
+    agent_id        TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    plan_file_path  TEXT,
+    mode            INTEGER NOT NULL,
+    compactions     INTEGER NOT NULL,
+    nested_memory   TEXT NOT NULL,      -- JSON array of paths
+    announced       TEXT NOT NULL,      -- JSON {tools, agent_types, mcp, sent_skills}
+    PRIMARY KEY (session_id, agent_id)
+);
+CREATE TABLE catalogs (
+    session_id      TEXT NOT NULL,
+    agent_id        TEXT NOT NULL,
+    parts           BLOB NOT NULL,      -- serialised SetCatalogRequest (present parts only)
+    PRIMARY KEY (session_id, agent_id)
+);
+CREATE TABLE files (
+    session_id      TEXT NOT NULL,
+    agent_id        TEXT NOT NULL,
+    path            TEXT NOT NULL,
+    seq             INTEGER NOT NULL,   -- recency: higher = more recently used
+    timestamp_ms    INTEGER NOT NULL,
+    read_offset     INTEGER,
+    read_limit      INTEGER,
+    partial_view    INTEGER NOT NULL,
+    content_sha256  BLOB NOT NULL,
+    content_len     INTEGER NOT NULL,
+    mark_ts_ms      INTEGER,            -- AgentState.read_mtimes[path] = (mark_ts, mark_mtime)
+    mark_mtime_ms   INTEGER,
+    PRIMARY KEY (session_id, agent_id, path)
+);
+CREATE TABLE skills (
+    session_id      TEXT NOT NULL,
+    agent_id        TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    path            TEXT NOT NULL,
+    content         BLOB NOT NULL,
+    invoked_at_ms   INTEGER NOT NULL,
+    PRIMARY KEY (session_id, agent_id, name)
+);
+CREATE TABLE tasks (
+    session_id      TEXT NOT NULL,
+    task_id         TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    task            BLOB NOT NULL,      -- serialised postcompact.v1.Task
+    PRIMARY KEY (session_id, task_id)
+);
+"""
+
+_V2 = """
+CREATE TABLE schema_history (
+    version         INTEGER PRIMARY KEY,
+    applied_at_ms   INTEGER NOT NULL,
+    daemon_version  TEXT NOT NULL
+);
+"""
+
+# (version reached, SQL script). Append only; never edit a released step.
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2))
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+_TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+    return row.fetchone() is not None
+
+
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int, int]:
+    """Bring the schema from its `user_version` to `target` in one transaction.
+
+    Returns (from, to). The caller has checked that the version is not newer than this code.
+    """
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if current >= target:
+        return current, current
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for version, script in MIGRATIONS:
+            if current < version <= target:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                if _has_table(conn, "schema_history"):
+                    conn.execute(
+                        "INSERT OR REPLACE INTO schema_history VALUES (?, ?, ?)",
+                        (version, now_ms(), __version__),
+                    )
+        conn.execute(f"PRAGMA user_version = {int(target)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return current, target
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating it 0600 if needed) the database in autocommit mode with WAL."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    old = os.umask(0o177)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    finally:
+        os.umask(old)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    return conn
+
+
+def _reset_hint(path: Path) -> str:
+    return (
+        f"inspect it with `postcompact state check --state-path {path}`; "
+        f"`postcompact state reset --state-path {path}` moves it aside (nothing is deleted) "
+        "so the daemon starts with empty state; or run with --no-persist"
+    )
+
+
+def open_checked(path: Path) -> sqlite3.Connection:
+    """Open, verify (version, quick_check) and migrate the database; StateError when unusable."""
+    try:
+        conn = connect(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise StateError(f"cannot open the state database {path}: {exc}") from None
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StateError(
+                f"the state database {path} has schema version {version}, newer than this "
+                f"postcompact {__version__} understands (up to {SCHEMA_VERSION}); run the newer "
+                f"postcompact, or {_reset_hint(path)}"
+            )
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise StateError(
+                f"the state database {path} is corrupt ({'; '.join(problems[:3])}); "
+                + _reset_hint(path)
+            )
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StateError(f"the state database {path} cannot use WAL mode (got {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrate(conn)
+        for table in _TABLES:
+            if not _has_table(conn, table):
+                raise StateError(
+                    f"the state database {path} (schema version {version}) lacks table "
+                    f"{table!r}; " + _reset_hint(path)
+                )
+    except StateError:
+        conn.close()
+        raise
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StateError(
+            f"the state database {path} is unreadable or corrupt ({exc}); " + _reset_hint(path)
+        ) from None
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o600)
+    return conn
+
+
+class DbLock:
+    """An exclusive flock on `<db>.lock` held while a daemon uses the database."""
+
+    def __init__(self, db: Path):
+        self.path = lock_path(db)
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StateError(
+                    f"the state database {self.path.with_suffix('')} is in use by another "
+                    "postcompact daemon; give this one its own with --state-dir, or stop the "
+                    "other one"
+                ) from None
+            raise
+        self._fd = fd
+
+    def held_elsewhere(self) -> bool:
+        """True when another process holds the lock (this one does not take it)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+# --- encoding helpers ----------------------------------------------------------------------------
+
+
+def catalog_parts(cat: Catalog) -> pb.SetCatalogRequest:
+    """The stored catalogue as a SetCatalogRequest holding exactly the parts that were set."""
+    req = pb.SetCatalogRequest()
+    if cat.deferred_tools is not None:
+        req.deferred_tools.SetInParent()
+        req.deferred_tools.names.extend(cat.deferred_tools)
+    if cat.agent_types is not None:
+        req.agent_types.SetInParent()
+        req.agent_types.agent_types.extend(cat.agent_types)
+        req.agent_types.show_concurrency_note = cat.show_concurrency_note
+    if cat.mcp_servers is not None:
+        req.mcp_servers.SetInParent()
+        req.mcp_servers.servers.extend(
+            pb.McpServer(name=n, instructions=t) for n, t in cat.mcp_servers.items()
+        )
+    if cat.skill_listing is not None:
+        req.skill_listing.SetInParent()
+        req.skill_listing.skills.extend(cat.skill_listing)
+    return req
+
+
+def catalog_entries(req: pb.SetCatalogRequest) -> int:
+    return (
+        len(req.deferred_tools.names)
+        + len(req.agent_types.agent_types)
+        + len(req.mcp_servers.servers)
+        + len(req.skill_listing.skills)
+    )
+
+
+def _restore_catalog(cat: Catalog, blob: bytes | None, announced: Mapping[str, Any]) -> None:
+    if blob:
+        req = pb.SetCatalogRequest.FromString(blob)
+        if req.HasField("deferred_tools"):
+            cat.deferred_tools = list(req.deferred_tools.names)
+        if req.HasField("agent_types"):
+            cat.agent_types = list(req.agent_types.agent_types)
+            cat.show_concurrency_note = req.agent_types.show_concurrency_note
+        if req.HasField("mcp_servers"):
+            cat.mcp_servers = {s.name: s.instructions for s in req.mcp_servers.servers}
+        if req.HasField("skill_listing"):
+            cat.skill_listing = list(req.skill_listing.skills)
+    cat.announced_tools = set(announced.get("tools", ()))
+    cat.announced_agent_types = set(announced.get("agent_types", ()))
+    cat.announced_mcp = set(announced.get("mcp", ()))
+    cat.sent_skill_names = set(announced.get("sent_skills", ()))
+
+
+def _announced_json(cat: Catalog) -> str:
+    return json.dumps(
+        {
+            "tools": sorted(cat.announced_tools),
+            "agent_types": sorted(cat.announced_agent_types),
+            "mcp": sorted(cat.announced_mcp),
+            "sent_skills": sorted(cat.sent_skill_names),
+        },
+        separators=(",", ":"),
+    )
+
+
+def _digest(content: bytes) -> bytes:
+    return hashlib.sha256(content).digest()
+
+
+def _line_range(data: bytes, offset: int | None, limit: int | None) -> bytes:
+    """fileread's range model: lines split on "\\n", the selected ones joined back."""
+    start = (offset or 1) - 1
+    lines = data.split(b"\n")
+    return b"\n".join(lines[start : start + limit] if limit is not None else lines[start:])
+
+
+def verified_content(
+    path: str, offset: int | None, limit: int | None, digest: bytes, size: int
+) -> bytes | None:
+    """The entry's content re-read from disk when its hash matches `digest`, else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_VERIFY_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_VERIFY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    candidates = [data]
+    if (offset or 1) != 1 or limit is not None:
+        candidates.insert(0, _line_range(data, offset, limit))
+    for c in candidates:
+        if len(c) == size and _digest(c) == digest:
+            return c
+    return None
+
+
+# --- the stores ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Row:
+    state: FileState
+    seq: int
+    mark: tuple[int, int] | None
+
+
+@dataclass(slots=True)
+class LoadReport:
+    sessions: int = 0
+    agents: int = 0
+    files: int = 0
+    unverified: int = 0
+    skills: int = 0
+    tasks: int = 0
+    expired: list[str] = field(default_factory=list)
+
+
+class NullStore:
+    """Persistence switched off (`persist = false`): every write is a no-op."""
+
+    path: Path | None = None
+
+    def tx(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def check_room(self, extra: int = ROW_BYTES) -> None:
+        return None
+
+    def used_bytes(self) -> int:
+        return 0
+
+    def put_session(self, s: Session) -> None:
+        return None
+
+    def delete_session(self, session_id: str) -> None:
+        return None
+
+    def put_agent(self, s: Session, a: AgentState) -> None:
+        return None
+
+    def put_catalog(self, s: Session, a: AgentState) -> None:
+        return None
+
+    def sync_files(self, s: Session, a: AgentState) -> None:
+        return None
+
+    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
+        return None
+
+    def put_task(self, s: Session, task: pb.Task) -> None:
+        return None
+
+    def flush_activity(self, sessions: Iterable[Session]) -> None:
+        return None
+
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
+        return []
+
+    def close(self) -> None:
+        return None
+
+
+class SqliteStore(NullStore):
+    """Write-through persistence in one SQLite database (see the module docstring)."""
+
+    def __init__(self, path: Path, *, max_bytes: int):
+        self.path = path
+        self.max_bytes = max_bytes
+        self._lock = DbLock(path)
+        self._lock.acquire()
+        try:
+            self.conn = open_checked(path)
+        except BaseException:
+            self._lock.release()
+            raise
+        self.page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        # The hard backstop of limits.max_state_bytes: SQLite refuses to grow past it.
+        pages = max(1, max_bytes // self.page_size)
+        self.conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+        self._depth = 0
+        self._after_commit: list[Callable[[], None]] = []
+        self._seq = 0
+        self._files: dict[tuple[str, str], dict[str, _Row]] = {}
+        self._active: dict[str, int] = {}  # session id -> last_active_ms as stored
+        # Loaded entries that could not be verified keep their stored hash for later copies.
+        self._orig_hash: dict[int, tuple[FileState, bytes, int]] = {}
+        self.report = LoadReport()
+
+    # --- transactions -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[None]:
+        """One transaction; nested uses join the outermost one."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._depth = 1
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+                self._after_commit.clear()
+                raise
+        except sqlite3.Error as exc:
+            raise self._write_error(exc) from None
+        finally:
+            self._depth = 0
+        pending, self._after_commit = self._after_commit, []
+        for fn in pending:
+            fn()
+
+    def _write_error(self, exc: sqlite3.Error) -> Exception:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc):
+            return ResourceExhausted(
+                "STATE_FULL",
+                f"the state database {self.path} cannot grow: limits.max_state_bytes "
+                f"({self.max_bytes} bytes) reached or the disk is full; close sessions, or raise "
+                "the limit",
+                {"limit": "max_state_bytes"},
+            )
+        return Unavailable(
+            "STATE_WRITE_FAILED", f"writing the state database {self.path} failed: {exc}"
+        )
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def used_bytes(self) -> int:
+        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        free = int(self.conn.execute("PRAGMA freelist_count").fetchone()[0])
+        return (pages - free) * self.page_size
+
+    def check_room(self, extra: int = ROW_BYTES) -> None:
+        """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit."""
+        used = self.used_bytes()
+        if used + extra > self.max_bytes:
+            raise ResourceExhausted(
+                "STATE_TOO_LARGE",
+                f"the state database {self.path} holds {used} bytes; this write of about "
+                f"{extra} bytes would exceed limits.max_state_bytes ({self.max_bytes}); close "
+                "sessions, or raise the limit",
+                {"limit": "max_state_bytes", "used_bytes": str(used)},
+            )
+
+    def _touch(self, s: Session) -> None:
+        if self._active.get(s.session_id) != s.last_active_ms:
+            self.conn.execute(
+                "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?",
+                (s.last_active_ms, s.session_id),
+            )
+            self._active[s.session_id] = s.last_active_ms
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def put_session(self, s: Session) -> None:
+        with self.tx():
+            self.conn.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET last_active_ms = excluded.last_active_ms",
+                (
+                    s.session_id,
+                    self._next_seq(),
+                    s.cwd,
+                    s.home,
+                    json.dumps(s.roots),
+                    json.dumps(sorted(s.memory_paths)),
+                    s.plans_directory,
+                    s.policy.SerializeToString(),
+                    int(s.profile),
+                    s.created_at_ms,
+                    s.last_active_ms,
+                ),
+            )
+            self._active[s.session_id] = s.last_active_ms
+            for a in s.agents.values():
+                self.put_agent(s, a)
+
+    def delete_session(self, session_id: str) -> None:
+        with self.tx():
+            for table in _TABLES:
+                self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            self._active.pop(session_id, None)
+            for key in [k for k in self._files if k[0] == session_id]:
+                del self._files[key]
+
+    def flush_activity(self, sessions: Iterable[Session]) -> None:
+        """Store last_active_ms of sessions touched by read-only calls since their last write."""
+        stale = [s for s in sessions if self._active.get(s.session_id) != s.last_active_ms]
+        if stale:
+            with self.tx():
+                for s in stale:
+                    self._touch(s)
+
+    # --- agents -------------------------------------------------------------------------------
+
+    def put_agent(self, s: Session, a: AgentState) -> None:
+        with self.tx():
+            self.conn.execute(
+                "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id, agent_id) DO UPDATE SET "
+                "plan_file_path = excluded.plan_file_path, mode = excluded.mode, "
+                "compactions = excluded.compactions, nested_memory = excluded.nested_memory, "
+                "announced = excluded.announced",
+                (
+                    s.session_id,
+                    a.agent_id,
+                    self._next_seq(),
+                    a.plan_file_path,
+                    int(a.mode),
+                    a.compactions,
+                    json.dumps(sorted(a.nested_memory)),
+                    _announced_json(a.catalog),
+                ),
+            )
+            self._touch(s)
+
+    def put_catalog(self, s: Session, a: AgentState) -> None:
+        with self.tx():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO catalogs VALUES (?, ?, ?)",
+                (s.session_id, a.agent_id, catalog_parts(a.catalog).SerializeToString()),
+            )
+            self.put_agent(s, a)
+
+    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
+        with self.tx():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    s.session_id,
+                    a.agent_id,
+                    skill.name,
+                    self._next_seq(),
+                    skill.path,
+                    skill.content,
+                    skill.invoked_at_ms,
+                ),
+            )
+            self._touch(s)
+
+    def put_task(self, s: Session, task: pb.Task) -> None:
+        with self.tx():
+            self.conn.execute(
+                "INSERT INTO tasks VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (session_id, task_id) DO UPDATE SET task = excluded.task",
+                (s.session_id, task.task_id, self._next_seq(), task.SerializeToString()),
+            )
+            self._touch(s)
+
+    # --- file-state cache mirror ----------------------------------------------------------------
+
+    def _hash_of(self, st: FileState) -> tuple[bytes, int]:
+        orig = self._orig_hash.get(id(st))
+        if orig is not None and orig[0] is st:
+            return orig[1], orig[2]
+        return _digest(st.content), len(st.content)
+
+    def sync_files(self, s: Session, a: AgentState) -> None:
+        """Make the agent's stored file rows equal its cache (entries, metadata, recency)."""
+        key = (s.session_id, a.agent_id)
+        old = self._files.get(key, {})
+        snapshot = a.files.snapshot()  # most recently used first
+        new: dict[str, _Row] = {}
+        sid, aid = key
+        with self.tx():
+            if old and not any(
+                (row := old.get(p)) is not None and row.state is st for p, st in snapshot
+            ):
+                # Nothing kept (a Compact re-seed, a clear): one delete, then the inserts.
+                self.conn.execute(
+                    "DELETE FROM files WHERE session_id = ? AND agent_id = ?", (sid, aid)
+                )
+                old = {}
+            last = -1
+            for path, st in reversed(snapshot):  # least recently used first
+                mark = a.read_mtimes.get(path)
+                prev = old.get(path)
+                if prev is not None and prev.state is st and prev.mark == mark and prev.seq > last:
+                    new[path] = prev
+                    last = prev.seq
+                    continue
+                seq = self._next_seq()
+                if prev is not None and prev.state is st:
+                    self.conn.execute(
+                        "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ? "
+                        "WHERE session_id = ? AND agent_id = ? AND path = ?",
+                        (seq, *(mark or (None, None)), sid, aid, path),
+                    )
+                else:
+                    digest, size = self._hash_of(st)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            sid,
+                            aid,
+                            path,
+                            seq,
+                            st.timestamp,
+                            st.offset,
+                            st.limit,
+                            int(st.partial_view),
+                            digest,
+                            size,
+                            *(mark or (None, None)),
+                        ),
+                    )
+                new[path] = _Row(st, seq, mark)
+                last = seq
+            for path in old.keys() - new.keys():
+                self.conn.execute(
+                    "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?",
+                    (sid, aid, path),
+                )
+            self._touch(s)
+            self._after_commit.append(lambda: self._files.__setitem__(key, new))
+
+    # --- loading ------------------------------------------------------------------------------
+
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
+        """Every stored session, rebuilt (see the module docstring)."""
+        self.report = LoadReport()
+        c = self.conn
+        self._seq = max(
+            int(c.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
+            for table in ("sessions", "agents", "files", "skills", "tasks")
+        )
+        sessions: dict[str, Session] = {}
+        for row in c.execute("SELECT * FROM sessions ORDER BY seq"):
+            (sid, _, cwd, home, roots, memory, plans, policy, profile, created, active) = row
+            sessions[sid] = Session(
+                session_id=sid,
+                cwd=cwd,
+                home=home,
+                roots=list(json.loads(roots)),
+                memory_paths=frozenset(json.loads(memory)),
+                plans_directory=plans,
+                policy=pb.RestorePolicy.FromString(policy),
+                profile=profile,
+                created_at_ms=created,
+                last_active_ms=active,
+            )
+            self._active[sid] = active
+        catalogs = {
+            (sid, aid): bytes(parts)
+            for sid, aid, parts in c.execute("SELECT session_id, agent_id, parts FROM catalogs")
+        }
+        for sid, aid, _, plan, mode, compactions, nested, announced in c.execute(
+            "SELECT * FROM agents ORDER BY seq"
+        ):
+            s = sessions.get(sid)
+            if s is None:
+                continue
+            a = AgentState(aid, new_cache(s))
+            a.plan_file_path = plan
+            a.mode = mode
+            a.compactions = compactions
+            a.nested_memory = set(json.loads(nested))
+            _restore_catalog(a.catalog, catalogs.get((sid, aid)), json.loads(announced))
+            s.agents[aid] = a
+        for s in sessions.values():
+            if MAIN_AGENT not in s.agents:
+                s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
+            for a in s.agents.values():
+                self._load_files(s, a)
+        for sid, aid, name, _, path, content, at in c.execute("SELECT * FROM skills ORDER BY seq"):
+            agent = sessions[sid].agents.get(aid) if sid in sessions else None
+            if agent is not None:
+                agent.skills[name] = InvokedSkill(name, path, bytes(content), at)
+                self.report.skills += 1
+        for sid, task_id, _, blob in c.execute("SELECT * FROM tasks ORDER BY seq"):
+            if sid in sessions:
+                sessions[sid].tasks[task_id] = pb.Task.FromString(blob)
+                self.report.tasks += 1
+        self.report.sessions = len(sessions)
+        self.report.agents = sum(len(s.agents) for s in sessions.values())
+        return list(sessions.values())
+
+    def _load_files(self, s: Session, a: AgentState) -> None:
+        rows = self.conn.execute(
+            "SELECT path, seq, timestamp_ms, read_offset, read_limit, partial_view, "
+            "content_sha256, content_len, mark_ts_ms, mark_mtime_ms FROM files "
+            "WHERE session_id = ? AND agent_id = ? ORDER BY seq DESC",
+            (s.session_id, a.agent_id),
+        ).fetchall()
+        entries: list[tuple[str, FileState]] = []
+        loaded: dict[str, _Row] = {}
+        for path, seq, ts, offset, limit, partial, digest, size, mark_ts, mark_mtime in rows:
+            content = verified_content(path, offset, limit, bytes(digest), size)
+            st = FileState(content or b"", ts, offset, limit, bool(partial))
+            if content is None:
+                a.unverified[path] = st
+                self._orig_hash[id(st)] = (st, bytes(digest), size)
+                self.report.unverified += 1
+            mark = (mark_ts, mark_mtime) if mark_ts is not None else None
+            if mark is not None:
+                a.read_mtimes[path] = mark
+            entries.append((path, st))
+            loaded[path] = _Row(st, seq, mark)
+        a.files.load(entries)
+        kept = set(a.files.keys())
+        self.report.files += len(kept)
+        self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
+        dropped = [p for p in loaded if p not in kept]  # the cache bounds shrank since
+        if dropped:
+            with self.tx():
+                self.conn.executemany(
+                    "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?",
+                    [(s.session_id, a.agent_id, p) for p in dropped],
+                )
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.close()
+        self._lock.release()
+
+
+def open_store(
+    *,
+    persist: bool,
+    socket: Path,
+    state_dir: Path | None,
+    state_path: Path | None,
+    max_bytes: int,
+) -> NullStore:
+    if not persist:
+        return NullStore()
+    path = state_db_path(socket=socket, state_dir=state_dir, state_path=state_path)
+    return SqliteStore(path, max_bytes=max_bytes)
+
+
+# --- `postcompact state check | reset` -----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CheckResult:
+    path: Path
+    exists: bool
+    ok: bool
+    version: int | None = None
+    problems: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    size_bytes: int = 0
+    history: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "exists": self.exists,
+            "ok": self.ok,
+            "schema_version": self.version,
+            "supported_version": SCHEMA_VERSION,
+            "problems": self.problems,
+            "counts": self.counts,
+            "size_bytes": self.size_bytes,
+            "history": [
+                {"version": v, "applied_at_ms": t, "daemon_version": d} for v, t, d in self.history
+            ],
+        }
+
+
+def check_db(path: Path) -> CheckResult:
+    """Integrity and version report of a database, opened read-only (safe while serving)."""
+    if not path.exists():
+        return CheckResult(path, exists=False, ok=True)
+    res = CheckResult(path, exists=True, ok=False, size_bytes=path.stat().st_size)
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        res.problems.append(f"cannot open: {exc}")
+        return res
+    try:
+        res.version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        res.problems = [
+            r[0] for r in conn.execute("PRAGMA integrity_check").fetchall() if r[0] != "ok"
+        ]
+        if res.version > SCHEMA_VERSION:
+            res.problems.append(
+                f"schema version {res.version} is newer than this postcompact supports "
+                f"({SCHEMA_VERSION})"
+            )
+        elif not res.problems:
+            for table in _TABLES:
+                if _has_table(conn, table):
+                    res.counts[table] = int(
+                        conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                    )
+                elif res.version >= 1:
+                    res.problems.append(f"table {table!r} is missing")
+            if _has_table(conn, "schema_history"):
+                res.history = [
+                    (int(v), int(t), str(d))
+                    for v, t, d in conn.execute("SELECT * FROM schema_history ORDER BY version")
+                ]
+    except sqlite3.Error as exc:
+        res.problems.append(str(exc))
+    finally:
+        conn.close()
+    res.ok = not res.problems
+    return res
+
+
+def reset_db(path: Path) -> Path | None:
+    """Move the database (and its WAL and shm files) aside as `<name>.bak-<timestamp>`.
+
+    Returns the backup path, or None when there was nothing to move. Refuses (StateError) while
+    a daemon uses the database.
+    """
+    if DbLock(path).held_elsewhere():
+        raise StateError(
+            f"the state database {path} is in use by a running daemon; stop it first "
+            "(`postcompact stop`)"
+        )
+    if not any(p.exists() for p in side_files(path)):
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime())
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while any(Path(f"{backup}{sfx}").exists() for sfx in ("", "-wal", "-shm")):
+        n += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+    for p, suffix in zip(side_files(path), ("", "-wal", "-shm"), strict=True):
+        if p.exists():
+            os.replace(p, f"{backup}{suffix}")
+    return backup
