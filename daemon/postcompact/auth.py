@@ -30,6 +30,10 @@ def _token_ok(metadata: Any, token: bytes) -> bool:
     return False
 
 
+def _unread(raw: bytes) -> None:
+    return None
+
+
 def _denied(handler: Handler) -> Handler:
     code = grpc.StatusCode.UNAUTHENTICATED
     msg = "TCP calls need the metadata `authorization: Bearer <token>` (token file in server.json)"
@@ -42,8 +46,10 @@ def _denied(handler: Handler) -> Handler:
         await context.abort(code, msg, trailers)
         yield None  # pragma: no cover  (makes this an async generator)
 
+    # The request is never parsed for an unauthenticated caller: its bytes are dropped unread
+    # (so undecodable bytes are UNAUTHENTICATED too, not a deserialization error).
     kw: dict[str, Any] = {
-        "request_deserializer": handler.request_deserializer,
+        "request_deserializer": _unread,
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary is not None:

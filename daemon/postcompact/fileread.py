@@ -31,6 +31,7 @@ __all__ = [
     "FileReadError",
     "FileReadErrorKind",
     "TextFile",
+    "effective_deny_globs",
     "is_denied",
     "read_text",
     "within_roots",
@@ -134,6 +135,12 @@ def within_roots(real_path: str, real_roots: Iterable[str]) -> bool:
         if real_path.startswith(prefix):
             return True
     return False
+
+
+def effective_deny_globs(configured: Iterable[str] = ()) -> tuple[str, ...]:
+    """The deny globs every read path applies: the defaults, then the configured ones (the
+    configuration adds to the defaults, it cannot remove them)."""
+    return tuple(dict.fromkeys((*DEFAULT_DENY_GLOBS, *configured)))
 
 
 def is_denied(paths: Iterable[str], deny_globs: Sequence[str]) -> str | None:

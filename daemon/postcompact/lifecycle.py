@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import ipaddress
 import json
 import os
 import secrets
@@ -192,6 +193,37 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+DEFAULT_TCP_HOST = "127.0.0.1"
+
+
+def loopback_host(value: str) -> str:
+    """The address to bind the TCP listener to: `value` when it is a loopback address
+    (127.0.0.0/8 or ::1; "localhost" means 127.0.0.1), else a LifecycleError. TCP is a
+    convenience for harnesses that cannot use Unix sockets, never a network service: anything
+    reachable from another host is refused, never "fixed"."""
+    host = str(value).strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host.lower() == "localhost":
+        return DEFAULT_TCP_HOST
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        addr = None
+    if addr is None or not addr.is_loopback:
+        raise LifecycleError(
+            f"tcp_host {value!r} is not a loopback address: the TCP listener only binds "
+            "127.0.0.1 (or ::1); other local users and other hosts must not reach the daemon"
+        )
+    return str(addr)
+
+
+def tcp_bind_address(host: str, port: int) -> str:
+    """`host:port` for grpc's add_insecure_port (IPv6 in brackets); the host must be loopback."""
+    host = loopback_host(host)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def parse_tcp_port(value: str | int | None) -> int | None:

@@ -5,8 +5,10 @@ Extra fields passed with `log.info("msg", extra={...})` are kept as top-level JS
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -48,17 +50,40 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+def open_private_log(path: Path) -> io.TextIOWrapper:
+    """Open `path` for appending, readable by the current user only: a directory we create is
+    0700, the file is created 0600 and an existing one is made 0600 (logs name paths, sessions and
+    errors; like the runtime directory and the state database they are the user's alone)."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+class PrivateFileHandler(logging.FileHandler):
+    """A FileHandler whose file is opened by `open_private_log` (0600)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        return open_private_log(Path(self.baseFilename))
+
+
 def setup_logging(
     level: str = "info", log_file: Path | None = None, stream: TextIO | None = None
 ) -> None:
     root = logging.getLogger("postcompact")
+    for old in root.handlers:
+        old.close()
     root.handlers.clear()
     root.setLevel(level.upper())
     root.propagate = False
     handler: logging.Handler
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file)
+        handler = PrivateFileHandler(log_file)
         handler.setFormatter(JsonFormatter())
     else:
         s = stream or sys.stderr

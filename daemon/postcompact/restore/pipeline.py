@@ -24,7 +24,6 @@ answer); their stdin JSON then carries `"preview": true`.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 
 from postcompact import _core, fileread, render
@@ -123,22 +122,32 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
         )
 
 
-def _read_plan(session: Session, path: str) -> bytes | None:
-    """The plan file's bytes, or None when it does not exist or cannot be read as text."""
-    roots = [*(session.roots or [session.cwd]), session.plans_directory, os.path.dirname(path)]
+def _read_plan(session: Session, path: str, deny_globs: Sequence[str]) -> bytes | None:
+    """The plan file's bytes, or None when it does not exist or cannot be read as text.
+
+    Read like every other file: inside the session roots or the plans directory (SetPlan only
+    accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
+    roots = [*(session.roots or [session.cwd]), session.plans_directory]
     try:
-        return fileread.read_text(path, roots=roots, max_bytes=_MAX_PLAN_BYTES).content
+        tf = fileread.read_text(path, roots=roots, max_bytes=_MAX_PLAN_BYTES, deny_globs=deny_globs)
     except fileread.FileReadError:
         return None
+    return tf.content
 
 
-async def _plan(session: Session, agent: AgentState, templates: Templates, out: Outcome) -> None:
+async def _plan(
+    session: Session,
+    agent: AgentState,
+    templates: Templates,
+    out: Outcome,
+    deny_globs: Sequence[str] = fileread.DEFAULT_DENY_GLOBS,
+) -> None:
     path = (
         _core.expand_path(agent.plan_file_path, session.cwd, session.home)
         if agent.plan_file_path
         else None
     )
-    content = await asyncio.to_thread(_read_plan, session, path) if path else None
+    content = await asyncio.to_thread(_read_plan, session, path, deny_globs) if path else None
     if path and content:  # an empty plan file is no plan (Claude Code: `if (!planContent)`)
         text = render.plan_file_reference(path, content.decode("utf-8", "replace"), templates)
         out.attach(
@@ -304,14 +313,14 @@ async def run_compact(
         agent.read_mtimes.clear()
 
     # 2. Files.
-    deny = tuple(dict.fromkeys((*fileread.DEFAULT_DENY_GLOBS, *deny_globs)))
+    deny = fileread.effective_deny_globs(deny_globs)
     step = FileStep(session, policy, meter, templates, deny)
     excluded = _exclusions(session, agent, preserved, templates)
     await restore_files(step, agent, snapshot, excluded=excluded, out=out, preview=preview)
 
     # 3-6. Tasks, plan, plan mode, skills.
     _task_status(session, agent, templates, out)
-    await _plan(session, agent, templates, out)
+    await _plan(session, agent, templates, out, deny)
     _skills(agent, policy, meter, templates, out)
 
     # 7. Catalogue re-announcement.
