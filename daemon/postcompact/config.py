@@ -5,6 +5,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
 
     socket = "/run/user/1000/postcompact/daemon.sock"
     tcp_port = 0                      # loopback TCP as well (0 = pick a port); absent = no TCP
+    tcp_host = "127.0.0.1"            # or "::1"; anything not loopback is refused
     log_level = "info"
     max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB)
     profile = "default"               # or "claude-code"
@@ -49,7 +50,12 @@ from pathlib import Path
 from typing import Any
 
 from postcompact.errors import PostcompactError
-from postcompact.lifecycle import default_socket_path
+from postcompact.lifecycle import (
+    DEFAULT_TCP_HOST,
+    LifecycleError,
+    default_socket_path,
+    loopback_host,
+)
 from postcompact.restore.policy import validate_policy
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -93,6 +99,7 @@ class HookConfig:
 class Config:
     socket: Path = field(default_factory=default_socket_path)
     tcp_port: int | None = None  # None = no TCP listener; 0 = pick a free loopback port
+    tcp_host: str = DEFAULT_TCP_HOST  # loopback only (lifecycle.loopback_host)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     log_level: str = "info"
     log_file: Path | None = None
@@ -242,6 +249,11 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
                 if port > 65535:
                     raise ConfigError(f"{source}: tcp_port out of range: {port}")
                 changes["tcp_port"] = port
+        elif key == "tcp_host":
+            try:
+                changes["tcp_host"] = loopback_host(str(value))
+            except LifecycleError as exc:
+                raise ConfigError(f"{source}: {exc}") from None
         elif key == "max_message_bytes":
             changes["max_message_bytes"] = _int(f"{source} max_message_bytes", value, 1024)
         elif key == "log_level":
@@ -278,6 +290,7 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
 ENV_KEYS = {
     "POSTCOMPACT_SOCKET": "socket",
     "POSTCOMPACT_TCP_PORT": "tcp_port",
+    "POSTCOMPACT_TCP_HOST": "tcp_host",
     "POSTCOMPACT_MAX_MESSAGE_BYTES": "max_message_bytes",
     "POSTCOMPACT_LOG_LEVEL": "log_level",
     "POSTCOMPACT_LOG_FILE": "log_file",

@@ -32,6 +32,7 @@ from postcompact.lifecycle import (
     create_token,
     ensure_private_dir,
     remove_quietly,
+    tcp_bind_address,
     write_server_json,
 )
 from postcompact.persist import ROW_BYTES, NullStore, catalog_entries, catalog_parts, open_store
@@ -372,12 +373,11 @@ class Daemon:
             token = create_token(self.paths.token)
             token_file = str(self.paths.token)
             tcp = self._new_server(servicer, [TokenAuthInterceptor(token)])
+            bind = tcp_bind_address(cfg.tcp_host, cfg.tcp_port)  # loopback only, or refused
             try:
-                self.tcp_port = tcp.add_insecure_port(f"127.0.0.1:{cfg.tcp_port}")
+                self.tcp_port = tcp.add_insecure_port(bind)
             except RuntimeError as exc:
-                raise LifecycleError(
-                    f"cannot listen on 127.0.0.1:{cfg.tcp_port} (in use?): {exc}"
-                ) from None
+                raise LifecycleError(f"cannot listen on {bind} (in use?): {exc}") from None
             info.tcp_port = self.tcp_port
             self.servers.append(tcp)
         for srv in self.servers:

@@ -163,6 +163,12 @@ class FileService:
         limit = req.limit if req.HasField("limit") else None
         _range(offset, limit)
         offset = offset or 1
+        deny = fileread.effective_deny_globs(self.config.deny_globs)
+        glob = fileread.is_denied((path,), deny)
+        if glob is not None:  # before the unchanged stub: a denied path is never answered
+            raise PermissionDenied(
+                "PATH_DENIED", f"{path} matches the deny rule {glob!r}", {"path": path}
+            )
         entry = a.files.get(path)
         if (
             entry is not None
@@ -192,7 +198,7 @@ class FileService:
                 max_bytes=max_file_bytes(s, self.config),
                 offset=offset,
                 limit=limit,
-                deny_globs=self.config.deny_globs,
+                deny_globs=deny,
             )
         except fileread.FileReadError as exc:
             raise file_read_error(exc, path) from None
@@ -292,7 +298,7 @@ class FileService:
         if a.unverified.get(path) is entry or current > entry.timestamp:
             full_read = entry.offset is None and entry.limit is None
             unverified = a.unverified.get(path) is entry
-            if unverified or not (full_read and _same_content(path, entry.content)):
+            if unverified or not (full_read and _same_content(s, path, entry.content, self.config)):
                 return pb.CheckWriteResponse(
                     result=pb.WRITE_CHECK_MODIFIED,
                     message=render.DEFAULT_TEMPLATES.write_modified,
@@ -406,12 +412,20 @@ class FileService:
                 )
 
 
-def _same_content(path: str, content: bytes) -> bool:
+def _same_content(s: Session, path: str, content: bytes, config: Config) -> bool:
+    """Whether the file on disk still holds exactly `content`. Read through `fileread` like every
+    other read: inside the roots (no symlink out), deny globs, regular files only (a FIFO must
+    not block the event loop), at most len(content) bytes. Anything unreadable is "not the same"."""
     try:
-        with open(path, "rb") as f:
-            return f.read(len(content) + 1) == content
-    except OSError:
+        tf = fileread.read_text(
+            path,
+            roots=s.roots,
+            max_bytes=len(content),
+            deny_globs=fileread.effective_deny_globs(config.deny_globs),
+        )
+    except fileread.FileReadError:
         return False
+    return tf.content == content
 
 
 def _display(path: str, cwd: str) -> str:
