@@ -121,6 +121,7 @@ class Registry:
                 "TOO_MANY_SESSIONS",
                 f"the daemon holds {self.config.max_sessions} sessions (limits.max_sessions); "
                 "close some with CloseSession",
+                {"limit": "max_sessions"},
             )
         home = check_abs_path("home", req.home) if req.home else os.path.expanduser("~")
         roots = [check_abs_path("roots[]", os.path.join(cwd, r)) for r in req.roots] or [cwd]
@@ -228,6 +229,7 @@ class Registry:
                 "TOO_MANY_AGENTS",
                 f"session {s.session_id!r} holds {self.config.max_agents_per_session} agents "
                 "(limits.max_agents_per_session)",
+                {"limit": "max_agents_per_session"},
             )
         if req.mode in (pb.AGENT_MODE_UNSPECIFIED, pb.AGENT_MODE_FRESH):
             a = AgentState(req.agent_id, self.new_cache(s))
