@@ -8,7 +8,9 @@ Anything else is a bug: it is logged with its traceback and answered INTERNAL (r
 
 Requests that cannot even be decoded (e.g. invalid UTF-8 in a proto `string` field, which protobuf
 rejects while parsing) never reach the handler as a transport error: `lenient_deserializer` turns
-the DecodeError into an `Undecodable` sentinel and `guard` answers INVALID_ARGUMENT.
+the DecodeError into an `Undecodable` sentinel and `guard` answers INVALID_ARGUMENT. A request
+over `max_message_bytes` (but within the transport's larger hard cap, see server.server_options)
+becomes an `Oversize` sentinel, answered RESOURCE_EXHAUSTED naming the limit.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from postcompact.errors import (
     REASON_METADATA_KEY,
     InvalidArgument,
     PostcompactError,
+    ResourceExhausted,
 )
 
 log = logging.getLogger("postcompact.server")
@@ -46,8 +49,20 @@ class Undecodable:
     error: str
 
 
-def lenient_deserializer(cls: type[message.Message]) -> Callable[[bytes], Any]:
+@dataclass(frozen=True, slots=True)
+class Oversize:
+    """Stands in for a request larger than the configured `max_message_bytes`."""
+
+    size: int
+    limit: int
+
+
+def lenient_deserializer(
+    cls: type[message.Message], max_bytes: int | None = None
+) -> Callable[[bytes], Any]:
     def deserialize(raw: bytes) -> Any:
+        if max_bytes is not None and len(raw) > max_bytes:
+            return Oversize(len(raw), max_bytes)
         try:
             return cls.FromString(raw)
         except message.DecodeError as exc:
@@ -95,6 +110,13 @@ def guard(name: str, fn: Handler) -> Handler:
     @functools.wraps(fn)
     async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
+            if isinstance(request, Oversize):
+                raise ResourceExhausted(
+                    "MESSAGE_TOO_LARGE",
+                    f"{name}: the request is {request.size} bytes, over "
+                    f"limits.max_message_bytes ({request.limit})",
+                    {"limit": "max_message_bytes"},
+                )
             if isinstance(request, Undecodable):
                 raise InvalidArgument(
                     "MALFORMED_REQUEST",

@@ -263,16 +263,21 @@ def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
         fn: Callable[[Any, Ctx], Awaitable[Any]] = getattr(servicer, m.name)
         handlers[m.name] = grpc.unary_unary_rpc_method_handler(
             guard(m.name, fn),
-            request_deserializer=lenient_deserializer(req_cls),
+            request_deserializer=lenient_deserializer(req_cls, servicer.config.max_message_bytes),
             response_serializer=resp_cls.SerializeToString,
         )
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
 
 def server_options(config: Config) -> list[tuple[str, Any]]:
+    # The transport accepts up to twice the limit (at least 4 MiB more) so that a request over
+    # `max_message_bytes` gets postcompact's error naming the limit (errmap.Oversize); beyond that
+    # gRPC itself refuses it, also with RESOURCE_EXHAUSTED.
+    limit = config.max_message_bytes
+    hard_cap = min(2**31 - 1, max(2 * limit, limit + 4 * 1024 * 1024))
     return [
         ("grpc.so_reuseport", 0),
-        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_receive_message_length", hard_cap),
         ("grpc.max_send_message_length", config.max_message_bytes),
     ]
 

@@ -145,9 +145,9 @@ def test_catalog_entries_and_bytes(limited: RunningDaemon, proj: Path) -> None:
 
 def test_message_size(limited: RunningDaemon, proj: Path) -> None:
     s = _fresh(limited, proj, "m")
-    with pytest.raises(PostcompactError) as exc:
-        s.record_read("src/a.py", b"x" * 100_000)
-    assert exc.value.code == RE
+    _refused(
+        lambda: s.record_read("src/a.py", b"x" * 100_000), "MESSAGE_TOO_LARGE", "max_message_bytes"
+    )
     assert limited.client.health()
     s.record_read("src/a.py", b"x" * 1000)
 
