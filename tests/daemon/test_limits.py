@@ -156,7 +156,6 @@ def test_idle_sessions_expire(proj: Path) -> None:
     d = start_daemon(config_toml="[limits]\nsession_ttl_s = 0.3\nsweep_interval_s = 0.05\n")
     try:
         s = d.client.open_session(str(proj), session_id=new_session_id("ttl"))
-        s.record_skill("x", content="y")
         deadline = time.monotonic() + 30
         while any(i.session_id == s.session_id for i in d.client.list_sessions()):
             assert time.monotonic() < deadline, "the idle session was never swept"
