@@ -22,6 +22,7 @@ BENCHMARKS = {
     "b3": "bench.b3_truncate",
     "b4": "bench.b4_transport",
     "b5": "bench.b5_restore",
+    "b6": "bench.b6_clients",
 }
 HEADER = """# Benchmarks
 
