@@ -7,6 +7,7 @@ from postcompact_client._aio import AsyncClient, AsyncSession
 from postcompact_client._client import Client, Session
 from postcompact_client._discovery import Target, resolve, runtime_dir
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client._retry import RetryPolicy, is_idempotent
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 __version__ = "0.1.0"
@@ -17,8 +18,10 @@ __all__ = [
     "Client",
     "DaemonUnavailable",
     "PostcompactError",
+    "RetryPolicy",
     "Session",
     "Target",
+    "is_idempotent",
     "pb",
     "resolve",
     "runtime_dir",

@@ -15,6 +15,7 @@ from postcompact_client._autostart import spawn_daemon
 from postcompact_client._client import CHANNEL_OPTIONS
 from postcompact_client._discovery import Target, resolve
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client._retry import DEFAULT_RETRY, Attempts, RetryPolicy
 from postcompact_client.v1 import postcompact_pb2 as pb
 from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
 
@@ -30,8 +31,10 @@ class AsyncClient:
         auto_start: bool | None = None,
         timeout: float | None = 30.0,
         start_timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
     ):
         self.target: Target = resolve(address, token)
+        self.retry = DEFAULT_RETRY if retry is None else retry
         self.auto_start = (not self.target.explicit) if auto_start is None else auto_start
         self.timeout = timeout
         self.start_timeout = start_timeout
@@ -55,20 +58,20 @@ class AsyncClient:
     async def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:  # noqa: ASYNC109
         fn = getattr(self.stub, method)
         t = self.timeout if timeout is None else timeout
-        try:
-            return await fn(request, timeout=t, metadata=self._metadata)
-        except grpc.aio.AioRpcError as err:
+        attempts = Attempts(self.retry, self.target.address, method, request)
+        while True:
+            try:
+                return await fn(request, timeout=t, metadata=self._metadata)
+            except grpc.aio.AioRpcError as err:
+                failure = PostcompactError.from_rpc_error(err)
             if (
-                err.code() == grpc.StatusCode.UNAVAILABLE
+                failure.code == grpc.StatusCode.UNAVAILABLE
                 and self.auto_start
                 and not self._start_tried
             ):
                 await self.start_daemon()
-                try:
-                    return await fn(request, timeout=t, metadata=self._metadata)
-                except grpc.aio.AioRpcError as err2:
-                    raise PostcompactError.from_rpc_error(err2) from None
-            raise PostcompactError.from_rpc_error(err) from None
+                continue
+            await asyncio.sleep(attempts.after_failure(failure))
 
     async def health(self, service: str = "", timeout: float = 1.0) -> bool:  # noqa: ASYNC109
         try:

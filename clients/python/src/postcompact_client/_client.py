@@ -13,6 +13,7 @@ from postcompact_client import _requests as rq
 from postcompact_client._autostart import spawn_daemon
 from postcompact_client._discovery import Target, resolve
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client._retry import DEFAULT_RETRY, Attempts, RetryPolicy
 from postcompact_client.v1 import postcompact_pb2 as pb
 from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
 
@@ -33,7 +34,9 @@ class Client:
 
     `address`: `unix:///path`, a socket path or `127.0.0.1:PORT`; default: discovery
     (POSTCOMPACT_ADDRESS, server.json, the default socket). `auto_start` (default: on unless the
-    address was given explicitly) spawns `postcompact serve` when no daemon answers.
+    address was given explicitly) spawns `postcompact serve` when no daemon answers. `retry`
+    bounds how idempotent calls are retried while the daemon restarts (default: about 10 s of
+    exponential backoff, then DaemonUnavailable; `RetryPolicy.none()` turns it off).
     """
 
     def __init__(
@@ -44,8 +47,10 @@ class Client:
         auto_start: bool | None = None,
         timeout: float | None = 30.0,
         start_timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
     ):
         self.target: Target = resolve(address, token)
+        self.retry = DEFAULT_RETRY if retry is None else retry
         self.auto_start = (not self.target.explicit) if auto_start is None else auto_start
         self.timeout = timeout
         self.start_timeout = start_timeout
@@ -68,20 +73,24 @@ class Client:
         self.close()
 
     def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:
-        """Call any RPC by name (e.g. "ReadFile"); errors become PostcompactError."""
+        """Call any RPC by name (e.g. "ReadFile"); errors become PostcompactError. A transport
+        failure is retried within `self.retry` when that is safe (`_retry.is_idempotent`)."""
         fn = getattr(self.stub, method)
         t = self.timeout if timeout is None else timeout
-        try:
-            return fn(request, timeout=t, metadata=self._metadata)
-        except grpc.RpcError as err:
-            code = err.code() if hasattr(err, "code") else None
-            if code == grpc.StatusCode.UNAVAILABLE and self.auto_start and not self._start_tried:
+        attempts = Attempts(self.retry, self.target.address, method, request)
+        while True:
+            try:
+                return fn(request, timeout=t, metadata=self._metadata)
+            except grpc.RpcError as err:
+                failure = PostcompactError.from_rpc_error(err)
+            if (
+                failure.code == grpc.StatusCode.UNAVAILABLE
+                and self.auto_start
+                and not self._start_tried
+            ):
                 self.start_daemon()
-                try:
-                    return fn(request, timeout=t, metadata=self._metadata)
-                except grpc.RpcError as err2:
-                    raise PostcompactError.from_rpc_error(err2) from None
-            raise PostcompactError.from_rpc_error(err) from None
+                continue
+            time.sleep(attempts.after_failure(failure))
 
     def health(self, service: str = "", timeout: float = 1.0) -> bool:
         """True when the daemon answers SERVING."""

@@ -59,7 +59,25 @@ class PostcompactError(Exception):
 
 
 class DaemonUnavailable(PostcompactError):
-    """No daemon answered (and auto-start was off or did not bring one up in time)."""
+    """No daemon answered (and auto-start was off or did not bring one up in time), or retrying
+    an idempotent call across a restart ran out of time: `metadata` then holds `address`,
+    `attempts` and `elapsed_s`."""
 
-    def __init__(self, message: str):
-        super().__init__(grpc.StatusCode.UNAVAILABLE, message, "DAEMON_UNAVAILABLE")
+    def __init__(
+        self,
+        message: str,
+        *,
+        address: str = "",
+        attempts: int = 0,
+        elapsed_s: float = 0.0,
+    ):
+        meta = {"address": address, "attempts": str(attempts), "elapsed_s": f"{elapsed_s:.3f}"}
+        super().__init__(
+            grpc.StatusCode.UNAVAILABLE,
+            message,
+            "DAEMON_UNAVAILABLE",
+            meta if address else None,
+        )
+        self.address = address
+        self.attempts = attempts
+        self.elapsed_s = elapsed_s

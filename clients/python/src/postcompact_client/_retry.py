@@ -1,0 +1,130 @@
+"""Recovering across a daemon restart: which calls may be retried, and how long (docs/clients.md).
+
+Only a transport failure is retried: UNAVAILABLE that carries no daemon reason (a live daemon's
+UNAVAILABLE, e.g. STATE_WRITE_FAILED, is an answer and is never retried). An idempotent call
+(`is_idempotent`) is retried whatever happened to the connection; any other call only when gRPC
+reports that the connection could not be established (`not_sent`): then the request was never
+written, so the daemon cannot have acted on it.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from postcompact_client._errors import DaemonUnavailable, PostcompactError
+
+# Calls that change nothing, or whose repetition leaves the same state and the same answer.
+ALWAYS_IDEMPOTENT = frozenset(
+    {
+        "GetServerInfo",
+        "GetStats",
+        "ListSessions",
+        "CheckWrite",
+        "CheckStale",
+        "PreviewCompact",
+        "SetPlan",
+        "SetMode",
+        "UpsertTask",
+        "EstimateTokens",
+        "EstimateTokensBatch",
+        "CountTokens",
+        "CountTokensBatch",
+        "TruncateTokens",
+        "TruncateTokensBatch",
+    }
+)
+
+# gRPC core's message when no connection could be made (connect refused, no socket file...).
+_NOT_SENT_MARKERS = ("failed to connect to all addresses",)
+
+
+def is_idempotent(method: str, request: Any) -> bool:
+    """True when repeating `request` after the daemon may already have applied it is harmless."""
+    if method in ALWAYS_IDEMPOTENT:
+        return True
+    if method == "OpenSession":  # resumes the named session; an empty id would make a second one
+        return bool(getattr(request, "session_id", ""))
+    if method in ("RecordRead", "RecordWrite"):  # 0 = "now"/"stat": a retry would store another
+        return bool(getattr(request, "timestamp_ms", 0))
+    if method == "RecordSkill":
+        return bool(getattr(request, "invoked_at_ms", 0))
+    # ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is
+    # announced once), StartAgent, MergeFileState, CloseSession: only when not sent.
+    return False
+
+
+def not_sent(details: str) -> bool:
+    """True when the failure happened before a connection existed: nothing reached the daemon."""
+    return any(m in details for m in _NOT_SENT_MARKERS)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff and jitter.
+
+    A failed attempt waits `initial_backoff` s, then `multiplier` times more each time, at most
+    `max_backoff`, each wait scaled by a random factor in [1 - jitter, 1 + jitter]. Retrying stops
+    after `max_attempts` attempts or once `max_elapsed` s have passed since the first one; the
+    call then fails with DaemonUnavailable (reason DAEMON_UNAVAILABLE). `RetryPolicy.none()`
+    turns retrying off.
+    """
+
+    max_elapsed: float = 10.0
+    max_attempts: int = 40
+    initial_backoff: float = 0.05
+    max_backoff: float = 1.0
+    multiplier: float = 2.0
+    jitter: float = 0.2
+
+    @classmethod
+    def none(cls) -> RetryPolicy:
+        return cls(max_elapsed=0.0, max_attempts=1)
+
+    def backoff(self, retry: int) -> float:
+        """The wait before retry number `retry` (1-based)."""
+        base = min(self.max_backoff, self.initial_backoff * self.multiplier ** (retry - 1))
+        return max(0.0, base * (1.0 + self.jitter * (2.0 * random.random() - 1.0)))
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+class Attempts:
+    """The retry state of one call: `after_failure(err)` raises the error to report, or returns
+    how long to wait before the next attempt."""
+
+    def __init__(self, policy: RetryPolicy, address: str, method: str, request: Any):
+        self.policy = policy
+        self.address = address
+        self.method = method
+        self.request = request
+        self.start = time.monotonic()
+        self.count = 0  # failed attempts so far
+
+    def after_failure(self, err: PostcompactError) -> float:
+        self.count += 1
+        if err.code != grpc.StatusCode.UNAVAILABLE or err.reason:
+            raise err  # an answer from the daemon (a live daemon's UNAVAILABLE has a reason)
+        if not (is_idempotent(self.method, self.request) or not_sent(err.message)):
+            raise PostcompactError(
+                err.code,
+                f"the connection to the postcompact daemon at {self.address} failed during "
+                f"{self.method}, which is not retried: the daemon may have applied it "
+                f"(error: {err.message})",
+            )
+        elapsed = time.monotonic() - self.start
+        remaining = self.policy.max_elapsed - elapsed
+        if self.count >= self.policy.max_attempts or remaining <= 0:
+            raise DaemonUnavailable(
+                f"no postcompact daemon answered at {self.address}: {self.method} failed "
+                f"{self.count} time(s) over {elapsed:.1f}s (last error: {err.message})",
+                address=self.address,
+                attempts=self.count,
+                elapsed_s=elapsed,
+            )
+        return min(self.policy.backoff(self.count), remaining)
