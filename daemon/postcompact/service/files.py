@@ -42,6 +42,7 @@ from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
 DEFAULT_MAX_FILE_SIZE_BYTES = 256 * 1024
+INT64_MAX = 2**63 - 1
 
 # Reference §14.1: formatters and linters that rewrite files in place.
 WRITE_COMMAND_MARKERS = re.compile(
@@ -347,7 +348,9 @@ class FileService:
         # 0 = now, kept strictly after this agent's latest invocation so that of two calls in
         # the same millisecond the later one still ranks newer (skills sort newest first).
         latest = max((sk.invoked_at_ms for sk in a.skills.values()), default=0)
-        at = req.invoked_at_ms or max(now_ms(), latest + 1)
+        # Capped at the int64 maximum (the proto's and SQLite's): after a skill recorded at
+        # 2**63-1, "strictly later" does not exist.
+        at = req.invoked_at_ms or min(max(now_ms(), latest + 1), INT64_MAX)
         a.skills.pop(req.name, None)  # same name: overwrite and refresh (reference §7.1)
         skill = InvokedSkill(req.name, req.path, req.content, at)
         a.skills[req.name] = skill
