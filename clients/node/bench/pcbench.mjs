@@ -4,7 +4,7 @@
 // same run. Build first: `npm run build`.
 //
 //   node bench/pcbench.mjs --daemon unix:///d.sock --echo unix:///e.sock --mode small|compact \
-//        --c 1|16 --calls 2000 --warmup 100 [--rounds 4] [--project DIR] [--token T]
+//        --c 1|16 --calls 2000 --warmup 100 [--rounds 4] [--project DIR] [--token T] [--window B]
 //
 // small: echo of 100 B against EstimateTokens on 100 B. compact: echo of 100 KB against Compact
 // of a session that read DIR/src/module{0..4}.ts (one session per in-flight worker). The two
@@ -19,7 +19,7 @@ const ECHO_METHOD = "/bench.Echo/Echo";
 const identity = (b) => b;
 
 function parseArgs(argv) {
-  const o = { mode: "small", c: 1, calls: 2000, warmup: 100, rounds: 4, project: "", token: "" };
+  const o = { mode: "small", c: 1, calls: 2000, warmup: 100, rounds: 4, project: "", token: "", window: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--?/, "");
     const value = argv[i + 1];
@@ -103,12 +103,20 @@ async function openSessions(client, project, n) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  const client = new PostcompactClient({ address: o.daemon, autoStart: false, token: o.token || undefined });
+  // --window N: grpc-js's HTTP/2 receive window (its default is 64 KiB); 0 keeps the default.
+  const extra = o.window > 0 ? { "grpc-node.flow_control_window": o.window } : {};
+  const client = new PostcompactClient({
+    address: o.daemon,
+    autoStart: false,
+    token: o.token || undefined,
+    channelOptions: extra,
+  });
   // The echo server on the same grpc-js stack with the client's channel options.
   const echo = new grpc.Client(o.echo, grpc.credentials.createInsecure(), {
     ...LOCAL_CHANNEL_OPTIONS,
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
     "grpc.max_send_message_length": 64 * 1024 * 1024,
+    ...extra,
   });
   try {
     await client.ensureServing();
