@@ -319,10 +319,7 @@ impl<K: Clone, V: Clone, S: Clone> Clone for LruCache<K, V, S> {
     }
 }
 
-impl<K, V> LruCache<K, V, FastBuildHasher>
-where
-    K: Hash + Eq,
-{
+impl<K, V> LruCache<K, V, FastBuildHasher> {
     /// An empty cache of at most `max_entries` entries and `max_size` total size.
     ///
     /// # Errors
@@ -561,6 +558,127 @@ impl<K, V, S> LruCache<K, V, S> {
     }
 }
 
+/// The pre-hashed API: for keys whose hash is already known (say, Python's cached `str`
+/// hash) or whose comparison needs a context. `hash` must be the same function of the key for
+/// every call on one cache, and `eq` must say whether a stored key equals the one looked up.
+impl<K, V, S> LruCache<K, V, S> {
+    /// The slot of the entry whose key matches.
+    #[inline(always)]
+    fn find_hashed(&self, hash: u64, mut eq: impl FnMut(&K) -> bool) -> Option<u32> {
+        let slots = &self.slots;
+        self.table
+            .find(hash, |&i| match &slots[i as usize].entry {
+                Some((k, _)) => eq(k),
+                None => false,
+            })
+            .copied()
+    }
+
+    /// [`LruCache::get`] by hash and key comparison.
+    #[inline]
+    pub fn get_hashed(&mut self, hash: u64, eq: impl FnMut(&K) -> bool) -> Option<&V> {
+        let i = self.find_hashed(hash, eq)?;
+        self.promote(i);
+        self.slots[i as usize].entry.as_ref().map(|(_, v)| v)
+    }
+
+    /// [`LruCache::peek_entry`] by hash and key comparison.
+    #[inline]
+    pub fn peek_hashed(&self, hash: u64, eq: impl FnMut(&K) -> bool) -> Option<(&K, &V, u64)> {
+        let i = self.find_hashed(hash, eq)?;
+        self.entry_at(i)
+    }
+
+    /// [`LruCache::delete`] by hash and key comparison.
+    pub fn delete_hashed(&mut self, hash: u64, eq: impl FnMut(&K) -> bool) -> Option<(K, V)> {
+        let i = self.find_hashed(hash, eq)?;
+        Some(self.remove_slot(i))
+    }
+
+    /// [`LruCache::set_with`] by hash and key comparison; `make_key` makes the key to store
+    /// and is only called when the key is new.
+    pub fn set_hashed(
+        &mut self,
+        hash: u64,
+        eq: impl FnMut(&K) -> bool,
+        make_key: impl FnOnce() -> K,
+        value: V,
+        size: u64,
+        on_evict: impl FnMut(K, V),
+    ) -> SetOutcome<V> {
+        let found = self.find_hashed(hash, eq);
+        self.set_found(hash, found, make_key, value, size, on_evict)
+    }
+
+    /// The body of `set`, once the key has been looked up (`found`).
+    #[inline]
+    fn set_found(
+        &mut self,
+        hash: u64,
+        found: Option<u32>,
+        make_key: impl FnOnce() -> K,
+        value: V,
+        size: u64,
+        mut on_evict: impl FnMut(K, V),
+    ) -> SetOutcome<V> {
+        let size = entry_size(size);
+        if size > self.limits.max_entry_size {
+            return SetOutcome::Rejected(found.map(|i| self.remove_slot(i).1));
+        }
+        let max_size = self.limits.max_size;
+        if let Some(i) = found {
+            // Update: most recently used first, then swap the size and evict to fit.
+            self.promote(i);
+            let slot = &mut self.slots[i as usize];
+            let old_size = std::mem::replace(&mut slot.size, size);
+            let old = match slot.entry.as_mut() {
+                Some((_, v)) => std::mem::replace(v, value),
+                None => unreachable!("slot {i} is empty"),
+            };
+            self.total_size -= old_size;
+            // `i` is at the head, and with `size <= max_size` the loop stops before reaching it.
+            while self.total_size > max_size - size {
+                debug_assert!(self.tail != i);
+                self.evict_lru(&mut on_evict);
+            }
+            self.total_size += size;
+            return SetOutcome::Replaced(old);
+        }
+        // Addition: make room for one more entry, then for its size.
+        if self.len >= self.limits.max_entries {
+            self.evict_lru(&mut on_evict);
+        }
+        while self.total_size > max_size - size {
+            self.evict_lru(&mut on_evict);
+        }
+        let slot = Slot {
+            prev: NIL,
+            next: NIL,
+            hash,
+            size,
+            entry: Some((make_key(), value)),
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = slot;
+                i
+            }
+            None => {
+                let i = self.slots.len() as u32;
+                self.slots.push(slot);
+                i
+            }
+        };
+        let slots = &self.slots;
+        self.table
+            .insert_unique(hash, i, |&j| slots[j as usize].hash);
+        self.push_front(i);
+        self.len += 1;
+        self.total_size += size;
+        SetOutcome::Added
+    }
+}
+
 impl<K, V, S> LruCache<K, V, S>
 where
     K: Hash + Eq,
@@ -577,13 +695,7 @@ where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
-        let slots = &self.slots;
-        self.table
-            .find(hash, |&i| match &slots[i as usize].entry {
-                Some((k, _)) => k.borrow() == key,
-                None => false,
-            })
-            .copied()
+        self.find_hashed(hash, |k| k.borrow() == key)
     }
 
     /// The value under `key`, making it the most recently used.
@@ -687,74 +799,6 @@ where
         let hash = self.hash_of(key);
         let found = self.find(hash, key);
         self.set_found(hash, found, || K::from(key), value, size, on_evict)
-    }
-
-    /// The body of `set`, once the key has been looked up (`found`).
-    #[inline]
-    fn set_found(
-        &mut self,
-        hash: u64,
-        found: Option<u32>,
-        make_key: impl FnOnce() -> K,
-        value: V,
-        size: u64,
-        mut on_evict: impl FnMut(K, V),
-    ) -> SetOutcome<V> {
-        let size = entry_size(size);
-        if size > self.limits.max_entry_size {
-            return SetOutcome::Rejected(found.map(|i| self.remove_slot(i).1));
-        }
-        let max_size = self.limits.max_size;
-        if let Some(i) = found {
-            // Update: most recently used first, then swap the size and evict to fit.
-            self.promote(i);
-            let slot = &mut self.slots[i as usize];
-            let old_size = std::mem::replace(&mut slot.size, size);
-            let old = match slot.entry.as_mut() {
-                Some((_, v)) => std::mem::replace(v, value),
-                None => unreachable!("slot {i} is empty"),
-            };
-            self.total_size -= old_size;
-            // `i` is at the head, and with `size <= max_size` the loop stops before reaching it.
-            while self.total_size > max_size - size {
-                debug_assert!(self.tail != i);
-                self.evict_lru(&mut on_evict);
-            }
-            self.total_size += size;
-            return SetOutcome::Replaced(old);
-        }
-        // Addition: make room for one more entry, then for its size.
-        if self.len >= self.limits.max_entries {
-            self.evict_lru(&mut on_evict);
-        }
-        while self.total_size > max_size - size {
-            self.evict_lru(&mut on_evict);
-        }
-        let slot = Slot {
-            prev: NIL,
-            next: NIL,
-            hash,
-            size,
-            entry: Some((make_key(), value)),
-        };
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = slot;
-                i
-            }
-            None => {
-                let i = self.slots.len() as u32;
-                self.slots.push(slot);
-                i
-            }
-        };
-        let slots = &self.slots;
-        self.table
-            .insert_unique(hash, i, |&j| slots[j as usize].hash);
-        self.push_front(i);
-        self.len += 1;
-        self.total_size += size;
-        SetOutcome::Added
     }
 
     /// The entries as `(key, value, size)`, most recently used first.

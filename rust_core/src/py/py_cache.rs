@@ -3,16 +3,22 @@
 //! Values are Python objects held by reference (`Py<…>`): `get` returns the very object that
 //! was `set`, and a `FileState`'s `content` is the caller's `bytes` object, never a copy.
 //!
-//! Locking: every cache is a frozen pyclass around a `Mutex`, taken with `try_lock` for the
-//! few nanoseconds of each operation. No Python code runs while it is held — arguments are
-//! extracted before, GC-tracked objects (lists, tuples) are built after, and values an operation
-//! drops from an `LruCache` (which may be arbitrary objects with finalisers) are released only
-//! once the lock is free. A re-entrant call therefore cannot happen through the cache itself;
-//! should one happen anyway (from another thread on a free-threaded build), it raises
-//! `RuntimeError` instead of deadlocking.
+//! Locking: every cache is a frozen pyclass whose state sits behind an [`Exclusive`] — one
+//! atomic swap to enter, one store to leave — held for the few nanoseconds of each operation. No
+//! Python code runs while it is held: arguments are extracted before, GC-tracked objects (lists,
+//! tuples) are built after, and values an operation drops from an `LruCache` (arbitrary objects,
+//! perhaps with finalisers) are released only once it is free. A re-entrant call therefore
+//! cannot happen through the cache itself; should one happen anyway (from another thread on a
+//! free-threaded build), it raises `RuntimeError` instead of deadlocking.
+//!
+//! `LruCache` keys are the caller's `str` objects (exact `str`; a subclass is copied): lookups
+//! use Python's cached string hash and compare by identity first, then by text, so a get hashes
+//! nothing and a set of a new key allocates nothing.
 
 use std::borrow::Cow;
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::cell::UnsafeCell;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -41,14 +47,69 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn lock<'a, T>(mutex: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match mutex.try_lock() {
-        Ok(guard) => Ok(guard),
-        // Operations never panic half-way through in a way that breaks the structure.
-        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-        Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "{what} is already in use (a re-entrant call or a concurrent call from another thread)"
-        ))),
+/// Exclusive access through an atomic flag: `try_lock` fails instead of waiting.
+struct Exclusive<T> {
+    busy: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is only reached through a guard, and `busy` admits one guard at a time.
+unsafe impl<T: Send> Sync for Exclusive<T> {}
+
+impl<T> Exclusive<T> {
+    const fn new(value: T) -> Self {
+        Self {
+            busy: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<ExclusiveGuard<'_, T>> {
+        if self.busy.swap(true, Ordering::Acquire) {
+            None
+        } else {
+            Some(ExclusiveGuard { cell: self })
+        }
+    }
+
+    #[inline]
+    fn lock(&self, what: &str) -> PyResult<ExclusiveGuard<'_, T>> {
+        self.try_lock().ok_or_else(|| {
+            PyRuntimeError::new_err(format!(
+                "{what} is already in use (a re-entrant call or a concurrent call from another \
+                 thread)"
+            ))
+        })
+    }
+}
+
+struct ExclusiveGuard<'a, T> {
+    cell: &'a Exclusive<T>,
+}
+
+impl<T> Deref for ExclusiveGuard<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: this guard is the only one (see `try_lock`).
+        unsafe { &*self.cell.value.get() }
+    }
+}
+
+impl<T> DerefMut for ExclusiveGuard<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: this guard is the only one (see `try_lock`).
+        unsafe { &mut *self.cell.value.get() }
+    }
+}
+
+impl<T> Drop for ExclusiveGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.cell.busy.store(false, Ordering::Release);
     }
 }
 
@@ -102,30 +163,31 @@ fn opt_str_repr(value: Option<&str>) -> String {
 }
 
 /// Values an `LruCache` operation removed, released after the lock: the first two inline (no
-/// allocation in the common case of at most one eviction plus one replaced value).
-struct Doomed {
-    first: Option<Py<PyAny>>,
-    second: Option<Py<PyAny>>,
-    rest: Vec<Py<PyAny>>,
+/// allocation in the common case of at most one eviction plus one replaced value). Held as
+/// `Bound` so that releasing them is a plain decref.
+struct Doomed<'py> {
+    first: Option<Bound<'py, PyAny>>,
+    second: Option<Bound<'py, PyAny>>,
+    rest: Option<Vec<Bound<'py, PyAny>>>,
 }
 
-impl Doomed {
+impl<'py> Doomed<'py> {
     const fn new() -> Self {
         Self {
             first: None,
             second: None,
-            rest: Vec::new(),
+            rest: None,
         }
     }
 
     #[inline]
-    fn push(&mut self, value: Py<PyAny>) {
+    fn push(&mut self, value: Bound<'py, PyAny>) {
         if self.first.is_none() {
             self.first = Some(value);
         } else if self.second.is_none() {
             self.second = Some(value);
         } else {
-            self.rest.push(value);
+            self.rest.get_or_insert_with(Vec::new).push(value);
         }
     }
 }
@@ -134,17 +196,88 @@ impl Doomed {
 // LruCache
 // ---------------------------------------------------------------------------------------------
 
-type Lru = CoreLru<Box<str>, Py<PyAny>>;
+/// A key: an exact `str` object.
+struct PyKey(Py<PyString>);
+
+type Lru = CoreLru<PyKey, Py<PyAny>>;
+
+/// An exact `str` with the same text as `key` (`key` itself unless it is a subclass instance,
+/// whose `__hash__`/`__eq__` could run Python code) and Python's hash of it.
+#[inline]
+fn exact_key<'a, 'py>(
+    key: &'a Bound<'py, PyString>,
+) -> PyResult<(Cow<'a, Bound<'py, PyString>>, u64)> {
+    let exact = if key.is_exact_instance_of::<PyString>() {
+        Cow::Borrowed(key)
+    } else {
+        Cow::Owned(PyString::new(key.py(), key.to_str()?))
+    };
+    // Cached in the object after the first call; exact `str` hashing runs no Python code.
+    let hash = exact.hash()? as u64;
+    Ok((exact, hash))
+}
+
+/// Whether a stored key equals `key`: the same object, or the same text.
+#[inline(always)]
+fn key_eq(stored: &PyKey, key: &Bound<'_, PyString>) -> bool {
+    stored.0.as_ptr() == key.as_ptr() || same_text(stored, key)
+}
+
+#[cold]
+#[inline(never)]
+fn same_text(stored: &PyKey, key: &Bound<'_, PyString>) -> bool {
+    let stored = stored.0.bind(key.py());
+    match (stored.to_str(), key.to_str()) {
+        (Ok(a), Ok(b)) => a == b,
+        // Lone surrogates have no UTF-8: compare as Python does (no Python code runs for exact
+        // `str`).
+        _ => stored.as_any().eq(key).unwrap_or(false),
+    }
+}
 
 /// A strict LRU bounded by entry count and total size, with npm lru-cache 11's semantics.
 #[pyclass(frozen, module = "postcompact._core")]
 pub struct LruCache {
-    inner: Mutex<Lru>,
+    inner: Exclusive<Lru>,
 }
 
 impl LruCache {
-    fn lock(&self) -> PyResult<MutexGuard<'_, Lru>> {
-        lock(&self.inner, "LruCache")
+    #[inline]
+    fn lock(&self) -> PyResult<ExclusiveGuard<'_, Lru>> {
+        self.inner.lock("LruCache")
+    }
+
+    /// Store one entry, collecting what it displaces into `doomed`.
+    fn store<'py>(
+        lru: &mut Lru,
+        key: &Bound<'py, PyString>,
+        value: Py<PyAny>,
+        size: u64,
+        doomed: &mut Doomed<'py>,
+    ) -> PyResult<bool> {
+        let py = key.py();
+        let (key, hash) = exact_key(key)?;
+        let outcome = lru.set_hashed(
+            hash,
+            |k| key_eq(k, &key),
+            || PyKey(key.as_ref().clone().unbind()),
+            value,
+            size,
+            |_, v| doomed.push(v.into_bound(py)),
+        );
+        Ok(match outcome {
+            SetOutcome::Added => true,
+            SetOutcome::Replaced(old) => {
+                doomed.push(old.into_bound(py));
+                true
+            }
+            SetOutcome::Rejected(old) => {
+                if let Some(old) = old {
+                    doomed.push(old.into_bound(py));
+                }
+                false
+            }
+        })
     }
 }
 
@@ -155,66 +288,68 @@ impl LruCache {
     fn new(max_entries: i64, max_size: i64, max_entry_size: Option<i64>) -> PyResult<Self> {
         let limits = limits(max_entries, max_size, max_entry_size)?;
         Ok(Self {
-            inner: Mutex::new(Lru::with_limits(limits)),
+            inner: Exclusive::new(Lru::with_limits(limits)),
         })
     }
 
     /// Store `value` under `key`, accounted at `max(1, size)`; False if it was refused as larger
     /// than `max_entry_size` (an existing entry under `key` is then removed).
-    fn set(&self, key: &str, value: Py<PyAny>, size: i64) -> PyResult<bool> {
+    fn set<'py>(&self, key: &Bound<'py, PyString>, value: Py<PyAny>, size: i64) -> PyResult<bool> {
         let size = non_negative("size", size)?;
         let mut doomed = Doomed::new();
-        let stored = {
-            let mut lru = self.lock()?;
-            match lru.set_borrowed(key, value, size, |_, v| doomed.push(v)) {
-                SetOutcome::Added => true,
-                SetOutcome::Replaced(old) => {
-                    doomed.push(old);
-                    true
-                }
-                SetOutcome::Rejected(old) => {
-                    if let Some(old) = old {
-                        doomed.push(old);
-                    }
-                    false
-                }
-            }
-        };
-        drop(doomed);
-        Ok(stored)
+        let stored = Self::store(&mut *self.lock()?, key, value, size, &mut doomed);
+        drop(doomed); // after the lock: finalisers may run
+        stored
     }
 
     /// The value under `key` (making it the most recently used), or None.
-    fn get(&self, py: Python<'_>, key: &str) -> PyResult<Option<Py<PyAny>>> {
-        Ok(self.lock()?.get(key).map(|v| v.clone_ref(py)))
+    fn get(&self, key: &Bound<'_, PyString>) -> PyResult<Option<Py<PyAny>>> {
+        let (key, hash) = exact_key(key)?;
+        let mut lru = self.lock()?;
+        Ok(lru
+            .get_hashed(hash, |k| key_eq(k, &key))
+            .map(|v| v.clone_ref(key.py())))
     }
 
     /// The value under `key` without touching the order, or None.
-    fn peek(&self, py: Python<'_>, key: &str) -> PyResult<Option<Py<PyAny>>> {
-        Ok(self.lock()?.peek(key).map(|v| v.clone_ref(py)))
+    fn peek(&self, key: &Bound<'_, PyString>) -> PyResult<Option<Py<PyAny>>> {
+        let (key, hash) = exact_key(key)?;
+        let lru = self.lock()?;
+        Ok(lru
+            .peek_hashed(hash, |k| key_eq(k, &key))
+            .map(|(_, v, _)| v.clone_ref(key.py())))
     }
 
     /// Whether `key` is present (does not touch the order).
-    fn has(&self, key: &str) -> PyResult<bool> {
-        Ok(self.lock()?.contains(key))
+    fn has(&self, key: &Bound<'_, PyString>) -> PyResult<bool> {
+        let (key, hash) = exact_key(key)?;
+        let lru = self.lock()?;
+        Ok(lru.peek_hashed(hash, |k| key_eq(k, &key)).is_some())
     }
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         match key.cast::<PyString>() {
-            Ok(s) => self.has(s.to_str()?),
+            Ok(s) => self.has(s),
             Err(_) => Ok(false),
         }
     }
 
     /// The size `key` is accounted at, without touching the order, or None.
-    fn size_of(&self, key: &str) -> PyResult<Option<u64>> {
-        Ok(self.lock()?.peek_entry(key).map(|(_, _, size)| size))
+    fn size_of(&self, key: &Bound<'_, PyString>) -> PyResult<Option<u64>> {
+        let (key, hash) = exact_key(key)?;
+        let lru = self.lock()?;
+        Ok(lru
+            .peek_hashed(hash, |k| key_eq(k, &key))
+            .map(|(_, _, size)| size))
     }
 
     /// Remove `key`; True if it was present.
-    fn delete(&self, key: &str) -> PyResult<bool> {
-        let removed = self.lock()?.delete(key);
-        Ok(removed.is_some())
+    fn delete(&self, key: &Bound<'_, PyString>) -> PyResult<bool> {
+        let (key, hash) = exact_key(key)?;
+        let removed = self.lock()?.delete_hashed(hash, |k| key_eq(k, &key));
+        Ok(removed
+            .map(|(k, v)| (k.0.into_bound(key.py()), v.into_bound(key.py())))
+            .is_some())
     }
 
     /// Remove every entry.
@@ -257,19 +392,19 @@ impl LruCache {
 
     /// Keys, most recently used first.
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let keys: Vec<Bound<'py, PyString>> = {
+        let keys: Vec<Py<PyString>> = {
             let lru = self.lock()?;
-            lru.keys().map(|k| PyString::new(py, k)).collect()
+            lru.keys().map(|k| k.0.clone_ref(py)).collect()
         };
         PyList::new(py, keys)
     }
 
     /// `(key, value)` pairs, most recently used first.
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items: Vec<(Bound<'py, PyString>, Py<PyAny>)> = {
+        let items: Vec<(Py<PyString>, Py<PyAny>)> = {
             let lru = self.lock()?;
             lru.iter()
-                .map(|(k, v, _)| (PyString::new(py, k), v.clone_ref(py)))
+                .map(|(k, v, _)| (k.0.clone_ref(py), v.clone_ref(py)))
                 .collect()
         };
         PyList::new(py, items)
@@ -277,10 +412,10 @@ impl LruCache {
 
     /// `(key, value, size)` triples, most recently used first; `load` takes them back.
     fn dump<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items: Vec<(Bound<'py, PyString>, Py<PyAny>, u64)> = {
+        let items: Vec<(Py<PyString>, Py<PyAny>, u64)> = {
             let lru = self.lock()?;
             lru.iter()
-                .map(|(k, v, size)| (PyString::new(py, k), v.clone_ref(py), size))
+                .map(|(k, v, size)| (k.0.clone_ref(py), v.clone_ref(py), size))
                 .collect()
         };
         PyList::new(py, items)
@@ -288,25 +423,23 @@ impl LruCache {
 
     /// Replace the contents with `(key, value, size)` triples given most recently used first.
     fn load(&self, entries: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut prepared: Vec<(Box<str>, Py<PyAny>, u64)> = Vec::new();
+        let mut prepared: Vec<(Bound<'_, PyString>, Py<PyAny>, u64)> = Vec::new();
         for item in entries.try_iter()? {
-            let (key, value, size): (String, Py<PyAny>, i64) = item?.extract()?;
-            prepared.push((key.into(), value, non_negative("size", size)?));
+            let (key, value, size): (Bound<'_, PyString>, Py<PyAny>, i64) = item?.extract()?;
+            let key = exact_key(&key)?.0.into_owned(); // hashed now, outside the lock
+            prepared.push((key, value, non_negative("size", size)?));
         }
+        let mut doomed = Doomed::new();
         let old = {
             let mut lru = self.lock()?;
             let old = lru.take();
-            let mut doomed = Vec::new();
-            for (k, v, size) in prepared.into_iter().rev() {
-                match lru.set_with(k, v, size, |_, v| doomed.push(v)) {
-                    SetOutcome::Added => {}
-                    SetOutcome::Replaced(v) | SetOutcome::Rejected(Some(v)) => doomed.push(v),
-                    SetOutcome::Rejected(None) => {}
-                }
+            for (key, value, size) in prepared.into_iter().rev() {
+                Self::store(&mut lru, &key, value, size, &mut doomed)?;
             }
-            (old, doomed)
+            old
         };
         drop(old);
+        drop(doomed);
         Ok(())
     }
 
@@ -324,8 +457,8 @@ impl LruCache {
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         // Never block inside the collector; a busy cache is simply not traversed this time,
-        // which only keeps its values alive longer.
-        if let Ok(lru) = self.inner.try_lock() {
+        // which only keeps its values alive longer. Keys are exact `str`: not GC-tracked.
+        if let Some(lru) = self.inner.try_lock() {
             for (_, v, _) in lru.iter() {
                 visit.call(v)?;
             }
@@ -334,7 +467,7 @@ impl LruCache {
     }
 
     fn __clear__(&self) {
-        let old = self.inner.try_lock().ok().map(|mut lru| lru.take());
+        let old = self.inner.try_lock().map(|mut lru| lru.take());
         drop(old);
     }
 }
@@ -447,17 +580,18 @@ type Fsc = CoreFileStateCache<Py<FileState>>;
 /// evicted values are dropped under the lock.
 #[pyclass(frozen, module = "postcompact._core")]
 pub struct FileStateCache {
-    inner: Mutex<Fsc>,
+    inner: Exclusive<Fsc>,
 }
 
 impl FileStateCache {
-    fn lock(&self) -> PyResult<MutexGuard<'_, Fsc>> {
-        lock(&self.inner, "FileStateCache")
+    #[inline]
+    fn lock(&self) -> PyResult<ExclusiveGuard<'_, Fsc>> {
+        self.inner.lock("FileStateCache")
     }
 
     fn wrap(inner: Fsc) -> Self {
         Self {
-            inner: Mutex::new(inner),
+            inner: Exclusive::new(inner),
         }
     }
 }
