@@ -40,6 +40,7 @@ type options struct {
 	startTimeout time.Duration
 	token        string
 	dialOptions  []grpc.DialOption
+	retry        *RetryPolicy
 }
 
 // Option configures New.
@@ -227,6 +228,14 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 		}
 		trailer = nil
 		err = invoker(ctx, method, req, reply, cc, call...)
+	}
+	// The daemon restarting: retry what is safe to retry (retry.go).
+	if reason := ReasonOf(FromError(err, trailer)); transportFailure(ctx, err, reason) {
+		err = c.retry(ctx, method, req, err, reason, func() (string, error) {
+			trailer = nil
+			e := invoker(ctx, method, req, reply, cc, call...)
+			return ReasonOf(FromError(e, trailer)), e
+		})
 	}
 	if err != nil && status.Code(err) == codes.Unauthenticated && c.opts.token == "" {
 		c.tokenMu.Lock()

@@ -312,14 +312,14 @@ func TestNoAutoStartWithExplicitAddress(t *testing.T) {
 	isolate(t)
 	sock := filepath.Join(shortTempDir(t), "none.sock")
 	t.Setenv(EnvBin, "/bin/false-should-not-run")
-	c, err := New(WithAddress("unix://" + sock))
+	c, err := New(WithAddress("unix://"+sock), WithRetry(RetryPolicy{MaxElapsed: 300 * time.Millisecond, InitialBackoff: 50 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
 	var pe *Error
-	if !errors.As(err, &pe) || pe.Code != codes.Unavailable {
+	if !errors.As(err, &pe) || pe.Code != codes.Unavailable || pe.Reason != ReasonDaemonUnavailable {
 		t.Fatalf("want Unavailable, got %v", err)
 	}
 	if err := c.EnsureServing(ctxT(t)); CodeOf(err) != codes.Unavailable {

@@ -1,10 +1,10 @@
 """Recovering across a daemon restart: which calls may be retried, and how long (docs/clients.md).
 
-Only a transport failure is retried: UNAVAILABLE that carries no daemon reason (a live daemon's
-UNAVAILABLE, e.g. STATE_WRITE_FAILED, is an answer and is never retried). An idempotent call
-(`is_idempotent`) is retried whatever happened to the connection; any other call only when gRPC
-reports that the connection could not be established (`not_sent`): then the request was never
-written, so the daemon cannot have acted on it.
+Only a transport failure is retried: UNAVAILABLE or CANCELLED that carries no daemon reason (a
+live daemon's UNAVAILABLE, e.g. STATE_WRITE_FAILED, is an answer and is never retried). An
+idempotent call (`is_idempotent`) is retried whatever happened to the connection; any other call
+only when gRPC reports that the connection could not be established (`not_sent`): then the
+request was never written, so the daemon cannot have acted on it.
 """
 
 from __future__ import annotations
@@ -58,6 +58,13 @@ def is_idempotent(method: str, request: Any) -> bool:
     return False
 
 
+def is_transport_failure(err: PostcompactError) -> bool:
+    """UNAVAILABLE, or CANCELLED (gRPC's answer to a call that reached a daemon as it stopped;
+    this client never cancels a call itself), with no daemon reason: the daemon went away. Every
+    answer of a live daemon carries a reason."""
+    return err.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) and not err.reason
+
+
 def not_sent(details: str) -> bool:
     """True when the failure happened before a connection existed: nothing reached the daemon."""
     return any(m in details for m in _NOT_SENT_MARKERS)
@@ -108,8 +115,8 @@ class Attempts:
 
     def after_failure(self, err: PostcompactError) -> float:
         self.count += 1
-        if err.code != grpc.StatusCode.UNAVAILABLE or err.reason:
-            raise err  # an answer from the daemon (a live daemon's UNAVAILABLE has a reason)
+        if not is_transport_failure(err):
+            raise err
         if not (is_idempotent(self.method, self.request) or not_sent(err.message)):
             raise PostcompactError(
                 err.code,
