@@ -5,6 +5,7 @@ import { parseAddress, resolveAddress, resolveToken, type Env, type ResolvedAddr
 import { LOCAL_CHANNEL_OPTIONS, healthCheck, HEALTH_SERVING, spawnDaemon, waitForHealth } from "./daemon.js";
 import { ClientReason, PostcompactError } from "./errors.js";
 import { encodeBytesFields, loadProto } from "./proto.js";
+import { withRetry, type RetryPolicy } from "./retry.js";
 import { Session, type OpenSessionOptions } from "./session.js";
 import type * as T from "./types.js";
 
@@ -53,6 +54,9 @@ export interface ClientOptions {
   env?: Env;
   /** Extra grpc-js channel options. */
   channelOptions?: grpc.ChannelOptions;
+  /** Retries of idempotent calls while the daemon restarts (default: about 10 s of exponential
+   * backoff, then DAEMON_UNAVAILABLE; `NO_RETRY` turns it off). See docs/clients.md. */
+  retry?: RetryPolicy;
 }
 
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
@@ -255,21 +259,27 @@ export class PostcompactClient {
     request: RequestOf<K>,
     options: CallOptions | undefined,
   ): Promise<ResponseOf<K>> {
-    try {
-      return await this.invoke(method, request, options);
-    } catch (e) {
-      // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, retry once.
-      if (
-        this.autoStart &&
-        e instanceof PostcompactError &&
-        e.code === grpc.status.UNAVAILABLE &&
-        e.reason === ClientReason.UNKNOWN
-      ) {
-        await this.startDaemon();
+    let first = true;
+    // A transport failure is retried within the policy when that is safe (retry.ts).
+    return withRetry(this.opts.retry, this.resolved.address, method, request, async () => {
+      if (!first) return await this.invoke(method, request, options);
+      first = false;
+      try {
         return await this.invoke(method, request, options);
+      } catch (e) {
+        // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, retry once.
+        if (
+          this.autoStart &&
+          e instanceof PostcompactError &&
+          e.code === grpc.status.UNAVAILABLE &&
+          e.reason === ClientReason.UNKNOWN
+        ) {
+          await this.startDaemon();
+          return await this.invoke(method, request, options);
+        }
+        throw e;
       }
-      throw e;
-    }
+    });
   }
 
   /** Spawn the daemon and wait for SERVING (concurrent callers share one start). */

@@ -33,6 +33,8 @@ export {
 } from "./address.js";
 export type { AddressSource, Env, ResolvedAddress, ServerJson } from "./address.js";
 export { healthCheck, waitForHealth } from "./daemon.js";
+export { DEFAULT_RETRY, NO_RETRY, backoffMs, isIdempotent } from "./retry.js";
+export type { RetryPolicy } from "./retry.js";
 export type { ErrorInfo } from "./wire.js";
 export { status as GrpcStatus } from "@grpc/grpc-js";
 export * from "./types.js";

@@ -172,8 +172,8 @@ describe("auto-start", () => {
       assert.equal(e.reason, ClientReason.DAEMON_UNAVAILABLE);
       return true;
     });
-    const client = new PostcompactClient({ env, autoStart: false });
-    await assert.rejects(client.getServerInfo(), (e: unknown) => e instanceof PostcompactError && e.code === grpc.status.UNAVAILABLE);
+    const client = new PostcompactClient({ env, autoStart: false, retry: { maxElapsedMs: 300 } });
+    await assert.rejects(client.getServerInfo(), (e: unknown) => e instanceof PostcompactError && e.code === grpc.status.UNAVAILABLE && e.reason === ClientReason.DAEMON_UNAVAILABLE);
     client.close();
   });
 

@@ -1,0 +1,137 @@
+// Recovering across a daemon restart (docs/clients.md, "Retries"). Only a transport failure is
+// retried: UNAVAILABLE or CANCELLED with no daemon reason (every answer of a live daemon carries
+// one, e.g. STATE_WRITE_FAILED). An idempotent call (`isIdempotent`) is retried whatever happened
+// to the connection; any other call only when the connection could not be established
+// (`notSent`): the request was never written, so the daemon cannot have acted on it.
+import { status as Status } from "@grpc/grpc-js";
+import { ClientReason, PostcompactError } from "./errors.js";
+
+/** Bounded retries with exponential backoff and jitter. */
+export interface RetryPolicy {
+  /** Stop retrying this long after the first attempt (default 10 000 ms). */
+  maxElapsedMs?: number;
+  /** At most this many attempts in all (default 40; 1 = no retry). */
+  maxAttempts?: number;
+  /** The first wait (default 50 ms); each next one `multiplier` (2) times longer ... */
+  initialBackoffMs?: number;
+  /** ... at most this (default 1000 ms) ... */
+  maxBackoffMs?: number;
+  multiplier?: number;
+  /** ... each scaled by a random factor in [1 - jitter, 1 + jitter] (default 0.2). */
+  jitter?: number;
+}
+
+export const DEFAULT_RETRY: Required<RetryPolicy> = {
+  maxElapsedMs: 10_000,
+  maxAttempts: 40,
+  initialBackoffMs: 50,
+  maxBackoffMs: 1000,
+  multiplier: 2,
+  jitter: 0.2,
+};
+
+/** One attempt per call. */
+export const NO_RETRY: RetryPolicy = { maxAttempts: 1, maxElapsedMs: 0 };
+
+/** The wait before retry number `n` (1-based). */
+export function backoffMs(policy: RetryPolicy, n: number): number {
+  const p = { ...DEFAULT_RETRY, ...policy };
+  const base = Math.min(p.maxBackoffMs, p.initialBackoffMs * p.multiplier ** (n - 1));
+  return Math.max(0, base * (1 + p.jitter * (2 * Math.random() - 1)));
+}
+
+const ALWAYS = new Set([
+  "GetServerInfo",
+  "GetStats",
+  "ListSessions",
+  "CheckWrite",
+  "CheckStale",
+  "PreviewCompact",
+  "SetPlan",
+  "SetMode",
+  "UpsertTask",
+  "EstimateTokens",
+  "EstimateTokensBatch",
+  "CountTokens",
+  "CountTokensBatch",
+  "TruncateTokens",
+  "TruncateTokensBatch",
+]);
+
+const nonzero = (v: unknown): boolean => v !== undefined && v !== null && Number(v) !== 0;
+
+/** True when repeating `request` after the daemon may already have applied it is harmless. */
+export function isIdempotent(method: string, request: unknown): boolean {
+  if (ALWAYS.has(method)) return true;
+  const r = (request ?? {}) as Record<string, unknown>;
+  switch (method) {
+    case "OpenSession": // resumes the named session; an empty id would make a second one
+      return typeof r["sessionId"] === "string" && r["sessionId"] !== "";
+    case "RecordRead": // timestamp 0 = "now": a retry would store another
+    case "RecordWrite":
+      return nonzero(r["timestampMs"]);
+    case "RecordSkill":
+      return nonzero(r["invokedAtMs"]);
+    default:
+      // ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is
+      // announced once), StartAgent, MergeFileState, CloseSession: only when not sent.
+      return false;
+  }
+}
+
+/** grpc-js's failure to establish a connection ("No connection established", ECONNREFUSED,
+ * ENOENT for a missing socket): nothing was sent. */
+export function notSent(e: PostcompactError): boolean {
+  return /No connection established|ECONNREFUSED|ENOENT/.test(e.details);
+}
+
+/** UNAVAILABLE, or CANCELLED that the caller did not ask for (a daemon stopping), with no reason. */
+export function isTransportFailure(e: unknown): e is PostcompactError {
+  return (
+    e instanceof PostcompactError &&
+    (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED) &&
+    e.reason === ClientReason.UNKNOWN
+  );
+}
+
+/** Run `attempt` until it succeeds or the policy says stop; returns its result or throws. */
+export async function withRetry<R>(
+  policy: RetryPolicy | undefined,
+  address: string,
+  method: string,
+  request: unknown,
+  attempt: () => Promise<R>,
+): Promise<R> {
+  const p = { ...DEFAULT_RETRY, ...policy };
+  const begin = Date.now();
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!isTransportFailure(e)) throw e;
+      if (!isIdempotent(method, request) && !notSent(e))
+        throw new PostcompactError({
+          code: e.code,
+          reason: e.reason,
+          details: `the connection to the postcompact daemon at ${address} failed during ${method}, which is not retried: the daemon may have applied it (error: ${e.details})`,
+          metadata: e.metadata,
+          method,
+          cause: e,
+        });
+      const elapsed = Date.now() - begin;
+      const remaining = p.maxElapsedMs - elapsed;
+      if (n >= p.maxAttempts || remaining <= 0) {
+        const info = { address, attempts: String(n), elapsed_ms: String(elapsed) };
+        throw new PostcompactError({
+          code: Status.UNAVAILABLE,
+          reason: ClientReason.DAEMON_UNAVAILABLE,
+          details: `no postcompact daemon answered at ${address}: ${method} failed ${n} time(s) over ${(elapsed / 1000).toFixed(1)}s (last error: ${e.details})`,
+          errorInfo: { reason: ClientReason.DAEMON_UNAVAILABLE, domain: "postcompact", metadata: info },
+          method,
+          cause: e,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(backoffMs(p, n), remaining)));
+    }
+  }
+}
