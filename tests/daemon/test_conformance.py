@@ -121,16 +121,16 @@ class Runner:
             elif key == "decisions_exact":
                 continue
             elif key == "stale_paths":
-                got = {str(p) for p in result.stale_paths}
-                assert got == {self.abs_path(p) for p in want}, f"{where}: stale {got}"
-            elif key in ("result",):
+                stale = {str(p) for p in result.stale_paths}
+                assert stale == {self.abs_path(p) for p in want}, f"{where}: stale {stale}"
+            elif key == "result":
                 name = pb.WriteCheck.Name(result.result).removeprefix("WRITE_CHECK_")
                 assert name == want, f"{where}: result {name}"
             else:
-                got = getattr(result, key)
-                if isinstance(got, bytes):
-                    got = got.decode()
-                assert got == want, f"{where}: {key} = {got!r}, want {want!r}"
+                value = getattr(result, key)
+                if isinstance(value, bytes):
+                    value = value.decode()
+                assert value == want, f"{where}: {key} = {value!r}, want {want!r}"
 
     def check_attachments(self, where: str, want: list[Any], got: list[pb.Attachment]) -> None:
         kinds = [pb.AttachmentKind.Name(a.kind).removeprefix("ATTACHMENT_KIND_") for a in got]
