@@ -1,6 +1,7 @@
 """Typed surface of the Rust extension `postcompact._core` (checked by mypy.stubtest)."""
 
 from collections.abc import Iterable, Sequence
+from os import PathLike
 from typing import final, overload
 
 __version__: str
@@ -204,3 +205,27 @@ def truncate_batch(
     counter: str = "rough",
     encoding: str = "o200k_base",
 ) -> list[str | bytes]: ...
+
+# --- render: number_lines, json_utf16_len, estimate_from_utf16_len (rust_core/src/py/py_render.rs)
+#
+# The data-heavy part of a Read result and of a file's budget cost. `str` input is used as is
+# (lone surrogates raise UnicodeEncodeError where noted); `bytes` input is decoded like
+# bytes.decode("utf-8", "replace"). Large inputs (64 KB and more) run without the GIL.
+
+def number_lines(text: str | bytes, start_line: int = 1) -> str:
+    """Claude Code's addLineNumbers: every line of `text` (split on \\r?\\n) as f"{n}\\t{line}",
+    numbered from `start_line`, joined by "\\n"; "" for empty text. UnicodeEncodeError for a str
+    with lone surrogates."""
+
+def json_utf16_len(text: str | bytes) -> int:
+    """len(JSON.stringify(text)) in UTF-16 units, quotes included, without building the JSON
+    (lone surrogates in a str count 6, as well-formed JSON.stringify escapes them)."""
+
+def estimate_from_utf16_len(units: int, ext: str | None = None) -> int:
+    """estimate() of a text whose UTF-16 length is `units` (ValueError when negative)."""
+
+# --- fsutil: realpath (rust_core/src/py/py_fsutil.rs) ---
+
+def realpath(path: str | PathLike[str]) -> str | None:
+    """os.path.realpath(path) for an absolute path; None where the caller must use Python's
+    (a relative path, a symlink loop, a link that cannot be read)."""

@@ -7,8 +7,10 @@
 //! live in [`py`] behind the `python` feature so `cargo test` needs no libpython.
 
 pub mod filestate;
+pub mod fsutil;
 pub mod lru;
 pub mod path;
+pub mod render;
 pub mod tokens;
 pub mod truncate;
 

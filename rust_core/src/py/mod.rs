@@ -4,6 +4,8 @@
 use pyo3::prelude::*;
 
 mod py_cache;
+mod py_fsutil;
+mod py_render;
 mod py_tokens;
 
 #[pymodule]
@@ -11,5 +13,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     py_cache::register(m)?;
     py_tokens::register(m)?;
+    py_render::register(m)?;
+    py_fsutil::register(m)?;
     Ok(())
 }
