@@ -81,7 +81,7 @@ class Runner:
     def content_of(self, step: Step) -> str:
         if "content" in step:
             return str(self.sub(step["content"]))
-        return (self.root / step["path"]).read_text()
+        return (self.root / str(step["path"])).read_text()
 
     # --- driver ------------------------------------------------------------------------------
     def run(self) -> None:
