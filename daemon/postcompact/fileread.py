@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from postcompact import _core
 
 __all__ = [
     "BINARY_EXTENSIONS",
@@ -34,6 +38,8 @@ __all__ = [
     "effective_deny_globs",
     "is_denied",
     "read_text",
+    "realpath",
+    "resolve_roots",
     "within_roots",
 ]
 
@@ -143,16 +149,38 @@ def effective_deny_globs(configured: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*DEFAULT_DENY_GLOBS, *configured)))
 
 
+@functools.lru_cache(maxsize=32)
+def _deny_pattern(deny_globs: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex matching what any of `deny_globs` matches (`fnmatch.fnmatchcase` semantics)."""
+    return re.compile("|".join(fnmatch.translate(glob) for glob in deny_globs))
+
+
 def is_denied(paths: Iterable[str], deny_globs: Sequence[str]) -> str | None:
     """The first glob matching one of `paths` or its base name (case-sensitive), or None."""
     if not deny_globs:
         return None
-    for path in paths:
+    paths = tuple(paths)
+    match = _deny_pattern(tuple(deny_globs)).match
+    if not any(match(p) or match(os.path.basename(p)) for p in paths):
+        return None
+    for path in paths:  # a hit: name the first glob, in order
         base = os.path.basename(path)
         for glob in deny_globs:
             if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(base, glob):
                 return glob
     return None
+
+
+def realpath(path: str) -> str:
+    """`os.path.realpath(path)`, resolved in the core where it can (`_core.realpath`)."""
+    real = _core.realpath(path)
+    return os.path.realpath(path) if real is None else real
+
+
+def resolve_roots(roots: Iterable[str]) -> tuple[str, ...]:
+    """The real paths of `roots`, as `read_text` checks against (pass them as `real_roots` to
+    resolve them once for several reads)."""
+    return tuple(realpath(r) for r in roots)
 
 
 def read_text(
@@ -164,6 +192,7 @@ def read_text(
     limit: int | None = None,
     deny_globs: Sequence[str] = (),
     head_bytes: int | None = None,
+    real_roots: Sequence[str] | None = None,
 ) -> TextFile:
     """Read lines [offset, offset+limit) (1-based; default the whole file) of a text file.
 
@@ -174,6 +203,7 @@ def read_text(
     - `head_bytes` (restoration's TRUNCATE_HEAD of a file over the size cap): read at most this
       many bytes of the range, cut back to a line boundary (or to a UTF-8 character boundary when
       the first line alone is longer), and set `truncated`. `total_lines` is still exact.
+    - `real_roots`: `resolve_roots(roots)` computed by a caller reading several files.
     """
     if not path or "\0" in path:
         raise FileReadError("invalid_path", f"invalid path {path!r}")
@@ -185,8 +215,9 @@ def read_text(
         raise FileReadError("invalid_range", f"limit must be at least 1, got {limit}")
 
     requested = os.path.normpath(path)
-    real = os.path.realpath(requested)
-    real_roots = [os.path.realpath(r) for r in roots]
+    real = realpath(requested)
+    if real_roots is None:
+        real_roots = resolve_roots(roots)
     if not within_roots(real, real_roots):
         raise FileReadError("outside_roots", f"{path} is outside the session roots")
     glob = is_denied(dict.fromkeys((requested, real)), deny_globs)
@@ -259,12 +290,12 @@ def _read_open(
     mtime_ms = st.st_mtime_ns // 1_000_000
     binary = FileReadError("binary", f"{path} is a binary file (contains NUL bytes)")
 
-    first = os.read(fd, SNIFF_BYTES)
-    if b"\0" in first:
-        raise binary
-
     if not ranged and head_bytes is None:
-        data = first + _read_all(fd, max_bytes - len(first) + 1)
+        # The whole file in one read (its size is known), one more to see the end; the sniff
+        # of the first SNIFF_BYTES comes first, as if they had been read on their own.
+        data = _read_all(fd, max_bytes + 1, first=st.st_size + 1)
+        if b"\0" in data[:SNIFF_BYTES]:
+            raise binary
         if len(data) > max_bytes:  # grew since stat
             raise FileReadError(
                 "too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"
@@ -273,6 +304,10 @@ def _read_open(
             raise binary
         total = data.count(b"\n") + 1 if data else 0
         return TextFile(real, data, mtime_ms, total, 1, total, len(data))
+
+    first = os.read(fd, SNIFF_BYTES)
+    if b"\0" in first:
+        raise binary
 
     # Pass 1: count lines and find the byte offsets where line `start` and line `end` begin.
     end = None if limit is None else start + limit  # exclusive, 1-based
@@ -328,11 +363,14 @@ def _read_open(
     return TextFile(real, content, mtime_ms, total, start, num_lines, size, truncated)
 
 
-def _read_all(fd: int, limit: int) -> bytes:
+def _read_all(fd: int, limit: int, first: int = _CHUNK) -> bytes:
+    """Up to `limit` bytes to EOF; the first read asks for `first` bytes, later ones _CHUNK."""
     parts: list[bytes] = []
     remaining = limit
+    want = max(first, 1)
     while remaining > 0:
-        chunk = os.read(fd, min(_CHUNK, remaining))
+        chunk = os.read(fd, min(want, remaining))
+        want = _CHUNK
         if not chunk:
             break
         parts.append(chunk)

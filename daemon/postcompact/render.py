@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from postcompact import _core
+
 __all__ = [
     "DEFAULT_TEMPLATES",
     "FILE_UNCHANGED_STUB",
@@ -427,11 +429,18 @@ _LINE_SPLIT = re.compile(r"\r?\n")
 
 
 def add_line_numbers(content: str, start_line: int = 1) -> str:
-    """Claude Code's `addLineNumbers`: `{n}\\t{line}`, lines split on `\\r?\\n`, "" for ""."""
+    """Claude Code's `addLineNumbers`: `{n}\\t{line}`, lines split on `\\r?\\n`, "" for "".
+
+    The numbering runs in the core (`_core.number_lines`); a str with lone surrogates (no UTF-8
+    form) takes the equivalent Python path.
+    """
     if not content:
         return ""
-    lines = _LINE_SPLIT.split(content)
-    return "\n".join(f"{i + start_line}\t{line}" for i, line in enumerate(lines))
+    try:
+        return _core.number_lines(content, start_line)
+    except UnicodeEncodeError:
+        lines = _LINE_SPLIT.split(content)
+        return "\n".join(f"{i + start_line}\t{line}" for i, line in enumerate(lines))
 
 
 def read_call(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:

@@ -77,15 +77,41 @@ def _ext(path: str) -> str | None:
     return ext or None
 
 
-def attachment_cost(attachment: dict[str, object]) -> int:
-    """Rough tokens of `JSON.stringify(createAttachmentMessage(attachment))` (see module doc)."""
+def attachment_cost(attachment: dict[str, object], *, extra_units: int = 0) -> int:
+    """Rough tokens of `JSON.stringify(createAttachmentMessage(attachment))` (see module doc),
+    plus `extra_units` UTF-16 units serialised elsewhere (see `file_cost`)."""
     message = {
         "attachment": attachment,
         "type": "attachment",
         "uuid": _UUID,
         "timestamp": _TIMESTAMP,
     }
-    return rough(render.js_json_stringify(message))
+    units = int(_core.utf16_len(render.js_json_stringify(message))) + extra_units
+    return int(_core.estimate_from_utf16_len(units))
+
+
+def file_cost(
+    path: str, display: str, content: str, *, num_lines: int | None, total_lines: int
+) -> int:
+    """`attachment_cost` of a file attachment whose `content.file.content` is `content`.
+
+    The content is not serialised: its JSON string costs `_core.json_utf16_len(content)` units
+    (what `JSON.stringify(content)` measures), in place of the `""` serialised in its slot.
+    """
+    file_json = {
+        "filePath": path,
+        "content": "",
+        "numLines": num_lines,
+        "startLine": 1,
+        "totalLines": total_lines,
+    }
+    attachment: dict[str, object] = {
+        "type": "file",
+        "filename": path,
+        "content": {"type": "text", "file": file_json},
+        "displayPath": display,
+    }
+    return attachment_cost(attachment, extra_units=int(_core.json_utf16_len(content)) - 2)
 
 
 def read_paths_in_tail(
@@ -169,14 +195,22 @@ class FileStep:
         )
         return _Restored(path, rank, pb.OUTCOME_REFERENCED, att, cost, detail)
 
-    def restore_one(self, path: str, rank: int) -> _Restored:
+    def restore_one(
+        self, path: str, rank: int, real_roots: Sequence[str] | None = None
+    ) -> _Restored:
         p, s = self.policy, self.session
         roots = s.roots or [s.cwd]
+        if real_roots is None:
+            real_roots = fileread.resolve_roots(roots)
         over_size = False
         size_detail = ""
         try:
             tf = fileread.read_text(
-                path, roots=roots, max_bytes=p.max_file_size_bytes, deny_globs=self.deny_globs
+                path,
+                roots=roots,
+                max_bytes=p.max_file_size_bytes,
+                deny_globs=self.deny_globs,
+                real_roots=real_roots,
             )
         except fileread.FileReadError as exc:
             if exc.kind != "too_large":
@@ -193,6 +227,7 @@ class FileStep:
                     max_bytes=p.max_file_size_bytes,
                     deny_globs=self.deny_globs,
                     head_bytes=p.max_file_size_bytes,
+                    real_roots=real_roots,
                 )
             except fileread.FileReadError as exc2:
                 outcome = _ERROR_OUTCOMES.get(exc2.kind, pb.OUTCOME_UNREADABLE)
@@ -231,6 +266,15 @@ class FileStep:
         detail = f"{cap_detail}; kept lines 1-{shown} of {tf.total_lines}"
         return self._file(path, rank, head, tf, stamp, limit=shown, marker=marker, detail=detail)
 
+    def restore_many(self, paths: Sequence[str]) -> list[_Restored]:
+        """`restore_one` for each of `paths` (ranked 1, 2, ... in order), in one worker thread:
+        the re-reads and the numbering release the GIL, the files are small (the size cap), and
+        one thread hop instead of one per file is what keeps a Compact cheap."""
+        real_roots = fileread.resolve_roots(self.session.roots or [self.session.cwd])
+        return [
+            self.restore_one(path, rank, real_roots) for rank, path in enumerate(paths, start=1)
+        ]
+
     def _file(
         self,
         path: str,
@@ -268,20 +312,8 @@ class FileStep:
                 num_lines=num_lines or 0,
             ),
         )
-        file_json = {
-            "filePath": path,
-            "content": text + marker,
-            "numLines": num_lines,
-            "startLine": 1,
-            "totalLines": tf.total_lines,
-        }
-        cost = attachment_cost(
-            {
-                "type": "file",
-                "filename": path,
-                "content": {"type": "text", "file": file_json},
-                "displayPath": display,
-            }
+        cost = file_cost(
+            path, display, text + marker, num_lines=num_lines, total_lines=tf.total_lines
         )
         seed = _core.FileState(content, stamp, 1, limit, False)
         outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
@@ -327,12 +359,7 @@ async def restore_files(
             detail=f"beyond max_files={policy.max_files}",
         )
 
-    results = await asyncio.gather(
-        *(
-            asyncio.to_thread(step.restore_one, path, rank)
-            for rank, (path, _) in enumerate(selected, start=1)
-        )
-    )
+    results = await asyncio.to_thread(step.restore_many, [path for path, _ in selected])
 
     used = 0
     for r in results:

@@ -134,5 +134,6 @@ def resolve_policy(*layers: pb.RestorePolicy) -> Policy:
                 changes[str_name] = getattr(layer, str_name)
         if layer.HasField("malware_reminder"):
             changes["malware_reminder"] = layer.malware_reminder
-        policy = replace(policy, **changes)
+        if changes:  # most layers are empty; dataclasses.replace costs ~20 µs
+            policy = replace(policy, **changes)
     return policy
