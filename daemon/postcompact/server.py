@@ -35,6 +35,7 @@ from postcompact.lifecycle import (
     tcp_bind_address,
     write_server_json,
 )
+from postcompact.memtune import tune_malloc
 from postcompact.persist import ROW_BYTES, NullStore, catalog_entries, catalog_parts, open_store
 from postcompact.restore.catalog import apply_catalog
 from postcompact.restore.hooks import HookSpec
@@ -433,4 +434,5 @@ class Daemon:
 
 
 def serve(config: Config) -> int:
+    tune_malloc()  # large response buffers reused, not mmapped per call (memtune.py)
     return asyncio.run(Daemon(config).run())

@@ -1,0 +1,51 @@
+"""glibc malloc tuning for the daemon's large, short-lived buffers.
+
+A Compact response is a few hundred KB (five restored files are ~320 KB serialised). glibc
+serves every allocation above its mmap threshold (128 KB at start) with a fresh `mmap` and
+returns it with `munmap` on free, so each response buffer — protobuf's serialisation arena, the
+`bytes` object handed to gRPC, gRPC's own copy — is page-faulted in anew on every call: measured
+here, serialising a 324 KB CompactResponse cost 700-1,400 µs that way against 15-25 µs with the
+buffers reused. Raising the mmap threshold to 4 MiB (and the trim threshold to 16 MiB, so freed
+memory at the top of the heap is kept for the next call) makes those buffers ordinary heap
+chunks. The cost is at most ~16 MiB of freed memory kept per malloc arena after a spike.
+
+Only glibc has `mallopt` with these parameters; elsewhere (musl, macOS) this does nothing. An
+explicit `MALLOC_MMAP_THRESHOLD_` / `MALLOC_TRIM_THRESHOLD_` in the environment wins.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+__all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "tune_malloc"]
+
+MIB = 1024 * 1024
+MMAP_THRESHOLD = 4 * MIB
+TRIM_THRESHOLD = 16 * MIB
+
+# glibc malloc.h
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def tune_malloc() -> bool:
+    """Apply the thresholds above to this process's glibc malloc; True when applied."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+        gnu_get_libc_version = libc.gnu_get_libc_version  # glibc only (musl has neither)
+    except (OSError, AttributeError):
+        return False
+    del gnu_get_libc_version
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    ok = True
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        ok &= mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        ok &= mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
+    return ok
