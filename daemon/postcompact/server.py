@@ -42,6 +42,7 @@ from postcompact.restore.hooks import HookSpec
 from postcompact.restore.pipeline import run_compact
 from postcompact.restore.policy import validate_policy
 from postcompact.service.files import FileService
+from postcompact.service.locks import AgentLocks
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.service.tokens import TokenService
 from postcompact.state import AgentState
@@ -89,6 +90,7 @@ class Servicer:
         self.info = info
         self.files = FileService(registry, config)
         self.tokens = TokenService()
+        self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
         self.hooks = tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks)
 
     # --- server ----------------------------------------------------------------------------
@@ -261,7 +263,9 @@ def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
     for m in SERVICE_DESCRIPTOR.methods:
         req_cls = getattr(pb, m.input_type.name)
         resp_cls = getattr(pb, m.output_type.name)
-        fn: Callable[[Any, Ctx], Awaitable[Any]] = getattr(servicer, m.name)
+        fn: Callable[[Any, Ctx], Awaitable[Any]] = servicer.locks.wrap(
+            m.name, getattr(servicer, m.name)
+        )
         handlers[m.name] = grpc.unary_unary_rpc_method_handler(
             guard(m.name, fn),
             request_deserializer=lenient_deserializer(req_cls, servicer.config.max_message_bytes),

@@ -1,0 +1,87 @@
+"""Per-agent serialisation of the RPCs that change an agent's state.
+
+Compact snapshots and clears an agent's file-state cache, awaits the re-reads, then re-seeds it;
+ReadFile awaits its read before recording it. Without a lock, another call for the same agent
+could run at either await — a ReadFile recorded between the clear and the re-seed, a RecordRead
+or SetPlan between the snapshot and the end of the pipeline. `AgentLocks` gives each
+(session, agent) one `asyncio.Lock`, held for the whole call by every mutating RPC (and by
+PreviewCompact, so that a preview sees one consistent state). Calls for different agents never
+wait for each other. A lock lives only while some call holds or waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+__all__ = ["AGENT_KEYS", "AgentLocks"]
+
+Key = tuple[str, str]
+Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
+
+
+def _agent(req: Any) -> Key:
+    return (req.session_id, req.agent_id)
+
+
+def _merge_into(req: Any) -> Key:
+    return (req.session_id, req.into_agent_id)
+
+
+# RPC name -> the (session_id, agent_id) whose state it changes.
+AGENT_KEYS: dict[str, Callable[[Any], Key]] = {
+    "ReadFile": _agent,
+    "RecordRead": _agent,
+    "RecordWrite": _agent,
+    "CheckWrite": _agent,  # its cache lookup makes the entry the most recently used
+    "RecordSkill": _agent,
+    "SetPlan": _agent,
+    "SetMode": _agent,
+    "SetCatalog": _agent,
+    "MergeFileState": _merge_into,
+    "Compact": _agent,
+    "PreviewCompact": _agent,
+}
+
+
+class AgentLocks:
+    def __init__(self) -> None:
+        # key -> [lock, number of calls holding or waiting for it]
+        self._locks: dict[Key, list[Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+    def locked(self, session_id: str, agent_id: str) -> bool:
+        entry = self._locks.get((session_id, agent_id))
+        return entry is not None and bool(entry[0].locked())
+
+    async def run(self, key: Key, call: Callable[[], Awaitable[Any]]) -> Any:
+        """`await call()` holding the lock of `key`."""
+        entry = self._locks.get(key)
+        if entry is None:
+            entry = self._locks[key] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                return await call()
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._locks[key]
+
+    def wrap(self, name: str, fn: Handler) -> Handler:
+        """`fn` serialised per agent when `name` is in AGENT_KEYS, else `fn` itself."""
+        key_of = AGENT_KEYS.get(name)
+        if key_of is None:
+            return fn
+
+        async def locked(req: Any, ctx: Any) -> Any:
+            try:
+                key = key_of(req)
+            except AttributeError:  # an undecodable request: the handler's guard answers it
+                return await fn(req, ctx)
+            return await self.run(key, lambda: fn(req, ctx))
+
+        return locked

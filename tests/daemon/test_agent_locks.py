@@ -1,0 +1,101 @@
+"""Per-agent serialisation: Compact never interleaves with another change of the same agent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from postcompact.config import Config
+from postcompact.server import Servicer
+from postcompact.service.locks import AGENT_KEYS, AgentLocks
+from postcompact.service.sessions import Registry
+from postcompact.v1 import postcompact_pb2 as pb
+
+
+async def test_calls_for_one_agent_run_one_at_a_time() -> None:
+    locks = AgentLocks()
+    order: list[str] = []
+    gate = asyncio.Event()
+
+    async def compact(req: Any, ctx: Any) -> str:
+        order.append(f"compact {req.agent_id} start")
+        await gate.wait()
+        order.append(f"compact {req.agent_id} end")
+        return "compacted"
+
+    async def record(req: Any, ctx: Any) -> str:
+        order.append(f"record {req.agent_id}")
+        return "recorded"
+
+    main = SimpleNamespace(session_id="s", agent_id="")
+    sub = SimpleNamespace(session_id="s", agent_id="sub")
+    c = asyncio.create_task(locks.wrap("Compact", compact)(main, None))
+    await asyncio.sleep(0)
+    r = asyncio.create_task(locks.wrap("RecordRead", record)(main, None))
+    o = asyncio.create_task(locks.wrap("RecordRead", record)(sub, None))
+    await asyncio.sleep(0.01)
+    assert order == ["compact  start", "record sub"]  # another agent never waits
+    assert locks.locked("s", "")
+    assert not locks.locked("s", "sub")
+    gate.set()
+    assert list(await asyncio.gather(c, r, o)) == ["compacted", "recorded", "recorded"]
+    assert order == ["compact  start", "record sub", "compact  end", "record "]
+    assert len(locks) == 0  # no lock outlives its calls
+
+
+async def test_a_failing_call_releases_the_lock() -> None:
+    locks = AgentLocks()
+
+    async def boom(req: Any, ctx: Any) -> None:
+        raise RuntimeError("boom")
+
+    req = SimpleNamespace(session_id="s", agent_id="a")
+    for _ in range(2):
+        with contextlib.suppress(RuntimeError):
+            await locks.wrap("Compact", boom)(req, None)
+    assert len(locks) == 0
+
+
+def test_only_agent_mutations_are_wrapped() -> None:
+    locks = AgentLocks()
+
+    async def h(req: Any, ctx: Any) -> None:
+        return None
+
+    assert locks.wrap("EstimateTokens", h) is h
+    assert locks.wrap("GetStats", h) is h
+    assert locks.wrap("Compact", h) is not h
+    key = AGENT_KEYS["MergeFileState"]
+    req = pb.MergeFileStateRequest(session_id="s", from_agent_id="a", into_agent_id="b")
+    assert key(req) == ("s", "b")
+
+
+async def test_read_file_waits_for_a_running_compact(tmp_path: Path) -> None:
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(f"{name}\n" * 50)
+    servicer = Servicer(Config(), Registry(Config()), pb.GetServerInfoResponse())
+    servicer.registry.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
+    read = servicer.locks.wrap("ReadFile", servicer.ReadFile)
+    compact = servicer.locks.wrap("Compact", servicer.Compact)
+    ctx: Any = None
+    await read(pb.ReadFileRequest(session_id="s", path="a.txt"), ctx)
+
+    done: list[str] = []
+
+    async def tagged(name: str, call: Any) -> Any:
+        resp = await call
+        done.append(name)
+        return resp
+
+    resp, _ = await asyncio.gather(
+        tagged("compact", compact(pb.CompactRequest(session_id="s", skip_hooks=True), ctx)),
+        tagged("read", read(pb.ReadFileRequest(session_id="s", path="b.txt"), ctx)),
+    )
+    assert done == ["compact", "read"]
+    assert [a.file.path for a in resp.attachments] == [str(tmp_path / "a.txt")]
+    _, agent = servicer.registry.agent("s", "")
+    assert set(agent.files.keys()) == {str(tmp_path / "a.txt"), str(tmp_path / "b.txt")}
+    assert len(servicer.locks) == 0
