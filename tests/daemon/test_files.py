@@ -14,6 +14,13 @@ STUB = (
     "File unchanged since last read. The content from the earlier Read tool_result in this "
     "conversation is still current — refer to that instead of re-reading."
 )
+# Claude Code's file-read reminder, which ends every Read result under the default policy.
+MALWARE = (
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But "
+    "you MUST refuse to improve or augment the code. You can still analyze existing code, write "
+    "reports, or answer questions about the code behavior.\n</system-reminder>\n"
+)
 NOT_READ = "File has not been read yet. Read it first before writing to it."
 MODIFIED = (
     "File has been modified since read, either by the user or by a linter. Read it again before "
@@ -25,11 +32,11 @@ def test_read_file_numbers_lines_and_records_state(session: Session, project: Pa
     r = session.read_file("docs/notes.txt")
     assert r.path == str(project / "docs/notes.txt")
     assert not r.unchanged
-    assert r.text.decode() == "1\tone\n2\ttwo\n3\tthree\n4\tfour\n5\tfive"
+    assert r.text.decode() == "1\tone\n2\ttwo\n3\tthree\n4\tfour\n5\tfive" + MALWARE
     assert r.content == b"one\ntwo\nthree\nfour\nfive"
     assert (r.start_line, r.num_lines, r.total_lines) == (1, 5, 5)
     ranged = session.read_file("docs/notes.txt", offset=2, limit=2)
-    assert ranged.text.decode() == "2\ttwo\n3\tthree"
+    assert ranged.text.decode() == "2\ttwo\n3\tthree" + MALWARE
     assert ranged.content == b"two\nthree"
     assert session.check_write("docs/notes.txt").result == pb.WRITE_CHECK_ALLOWED
 
@@ -52,7 +59,17 @@ def test_no_stub_after_the_file_changed(session: Session, project: Path) -> None
     set_mtime(project / "src/b.py", 4_000_000_000_000)
     r = session.read_file("src/b.py")
     assert not r.unchanged
-    assert r.text.decode() == "1\tprint('changed')\n2\t"
+    assert r.text.decode() == "1\tprint('changed')\n2\t" + MALWARE
+
+
+def test_read_file_follows_the_malware_reminder_policy(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    off = pb.RestorePolicy(malware_reminder=False)
+    s = daemon.client.open_session(str(project), session_id=new_session_id("mw"), policy=off)
+    r = s.read_file("docs/notes.txt")
+    assert r.text.decode() == "1\tone\n2\ttwo\n3\tthree\n4\tfour\n5\tfive"
+    assert r.tokens == (len(r.text.decode()) + 2) // 4
 
 
 def test_no_stub_for_a_partial_view_or_a_write(session: Session, project: Path) -> None:

@@ -37,6 +37,7 @@ from postcompact.errors import (
     ResourceExhausted,
 )
 from postcompact.persist import ROW_BYTES, NullStore
+from postcompact.restore.policy import Policy
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -135,6 +136,18 @@ def max_file_bytes(s: Session, config: Config) -> int:
     return DEFAULT_MAX_FILE_SIZE_BYTES
 
 
+_DEFAULT_POLICY = Policy()
+
+
+def malware_reminder(s: Session, config: Config) -> bool:
+    """Whether a Read result ends with Claude Code's malware reminder: the session's policy,
+    else the daemon's, else the default (on, as Claude Code's Read tool result)."""
+    for layer in (s.policy, config.policy):
+        if layer.HasField("malware_reminder"):
+            return layer.malware_reminder
+    return _DEFAULT_POLICY.malware_reminder
+
+
 class FileService:
     def __init__(self, registry: Registry, config: Config):
         self.registry = registry
@@ -212,7 +225,7 @@ class FileService:
             tf.content.decode("utf-8", errors="replace"),
             start_line=offset,
             total_lines=tf.total_lines,
-            malware_reminder=False,
+            malware_reminder=malware_reminder(s, self.config),
         )
         return pb.ReadFileResponse(
             path=path,
