@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -134,7 +135,14 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--project", default="")
     p.add_argument("--token", default="")
-    asyncio.run(main_async(p.parse_args()))
+    try:
+        asyncio.run(main_async(p.parse_args()))
+    except grpc.RpcError as e:  # one line: the harness reports the last line of stderr
+        code = e.code() if isinstance(e, grpc.aio.AioRpcError) else "?"
+        details = e.details() if isinstance(e, grpc.aio.AioRpcError) else str(e)
+        sys.exit(f"b6_python: {code}: {details}")
+    except Exception as e:
+        sys.exit(f"b6_python: {type(e).__name__}: {e}")
 
 
 if __name__ == "__main__":
