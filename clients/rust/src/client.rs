@@ -1,6 +1,7 @@
 //! The connection: Unix socket or TCP channel, bearer token on TCP, auto-start with a health
 //! wait, and one method per RPC.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,12 +17,13 @@ use tonic::transport::{Channel, Endpoint, Uri};
 use tonic::Code;
 
 use crate::address::{self, Address, AddressSource, Env, ProcessEnv, Resolved};
-use crate::error::{Error, REASON_METADATA_KEY};
+use crate::error::{Error, RpcError, ERROR_DOMAIN, REASON_METADATA_KEY};
 use crate::health_pb::health_check_response::ServingStatus;
 use crate::health_pb::health_client::HealthClient;
 use crate::health_pb::HealthCheckRequest;
 use crate::pb;
 use crate::pb::postcompact_service_client::PostcompactServiceClient;
+use crate::retry::{self, RetryPolicy, Rpc, REASON_DAEMON_UNAVAILABLE};
 
 /// How long auto-start waits for the daemon to report SERVING.
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -78,6 +80,9 @@ pub struct Options {
     pub start_timeout: Duration,
     /// How long a connection attempt may take.
     pub connect_timeout: Duration,
+    /// Retries of idempotent calls while the daemon restarts (default: about 10 s, then
+    /// `DAEMON_UNAVAILABLE`; [`RetryPolicy::none`] turns it off). See docs/clients.md.
+    pub retry: RetryPolicy,
 }
 
 impl Default for Options {
@@ -89,6 +94,7 @@ impl Default for Options {
             token: None,
             start_timeout: DEFAULT_START_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            retry: RetryPolicy::default(),
         }
     }
 }
@@ -122,6 +128,11 @@ impl Options {
 
     pub fn connect_timeout(mut self, t: Duration) -> Self {
         self.connect_timeout = t;
+        self
+    }
+
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
         self
     }
 
@@ -179,6 +190,16 @@ impl Client {
         })
     }
 
+    /// The same connection with another retry policy.
+    pub fn with_retry(&self, policy: RetryPolicy) -> Client {
+        let mut opts = (*self.opts).clone();
+        opts.retry = policy;
+        Client {
+            conn: Arc::clone(&self.conn),
+            opts: Arc::new(opts),
+        }
+    }
+
     /// The address in use.
     pub fn address(&self) -> Address {
         self.conn.read().expect("lock").resolved.address.clone()
@@ -206,22 +227,75 @@ impl Client {
     }
 
     /// Runs a call; on a transport UNAVAILABLE with auto-start on, makes sure the daemon runs
-    /// (starting it), reconnects and retries once.
+    /// (starting it), reconnects and retries once. Then a transport failure is retried within
+    /// [`Options::retry`] when that is safe (`retry.rs`).
     pub(crate) async fn call<Req, Resp, F, Fut>(&self, req: Req, f: F) -> Result<Resp, Error>
     where
-        Req: Clone,
+        Req: Clone + Rpc,
         F: Fn(RawClient, Req) -> Fut,
         Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
     {
-        let first = f(self.raw(), req.clone()).await;
-        match first {
-            Ok(r) => Ok(r.into_inner()),
-            Err(s) if self.opts.auto_start_enabled() && is_transport_unavailable(&s) => {
+        let policy = &self.opts.retry;
+        let begin = Instant::now();
+        let mut started = false;
+        let mut attempts = 0u32;
+        loop {
+            let status = match f(self.raw(), req.clone()).await {
+                Ok(r) => return Ok(r.into_inner()),
+                Err(s) => s,
+            };
+            if !started && self.opts.auto_start_enabled() && is_transport_unavailable(&status) {
+                started = true;
                 let conn = establish_or_start(&self.opts).await?;
                 *self.conn.write().expect("lock") = conn;
-                Ok(f(self.raw(), req).await?.into_inner())
+                continue;
             }
-            Err(s) => Err(s.into()),
+            attempts += 1;
+            if !retry::is_transport_failure(&status) {
+                return Err(status.into());
+            }
+            let address = self.address().to_string();
+            if !req.is_idempotent() && !retry::not_sent(&status) {
+                let message = format!(
+                    "the connection to the postcompact daemon at {address} failed during {}, \
+                     which is not retried: the daemon may have applied it (error: {})",
+                    Req::METHOD,
+                    status.message()
+                );
+                return Err(Error::Rpc(RpcError {
+                    code: status.code(),
+                    message,
+                    reason: None,
+                    domain: None,
+                    metadata: BTreeMap::new(),
+                    status,
+                }));
+            }
+            let elapsed = begin.elapsed();
+            let remaining = policy.max_elapsed.saturating_sub(elapsed);
+            if attempts >= policy.max_attempts || remaining.is_zero() {
+                let message = format!(
+                    "no postcompact daemon answered at {address}: {} failed {attempts} time(s) \
+                     over {:.1}s (last error: {})",
+                    Req::METHOD,
+                    elapsed.as_secs_f64(),
+                    status.message()
+                );
+                let metadata = BTreeMap::from([
+                    ("address".to_owned(), address),
+                    ("attempts".to_owned(), attempts.to_string()),
+                    ("elapsed_ms".to_owned(), elapsed.as_millis().to_string()),
+                ]);
+                return Err(Error::Rpc(RpcError {
+                    code: Code::Unavailable,
+                    status: tonic::Status::unavailable(message.clone()),
+                    message,
+                    reason: Some(REASON_DAEMON_UNAVAILABLE.to_owned()),
+                    domain: Some(ERROR_DOMAIN.to_owned()),
+                    metadata,
+                }));
+            }
+            tokio::time::sleep(policy.backoff(attempts).min(remaining)).await;
         }
     }
 }

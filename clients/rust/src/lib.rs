@@ -3,6 +3,7 @@
 pub mod address;
 pub mod client;
 pub mod error;
+pub mod retry;
 pub mod session;
 
 /// The generated `postcompact.v1` messages, enums and tonic client.
@@ -20,5 +21,6 @@ pub mod health_pb {
 pub use address::{Address, AddressSource};
 pub use client::{Client, Options};
 pub use error::{code_name, Error, RpcError};
+pub use retry::{RetryPolicy, REASON_DAEMON_UNAVAILABLE};
 pub use session::{Compaction, Session};
 pub use tonic::Code;
