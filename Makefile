@@ -15,13 +15,14 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench protos check-protos clean
+.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
 	@echo "make test    build everything and run every test (cargo, pytest, clients)"
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
+	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
 	@echo "make protos  regenerate the committed gRPC code"
 
 $(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
@@ -85,6 +86,12 @@ fmt: $(VENV_STAMP)
 bench: build $(NODE_STAMP)
 	$(PY) -m pip install -q -r requirements/bench.txt
 	$(PY) -m bench
+
+# The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
+# SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4).
+soak: build
+	$(PY) -m pip install -q -r requirements/bench.txt
+	GO=$(GO) $(PY) -m bench.soak
 
 protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py
