@@ -226,6 +226,8 @@ def estimate_from_utf16_len(units: int, ext: str | None = None) -> int:
 
 # --- fsutil: realpath (rust_core/src/py/py_fsutil.rs) ---
 
-def realpath(path: str | PathLike[str]) -> str | None:
+def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None) -> str | None:
     """os.path.realpath(path) for an absolute path; None where the caller must use Python's
-    (a relative path, a symlink loop, a link that cannot be read)."""
+    (a relative path, a symlink loop, a link that cannot be read). With `base`, a real absolute
+    directory (an earlier result), `path` is relative to it: realpath(base + "/" + path), looking
+    up only `path`'s own components."""

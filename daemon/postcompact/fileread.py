@@ -23,7 +23,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from postcompact import _core
@@ -34,6 +34,7 @@ __all__ = [
     "SNIFF_BYTES",
     "FileReadError",
     "FileReadErrorKind",
+    "ReadScope",
     "TextFile",
     "effective_deny_globs",
     "is_denied",
@@ -178,9 +179,34 @@ def realpath(path: str) -> str:
 
 
 def resolve_roots(roots: Iterable[str]) -> tuple[str, ...]:
-    """The real paths of `roots`, as `read_text` checks against (pass them as `real_roots` to
-    resolve them once for several reads)."""
+    """The real paths of `roots`, as `read_text` checks against."""
     return tuple(realpath(r) for r in roots)
+
+
+@dataclass(slots=True)
+class ReadScope:
+    """What a batch of reads resolves once instead of per file: the roots' real paths, and the
+    real path of each directory read from (five files of one directory cost one lookup of the
+    directory's components, then one per file name)."""
+
+    real_roots: tuple[str, ...]
+    real_dirs: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, roots: Iterable[str]) -> ReadScope:
+        return cls(resolve_roots(roots))
+
+    def realpath(self, path: str) -> str:
+        """`os.path.realpath(path)` for a normalised absolute `path`."""
+        head, tail = os.path.split(path)
+        base = self.real_dirs.get(head)
+        if base is None:
+            base = _core.realpath(head)
+            if base is None:
+                return os.path.realpath(path)
+            self.real_dirs[head] = base
+        real = _core.realpath(tail, base)
+        return os.path.realpath(path) if real is None else real
 
 
 def read_text(
@@ -192,7 +218,7 @@ def read_text(
     limit: int | None = None,
     deny_globs: Sequence[str] = (),
     head_bytes: int | None = None,
-    real_roots: Sequence[str] | None = None,
+    scope: ReadScope | None = None,
 ) -> TextFile:
     """Read lines [offset, offset+limit) (1-based; default the whole file) of a text file.
 
@@ -203,7 +229,7 @@ def read_text(
     - `head_bytes` (restoration's TRUNCATE_HEAD of a file over the size cap): read at most this
       many bytes of the range, cut back to a line boundary (or to a UTF-8 character boundary when
       the first line alone is longer), and set `truncated`. `total_lines` is still exact.
-    - `real_roots`: `resolve_roots(roots)` computed by a caller reading several files.
+    - `scope`: `ReadScope.of(roots)`, shared by a caller reading several files.
     """
     if not path or "\0" in path:
         raise FileReadError("invalid_path", f"invalid path {path!r}")
@@ -215,9 +241,10 @@ def read_text(
         raise FileReadError("invalid_range", f"limit must be at least 1, got {limit}")
 
     requested = os.path.normpath(path)
-    real = realpath(requested)
-    if real_roots is None:
-        real_roots = resolve_roots(roots)
+    if scope is None:
+        scope = ReadScope.of(roots)
+    real = scope.realpath(requested)
+    real_roots = scope.real_roots
     if not within_roots(real, real_roots):
         raise FileReadError("outside_roots", f"{path} is outside the session roots")
     glob = is_denied(dict.fromkeys((requested, real)), deny_globs)

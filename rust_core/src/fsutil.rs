@@ -102,6 +102,15 @@ pub fn realpath(path: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// `realpath(base + "/" + rest)` when `base` is already a real absolute path (the result of
+/// [`realpath`] for it): only `rest`'s components are looked up. `None` as for [`realpath`].
+pub fn realpath_under(base: &[u8], rest: &[u8]) -> Option<Vec<u8>> {
+    if !base.starts_with(b"/") || rest.starts_with(b"/") {
+        return None;
+    }
+    join_real(base.to_vec(), rest, &mut Seen::new(), 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +146,16 @@ mod tests {
             format!("{d}/missing/y")
         );
         assert_eq!(rp(&dir.join("loop1")), None);
+        let under = |base: &str, rest: &str| {
+            realpath_under(base.as_bytes(), rest.as_bytes()).map(|v| String::from_utf8(v).unwrap())
+        };
+        assert_eq!(
+            under(&format!("{d}/a"), "rel").unwrap(),
+            format!("{d}/a/b/f.txt")
+        );
+        assert_eq!(under(d, "la/b/../rel").unwrap(), format!("{d}/a/b/f.txt"));
+        assert_eq!(under(d, "").unwrap(), d);
+        assert_eq!(under(d, "/abs"), None);
         assert_eq!(realpath(b"relative/x"), None);
         assert_eq!(realpath(b"/").unwrap(), b"/");
         assert_eq!(realpath(b"/..").unwrap(), b"/");

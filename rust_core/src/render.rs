@@ -9,66 +9,38 @@
 //!   are not escaped by `JSON.stringify`). [`json_utf16_len_units`] does the same on UTF-16
 //!   code units, where a lone surrogate costs 6 (well-formed `JSON.stringify` writes `\udxxx`).
 
-/// Per-byte difference between the JSON-escaped UTF-16 length and the byte length, for
-/// valid UTF-8: continuation bytes count 0 units (-1), 4-byte leads 2 units for 4 bytes (+1
-/// with their three continuations at -1), escapes 2 or 6 units (+1 or +5).
-const JSON_DELTA: [i8; 256] = {
-    let mut t = [0i8; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = 5;
-        b += 1;
-    }
-    t[0x08] = 1;
-    t[0x09] = 1;
-    t[0x0A] = 1;
-    t[0x0C] = 1;
-    t[0x0D] = 1;
-    t[b'"' as usize] = 1;
-    t[b'\\' as usize] = 1;
-    let mut c = 0x80;
-    while c < 0xC0 {
-        t[c] = -1;
-        c += 1;
-    }
-    let mut f = 0xF0;
-    while f < 0xF8 {
-        t[f] = 1;
-        f += 1;
-    }
-    t
-};
+/// How many bytes of `chunk` (at most 255 bytes) satisfy `f`; vectorises.
+#[inline(always)]
+fn count_u8(chunk: &[u8], f: impl Fn(u8) -> bool) -> u8 {
+    chunk
+        .iter()
+        .fold(0u8, |n, &b| n.wrapping_add(u8::from(f(b))))
+}
 
-/// True when no byte of `chunk` needs more than the plain one-unit count (printable ASCII
-/// other than `"` and `\`). Written as a branch-free fold so that it vectorises.
+/// The difference between the JSON-escaped UTF-16 length of `chunk` (valid UTF-8 pieces, at
+/// most 255 bytes) and its byte length: continuation bytes count 0 units (-1), 4-byte leads 2
+/// units for 4 bytes (+1, with their three continuations at -1), the short escapes `"` `\\`
+/// `\b` `\f` `\n` `\r` `\t` 2 units (+1), other C0 controls 6 (`\u00xx`, +5).
 #[inline]
-fn plain_ascii(chunk: &[u8]) -> bool {
-    chunk.iter().fold(true, |ok, &b| {
-        ok & (0x20..0x80).contains(&b) & (b != b'"') & (b != b'\\')
-    })
+fn json_extra(chunk: &[u8]) -> isize {
+    let plain = |b: u8| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\';
+    if count_u8(chunk, plain) as usize == chunk.len() {
+        return 0;
+    }
+    let ctrl = count_u8(chunk, |b| b < 0x20);
+    let short = count_u8(chunk, |b| matches!(b, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D));
+    let quote = count_u8(chunk, |b| b == b'"' || b == b'\\');
+    let cont = count_u8(chunk, |b| b & 0xC0 == 0x80);
+    let lead4 = count_u8(chunk, |b| b >= 0xF0);
+    5 * isize::from(ctrl) - 4 * isize::from(short) + isize::from(quote) - isize::from(cont)
+        + isize::from(lead4)
 }
 
 /// The UTF-16 length of `JSON.stringify(text)`, the two quotes included.
 pub fn json_utf16_len(text: &str) -> usize {
-    const CHUNK: usize = 64;
-    let bytes = text.as_bytes();
-    let mut extra: isize = 0;
-    let mut chunks = bytes.chunks_exact(CHUNK);
-    for chunk in &mut chunks {
-        if !plain_ascii(chunk) {
-            extra += chunk
-                .iter()
-                .map(|&b| isize::from(JSON_DELTA[b as usize]))
-                .sum::<isize>();
-        }
-    }
-    extra += chunks
-        .remainder()
-        .iter()
-        .map(|&b| isize::from(JSON_DELTA[b as usize]))
-        .sum::<isize>();
+    let extra: isize = text.as_bytes().chunks(128).map(json_extra).sum();
     // `extra` is at least -len * 3/4 (continuations), so the sum is positive.
-    (bytes.len() as isize + extra) as usize + 2
+    (text.len() as isize + extra) as usize + 2
 }
 
 /// [`json_utf16_len`] of a text given as UTF-16 code units, where lone surrogates may occur.
@@ -117,24 +89,71 @@ fn push_int(out: &mut Vec<u8>, n: i64) {
     out.extend_from_slice(itoa(n.unsigned_abs(), &mut buf));
 }
 
-/// Byte offset of the next `\n` at or after `from`, or `None`. Reads eight bytes at a time.
+/// Byte offset of the next `\n` at or after `from`, or `None`. Tests 32 bytes at a time with a
+/// branch-free fold (vectorised), then finds the byte in the chunk that has one.
 #[inline]
 fn find_newline(bytes: &[u8], from: usize) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = LO * b'\n' as u64;
+    const CHUNK: usize = 32;
     let mut i = from;
-    while i + 8 <= bytes.len() {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&bytes[i..i + 8]);
-        let x = u64::from_le_bytes(word) ^ NL;
-        let found = x.wrapping_sub(LO) & !x & HI;
-        if found != 0 {
-            return Some(i + (found.trailing_zeros() / 8) as usize);
+    while i + CHUNK <= bytes.len() {
+        let chunk = &bytes[i..i + CHUNK];
+        if chunk.iter().fold(false, |any, &b| any | (b == b'\n')) {
+            break;
         }
-        i += 8;
+        i += CHUNK;
     }
     bytes[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
+}
+
+/// The number of `\n` bytes (u8 counters per 255-byte chunk, so the count vectorises).
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(255)
+        .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
+        .sum()
+}
+
+/// A line number kept as ASCII digits and incremented in place (no division per line).
+struct Decimal {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl Decimal {
+    fn new(n: u64) -> Self {
+        let mut buf = [b'0'; 20];
+        let len = itoa(n, &mut buf).len();
+        Decimal {
+            buf,
+            start: 20 - len,
+        }
+    }
+
+    #[inline]
+    fn digits(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// Adds one; false when the number no longer fits (u64::MAX has 20 digits).
+    #[inline]
+    fn increment(&mut self) -> bool {
+        let mut i = self.buf.len();
+        while i > self.start {
+            i -= 1;
+            if self.buf[i] == b'9' {
+                self.buf[i] = b'0';
+            } else {
+                self.buf[i] += 1;
+                return true;
+            }
+        }
+        if self.start == 0 {
+            return false;
+        }
+        self.start -= 1;
+        self.buf[self.start] = b'1';
+        true
+    }
 }
 
 /// Claude Code's `addLineNumbers(text, start_line)`: see the module docs.
@@ -145,7 +164,7 @@ pub fn number_lines(text: &str, start_line: i64) -> String {
         return String::new();
     }
     let bytes = text.as_bytes();
-    let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+    let lines = count_newlines(bytes) + 1;
     let last = start_line.saturating_add(lines as i64 - 1);
     let digits = 1 + start_line
         .unsigned_abs()
@@ -153,6 +172,8 @@ pub fn number_lines(text: &str, start_line: i64) -> String {
         .max(1)
         .ilog10() as usize;
     let mut out = Vec::with_capacity(bytes.len() + lines * (digits + 2));
+    // Non-negative numbers (every real Read) count up in ASCII; others format each number.
+    let mut decimal = u64::try_from(start_line).ok().map(Decimal::new);
     let mut n = start_line;
     let mut start = 0;
     loop {
@@ -165,14 +186,28 @@ pub fn number_lines(text: &str, start_line: i64) -> String {
         } else {
             end
         };
-        push_int(&mut out, n);
+        match &decimal {
+            Some(d) => out.extend_from_slice(d.digits()),
+            None => push_int(&mut out, n),
+        }
         out.push(b'\t');
         out.extend_from_slice(&bytes[start..line_end]);
         match next {
             Some(s) => {
                 out.push(b'\n');
                 start = s;
-                n = n.saturating_add(1);
+                if n < i64::MAX {
+                    n += 1;
+                    if let Some(d) = &mut decimal {
+                        if !d.increment() {
+                            decimal = None;
+                        }
+                    } else if n >= 0 {
+                        decimal = Some(Decimal::new(n as u64));
+                    }
+                } else {
+                    decimal = None; // saturated: i64::MAX from now on
+                }
             }
             None => break,
         }
@@ -227,6 +262,13 @@ mod tests {
         assert_eq!(number_lines("\n\n", -1), "-1\t\n0\t\n1\t");
         assert_eq!(number_lines("x\r", 1), "1\tx\r");
         assert_eq!(number_lines("é😀\r\n中", 99), "99\té😀\n100\t中");
+        assert_eq!(number_lines("a\nb\nc", 9), "9\ta\n10\tb\n11\tc");
+        assert_eq!(number_lines("a\nb\nc", -2), "-2\ta\n-1\tb\n0\tc");
+        let max = i64::MAX;
+        assert_eq!(
+            number_lines("a\nb\nc", max - 1),
+            format!("{}\ta\n{max}\tb\n{max}\tc", max - 1)
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from postcompact import _core, render
+from postcompact import _core, fileread, render
 
 _LINE_SPLIT = re.compile(r"\r?\n")
 
@@ -144,6 +144,16 @@ def test_realpath_matches_python(tmp_path: Path) -> None:
         assert _core.realpath(p) == os.path.realpath(p), rel
     for p in ("/", "//", "///x/..", "/..", "/tmp/../tmp"):
         assert _core.realpath(p) == os.path.realpath(p), p
+    scope = fileread.ReadScope.of([str(tmp_path)])
+    for rel in [*cases, "loop1", "loop1/x", "a/b/f.txt", "a/rel"]:
+        p = os.path.normpath(os.path.join(str(tmp_path), rel))
+        assert scope.realpath(p) == os.path.realpath(p), rel
+        head, tail = os.path.split(p)
+        real_head = os.path.realpath(head)
+        if _core.realpath(head) is not None:
+            got = _core.realpath(tail, real_head)
+            assert got is None or got == os.path.realpath(p), rel
+    assert scope.real_roots == (os.path.realpath(tmp_path),)
     assert _core.realpath(str(tmp_path / "loop1")) is None  # Python's own path for loops
     assert _core.realpath("relative/x") is None
     assert _core.realpath(tmp_path / "la") == os.path.realpath(tmp_path / "la")

@@ -36,6 +36,7 @@ Given the snapshot of the agent's file-state cache (MRU first):
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import time
@@ -98,6 +99,14 @@ def file_cost(
     The content is not serialised: its JSON string costs `_core.json_utf16_len(content)` units
     (what `JSON.stringify(content)` measures), in place of the `""` serialised in its slot.
     """
+    units = _file_message_units(path, display, num_lines, total_lines)
+    return int(_core.estimate_from_utf16_len(units + int(_core.json_utf16_len(content)) - 2))
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_message_units(path: str, display: str, num_lines: int | None, total_lines: int) -> int:
+    """UTF-16 units of the serialised file attachment message with `""` as its content (the
+    same files come back Compact after Compact: cached)."""
     file_json = {
         "filePath": path,
         "content": "",
@@ -105,13 +114,19 @@ def file_cost(
         "startLine": 1,
         "totalLines": total_lines,
     }
-    attachment: dict[str, object] = {
+    attachment = {
         "type": "file",
         "filename": path,
         "content": {"type": "text", "file": file_json},
         "displayPath": display,
     }
-    return attachment_cost(attachment, extra_units=int(_core.json_utf16_len(content)) - 2)
+    message = {
+        "attachment": attachment,
+        "type": "attachment",
+        "uuid": _UUID,
+        "timestamp": _TIMESTAMP,
+    }
+    return int(_core.utf16_len(render.js_json_stringify(message)))
 
 
 def read_paths_in_tail(
@@ -196,12 +211,12 @@ class FileStep:
         return _Restored(path, rank, pb.OUTCOME_REFERENCED, att, cost, detail)
 
     def restore_one(
-        self, path: str, rank: int, real_roots: Sequence[str] | None = None
+        self, path: str, rank: int, scope: fileread.ReadScope | None = None
     ) -> _Restored:
         p, s = self.policy, self.session
         roots = s.roots or [s.cwd]
-        if real_roots is None:
-            real_roots = fileread.resolve_roots(roots)
+        if scope is None:
+            scope = fileread.ReadScope.of(roots)
         over_size = False
         size_detail = ""
         try:
@@ -210,7 +225,7 @@ class FileStep:
                 roots=roots,
                 max_bytes=p.max_file_size_bytes,
                 deny_globs=self.deny_globs,
-                real_roots=real_roots,
+                scope=scope,
             )
         except fileread.FileReadError as exc:
             if exc.kind != "too_large":
@@ -227,7 +242,7 @@ class FileStep:
                     max_bytes=p.max_file_size_bytes,
                     deny_globs=self.deny_globs,
                     head_bytes=p.max_file_size_bytes,
-                    real_roots=real_roots,
+                    scope=scope,
                 )
             except fileread.FileReadError as exc2:
                 outcome = _ERROR_OUTCOMES.get(exc2.kind, pb.OUTCOME_UNREADABLE)
@@ -270,10 +285,8 @@ class FileStep:
         """`restore_one` for each of `paths` (ranked 1, 2, ... in order), in one worker thread:
         the re-reads and the numbering release the GIL, the files are small (the size cap), and
         one thread hop instead of one per file is what keeps a Compact cheap."""
-        real_roots = fileread.resolve_roots(self.session.roots or [self.session.cwd])
-        return [
-            self.restore_one(path, rank, real_roots) for rank, path in enumerate(paths, start=1)
-        ]
+        scope = fileread.ReadScope.of(self.session.roots or [self.session.cwd])
+        return [self.restore_one(path, rank, scope) for rank, path in enumerate(paths, start=1)]
 
     def _file(
         self,

@@ -8,6 +8,7 @@ overrides. Every default is the reference constant (claude-code-compaction.md §
 
 from __future__ import annotations
 
+import functools
 import string
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -119,6 +120,16 @@ def _check_marker(marker: str) -> None:
 
 def resolve_policy(*layers: pb.RestorePolicy) -> Policy:
     """Validate each layer and apply them in order over the reference defaults."""
+    # Policies are immutable and the layers rarely change: resolve each distinct stack once.
+    return _resolve_serialized(tuple(layer.SerializeToString() for layer in layers))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve_serialized(layers: tuple[bytes, ...]) -> Policy:
+    return _resolve(*(pb.RestorePolicy.FromString(raw) for raw in layers))
+
+
+def _resolve(*layers: pb.RestorePolicy) -> Policy:
     policy = Policy()
     for layer in layers:
         validate_policy(layer)
