@@ -59,7 +59,8 @@ def running_daemon(tmp: Path, *, tcp: bool = False) -> Iterator[Daemon]:
         tcp_address: str | None = None
         metadata: tuple[tuple[str, str], ...] = ()
         if tcp:
-            info = json.loads((tmp / "run" / "postcompact" / "server.json").read_text())
+            # With --socket the runtime directory is the socket's (lifecycle.RuntimePaths).
+            info = json.loads((sock.parent / "server.json").read_text())
             tcp_address = f"127.0.0.1:{info['tcp_port']}"
             token = Path(info["token_file"]).read_text().strip()
             metadata = (("authorization", f"Bearer {token}"),)

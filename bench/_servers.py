@@ -28,6 +28,14 @@ def _size(req: bytes) -> int:
     return int(req[:8])
 
 
+def _payload(size: int) -> bytes:
+    """`size` bytes (made once per size: B5 asks for the size of a real Compact response)."""
+    payload = PAYLOADS.get(size)
+    if payload is None:
+        payload = PAYLOADS[size] = b"x" * size
+    return payload
+
+
 def serve_raw(address: str) -> None:
     if address.startswith("unix://"):
         path = address.removeprefix("unix://")
@@ -51,7 +59,7 @@ def serve_raw(address: str) -> None:
                     return
                 (n,) = struct.unpack("!I", head)
                 body = _recv_exact(conn, n)
-                payload = PAYLOADS[_size(body)]
+                payload = _payload(_size(body))
                 conn.sendall(struct.pack("!I", len(payload)) + payload)
 
     while True:
@@ -71,7 +79,7 @@ def _recv_exact(conn: socket.socket, n: int) -> bytes:
 
 def serve_grpc_sync(address: str) -> None:
     def echo(req: bytes, _ctx: grpc.ServicerContext) -> bytes:
-        return PAYLOADS[_size(req)]
+        return _payload(_size(req))
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=OPTIONS)
     handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(echo)
@@ -86,7 +94,7 @@ def serve_grpc_sync(address: str) -> None:
 
 async def serve_grpc_aio(address: str) -> None:
     async def echo(req: bytes, _ctx: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
-        return PAYLOADS[_size(req)]
+        return _payload(_size(req))
 
     server = grpc.aio.server(options=OPTIONS)
     handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(echo)
