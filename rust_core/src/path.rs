@@ -93,30 +93,16 @@ fn check_nul(what: &'static str, value: &str) -> Result<(), PathError> {
 /// (except `/`), no surrounding JavaScript whitespace, no NUL, and in NFC.
 #[must_use]
 pub fn is_canonical(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    if bytes.first() != Some(&b'/') {
+    let Some(rest) = path.strip_prefix('/') else {
         return false;
-    }
-    if bytes.len() == 1 {
+    };
+    if rest.is_empty() {
         return true;
     }
-    let mut ascii = true;
-    let mut seg_start = 1usize;
-    for (i, &b) in bytes.iter().enumerate().skip(1) {
-        match b {
-            b'/' => {
-                if !segment_ok(&bytes[seg_start..i]) {
-                    return false;
-                }
-                seg_start = i + 1;
-            }
-            0 => return false,
-            _ => ascii &= b < 0x80,
-        }
-    }
-    if !segment_ok(&bytes[seg_start..]) {
+    let bytes = path.as_bytes();
+    let Some(ascii) = scan_separators(bytes) else {
         return false;
-    }
+    };
     if ascii {
         let last = bytes[bytes.len() - 1];
         return !(last == b' ' || (0x09..=0x0d).contains(&last));
@@ -131,9 +117,59 @@ pub fn is_canonical(path: &str) -> bool {
     }
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+const SLASHES: u64 = 0x2f2f_2f2f_2f2f_2f2f;
+
+/// The high bit of every byte of `x` that may be zero: exact about whether one is (a byte above a
+/// zero byte may be flagged too).
+#[inline(always)]
+const fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// One pass, eight bytes at a time: `None` if a separator starts an empty, `.` or `..` segment
+/// or a byte is NUL, else whether every byte is ASCII.
 #[inline]
-fn segment_ok(seg: &[u8]) -> bool {
-    !(seg.is_empty() || seg == b"." || seg == b"..")
+fn scan_separators(bytes: &[u8]) -> Option<bool> {
+    let mut high = 0u8;
+    let mut at = 0;
+    while at + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[at..at + 8]);
+        let w = u64::from_le_bytes(word);
+        if zero_bytes(w) != 0 {
+            return None;
+        }
+        high |= (w & HIGHS != 0) as u8;
+        let mut slashes = zero_bytes(w ^ SLASHES);
+        while slashes != 0 {
+            let i = at + (slashes.trailing_zeros() / 8) as usize;
+            if bytes[i] == b'/' && !segment_ok(&bytes[i + 1..]) {
+                return None;
+            }
+            slashes &= slashes - 1;
+        }
+        at += 8;
+    }
+    for (i, &b) in bytes.iter().enumerate().skip(at) {
+        match b {
+            0 => return None,
+            b'/' if !segment_ok(&bytes[i + 1..]) => return None,
+            _ => high |= b >> 7,
+        }
+    }
+    Some(high == 0)
+}
+
+/// Whether the segment at the start of `after` (up to the next `/` or the end) is a name.
+#[inline(always)]
+fn segment_ok(after: &[u8]) -> bool {
+    match after.first() {
+        None | Some(b'/') => false,
+        Some(b'.') => !matches!(after, [_] | [_, b'/', ..] | [_, b'.'] | [_, b'.', b'/', ..]),
+        Some(_) => true,
+    }
 }
 
 /// Push the segments of `path` onto `stack`, resolving `.` and `..` (never above the root).
@@ -392,6 +428,34 @@ mod tests {
             let canonical = is_canonical(p);
             let expanded = expand_path(p, CWD, None).unwrap();
             assert_eq!(canonical, expanded == p, "{p:?} -> {expanded:?}");
+        }
+    }
+
+    #[test]
+    fn separator_scan_agrees_with_a_plain_check() {
+        // Every short path over a small alphabet, at every alignment.
+        let alphabet = [b'/', b'.', b'a', 0, 0xc3];
+        let mut path = Vec::new();
+        for n in 1..=6usize {
+            for mut code in 0..alphabet.len().pow(n as u32) {
+                path.clear();
+                path.extend_from_slice(b"/prefix-of-odd-len");
+                for _ in 0..n {
+                    path.push(alphabet[code % alphabet.len()]);
+                    code /= alphabet.len();
+                }
+                let plain = if path.contains(&0)
+                    || path
+                        .split(|&b| b == b'/')
+                        .skip(1)
+                        .any(|s| matches!(s, b"" | b"." | b".."))
+                {
+                    None
+                } else {
+                    Some(path.is_ascii())
+                };
+                assert_eq!(scan_separators(&path), plain, "{path:?}");
+            }
         }
     }
 
