@@ -231,7 +231,11 @@ fn json_mode(path: &str) {
     }
     samples.sort_by(f64::total_cmp);
     let skip_micro = std::env::var("POSTCOMPACT_B1_MICRO").is_ok_and(|v| v == "0");
-    let micro = if skip_micro { Vec::new() } else { micro().to_vec() };
+    let micro = if skip_micro {
+        Vec::new()
+    } else {
+        micro().to_vec()
+    };
     let micro = micro
         .iter()
         .map(|(name, ns)| format!("\"{name}\": {ns:.2}"))

@@ -1153,6 +1153,35 @@ mod tests {
     }
 
     #[test]
+    fn hashed_api_matches_the_keyed_one() {
+        fn eq(q: &str) -> impl Fn(&Key) -> bool + '_ {
+            move |k| k.0.eq_ignore_ascii_case(q)
+        }
+        // Keys compared case-insensitively, hashed by the caller: the hashed API needs neither
+        // `Hash` nor `Eq` on the stored key.
+        struct Key(String);
+        let hash = |k: &str| FastBuildHasher.hash_one(k.to_ascii_lowercase());
+        let mut c: LruCache<Key, u32> = LruCache::new(2, 10).unwrap();
+        let set = |c: &mut LruCache<Key, u32>, k: &str, v: u32, size: u64| {
+            c.set_hashed(hash(k), eq(k), || Key(k.to_owned()), v, size, |_, _| {})
+        };
+        assert_eq!(set(&mut c, "A", 1, 4), SetOutcome::Added);
+        assert_eq!(set(&mut c, "b", 2, 4), SetOutcome::Added);
+        assert_eq!(set(&mut c, "a", 3, 4), SetOutcome::Replaced(1));
+        assert_eq!(c.get_hashed(hash("B"), eq("B")), Some(&2));
+        assert_eq!(
+            c.peek_hashed(hash("a"), eq("a"))
+                .map(|(k, v, s)| (k.0.as_str(), *v, s)),
+            Some(("A", 3, 4))
+        );
+        assert_eq!(set(&mut c, "c", 4, 4), SetOutcome::Added); // evicts A (LRU)
+        assert!(c.peek_hashed(hash("a"), eq("a")).is_none());
+        assert_eq!(c.delete_hashed(hash("C"), eq("C")).map(|(_, v)| v), Some(4));
+        assert_eq!(set(&mut c, "b", 5, 11), SetOutcome::Rejected(Some(2)));
+        assert!(c.is_empty());
+    }
+
+    #[test]
     fn hasher_distinguishes_tails_and_prefixes() {
         let h = |s: &str| FastBuildHasher.hash_one(s);
         assert_ne!(h("a"), h("a\0"));
