@@ -68,9 +68,39 @@ def test_only_agent_mutations_are_wrapped() -> None:
     assert locks.wrap("EstimateTokens", h) is h
     assert locks.wrap("GetStats", h) is h
     assert locks.wrap("Compact", h) is not h
-    key = AGENT_KEYS["MergeFileState"]
-    req = pb.MergeFileStateRequest(session_id="s", from_agent_id="a", into_agent_id="b")
-    assert key(req) == ("s", "b")
+    merge = pb.MergeFileStateRequest(session_id="s", from_agent_id="a", into_agent_id="b")
+    assert AGENT_KEYS["MergeFileState"](merge) == (("s", "b"), ("s", "a"))
+    start = pb.StartAgentRequest(session_id="s", agent_id="sub", parent_agent_id="")
+    assert AGENT_KEYS["StartAgent"](start) == (("s", "sub"), ("s", ""))
+
+
+async def test_two_agent_calls_take_both_locks_in_order() -> None:
+    locks = AgentLocks()
+    gate = asyncio.Event()
+    order: list[str] = []
+
+    async def compact(req: Any, ctx: Any) -> None:
+        order.append("compact start")
+        await gate.wait()
+        order.append("compact end")
+
+    async def merge(req: Any, ctx: Any) -> None:
+        order.append("merge")
+
+    c = asyncio.create_task(
+        locks.wrap("Compact", compact)(SimpleNamespace(session_id="s", agent_id="a"), None)
+    )
+    await asyncio.sleep(0)
+    req = SimpleNamespace(session_id="s", from_agent_id="a", into_agent_id="b")
+    m1 = asyncio.create_task(locks.wrap("MergeFileState", merge)(req, None))
+    rev = SimpleNamespace(session_id="s", from_agent_id="b", into_agent_id="a")
+    m2 = asyncio.create_task(locks.wrap("MergeFileState", merge)(rev, None))
+    await asyncio.sleep(0.01)
+    assert order == ["compact start"]  # both merges read or change agent "a"
+    gate.set()
+    await asyncio.gather(c, m1, m2)
+    assert order == ["compact start", "compact end", "merge", "merge"]
+    assert len(locks) == 0
 
 
 async def test_read_file_waits_for_a_running_compact(tmp_path: Path) -> None:

@@ -21,16 +21,23 @@ Key = tuple[str, str]
 Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
 
 
-def _agent(req: Any) -> Key:
-    return (req.session_id, req.agent_id)
+def _agent(req: Any) -> tuple[Key, ...]:
+    return ((req.session_id, req.agent_id),)
 
 
-def _merge_into(req: Any) -> Key:
-    return (req.session_id, req.into_agent_id)
+def _merge(req: Any) -> tuple[Key, ...]:
+    # Changes `into`; reads `from`, which must not be half-way through a Compact either.
+    return ((req.session_id, req.into_agent_id), (req.session_id, req.from_agent_id))
 
 
-# RPC name -> the (session_id, agent_id) whose state it changes.
-AGENT_KEYS: dict[str, Callable[[Any], Key]] = {
+def _start(req: Any) -> tuple[Key, ...]:
+    # The new agent, and the parent whose cache a CLONE_PARENT copies.
+    return ((req.session_id, req.agent_id), (req.session_id, req.parent_agent_id))
+
+
+# RPC name -> the (session_id, agent_id) keys of the agents whose state it changes or copies.
+AGENT_KEYS: dict[str, Callable[[Any], tuple[Key, ...]]] = {
+    "StartAgent": _start,
     "ReadFile": _agent,
     "RecordRead": _agent,
     "RecordWrite": _agent,
@@ -39,7 +46,7 @@ AGENT_KEYS: dict[str, Callable[[Any], Key]] = {
     "SetPlan": _agent,
     "SetMode": _agent,
     "SetCatalog": _agent,
-    "MergeFileState": _merge_into,
+    "MergeFileState": _merge,
     "Compact": _agent,
     "PreviewCompact": _agent,
 }
@@ -57,8 +64,21 @@ class AgentLocks:
         entry = self._locks.get((session_id, agent_id))
         return entry is not None and bool(entry[0].locked())
 
-    async def run(self, key: Key, call: Callable[[], Awaitable[Any]]) -> Any:
-        """`await call()` holding the lock of `key`."""
+    async def run(self, keys: tuple[Key, ...], call: Callable[[], Awaitable[Any]]) -> Any:
+        """`await call()` holding the locks of `keys`, taken in sorted order (no deadlock
+        between two calls that need the same two agents)."""
+        ordered = sorted(set(keys))
+        if len(ordered) == 1:
+            return await self._run_one(ordered[0], call)
+
+        async def nest(i: int) -> Any:
+            if i == len(ordered):
+                return await call()
+            return await self._run_one(ordered[i], lambda: nest(i + 1))
+
+        return await nest(0)
+
+    async def _run_one(self, key: Key, call: Callable[[], Awaitable[Any]]) -> Any:
         entry = self._locks.get(key)
         if entry is None:
             entry = self._locks[key] = [asyncio.Lock(), 0]
@@ -79,9 +99,9 @@ class AgentLocks:
 
         async def locked(req: Any, ctx: Any) -> Any:
             try:
-                key = key_of(req)
+                keys = key_of(req)
             except AttributeError:  # an undecodable request: the handler's guard answers it
                 return await fn(req, ctx)
-            return await self.run(key, lambda: fn(req, ctx))
+            return await self.run(keys, lambda: fn(req, ctx))
 
         return locked
