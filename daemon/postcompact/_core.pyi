@@ -4,6 +4,27 @@ from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import final, overload
 
+# The module's __all__ (PyO3 adds every registered name); stubtest checks it is complete.
+__all__ = [
+    "ENCODINGS",
+    "FileState",
+    "FileStateCache",
+    "LruCache",
+    "__version__",
+    "count",
+    "count_batch",
+    "estimate",
+    "estimate_batch",
+    "estimate_from_utf16_len",
+    "expand_path",
+    "json_utf16_len",
+    "number_lines",
+    "realpath",
+    "truncate_batch",
+    "truncate_to_tokens",
+    "utf16_len",
+]
+
 __version__: str
 
 # --- cache: LruCache, FileState, FileStateCache, expand_path (rust_core/src/py/py_cache.rs) ---
