@@ -47,7 +47,8 @@ def gen_python(package_root: Path) -> None:
             *OWN_PROTOS,
         ]
     )
-    (out / "__init__.py").write_text('"""Generated from proto/postcompact/v1 by `make protos`."""\n')
+    doc = '"""Generated from proto/postcompact/v1 by `make protos`."""\n'
+    (out / "__init__.py").write_text(doc)
 
 
 GO_MODULE = "github.com/postcompact/postcompact/clients/go"
@@ -90,7 +91,7 @@ def gen_go() -> None:
 
 
 def gen_python_client() -> None:
-    """The pure-Python client's copy: clients/python/src/postcompact_client/v1, imports rewritten."""
+    """The pure-Python client's copy in clients/python/src, with its imports rewritten."""
     import tempfile
 
     dest = ROOT / "clients" / "python" / "src" / "postcompact_client" / "v1"
@@ -170,7 +171,6 @@ def main() -> None:
     for name in wanted:
         print(f"protos: {name}", flush=True)
         GENERATORS[name]()
-    subprocess.run(["git", "status", "--porcelain", "--", "daemon/postcompact/v1"], cwd=ROOT, check=False)
 
 
 if __name__ == "__main__":
