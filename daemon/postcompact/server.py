@@ -223,7 +223,8 @@ class Servicer:
     async def PreviewCompact(
         self, req: pb.PreviewCompactRequest, ctx: Ctx
     ) -> pb.PreviewCompactResponse:
-        # The two request/response pairs share field numbers and types: convert on the wire.
+        # The two request/response pairs share field numbers and types (include_content and the
+        # reserved rendered_text too): convert on the wire.
         creq = pb.CompactRequest.FromString(req.SerializeToString())
         resp = await self._compact(creq, preview=True)
         return pb.PreviewCompactResponse.FromString(resp.SerializeToString())

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from postcompact import render
-from postcompact_client import Session
+from postcompact_client import Session, rendered_text
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, start_daemon
@@ -105,9 +105,28 @@ def test_partial_compaction_tail_visibility(session: Session, project: Path) -> 
     resp = session.compact(kind=pb.COMPACT_KIND_PARTIAL, preserved_messages=tail)
     assert sorted(a.file.display_path for a in resp.attachments) == ["README.md", "src/b.py"]
     assert _decision(resp, "src/a.py").outcome == pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
-    text = resp.rendered_text
+    text = rendered_text(resp)
     assert "<system-reminder>\nCalled the Read tool with the following input: " in text
     assert "1\tprint('b')\n2\t" in text
+
+
+def test_each_restored_byte_crosses_the_socket_once(session: Session, project: Path) -> None:
+    """By default a file's text is only in its rendered_text: no raw copy, no joined copy."""
+    marker = "UNIQUE-MARKER-7f3a"
+    _write(project, "src/m.py", f"x = '{marker}'\n")
+    session.read_file("src/m.py")
+    session.set_plan(_write(project, "plan.md", f"plan {marker}\n"))
+    session.record_skill("s", content=f"skill {marker}")
+    for lean, full in (
+        (session.preview_compact(), session.preview_compact(include_content=True)),
+        (session.compact(), session.preview_compact(include_content=True)),
+    ):
+        assert lean.SerializeToString().count(marker.encode()) == 3  # file, plan, skill: once
+        assert full.SerializeToString().count(marker.encode()) == 6  # and each raw copy
+        assert rendered_text(lean) == rendered_text(full)
+        assert rendered_text(lean).count(marker) == 3
+        (f,) = [a.file for a in full.attachments if a.HasField("file")]
+        assert f.content == f"x = '{marker}'\n".encode()
 
 
 def test_skills_plan_tasks_and_deltas(session: Session, project: Path) -> None:
@@ -153,8 +172,12 @@ def test_skills_plan_tasks_and_deltas(session: Session, project: Path) -> None:
         '<system-reminder>\nBackground agent "index repo" (t1) is still running.'
     )
     assert [s.name for s in skills.invoked_skills.skills] == ["review", "commit"]
-    assert skills.invoked_skills.skills[0].content.decode().endswith(render.SKILL_TRUNCATION_MARKER)
-    assert "secret-sub-skill" not in resp.rendered_text
+    assert skills.invoked_skills.skills[0].content == b""  # the text is in rendered_text only
+    assert render.SKILL_TRUNCATION_MARKER in skills.rendered_text
+    full = session.preview_compact(skip_hooks=True, include_content=True)
+    content = full.attachments[1].invoked_skills.skills[0].content.decode()
+    assert content.endswith(render.SKILL_TRUNCATION_MARKER)
+    assert "secret-sub-skill" not in rendered_text(resp)
     assert list(tools.deferred_tools_delta.added_names) == ["mcp__gh__issue", "mcp__gh__pr"]
     assert agents.rendered_text == (
         "<system-reminder>\nAvailable agent types for the Agent tool:\n"

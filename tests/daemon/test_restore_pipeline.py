@@ -80,6 +80,7 @@ class World:
         additional: Sequence[str] = (),
         skip_hooks: bool = False,
         deny: Sequence[str] = (),
+        include_content: bool = False,
     ) -> pb.CompactResponse:
         req = pb.CompactRequest(
             session_id="s1",
@@ -89,6 +90,7 @@ class World:
             policy=policy or pb.RestorePolicy(),
             additional_context=additional,
             skip_hooks=skip_hooks,
+            include_content=include_content,
         )
         return await run_compact(
             self.session,
@@ -120,6 +122,11 @@ def outcome(resp: pb.CompactResponse, name: str) -> pb.Decision:
 
 def kinds(resp: pb.CompactResponse) -> list[pb.AttachmentKind.ValueType]:
     return [a.kind for a in resp.attachments]
+
+
+def joined(resp: pb.CompactResponse) -> str:
+    """The text to inject (clients join it: the response does not carry it)."""
+    return "\n".join(a.rendered_text for a in resp.attachments)
 
 
 def totals(resp: pb.CompactResponse, category: str) -> pb.CategoryTotals:
@@ -202,9 +209,9 @@ async def test_rendered_file_attachment_is_byte_identical(world: World) -> None:
     assert att.tokens == _core.estimate(att.rendered_text)
     assert att.file.display_path == "a.ts"
     assert (att.file.total_lines, att.file.num_lines, att.file.truncated) == (2, 2, False)
-    assert resp.rendered_text == att.rendered_text
+    assert att.file.content == b""  # without include_content the text is only in rendered_text
     no_reminder = await world.compact(policy=pb.RestorePolicy(malware_reminder=False))
-    assert "malware" not in no_reminder.rendered_text
+    assert "malware" not in joined(no_reminder)
 
 
 async def test_plan_and_memory_files_are_excluded(world: World) -> None:
@@ -290,11 +297,11 @@ async def test_reread_returns_current_disk_content(world: World) -> None:
     world.read("a.ts", 2)
     world.read("b.ts", 1)
     world.write("a.ts", "new content\n")  # modified after it was recorded
-    resp = await world.compact()
+    resp = await world.compact(include_content=True)
     att = resp.attachments[0]
     assert att.file.content == b"new content\n"
     assert "1\tnew content" in att.rendered_text
-    assert "old content" not in resp.rendered_text
+    assert "old content" not in joined(resp)
 
 
 def _lines(n: int, width: int = 60) -> str:
@@ -305,7 +312,9 @@ async def test_oversize_truncate_head(world: World) -> None:
     text = _lines(200)  # 200 * 61 chars ≈ 3050 tokens
     path = world.write("big.ts", text)
     world.read("big.ts", 1)
-    resp = await world.compact(policy=pb.RestorePolicy(max_tokens_per_file=500))
+    resp = await world.compact(
+        policy=pb.RestorePolicy(max_tokens_per_file=500), include_content=True
+    )
     (att,) = resp.attachments
     head = att.file.content.decode()
     assert att.file.truncated
@@ -350,7 +359,9 @@ async def test_file_over_size_cap_is_oversize(world: World) -> None:
     text = _lines(100)  # 6100 bytes, ~1500 tokens: within the token cap
     world.write("wide.ts", text)
     world.read("wide.ts", 1)
-    resp = await world.compact(policy=pb.RestorePolicy(max_file_size_bytes=1000))
+    resp = await world.compact(
+        policy=pb.RestorePolicy(max_file_size_bytes=1000), include_content=True
+    )
     (att,) = resp.attachments
     assert att.file.truncated
     assert len(att.file.content) <= 1000
@@ -535,6 +546,8 @@ async def test_plan_and_plan_mode(world: World) -> None:
     assert resp.attachments[0].rendered_text == render.plan_file_reference(
         str(plan), "1. refactor\n2. test"
     )
+    assert resp.attachments[0].plan_file_reference.plan_content == b""  # only with the flag
+    resp = await world.compact(include_content=True)
     assert resp.attachments[0].plan_file_reference.plan_content == b"1. refactor\n2. test"
 
     world.main.mode = pb.PERMISSION_MODE_PLAN
@@ -563,7 +576,7 @@ async def test_plan_has_no_token_cap(world: World) -> None:
     plan = world.plans / "p.md"
     plan.write_text("step\n" * 20000)  # ~25K tokens, far over every cap
     world.main.plan_file_path = str(plan)
-    resp = await world.compact()
+    resp = await world.compact(include_content=True)
     assert resp.attachments[0].plan_file_reference.plan_content == plan.read_bytes()
 
 
@@ -579,7 +592,10 @@ async def test_skills_order_truncation_and_budget(world: World) -> None:
     _skill(world.main, "old", "old rules", 1)
     _skill(world.main, "big", big, 2)
     _skill(world.main, "new", "new rules", 3)
-    resp = await world.compact()
+    lean = await world.compact()
+    assert [s.content for s in lean.attachments[0].invoked_skills.skills] == [b"", b"", b""]
+    resp = await world.compact(include_content=True)
+    assert resp.attachments[0].rendered_text == lean.attachments[0].rendered_text
     (att,) = resp.attachments
     names = [s.name for s in att.invoked_skills.skills]
     assert names == ["new", "big", "old"]
@@ -750,7 +766,7 @@ async def test_hook_attachment_comes_last(world: World) -> None:
         pb.ATTACHMENT_KIND_INVOKED_SKILLS,
         pb.ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT,
     ]
-    assert resp.rendered_text == "\n".join(a.rendered_text for a in resp.attachments)
+    assert joined(resp).endswith("\n" + render.hook_additional_context(["ctx"]))
 
 
 # --- preview -----------------------------------------------------------------------------------
@@ -782,7 +798,7 @@ async def test_preview_changes_nothing(world: World) -> None:
     assert preview.compaction == 0
     real = await world.compact()
     assert real.compaction == 1
-    assert preview.rendered_text == real.rendered_text
+    assert joined(preview) == joined(real)
     assert list(preview.decisions) == list(real.decisions)
     assert state() != before
 
@@ -815,7 +831,7 @@ async def test_exact_counter_caps_files_and_skills(world: World) -> None:
         max_tokens_per_file=300,
         max_tokens_per_skill=200,
     )
-    resp = await world.compact(policy=policy)
+    resp = await world.compact(policy=policy, include_content=True)
     file_att, skills_att = resp.attachments
     head = file_att.file.content.decode()
     shown = head.count("\n") + 1

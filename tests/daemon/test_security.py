@@ -473,7 +473,10 @@ def _err(fn: Any, *args: Any, **kw: Any) -> PostcompactError:
 
 
 def _compact(s: Session) -> pb.CompactResponse:
-    r: pb.CompactResponse = s.compact(skip_hooks=True, policy={"max_files": 50})
+    # include_content: the leak checks then see the raw copies too, not only rendered_text.
+    r: pb.CompactResponse = s.compact(
+        skip_hooks=True, policy={"max_files": 50}, include_content=True
+    )
     return r
 
 
@@ -557,7 +560,10 @@ def test_restoration_never_reads_outside_the_roots_nor_a_denied_file(
     shutil.rmtree(root / "sub")
     (root / "sub").symlink_to(outside)
 
-    for resp in (s.preview_compact(skip_hooks=True, policy={"max_files": 50}), _compact(s)):
+    for resp in (
+        s.preview_compact(skip_hooks=True, policy={"max_files": 50}, include_content=True),
+        _compact(s),
+    ):
         assert _outcome(resp, root / "a.txt").outcome == pb.OUTCOME_UNREADABLE
         assert "outside_roots" in _outcome(resp, root / "a.txt").detail
         assert _outcome(resp, root / "sub" / "c.txt").outcome == pb.OUTCOME_UNREADABLE

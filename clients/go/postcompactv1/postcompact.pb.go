@@ -3,7 +3,9 @@
 // One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 // (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
 // daemon returns the restoration attachments, each structured and as rendered text, with a
-// decision for every candidate file and skill.
+// decision for every candidate file and skill. Each restored byte crosses the socket once by
+// default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+// content) come only with `include_content`, and the joined text is left to the client.
 //
 // Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
 // which answers INVALID_ARGUMENT, never a transport error); ids and paths are `string`. Times are
@@ -3829,8 +3831,12 @@ type CompactRequest struct {
 	Policy            *RestorePolicy         `protobuf:"bytes,5,opt,name=policy,proto3" json:"policy,omitempty"`                                                // per-request overrides
 	AdditionalContext []string               `protobuf:"bytes,6,rep,name=additional_context,json=additionalContext,proto3" json:"additional_context,omitempty"` // added to the session-start hook context
 	SkipHooks         bool                   `protobuf:"varint,7,opt,name=skip_hooks,json=skipHooks,proto3" json:"skip_hooks,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
+	// InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
+	// attachment's rendered_text, so by default it crosses the socket once.
+	IncludeContent bool `protobuf:"varint,8,opt,name=include_content,json=includeContent,proto3" json:"include_content,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CompactRequest) Reset() {
@@ -3912,13 +3918,21 @@ func (x *CompactRequest) GetSkipHooks() bool {
 	return false
 }
 
+func (x *CompactRequest) GetIncludeContent() bool {
+	if x != nil {
+		return x.IncludeContent
+	}
+	return false
+}
+
+// The text to inject is every attachment's rendered_text joined by "\n", in order: clients join it
+// themselves (the joined copy is not sent).
 type CompactResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attachments   []*Attachment          `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty"` // in injection order
 	Decisions     []*Decision            `protobuf:"bytes,2,rep,name=decisions,proto3" json:"decisions,omitempty"`
 	Totals        []*CategoryTotals      `protobuf:"bytes,3,rep,name=totals,proto3" json:"totals,omitempty"`
-	RenderedText  string                 `protobuf:"bytes,4,opt,name=rendered_text,json=renderedText,proto3" json:"rendered_text,omitempty"` // every attachment's rendered_text joined by "\n"
-	Compaction    int64                  `protobuf:"varint,5,opt,name=compaction,proto3" json:"compaction,omitempty"`                        // this agent's compaction count after this call (unchanged by a preview)
+	Compaction    int64                  `protobuf:"varint,5,opt,name=compaction,proto3" json:"compaction,omitempty"` // this agent's compaction count after this call (unchanged by a preview)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3974,13 +3988,6 @@ func (x *CompactResponse) GetTotals() []*CategoryTotals {
 	return nil
 }
 
-func (x *CompactResponse) GetRenderedText() string {
-	if x != nil {
-		return x.RenderedText
-	}
-	return ""
-}
-
 func (x *CompactResponse) GetCompaction() int64 {
 	if x != nil {
 		return x.Compaction
@@ -3997,6 +4004,7 @@ type PreviewCompactRequest struct {
 	Policy            *RestorePolicy         `protobuf:"bytes,5,opt,name=policy,proto3" json:"policy,omitempty"`
 	AdditionalContext []string               `protobuf:"bytes,6,rep,name=additional_context,json=additionalContext,proto3" json:"additional_context,omitempty"`
 	SkipHooks         bool                   `protobuf:"varint,7,opt,name=skip_hooks,json=skipHooks,proto3" json:"skip_hooks,omitempty"`
+	IncludeContent    bool                   `protobuf:"varint,8,opt,name=include_content,json=includeContent,proto3" json:"include_content,omitempty"` // as in CompactRequest
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -4080,12 +4088,19 @@ func (x *PreviewCompactRequest) GetSkipHooks() bool {
 	return false
 }
 
+func (x *PreviewCompactRequest) GetIncludeContent() bool {
+	if x != nil {
+		return x.IncludeContent
+	}
+	return false
+}
+
+// Field for field the CompactResponse that Compact would answer.
 type PreviewCompactResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attachments   []*Attachment          `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty"`
 	Decisions     []*Decision            `protobuf:"bytes,2,rep,name=decisions,proto3" json:"decisions,omitempty"`
 	Totals        []*CategoryTotals      `protobuf:"bytes,3,rep,name=totals,proto3" json:"totals,omitempty"`
-	RenderedText  string                 `protobuf:"bytes,4,opt,name=rendered_text,json=renderedText,proto3" json:"rendered_text,omitempty"`
 	Compaction    int64                  `protobuf:"varint,5,opt,name=compaction,proto3" json:"compaction,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4142,13 +4157,6 @@ func (x *PreviewCompactResponse) GetTotals() []*CategoryTotals {
 	return nil
 }
 
-func (x *PreviewCompactResponse) GetRenderedText() string {
-	if x != nil {
-		return x.RenderedText
-	}
-	return ""
-}
-
 func (x *PreviewCompactResponse) GetCompaction() int64 {
 	if x != nil {
 		return x.Compaction
@@ -4157,13 +4165,14 @@ func (x *PreviewCompactResponse) GetCompaction() int64 {
 }
 
 type FileAttachment struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	DisplayPath   string                 `protobuf:"bytes,2,opt,name=display_path,json=displayPath,proto3" json:"display_path,omitempty"` // relative to cwd when inside it
-	Content       []byte                 `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`                            // the text restored (the head only when truncated)
-	Truncated     bool                   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	TotalLines    int64                  `protobuf:"varint,5,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
-	NumLines      int64                  `protobuf:"varint,6,opt,name=num_lines,json=numLines,proto3" json:"num_lines,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Path        string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	DisplayPath string                 `protobuf:"bytes,2,opt,name=display_path,json=displayPath,proto3" json:"display_path,omitempty"` // relative to cwd when inside it
+	// The raw text restored (the head only when truncated); empty unless include_content.
+	Content       []byte `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	Truncated     bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	TotalLines    int64  `protobuf:"varint,5,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
+	NumLines      int64  `protobuf:"varint,6,opt,name=num_lines,json=numLines,proto3" json:"num_lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4379,7 +4388,7 @@ func (x *TaskStatusAttachment) GetOutputFilePath() string {
 type PlanFileReference struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PlanFilePath  string                 `protobuf:"bytes,1,opt,name=plan_file_path,json=planFilePath,proto3" json:"plan_file_path,omitempty"`
-	PlanContent   []byte                 `protobuf:"bytes,2,opt,name=plan_content,json=planContent,proto3" json:"plan_content,omitempty"`
+	PlanContent   []byte                 `protobuf:"bytes,2,opt,name=plan_content,json=planContent,proto3" json:"plan_content,omitempty"` // the plan file's text; empty unless include_content
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4489,11 +4498,12 @@ func (x *PlanModeAttachment) GetIsSubAgent() bool {
 }
 
 type InvokedSkill struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
-	Content       []byte                 `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"` // truncated with the marker when over the per-skill cap
-	Truncated     bool                   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Path  string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// Truncated with the marker when over the per-skill cap; empty unless include_content.
+	Content       []byte `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	Truncated     bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6193,7 +6203,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x05block\"w\n" +
 	"\x13ConversationMessage\x12(\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x14.postcompact.v1.RoleR\x04role\x126\n" +
-	"\acontent\x18\x02 \x03(\v2\x1c.postcompact.v1.ContentBlockR\acontent\"\xd4\x02\n" +
+	"\acontent\x18\x02 \x03(\v2\x1c.postcompact.v1.ContentBlockR\acontent\"\xfd\x02\n" +
 	"\x0eCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -6203,15 +6213,15 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x06policy\x18\x05 \x01(\v2\x1d.postcompact.v1.RestorePolicyR\x06policy\x12-\n" +
 	"\x12additional_context\x18\x06 \x03(\tR\x11additionalContext\x12\x1d\n" +
 	"\n" +
-	"skip_hooks\x18\a \x01(\bR\tskipHooks\"\x84\x02\n" +
+	"skip_hooks\x18\a \x01(\bR\tskipHooks\x12'\n" +
+	"\x0finclude_content\x18\b \x01(\bR\x0eincludeContent\"\xf4\x01\n" +
 	"\x0fCompactResponse\x12<\n" +
 	"\vattachments\x18\x01 \x03(\v2\x1a.postcompact.v1.AttachmentR\vattachments\x126\n" +
 	"\tdecisions\x18\x02 \x03(\v2\x18.postcompact.v1.DecisionR\tdecisions\x126\n" +
-	"\x06totals\x18\x03 \x03(\v2\x1e.postcompact.v1.CategoryTotalsR\x06totals\x12#\n" +
-	"\rrendered_text\x18\x04 \x01(\tR\frenderedText\x12\x1e\n" +
+	"\x06totals\x18\x03 \x03(\v2\x1e.postcompact.v1.CategoryTotalsR\x06totals\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\x05 \x01(\x03R\n" +
-	"compaction\"\xdb\x02\n" +
+	"compactionJ\x04\b\x04\x10\x05R\rrendered_text\"\x84\x03\n" +
 	"\x15PreviewCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -6221,15 +6231,15 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x06policy\x18\x05 \x01(\v2\x1d.postcompact.v1.RestorePolicyR\x06policy\x12-\n" +
 	"\x12additional_context\x18\x06 \x03(\tR\x11additionalContext\x12\x1d\n" +
 	"\n" +
-	"skip_hooks\x18\a \x01(\bR\tskipHooks\"\x8b\x02\n" +
+	"skip_hooks\x18\a \x01(\bR\tskipHooks\x12'\n" +
+	"\x0finclude_content\x18\b \x01(\bR\x0eincludeContent\"\xfb\x01\n" +
 	"\x16PreviewCompactResponse\x12<\n" +
 	"\vattachments\x18\x01 \x03(\v2\x1a.postcompact.v1.AttachmentR\vattachments\x126\n" +
 	"\tdecisions\x18\x02 \x03(\v2\x18.postcompact.v1.DecisionR\tdecisions\x126\n" +
-	"\x06totals\x18\x03 \x03(\v2\x1e.postcompact.v1.CategoryTotalsR\x06totals\x12#\n" +
-	"\rrendered_text\x18\x04 \x01(\tR\frenderedText\x12\x1e\n" +
+	"\x06totals\x18\x03 \x03(\v2\x1e.postcompact.v1.CategoryTotalsR\x06totals\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\x05 \x01(\x03R\n" +
-	"compaction\"\xbd\x01\n" +
+	"compactionJ\x04\b\x04\x10\x05R\rrendered_text\"\xbd\x01\n" +
 	"\x0eFileAttachment\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
 	"\fdisplay_path\x18\x02 \x01(\tR\vdisplayPath\x12\x18\n" +

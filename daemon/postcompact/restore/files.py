@@ -193,6 +193,7 @@ class FileStep:
     meter: Meter
     templates: Templates
     deny_globs: tuple[str, ...]
+    include_content: bool = True  # fill FileAttachment.content (else only rendered_text has it)
 
     # --- one file (worker thread) ----------------------------------------------------------
 
@@ -319,7 +320,7 @@ class FileStep:
             file=pb.FileAttachment(
                 path=path,
                 display_path=display,
-                content=content,
+                content=content if self.include_content else b"",
                 truncated=truncated,
                 total_lines=tf.total_lines,
                 num_lines=num_lines or 0,

@@ -76,6 +76,5 @@ class Outcome:
                 )
                 for c, t in self.totals.items()
             ],
-            rendered_text="\n".join(a.rendered_text for a in self.attachments),
             compaction=compaction,
         )

@@ -16,6 +16,10 @@ Order (reference compact.ts:517-585, then the hooks):
    announced sets become what is announced now. The skill listing is not re-sent;
 8. session-start hook context (configured hooks, then `additional_context`).
 
+Unless the request sets `include_content`, the raw copies (file, plan and skill content) are left
+empty: each attachment's rendered_text holds the same text, and nothing is joined here either (the
+client joins the rendered texts), so every restored byte crosses the socket once.
+
 A preview (PreviewCompact) computes the same answer and changes nothing: no clear, no re-seed, no
 announced-set update, no compaction count. Hooks do run in a preview (their output is part of the
 answer); their stdin JSON then carries `"preview": true`.
@@ -141,6 +145,8 @@ async def _plan(
     templates: Templates,
     out: Outcome,
     deny_globs: Sequence[str] = fileread.DEFAULT_DENY_GLOBS,
+    *,
+    include_content: bool = True,
 ) -> None:
     path = (
         _core.expand_path(agent.plan_file_path, session.cwd, session.home)
@@ -156,7 +162,9 @@ async def _plan(
                 kind=pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE,
                 rendered_text=text,
                 tokens=rough(text),
-                plan_file_reference=pb.PlanFileReference(plan_file_path=path, plan_content=content),
+                plan_file_reference=pb.PlanFileReference(
+                    plan_file_path=path, plan_content=content if include_content else b""
+                ),
             ),
         )
     if agent.mode == pb.PERMISSION_MODE_PLAN:
@@ -179,7 +187,13 @@ async def _plan(
 
 
 def _skills(
-    agent: AgentState, policy: Policy, meter: Meter, templates: Templates, out: Outcome
+    agent: AgentState,
+    policy: Policy,
+    meter: Meter,
+    templates: Templates,
+    out: Outcome,
+    *,
+    include_content: bool = True,
 ) -> None:
     marker = policy.skill_truncation_marker
     if marker is None:
@@ -187,6 +201,7 @@ def _skills(
     skills = sorted(agent.skills.values(), key=lambda s: -s.invoked_at_ms)  # stable
     used = 0
     kept: list[pb.InvokedSkill] = []
+    texts: list[tuple[str, str, str]] = []  # (name, path, content) for the rendering
     for skill in skills:
         original = skill.content.decode("utf-8", "replace")
         content = meter.truncate(original, policy.max_tokens_per_skill, marker)
@@ -206,9 +221,13 @@ def _skills(
             )
             continue
         used += tokens
+        texts.append((skill.name, skill.path, content))
         kept.append(
             pb.InvokedSkill(
-                name=skill.name, path=skill.path, content=content.encode(), truncated=truncated
+                name=skill.name,
+                path=skill.path,
+                content=content.encode() if include_content else b"",
+                truncated=truncated,
             )
         )
         out.decide(
@@ -220,9 +239,7 @@ def _skills(
             detail=f"truncated to {policy.max_tokens_per_skill} tokens" if truncated else "",
         )
     if kept:
-        text = render.invoked_skills(
-            [(s.name, s.path, s.content.decode()) for s in kept], templates
-        )
+        text = render.invoked_skills(texts, templates)
         out.attach(
             "skills",
             pb.Attachment(
@@ -314,14 +331,15 @@ async def run_compact(
 
     # 2. Files.
     deny = fileread.effective_deny_globs(deny_globs)
-    step = FileStep(session, policy, meter, templates, deny)
+    include = request.include_content
+    step = FileStep(session, policy, meter, templates, deny, include_content=include)
     excluded = _exclusions(session, agent, preserved, templates)
     await restore_files(step, agent, snapshot, excluded=excluded, out=out, preview=preview)
 
     # 3-6. Tasks, plan, plan mode, skills.
     _task_status(session, agent, templates, out)
-    await _plan(session, agent, templates, out, deny)
-    _skills(agent, policy, meter, templates, out)
+    await _plan(session, agent, templates, out, deny, include_content=include)
+    _skills(agent, policy, meter, templates, out, include_content=include)
 
     # 7. Catalogue re-announcement.
     baseline = announced_in_messages(preserved) if partial else Announced()

@@ -6,7 +6,9 @@ postcompact API, version 1.
 One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
 daemon returns the restoration attachments, each structured and as rendered text, with a
-decision for every candidate file and skill.
+decision for every candidate file and skill. Each restored byte crosses the socket once by
+default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+content) come only with `include_content`, and the joined text is left to the client.
 
 Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
 which answers INVALID_ARGUMENT, never a transport error); ids and paths are `string`. Times are

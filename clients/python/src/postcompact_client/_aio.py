@@ -349,8 +349,15 @@ class AsyncSession:
         policy: rq.PolicyArg = None,
         additional_context: Sequence[str] = (),
         skip_hooks: bool = False,
+        include_content: bool = False,
     ) -> pb.CompactResponse:
-        """Compact this agent: the attachments to inject (in order) and every decision."""
+        """Compact this agent: the attachments to inject (in order) and every decision.
+
+        The text to inject is `postcompact_client.rendered_text(response)` (the attachments'
+        rendered_text joined by "\\n"). `include_content=True` also fills the raw copies
+        (FileAttachment.content, PlanFileReference.plan_content, InvokedSkill.content), which
+        are otherwise left empty: the same text is already inside rendered_text.
+        """
         req = rq.compact(
             self.session_id,
             self.agent_id,
@@ -359,6 +366,7 @@ class AsyncSession:
             policy_=policy,
             additional_context=additional_context,
             skip_hooks=skip_hooks,
+            include_content=include_content,
         )
         r: pb.CompactResponse = await self.client.call("Compact", req)
         return r
@@ -371,6 +379,7 @@ class AsyncSession:
         policy: rq.PolicyArg = None,
         additional_context: Sequence[str] = (),
         skip_hooks: bool = False,
+        include_content: bool = False,
     ) -> pb.PreviewCompactResponse:
         """What Compact would return, changing nothing."""
         req = rq.compact(
@@ -381,6 +390,7 @@ class AsyncSession:
             policy_=policy,
             additional_context=additional_context,
             skip_hooks=skip_hooks,
+            include_content=include_content,
         )
         r: pb.PreviewCompactResponse = await self.client.call("PreviewCompact", rq.preview(req))
         return r

@@ -402,8 +402,15 @@ class Session:
         policy: rq.PolicyArg = None,
         additional_context: Sequence[str] = (),
         skip_hooks: bool = False,
+        include_content: bool = False,
     ) -> pb.CompactResponse:
-        """Compact this agent: the attachments to inject (in order) and every decision."""
+        """Compact this agent: the attachments to inject (in order) and every decision.
+
+        The text to inject is `postcompact_client.rendered_text(response)` (the attachments'
+        rendered_text joined by "\\n"). `include_content=True` also fills the raw copies
+        (FileAttachment.content, PlanFileReference.plan_content, InvokedSkill.content), which
+        are otherwise left empty: the same text is already inside rendered_text.
+        """
         req = rq.compact(
             self.session_id,
             self.agent_id,
@@ -412,6 +419,7 @@ class Session:
             policy_=policy,
             additional_context=additional_context,
             skip_hooks=skip_hooks,
+            include_content=include_content,
         )
         r: pb.CompactResponse = self.client.call("Compact", req)
         return r
@@ -424,6 +432,7 @@ class Session:
         policy: rq.PolicyArg = None,
         additional_context: Sequence[str] = (),
         skip_hooks: bool = False,
+        include_content: bool = False,
     ) -> pb.PreviewCompactResponse:
         """What Compact would return, changing nothing."""
         req = rq.compact(
@@ -434,6 +443,7 @@ class Session:
             policy_=policy,
             additional_context=additional_context,
             skip_hooks=skip_hooks,
+            include_content=include_content,
         )
         r: pb.PreviewCompactResponse = self.client.call("PreviewCompact", rq.preview(req))
         return r

@@ -141,6 +141,7 @@ def compact(
     policy_: PolicyArg = None,
     additional_context: Sequence[str] = (),
     skip_hooks: bool = False,
+    include_content: bool = False,
 ) -> pb.CompactRequest:
     req = pb.CompactRequest(
         session_id=session_id,
@@ -149,6 +150,7 @@ def compact(
         preserved_messages=list(preserved_messages),
         additional_context=list(additional_context),
         skip_hooks=skip_hooks,
+        include_content=include_content,
     )
     p = policy(policy_)
     if p is not None:
@@ -158,3 +160,8 @@ def compact(
 
 def preview(req: pb.CompactRequest) -> pb.PreviewCompactRequest:
     return pb.PreviewCompactRequest.FromString(req.SerializeToString())
+
+
+def rendered_text(response: pb.CompactResponse | pb.PreviewCompactResponse) -> str:
+    """The text to inject: every attachment's rendered_text, in order, joined by "\\n"."""
+    return "\n".join(a.rendered_text for a in response.attachments)

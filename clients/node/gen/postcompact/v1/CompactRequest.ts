@@ -21,6 +21,12 @@ export interface CompactRequest {
    */
   'additionalContext'?: (string)[];
   'skipHooks'?: (boolean);
+  /**
+   * Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
+   * InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
+   * attachment's rendered_text, so by default it crosses the socket once.
+   */
+  'includeContent'?: (boolean);
 }
 
 export interface CompactRequest__Output {
@@ -40,4 +46,10 @@ export interface CompactRequest__Output {
    */
   'additionalContext': (string)[];
   'skipHooks': (boolean);
+  /**
+   * Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
+   * InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
+   * attachment's rendered_text, so by default it crosses the socket once.
+   */
+  'includeContent': (boolean);
 }

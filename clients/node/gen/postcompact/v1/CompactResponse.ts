@@ -5,6 +5,10 @@ import type { Decision as _postcompact_v1_Decision, Decision__Output as _postcom
 import type { CategoryTotals as _postcompact_v1_CategoryTotals, CategoryTotals__Output as _postcompact_v1_CategoryTotals__Output } from '../../postcompact/v1/CategoryTotals.js';
 import type { Long } from '@grpc/proto-loader';
 
+/**
+ * The text to inject is every attachment's rendered_text joined by "\n", in order: clients join it
+ * themselves (the joined copy is not sent).
+ */
 export interface CompactResponse {
   /**
    * in injection order
@@ -13,15 +17,15 @@ export interface CompactResponse {
   'decisions'?: (_postcompact_v1_Decision)[];
   'totals'?: (_postcompact_v1_CategoryTotals)[];
   /**
-   * every attachment's rendered_text joined by "\n"
-   */
-  'renderedText'?: (string);
-  /**
    * this agent's compaction count after this call (unchanged by a preview)
    */
   'compaction'?: (number | string | Long);
 }
 
+/**
+ * The text to inject is every attachment's rendered_text joined by "\n", in order: clients join it
+ * themselves (the joined copy is not sent).
+ */
 export interface CompactResponse__Output {
   /**
    * in injection order
@@ -29,10 +33,6 @@ export interface CompactResponse__Output {
   'attachments': (_postcompact_v1_Attachment__Output)[];
   'decisions': (_postcompact_v1_Decision__Output)[];
   'totals': (_postcompact_v1_CategoryTotals__Output)[];
-  /**
-   * every attachment's rendered_text joined by "\n"
-   */
-  'renderedText': (string);
   /**
    * this agent's compaction count after this call (unchanged by a preview)
    */

@@ -9,7 +9,7 @@ export interface FileAttachment {
    */
   'displayPath'?: (string);
   /**
-   * the text restored (the head only when truncated)
+   * The raw text restored (the head only when truncated); empty unless include_content.
    */
   'content'?: (Buffer | Uint8Array | string);
   'truncated'?: (boolean);
@@ -24,7 +24,7 @@ export interface FileAttachment__Output {
    */
   'displayPath': (string);
   /**
-   * the text restored (the head only when truncated)
+   * The raw text restored (the head only when truncated); empty unless include_content.
    */
   'content': (Buffer);
   'truncated': (boolean);

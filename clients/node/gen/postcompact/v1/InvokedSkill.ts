@@ -5,7 +5,7 @@ export interface InvokedSkill {
   'name'?: (string);
   'path'?: (string);
   /**
-   * truncated with the marker when over the per-skill cap
+   * Truncated with the marker when over the per-skill cap; empty unless include_content.
    */
   'content'?: (Buffer | Uint8Array | string);
   'truncated'?: (boolean);
@@ -15,7 +15,7 @@ export interface InvokedSkill__Output {
   'name': (string);
   'path': (string);
   /**
-   * truncated with the marker when over the per-skill cap
+   * Truncated with the marker when over the per-skill cap; empty unless include_content.
    */
   'content': (Buffer);
   'truncated': (boolean);

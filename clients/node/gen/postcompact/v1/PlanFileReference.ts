@@ -3,10 +3,16 @@
 
 export interface PlanFileReference {
   'planFilePath'?: (string);
+  /**
+   * the plan file's text; empty unless include_content
+   */
   'planContent'?: (Buffer | Uint8Array | string);
 }
 
 export interface PlanFileReference__Output {
   'planFilePath': (string);
+  /**
+   * the plan file's text; empty unless include_content
+   */
   'planContent': (Buffer);
 }

@@ -12,6 +12,10 @@ export interface PreviewCompactRequest {
   'policy'?: (_postcompact_v1_RestorePolicy | null);
   'additionalContext'?: (string)[];
   'skipHooks'?: (boolean);
+  /**
+   * as in CompactRequest
+   */
+  'includeContent'?: (boolean);
 }
 
 export interface PreviewCompactRequest__Output {
@@ -22,4 +26,8 @@ export interface PreviewCompactRequest__Output {
   'policy': (_postcompact_v1_RestorePolicy__Output | null);
   'additionalContext': (string)[];
   'skipHooks': (boolean);
+  /**
+   * as in CompactRequest
+   */
+  'includeContent': (boolean);
 }

@@ -6,7 +6,9 @@ postcompact API, version 1.
 One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
 daemon returns the restoration attachments, each structured and as rendered text, with a
-decision for every candidate file and skill.
+decision for every candidate file and skill. Each restored byte crosses the socket once by
+default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+content) come only with `include_content`, and the joined text is left to the client.
 
 Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
 which answers INVALID_ARGUMENT, never a transport error); ids and paths are `string`. Times are
@@ -1794,10 +1796,16 @@ class CompactRequest(_message.Message):
     POLICY_FIELD_NUMBER: _builtins.int
     ADDITIONAL_CONTEXT_FIELD_NUMBER: _builtins.int
     SKIP_HOOKS_FIELD_NUMBER: _builtins.int
+    INCLUDE_CONTENT_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     agent_id: _builtins.str
     kind: Global___CompactKind.ValueType
     skip_hooks: _builtins.bool
+    include_content: _builtins.bool
+    """Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
+    InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
+    attachment's rendered_text, so by default it crosses the socket once.
+    """
     @_builtins.property
     def preserved_messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConversationMessage]:
         """PARTIAL only"""
@@ -1820,10 +1828,11 @@ class CompactRequest(_message.Message):
         policy: Global___RestorePolicy | None = ...,
         additional_context: _abc.Iterable[_builtins.str] | None = ...,
         skip_hooks: _builtins.bool = ...,
+        include_content: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["policy", b"policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["additional_context", b"additional_context", "agent_id", b"agent_id", "kind", b"kind", "policy", b"policy", "preserved_messages", b"preserved_messages", "session_id", b"session_id", "skip_hooks", b"skip_hooks"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["additional_context", b"additional_context", "agent_id", b"agent_id", "include_content", b"include_content", "kind", b"kind", "policy", b"policy", "preserved_messages", b"preserved_messages", "session_id", b"session_id", "skip_hooks", b"skip_hooks"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1831,15 +1840,16 @@ Global___CompactRequest: _TypeAlias = CompactRequest  # noqa: Y015
 
 @_typing.final
 class CompactResponse(_message.Message):
+    """The text to inject is every attachment's rendered_text joined by "\\n", in order: clients join it
+    themselves (the joined copy is not sent).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ATTACHMENTS_FIELD_NUMBER: _builtins.int
     DECISIONS_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
-    RENDERED_TEXT_FIELD_NUMBER: _builtins.int
     COMPACTION_FIELD_NUMBER: _builtins.int
-    rendered_text: _builtins.str
-    """every attachment's rendered_text joined by "\\n" """
     compaction: _builtins.int
     """this agent's compaction count after this call (unchanged by a preview)"""
     @_builtins.property
@@ -1856,12 +1866,11 @@ class CompactResponse(_message.Message):
         attachments: _abc.Iterable[Global___Attachment] | None = ...,
         decisions: _abc.Iterable[Global___Decision] | None = ...,
         totals: _abc.Iterable[Global___CategoryTotals] | None = ...,
-        rendered_text: _builtins.str = ...,
         compaction: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attachments", b"attachments", "compaction", b"compaction", "decisions", b"decisions", "rendered_text", b"rendered_text", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attachments", b"attachments", "compaction", b"compaction", "decisions", b"decisions", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1878,10 +1887,13 @@ class PreviewCompactRequest(_message.Message):
     POLICY_FIELD_NUMBER: _builtins.int
     ADDITIONAL_CONTEXT_FIELD_NUMBER: _builtins.int
     SKIP_HOOKS_FIELD_NUMBER: _builtins.int
+    INCLUDE_CONTENT_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     agent_id: _builtins.str
     kind: Global___CompactKind.ValueType
     skip_hooks: _builtins.bool
+    include_content: _builtins.bool
+    """as in CompactRequest"""
     @_builtins.property
     def preserved_messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConversationMessage]: ...
     @_builtins.property
@@ -1898,10 +1910,11 @@ class PreviewCompactRequest(_message.Message):
         policy: Global___RestorePolicy | None = ...,
         additional_context: _abc.Iterable[_builtins.str] | None = ...,
         skip_hooks: _builtins.bool = ...,
+        include_content: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["policy", b"policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["additional_context", b"additional_context", "agent_id", b"agent_id", "kind", b"kind", "policy", b"policy", "preserved_messages", b"preserved_messages", "session_id", b"session_id", "skip_hooks", b"skip_hooks"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["additional_context", b"additional_context", "agent_id", b"agent_id", "include_content", b"include_content", "kind", b"kind", "policy", b"policy", "preserved_messages", b"preserved_messages", "session_id", b"session_id", "skip_hooks", b"skip_hooks"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1909,14 +1922,14 @@ Global___PreviewCompactRequest: _TypeAlias = PreviewCompactRequest  # noqa: Y015
 
 @_typing.final
 class PreviewCompactResponse(_message.Message):
+    """Field for field the CompactResponse that Compact would answer."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ATTACHMENTS_FIELD_NUMBER: _builtins.int
     DECISIONS_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
-    RENDERED_TEXT_FIELD_NUMBER: _builtins.int
     COMPACTION_FIELD_NUMBER: _builtins.int
-    rendered_text: _builtins.str
     compaction: _builtins.int
     @_builtins.property
     def attachments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Attachment]: ...
@@ -1930,12 +1943,11 @@ class PreviewCompactResponse(_message.Message):
         attachments: _abc.Iterable[Global___Attachment] | None = ...,
         decisions: _abc.Iterable[Global___Decision] | None = ...,
         totals: _abc.Iterable[Global___CategoryTotals] | None = ...,
-        rendered_text: _builtins.str = ...,
         compaction: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attachments", b"attachments", "compaction", b"compaction", "decisions", b"decisions", "rendered_text", b"rendered_text", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attachments", b"attachments", "compaction", b"compaction", "decisions", b"decisions", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1955,7 +1967,7 @@ class FileAttachment(_message.Message):
     display_path: _builtins.str
     """relative to cwd when inside it"""
     content: _builtins.bytes
-    """the text restored (the head only when truncated)"""
+    """The raw text restored (the head only when truncated); empty unless include_content."""
     truncated: _builtins.bool
     total_lines: _builtins.int
     num_lines: _builtins.int
@@ -2041,6 +2053,7 @@ class PlanFileReference(_message.Message):
     PLAN_CONTENT_FIELD_NUMBER: _builtins.int
     plan_file_path: _builtins.str
     plan_content: _builtins.bytes
+    """the plan file's text; empty unless include_content"""
     def __init__(
         self,
         *,
@@ -2091,7 +2104,7 @@ class InvokedSkill(_message.Message):
     name: _builtins.str
     path: _builtins.str
     content: _builtins.bytes
-    """truncated with the marker when over the per-skill cap"""
+    """Truncated with the marker when over the per-skill cap; empty unless include_content."""
     truncated: _builtins.bool
     def __init__(
         self,
