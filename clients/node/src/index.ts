@@ -1,6 +1,6 @@
 export { PostcompactClient, enumName } from "./client.js";
 export type { CallOptions, ClientOptions, RawRpc, RequestOf, ResponseOf, RpcMethod } from "./client.js";
-export { Session } from "./session.js";
+export { Session, joinRenderedText } from "./session.js";
 export type {
   CatalogInput,
   CompactOptions,

@@ -80,10 +80,31 @@ export interface CompactOptions {
   policy?: PolicyInput;
   additionalContext?: string[];
   skipHooks?: boolean;
+  /**
+   * Also fill the raw copies (`file.content`, `planFileReference.planContent`,
+   * `invokedSkills.skills[].content`). Off by default: the same text is in each attachment's
+   * `renderedText`, so it crosses the socket once.
+   */
+  includeContent?: boolean;
 }
 
-/** What Compact returns: the attachments in injection order, decisions, totals, joined text. */
-export type CompactResult = T.CompactResponse;
+/**
+ * What Compact returns: the attachments in injection order, decisions, totals and `renderedText`,
+ * the text to inject (every attachment's `renderedText` joined by "\n", computed here: the
+ * response does not carry it).
+ */
+export interface CompactResult extends T.CompactResponse {
+  renderedText: string;
+}
+
+/** The text to inject: every attachment's `renderedText`, in order, joined by "\n". */
+export function joinRenderedText(attachments: readonly Pick<T.Attachment, "renderedText">[]): string {
+  return attachments.map((a) => a.renderedText).join("\n");
+}
+
+function compactResult(r: T.CompactResponse): CompactResult {
+  return { ...r, renderedText: joinRenderedText(r.attachments) };
+}
 
 export function policyRequest(p: PolicyInput | undefined): T.RestorePolicyInput | undefined {
   if (!p) return undefined;
@@ -268,21 +289,22 @@ export class Session {
       policy: policyRequest(o.policy),
       additionalContext: o.additionalContext ?? [],
       skipHooks: o.skipHooks ?? false,
+      includeContent: o.includeContent ?? false,
     };
   }
 
   /**
    * Compact: the restoration attachments in injection order (each with `renderedText`), a
    * decision for every candidate file and skill, totals per category and `renderedText`, the
-   * text to inject. Clears the agent's read state as the reference does.
+   * text to inject (joined here). Clears the agent's read state as the reference does.
    */
   async compact(opts: CompactOptions = {}, options?: CallOptions): Promise<CompactResult> {
-    return this.client.rpc.compact(this.compactRequest(opts), options);
+    return compactResult(await this.client.rpc.compact(this.compactRequest(opts), options));
   }
 
   /** What `compact` would return now, changing nothing. */
   async previewCompact(opts: CompactOptions = {}, options?: CallOptions): Promise<CompactResult> {
-    return this.client.rpc.previewCompact(this.compactRequest(opts), options);
+    return compactResult(await this.client.rpc.previewCompact(this.compactRequest(opts), options));
   }
 
   /** Drop the session and all its agents from the daemon. */

@@ -23,9 +23,11 @@ describe("over a Unix socket (fake daemon)", () => {
       },
       RecordRead: (r) => ({ path: r["path"] }),
       Compact: () => ({
-        attachments: [{ kind: "ATTACHMENT_KIND_FILE", renderedText: "x", file: { path: "/p/a" } }],
+        attachments: [
+          { kind: "ATTACHMENT_KIND_FILE", renderedText: "x", file: { path: "/p/a" } },
+          { kind: "ATTACHMENT_KIND_INVOKED_SKILLS", renderedText: "y", invokedSkills: { skills: [] } },
+        ],
         decisions: [{ subject: "SUBJECT_FILE", name: "/p/a", outcome: "OUTCOME_RESTORED", rank: 1 }],
-        renderedText: "x",
         compaction: 1,
       }),
       EstimateTokens: (r) => ({ tokens: (r["text"] as Buffer).length }),
@@ -88,13 +90,17 @@ describe("over a Unix socket (fake daemon)", () => {
 
   test("compact returns ordered attachments and decisions", async () => {
     const res = await client.session("s-1").compact();
-    assert.equal(res.attachments.length, 1);
+    assert.equal(res.attachments.length, 2);
     assert.equal(res.attachments[0]!.kind, "ATTACHMENT_KIND_FILE");
     assert.equal(res.attachments[0]!.payload, "file");
     assert.equal(res.attachments[0]!.file!.path, "/p/a");
     assert.equal(res.decisions[0]!.outcome, "OUTCOME_RESTORED");
-    assert.equal(res.renderedText, "x");
+    assert.equal(res.renderedText, "x\ny"); // joined by the client
     assert.equal(res.compaction, 1);
+    await client.session("s-1").compact({ includeContent: true });
+    const sent = fake.calls.filter((x) => x.method === "Compact").map((x) => x.request);
+    assert.equal(sent.at(-2)!["includeContent"], false); // off by default
+    assert.equal(sent.at(-1)!["includeContent"], true);
   });
 
   test("daemon errors become PostcompactError with code and reason", async () => {
