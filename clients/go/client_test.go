@@ -225,7 +225,7 @@ func TestSessionFlowAgainstFake(t *testing.T) {
 		res.Decisions[0].GetOutcome() != pb.Outcome_OUTCOME_RESTORED {
 		t.Fatalf("Compact: %+v %v", res, err)
 	}
-	prev, err := s.PreviewCompact(ctx, Partial(&pb.ConversationMessage{Role: pb.Role_ROLE_USER}))
+	prev, err := s.PreviewCompact(ctx, Partial(&pb.ConversationMessage{Role: pb.Role_ROLE_USER}), IncludeContent())
 	if err != nil || prev.RenderedText != "P" {
 		t.Fatalf("PreviewCompact: %+v %v", prev, err)
 	}
@@ -246,10 +246,10 @@ func TestSessionFlowAgainstFake(t *testing.T) {
 	if rec.Offset != nil || !rec.GetPartialView() || rec.GetTimestampMs() != 42 {
 		t.Errorf("RecordRead request: %v", rec)
 	}
-	if comp.GetKind() != pb.CompactKind_COMPACT_KIND_FULL || comp.GetAdditionalContext()[0] != "ctx" {
+	if comp.GetKind() != pb.CompactKind_COMPACT_KIND_FULL || comp.GetAdditionalContext()[0] != "ctx" || comp.GetIncludeContent() {
 		t.Errorf("Compact request: %v", comp)
 	}
-	if pre.GetKind() != pb.CompactKind_COMPACT_KIND_PARTIAL || len(pre.GetPreservedMessages()) != 1 {
+	if pre.GetKind() != pb.CompactKind_COMPACT_KIND_PARTIAL || len(pre.GetPreservedMessages()) != 1 || !pre.GetIncludeContent() {
 		t.Errorf("PreviewCompact request: %v", pre)
 	}
 	if f.auth[0] != "" {

@@ -126,9 +126,8 @@ func (f *fakeServer) Compact(ctx context.Context, req *pb.CompactRequest) (*pb.C
 	return &pb.CompactResponse{
 		Attachments: []*pb.Attachment{{Kind: pb.AttachmentKind_ATTACHMENT_KIND_FILE, RenderedText: "A"},
 			{Kind: pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, RenderedText: "B"}},
-		Decisions:    []*pb.Decision{{Subject: pb.Subject_SUBJECT_FILE, Name: "/a", Outcome: pb.Outcome_OUTCOME_RESTORED}},
-		RenderedText: "A\nB",
-		Compaction:   1,
+		Decisions:  []*pb.Decision{{Subject: pb.Subject_SUBJECT_FILE, Name: "/a", Outcome: pb.Outcome_OUTCOME_RESTORED}},
+		Compaction: 1,
 	}, nil
 }
 
@@ -136,7 +135,9 @@ func (f *fakeServer) PreviewCompact(ctx context.Context, req *pb.PreviewCompactR
 	if err := f.seen(ctx, req); err != nil {
 		return nil, err
 	}
-	return &pb.PreviewCompactResponse{RenderedText: "P", Compaction: 0}, nil
+	return &pb.PreviewCompactResponse{
+		Attachments: []*pb.Attachment{{Kind: pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, RenderedText: "P"}},
+	}, nil
 }
 
 // serveFake serves f on lis with a health service reporting SERVING; it stops with the test.

@@ -2,6 +2,7 @@ package postcompact
 
 import (
 	"context"
+	"strings"
 
 	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
 	"google.golang.org/grpc"
@@ -206,15 +207,41 @@ func AdditionalContext(text ...string) CompactOption {
 // SkipHooks skips the session-start hooks.
 func SkipHooks() CompactOption { return func(r *pb.CompactRequest) { r.SkipHooks = true } }
 
+// IncludeContent also fills the raw copies: FileAttachment.Content, PlanFileReference.PlanContent
+// and InvokedSkill.Content. Without it they are empty: the same text is in each attachment's
+// RenderedText, so by default it crosses the socket once.
+func IncludeContent() CompactOption { return func(r *pb.CompactRequest) { r.IncludeContent = true } }
+
 // CompactResult is what a compaction restores: the attachments in injection order (each with its
 // RenderedText), a decision for every candidate file and skill, per-category totals, and the
-// attachments' text joined by "\n".
+// attachments' text joined by "\n" (joined here: the daemon does not send it).
 type CompactResult struct {
 	Attachments  []*pb.Attachment
 	Decisions    []*pb.Decision
 	Totals       []*pb.CategoryTotals
 	RenderedText string
 	Compaction   int64 // the agent's compaction count after the call
+}
+
+// JoinRenderedText is the text to inject: every attachment's RenderedText, in order, joined by "\n".
+func JoinRenderedText(attachments []*pb.Attachment) string {
+	n := 0
+	for _, a := range attachments {
+		n += len(a.GetRenderedText()) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, a := range attachments {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(a.GetRenderedText())
+	}
+	return b.String()
+}
+
+func newCompactResult(atts []*pb.Attachment, decisions []*pb.Decision, totals []*pb.CategoryTotals, compaction int64) *CompactResult {
+	return &CompactResult{atts, decisions, totals, JoinRenderedText(atts), compaction}
 }
 
 func (s *Session) compactRequest(opts []CompactOption) *pb.CompactRequest {
@@ -231,7 +258,7 @@ func (s *Session) Compact(ctx context.Context, opts ...CompactOption) (*CompactR
 	if err != nil {
 		return nil, err
 	}
-	return &CompactResult{resp.GetAttachments(), resp.GetDecisions(), resp.GetTotals(), resp.GetRenderedText(), resp.GetCompaction()}, nil
+	return newCompactResult(resp.GetAttachments(), resp.GetDecisions(), resp.GetTotals(), resp.GetCompaction()), nil
 }
 
 // PreviewCompact answers what Compact would, changing nothing.
@@ -240,9 +267,10 @@ func (s *Session) PreviewCompact(ctx context.Context, opts ...CompactOption) (*C
 	resp, err := s.c.api.PreviewCompact(ctx, &pb.PreviewCompactRequest{
 		SessionId: r.SessionId, AgentId: r.AgentId, Kind: r.Kind, PreservedMessages: r.PreservedMessages,
 		Policy: r.Policy, AdditionalContext: r.AdditionalContext, SkipHooks: r.SkipHooks,
+		IncludeContent: r.IncludeContent,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &CompactResult{resp.GetAttachments(), resp.GetDecisions(), resp.GetTotals(), resp.GetRenderedText(), resp.GetCompaction()}, nil
+	return newCompactResult(resp.GetAttachments(), resp.GetDecisions(), resp.GetTotals(), resp.GetCompaction()), nil
 }
