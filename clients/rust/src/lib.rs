@@ -22,5 +22,5 @@ pub use address::{Address, AddressSource};
 pub use client::{Client, Options};
 pub use error::{code_name, Error, RpcError};
 pub use retry::{RetryPolicy, REASON_DAEMON_UNAVAILABLE};
-pub use session::{Compaction, Session};
+pub use session::{join_rendered_text, Compaction, Session};
 pub use tonic::Code;

@@ -21,24 +21,46 @@ pub struct Session {
 
 /// The result of [`Session::compact`] or [`Session::preview_compact`]: the attachments in
 /// injection order (each with its `rendered_text`), a decision for every candidate file, skill
-/// and hook, the per-category totals and all the rendered text joined by `"\n"`.
+/// and hook, the per-category totals and all the rendered text joined by `"\n"` (joined by the
+/// client: the daemon does not send the joined copy).
+///
+/// The raw copies (`FileAttachment::content`, `PlanFileReference::plan_content`,
+/// `InvokedSkill::content`) are empty unless the request sets `include_content`: the same text
+/// is in each attachment's `rendered_text`, so by default it crosses the socket once.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Compaction {
     pub attachments: Vec<pb::Attachment>,
     pub decisions: Vec<pb::Decision>,
     pub totals: Vec<pb::CategoryTotals>,
+    /// Every attachment's `rendered_text`, in order, joined by `"\n"`: the text to inject.
     pub rendered_text: String,
     /// This agent's compaction count after the call (unchanged by a preview).
     pub compaction: i64,
 }
 
+/// The text to inject: every attachment's `rendered_text`, in order, joined by `"\n"`.
+pub fn join_rendered_text(attachments: &[pb::Attachment]) -> String {
+    let len = attachments
+        .iter()
+        .map(|a| a.rendered_text.len() + 1)
+        .sum::<usize>();
+    let mut out = String::with_capacity(len);
+    for (i, a) in attachments.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&a.rendered_text);
+    }
+    out
+}
+
 impl From<pb::CompactResponse> for Compaction {
     fn from(r: pb::CompactResponse) -> Self {
         Compaction {
+            rendered_text: join_rendered_text(&r.attachments),
             attachments: r.attachments,
             decisions: r.decisions,
             totals: r.totals,
-            rendered_text: r.rendered_text,
             compaction: r.compaction,
         }
     }
@@ -47,10 +69,10 @@ impl From<pb::CompactResponse> for Compaction {
 impl From<pb::PreviewCompactResponse> for Compaction {
     fn from(r: pb::PreviewCompactResponse) -> Self {
         Compaction {
+            rendered_text: join_rendered_text(&r.attachments),
             attachments: r.attachments,
             decisions: r.decisions,
             totals: r.totals,
-            rendered_text: r.rendered_text,
             compaction: r.compaction,
         }
     }
@@ -373,7 +395,18 @@ impl Session {
         self.compact_with(pb::CompactRequest::default()).await
     }
 
-    /// A compaction with every option (kind, preserved tail, policy overrides, hook context).
+    /// A full compaction that also fills the raw copies of the restored text
+    /// (`include_content`: file, plan and skill content besides `rendered_text`).
+    pub async fn compact_with_content(&self) -> Result<Compaction, Error> {
+        self.compact_with(pb::CompactRequest {
+            include_content: true,
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// A compaction with every option (kind, preserved tail, policy overrides, hook context,
+    /// `include_content`).
     pub async fn compact_with(&self, req: pb::CompactRequest) -> Result<Compaction, Error> {
         Ok(self.client.compact(self.scoped(req)).await?.into())
     }

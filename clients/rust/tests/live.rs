@@ -191,6 +191,29 @@ async fn session_flow_reads_and_compacts() {
         .file_decisions()
         .all(|d| d.outcome() == pb::Outcome::Restored));
 
+    // The raw copies come only with include_content: by default the text is in rendered_text.
+    let contents = |c: &postcompact_client::Compaction| -> Vec<Vec<u8>> {
+        c.attachments
+            .iter()
+            .filter_map(|a| match &a.payload {
+                Some(pb::attachment::Payload::File(f)) => Some(f.content.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(contents(&compaction), vec![Vec::<u8>::new(); 2]);
+    let full = session
+        .preview_compact_with(pb::PreviewCompactRequest {
+            include_content: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(full.rendered_text, compaction.rendered_text);
+    let mut got = contents(&full);
+    got.sort();
+    assert_eq!(got, vec![b"alpha\nbeta\n".to_vec(), b"gamma\n".to_vec()]);
+
     // A sub-agent starts with an empty file state.
     let sub = session
         .start_agent("sub", pb::AgentMode::Fresh)
