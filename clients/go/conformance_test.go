@@ -606,6 +606,7 @@ func (r *runner) runStep(op string, step map[string]any) {
 	ctx := r.ctx
 	s := r.agent(step)
 	var resp proto.Message // compared against `expect` by field name
+	var rendered *string   // compact: the client's joined text (`rendered_text`; not a response field)
 	var err error
 	switch op {
 	case "write_file":
@@ -684,7 +685,7 @@ func (r *runner) runStep(op string, step map[string]any) {
 		atts, err = s.SetCatalog(ctx, r.catalog(step))
 		resp = &pb.SetCatalogResponse{Attachments: atts}
 	case "compact", "preview_compact":
-		r.checkKeys(step, "kind", "preserved_messages", "policy", "additional_context", "skip_hooks")
+		r.checkKeys(step, "kind", "preserved_messages", "policy", "additional_context", "skip_hooks", "include_content")
 		opts := r.compactOptions(step)
 		var res *postcompact.CompactResult
 		if op == "compact" {
@@ -694,7 +695,8 @@ func (r *runner) runStep(op string, step map[string]any) {
 		}
 		if err == nil {
 			resp = &pb.CompactResponse{Attachments: res.Attachments, Decisions: res.Decisions, Totals: res.Totals,
-				RenderedText: res.RenderedText, Compaction: res.Compaction}
+				Compaction: res.Compaction}
+			rendered = &res.RenderedText
 		}
 	case "estimate_tokens":
 		r.checkKeys(step, "text", "ext")
@@ -728,6 +730,18 @@ func (r *runner) runStep(op string, step map[string]any) {
 	}
 	if resp == nil {
 		r.fatalf("op %q has no response to check `expect` against", op)
+	}
+	if want, ok := exp["rendered_text"]; ok && rendered != nil {
+		if *rendered != r.str(want) {
+			r.errorf("rendered_text =\n%s\nwant\n%s", *rendered, r.str(want))
+		}
+		rest := make(map[string]any, len(exp))
+		for k, v := range exp {
+			if k != "rendered_text" {
+				rest[k] = v
+			}
+		}
+		exp = rest
 	}
 	r.compareMessage("", resp.ProtoReflect(), exp)
 }
@@ -868,6 +882,9 @@ func (r *runner) compactOptions(step map[string]any) []postcompact.CompactOption
 	}
 	if v, ok := step["skip_hooks"]; ok && r.boolean(v) {
 		opts = append(opts, postcompact.SkipHooks())
+	}
+	if v, ok := step["include_content"]; ok && r.boolean(v) {
+		opts = append(opts, postcompact.IncludeContent())
 	}
 	return opts
 }
@@ -1084,6 +1101,12 @@ func (r *runner) compareAttachments(where string, got protoreflect.List, want []
 					if !strings.Contains(a.GetRenderedText(), sub) {
 						r.errorf("%s.rendered_text does not contain %q:\n%s", at, sub, a.GetRenderedText())
 					}
+				}
+			case "file_content":
+				if a.GetFile() == nil {
+					r.errorf("%s: a %s attachment has no file content", at, a.GetKind())
+				} else if got := string(a.GetFile().GetContent()); got != r.str(v) {
+					r.errorf("%s.file_content = %q, want %q", at, got, r.str(v))
 				}
 			default:
 				fd := a.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(k))

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from postcompact_client import PostcompactError, Session, pb
+from postcompact_client import PostcompactError, Session, pb, rendered_text
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir
 
@@ -126,6 +126,9 @@ class Runner:
             elif key == "result":
                 name = pb.WriteCheck.Name(result.result).removeprefix("WRITE_CHECK_")
                 assert name == want, f"{where}: result {name}"
+            elif key == "rendered_text":  # the response does not carry it: the client joins it
+                text = rendered_text(result)
+                assert text == want, f"{where}: rendered_text = {text!r}, want {want!r}"
             else:
                 value = getattr(result, key)
                 if isinstance(value, bytes):
@@ -145,6 +148,11 @@ class Runner:
                 assert a.rendered_text == w["rendered_text"], f"{where}: attachment {j} text"
             for part in w.get("rendered_contains", []):
                 assert part in a.rendered_text, f"{where}: attachment {j} lacks {part!r}"
+            if "file_content" in w:
+                got_content = a.file.content.decode()
+                assert got_content == w["file_content"], (
+                    f"{where}: attachment {j} file content {got_content!r}"
+                )
 
     def check_decisions(self, where: str, want: list[Any], result: Any, exact: bool) -> None:
         got = {
@@ -272,6 +280,8 @@ class Runner:
             preserved_messages=self._messages(step),
             policy=step.get("policy"),
             additional_context=step.get("additional_context", []),
+            skip_hooks=step.get("skip_hooks", False),
+            include_content=step.get("include_content", False),
         )
 
     def op_preview_compact(self, step: Step) -> Any:
@@ -280,6 +290,8 @@ class Runner:
             preserved_messages=self._messages(step),
             policy=step.get("policy"),
             additional_context=step.get("additional_context", []),
+            skip_hooks=step.get("skip_hooks", False),
+            include_content=step.get("include_content", False),
         )
 
     def op_estimate_tokens(self, step: Step) -> Any:

@@ -277,6 +277,7 @@ fn attachment_json(a: &pb::Attachment) -> Value {
             o.insert("path".into(), f.path.clone().into());
             o.insert("display_path".into(), f.display_path.clone().into());
             o.insert("content".into(), lossy(&f.content).into());
+            o.insert("file_content".into(), lossy(&f.content).into());
             o.insert("truncated".into(), f.truncated.into());
             o.insert("total_lines".into(), f.total_lines.into());
             o.insert("num_lines".into(), f.num_lines.into());
@@ -803,6 +804,7 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
             };
             let additional_context = bad(f.str_list("additional_context"))?.unwrap_or_default();
             let skip_hooks = bad(f.bool("skip_hooks"))?.unwrap_or(false);
+            let include_content = bad(f.bool("include_content"))?.unwrap_or(false);
             let c = if op == "compact" {
                 rpc(s
                     .compact_with(pb::CompactRequest {
@@ -811,6 +813,7 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
                         policy,
                         additional_context,
                         skip_hooks,
+                        include_content,
                         ..Default::default()
                     })
                     .await)?
@@ -822,6 +825,7 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
                         policy,
                         additional_context,
                         skip_hooks,
+                        include_content,
                         ..Default::default()
                     })
                     .await)?

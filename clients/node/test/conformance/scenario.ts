@@ -314,7 +314,7 @@ export class ScenarioRun {
       JSON.stringify(got.map((a) => ({ kind: a.kind, path: a.file?.path ?? a.fileReference?.path, text: a.renderedText.slice(0, 120) })), null, 1);
     assert.equal(got.length, wanted.length, `number of attachments; got ${summary()}`);
     wanted.forEach((w, i) => {
-      onlyKeys(`attachments[${i}]`, w, ["kind", "path", "rendered_text", "rendered_contains"]);
+      onlyKeys(`attachments[${i}]`, w, ["kind", "path", "rendered_text", "rendered_contains", "file_content"]);
       const a = got[i]!;
       assert.equal(a.kind, `ATTACHMENT_KIND_${str(w["kind"], "kind")}`, `attachments[${i}].kind; got ${summary()}`);
       if (w["path"] !== undefined) {
@@ -324,6 +324,8 @@ export class ScenarioRun {
       if (w["rendered_text"] !== undefined) assert.equal(a.renderedText, w["rendered_text"], `attachments[${i}].rendered_text`);
       for (const sub of list(w["rendered_contains"]))
         assert.ok(a.renderedText.includes(str(sub, "rendered_contains")), `attachments[${i}].rendered_text lacks ${JSON.stringify(sub)}:\n${a.renderedText}`);
+      if (w["file_content"] !== undefined)
+        assert.equal(a.file?.content.toString("utf8"), str(w["file_content"], "file_content"), `attachments[${i}].file_content`);
     });
   }
 
@@ -349,7 +351,7 @@ export class ScenarioRun {
   }
 }
 
-const COMPACT_FIELDS = ["kind", "preserved_messages", "policy", "additional_context", "skip_hooks"];
+const COMPACT_FIELDS = ["kind", "preserved_messages", "policy", "additional_context", "skip_hooks", "include_content"];
 const COMPACT_EXPECT = ["attachments", "decisions", "decisions_exact", "rendered_text", "compaction"];
 
 function compactOptions(s: Obj): CompactOptions {
@@ -358,6 +360,7 @@ function compactOptions(s: Obj): CompactOptions {
   if (s["policy"] !== undefined) o.policy = policy(s["policy"]);
   if (s["additional_context"] !== undefined) o.additionalContext = list(s["additional_context"]).map(String);
   if (s["skip_hooks"] !== undefined) o.skipHooks = s["skip_hooks"] === true;
+  if (s["include_content"] !== undefined) o.includeContent = s["include_content"] === true;
   if (s["preserved_messages"] !== undefined) o.preservedMessages = list(s["preserved_messages"]).map(message);
   return o;
 }
