@@ -13,9 +13,11 @@ so nothing acknowledged to a client is lost when the daemon process dies (`kill 
 returns. An operating-system crash or power loss may lose the last transactions; that is not the
 requirement (docs/persistence.md). Statements are fixed strings (sqlite3 caches them prepared);
 nothing is rewritten in full per call: the file-state cache is mirrored by diffing it against what
-was last written (new or changed entries are upserted, evicted ones deleted, a recency change is a
-one-column update), so a Compact that clears and re-seeds the cache becomes one delete plus the
-inserts of the restored entries.
+was last written (new or changed entries are upserted, evicted ones deleted, a recency change or an
+entry replaced by an equal one is a one-column update, each kind one executemany), so a Compact
+that clears and re-seeds the cache becomes the upserts of the restored entries plus the deletes of
+the others. Content hashes are reused from the replaced row when the content is equal, else taken
+from the worker thread that read the content (`AgentState.digests`), else computed here.
 
 Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
 most-recently-used order. The content of each entry is re-read from disk and kept only when its
@@ -398,8 +400,16 @@ def _announced_json(cat: Catalog) -> str:
     )
 
 
-def _digest(content: bytes) -> bytes:
+def content_digest(content: bytes) -> bytes:
+    """The SHA-256 stored for a file-state entry's content (`files.content_sha256`).
+
+    hashlib releases the GIL for anything but tiny inputs: callers that just read the content in a
+    worker thread compute it there and hand it over in `AgentState.digests`.
+    """
     return hashlib.sha256(content).digest()
+
+
+_digest = content_digest
 
 
 def _line_range(data: bytes, offset: int | None, limit: int | None) -> bytes:
@@ -431,12 +441,21 @@ def verified_content(
     if (offset or 1) != 1 or limit is not None:
         candidates.insert(0, _line_range(data, offset, limit))
     for c in candidates:
-        if len(c) == size and _digest(c) == digest:
+        if len(c) == size and content_digest(c) == digest:
             return c
     return None
 
 
 # --- the stores ----------------------------------------------------------------------------------
+
+# The file-row statements (fixed strings: sqlite3 keeps them prepared in its statement cache).
+_UPSERT_FILE = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_MOVE_FILE = (
+    "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ? "
+    "WHERE session_id = ? AND agent_id = ? AND path = ?"
+)
+_DELETE_FILE = "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?"
+_DELETE_AGENT_FILES = "DELETE FROM files WHERE session_id = ? AND agent_id = ?"
 
 
 @dataclass(slots=True)
@@ -444,6 +463,12 @@ class _Row:
     state: FileState
     seq: int
     mark: tuple[int, int] | None
+    digest: bytes  # as stored: the hash and length of the content recorded for the entry
+    size: int
+
+    def same(self, st: FileState) -> bool:
+        """Whether `st` would be stored as this row is (apart from seq and the mark)."""
+        return self.state is st or (self.size == len(st.content) and self.state == st)
 
 
 @dataclass(slots=True)
@@ -484,7 +509,7 @@ class NullStore:
         return None
 
     def sync_files(self, s: Session, a: AgentState) -> None:
-        return None
+        a.digests.clear()
 
     def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
         return None
@@ -700,68 +725,80 @@ class SqliteStore(NullStore):
 
     # --- file-state cache mirror ----------------------------------------------------------------
 
-    def _hash_of(self, st: FileState) -> tuple[bytes, int]:
+    def _hash_of(
+        self, st: FileState, prev: _Row | None, hint: tuple[bytes, bytes] | None
+    ) -> tuple[bytes, int]:
+        """The digest and length to store for `st`, hashing only when nothing else knows it:
+        an unverified loaded entry keeps its stored hash; a hash computed off the event loop
+        (`AgentState.digests`) is taken when it is of this very content object; an entry whose
+        content equals the row it replaces (a re-read, a Compact re-seed) keeps that row's."""
+        content = st.content
         orig = self._orig_hash.get(id(st))
         if orig is not None and orig[0] is st:
             return orig[1], orig[2]
-        return _digest(st.content), len(st.content)
+        if hint is not None and hint[0] is content:
+            return hint[1], len(content)
+        if prev is not None and prev.size == len(content) and prev.state.content == content:
+            return prev.digest, prev.size
+        return content_digest(content), len(content)
 
     def sync_files(self, s: Session, a: AgentState) -> None:
-        """Make the agent's stored file rows equal its cache (entries, metadata, recency)."""
+        """Make the agent's stored file rows equal its cache (entries, metadata, recency).
+
+        Rows whose entry did not change are skipped (an entry replaced by an equal one, as a
+        Compact re-seed of an unchanged file under the claude-code profile, only moves); the
+        changes go as one executemany per statement, in one transaction."""
         key = (s.session_id, a.agent_id)
-        old = self._files.get(key, {})
-        snapshot = a.files.snapshot()  # most recently used first
-        new: dict[str, _Row] = {}
         sid, aid = key
+        old = self._files.get(key, {})
+        hints = a.digests
+        new: dict[str, _Row] = {}
+        upserts: list[tuple[Any, ...]] = []
+        moves: list[tuple[Any, ...]] = []
+        last = -1
+        for path, st in reversed(a.files.snapshot()):  # least recently used first
+            mark = a.read_mtimes.get(path)
+            prev = old.get(path)
+            same = prev is not None and prev.same(st)
+            if prev is not None and same and prev.mark == mark and prev.seq > last:
+                row = prev if prev.state is st else _Row(st, prev.seq, mark, prev.digest, prev.size)
+            elif prev is not None and same:
+                row = _Row(st, self._next_seq(), mark, prev.digest, prev.size)
+                moves.append((row.seq, *(mark or (None, None)), sid, aid, path))
+            else:
+                digest, size = self._hash_of(st, prev, hints.get(path))
+                row = _Row(st, self._next_seq(), mark, digest, size)
+                upserts.append(
+                    (
+                        sid,
+                        aid,
+                        path,
+                        row.seq,
+                        st.timestamp,
+                        st.offset,
+                        st.limit,
+                        int(st.partial_view),
+                        digest,
+                        size,
+                        *(mark or (None, None)),
+                    )
+                )
+            new[path] = row
+            last = row.seq
+        hints.clear()
+        gone = [(sid, aid, p) for p in old if p not in new]
+        if not (upserts or moves or gone) and self._active.get(sid) == s.last_active_ms:
+            self._files[key] = new  # equal entries only: the stored rows stand as they are
+            return
         with self.tx():
-            if old and not any(
-                (row := old.get(p)) is not None and row.state is st for p, st in snapshot
-            ):
-                # Nothing kept (a Compact re-seed, a clear): one delete, then the inserts.
-                self.conn.execute(
-                    "DELETE FROM files WHERE session_id = ? AND agent_id = ?", (sid, aid)
-                )
-                old = {}
-            last = -1
-            for path, st in reversed(snapshot):  # least recently used first
-                mark = a.read_mtimes.get(path)
-                prev = old.get(path)
-                if prev is not None and prev.state is st and prev.mark == mark and prev.seq > last:
-                    new[path] = prev
-                    last = prev.seq
-                    continue
-                seq = self._next_seq()
-                if prev is not None and prev.state is st:
-                    self.conn.execute(
-                        "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ? "
-                        "WHERE session_id = ? AND agent_id = ? AND path = ?",
-                        (seq, *(mark or (None, None)), sid, aid, path),
-                    )
-                else:
-                    digest, size = self._hash_of(st)
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            sid,
-                            aid,
-                            path,
-                            seq,
-                            st.timestamp,
-                            st.offset,
-                            st.limit,
-                            int(st.partial_view),
-                            digest,
-                            size,
-                            *(mark or (None, None)),
-                        ),
-                    )
-                new[path] = _Row(st, seq, mark)
-                last = seq
-            for path in old.keys() - new.keys():
-                self.conn.execute(
-                    "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?",
-                    (sid, aid, path),
-                )
+            if gone and len(gone) == len(old):  # nothing kept (a clear): one delete
+                self.conn.execute(_DELETE_AGENT_FILES, (sid, aid))
+            elif gone:
+                self.conn.executemany(_DELETE_FILE, gone)
+            if moves:
+                self.conn.executemany(_MOVE_FILE, moves)
+            if upserts:
+                self.conn.executemany(_UPSERT_FILE, upserts)
             self._touch(s)
             self._after_commit.append(lambda: self._files.__setitem__(key, new))
 
@@ -846,7 +883,7 @@ class SqliteStore(NullStore):
             if mark is not None:
                 a.read_mtimes[path] = mark
             entries.append((path, st))
-            loaded[path] = _Row(st, seq, mark)
+            loaded[path] = _Row(st, seq, mark, bytes(digest), size)
         a.files.load(entries)
         kept = set(a.files.keys())
         self.report.files += len(kept)
@@ -855,8 +892,7 @@ class SqliteStore(NullStore):
         if dropped:
             with self.tx():
                 self.conn.executemany(
-                    "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?",
-                    [(s.session_id, a.agent_id, p) for p in dropped],
+                    _DELETE_FILE, [(s.session_id, a.agent_id, p) for p in dropped]
                 )
 
     def close(self) -> None:

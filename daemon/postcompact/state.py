@@ -59,6 +59,10 @@ class AgentState:
     # FileState object loaded (content b""). Such an entry is never "unchanged" (no dedup stub)
     # while the cache still holds that object (see persist.py and docs/persistence.md).
     unverified: dict[str, FileState] = field(default_factory=dict)
+    # SHA-256 of entries' content computed in the worker thread that read it (ReadFile, Compact's
+    # re-seed): path -> (the content object, its digest). The store takes a digest only for that
+    # very object, and empties the map at each sync of the agent (persist.py).
+    digests: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -36,7 +36,7 @@ from postcompact.errors import (
     PostcompactError,
     ResourceExhausted,
 )
-from postcompact.persist import ROW_BYTES, NullStore
+from postcompact.persist import ROW_BYTES, NullStore, content_digest
 from postcompact.restore.policy import Policy
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.state import AgentState, InvokedSkill, Session
@@ -204,21 +204,29 @@ class FileService:
             )
         self.store.check_room()
         read_at = now_ms()
-        try:
-            tf = await asyncio.to_thread(
-                fileread.read_text,
-                path,
-                roots=s.roots,
-                max_bytes=max_file_bytes(s, self.config),
-                offset=offset,
-                limit=limit,
-                deny_globs=deny,
+        roots, max_bytes = s.roots, max_file_bytes(s, self.config)
+        hashing = self.store.path is not None
+        previous = entry.content if entry is not None else None
+
+        def read() -> tuple[fileread.TextFile, bytes | None]:
+            tf = fileread.read_text(
+                path, roots=roots, max_bytes=max_bytes, offset=offset, limit=limit, deny_globs=deny
             )
+            # The store's content hash, computed here rather than on the event loop; not needed
+            # for the content the entry already held (the store keeps that row's hash).
+            if not hashing or tf.content == previous:
+                return tf, None
+            return tf, content_digest(tf.content)
+
+        try:
+            tf, digest = await asyncio.to_thread(read)
         except fileread.FileReadError as exc:
             raise file_read_error(exc, path) from None
         stored = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
         a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
+        if digest is not None:
+            a.digests[path] = (tf.content, digest)
         self._prune_marks(a)
         self.store.sync_files(s, a)
         text = render.read_tool_result(

@@ -1,0 +1,174 @@
+"""The store's file-row mirror (persist.SqliteStore.sync_files) in-process.
+
+Whatever path the hash comes by — computed, taken from a hint (`AgentState.digests`), kept from
+the row an equal entry replaces — the stored rows equal the cache: paths in recency order, the
+metadata, and the SHA-256 and length of each entry's content; and a reload verifies them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from postcompact import _core, persist
+from postcompact.config import Config
+from postcompact.persist import SqliteStore
+from postcompact.service.sessions import Registry
+from postcompact.state import AgentState, Session
+from postcompact.v1 import postcompact_pb2 as pb
+
+
+class World:
+    def __init__(self, tmp_path: Path):
+        self.root = tmp_path / "p"
+        self.root.mkdir()
+        self.db = tmp_path / "state" / "state.db"
+        self.reg = Registry(Config(), store=SqliteStore(self.db, max_bytes=1 << 30))
+        self.s, _ = self.reg.open(pb.OpenSessionRequest(session_id="s", cwd=str(self.root)))
+
+    @property
+    def a(self) -> AgentState:
+        return self.s.agents[""]
+
+    def file(self, name: str, text: str) -> str:
+        p = self.root / name
+        p.write_text(text)
+        return str(p)
+
+    def set(self, path: str, ts: int, *, limit: int | None = None) -> _core.FileState:
+        st = _core.FileState(Path(path).read_bytes(), ts, 1, limit, False)
+        self.a.files.set(path, st)
+        return st
+
+    def sync(self) -> None:
+        self.reg.store.sync_files(self.s, self.a)
+
+    def rows(self) -> list[tuple[str, int, int | None, bytes, int]]:
+        conn = sqlite3.connect(self.db)
+        try:
+            return [
+                (p, ts, limit, bytes(digest), size)
+                for p, ts, limit, digest, size in conn.execute(
+                    "SELECT path, timestamp_ms, read_limit, content_sha256, content_len FROM files "
+                    "ORDER BY seq DESC"
+                )
+            ]
+        finally:
+            conn.close()
+
+    def check(self) -> None:
+        """The stored rows are the cache, most recently used first, with true hashes."""
+        assert self.rows() == [
+            (p, st.timestamp, st.limit, hashlib.sha256(st.content).digest(), len(st.content))
+            for p, st in self.a.files.snapshot()
+        ]
+
+    def reload(self) -> Session:
+        self.reg.store.close()
+        self.reg = Registry(Config(), store=SqliteStore(self.db, max_bytes=1 << 30))
+        self.reg.load()
+        self.s = self.reg.sessions["s"]
+        return self.s
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path)
+    yield w
+    w.reg.store.close()
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The contents the store hashes itself."""
+    seen: list[bytes] = []
+    real = persist.content_digest
+
+    def spy(content: bytes) -> bytes:
+        seen.append(content)
+        return real(content)
+
+    monkeypatch.setattr(persist, "content_digest", spy)
+    return seen
+
+
+def test_an_equal_entry_keeps_its_row_hash_and_a_reseed_hashes_nothing(
+    world: World, hashed: list[bytes]
+) -> None:
+    paths = [world.file(f"f{i}.ts", f"const f{i} = {i};\n" * 50) for i in range(4)]
+    for i, p in enumerate(paths):
+        world.set(p, 100 + i)
+    world.sync()
+    assert len(hashed) == 4
+    world.check()
+    hashed.clear()
+    # A Compact-like re-seed: cleared, the same contents set again, in another order, once with
+    # a new timestamp (default profile) and once with the same one (claude-code's mtimes).
+    for ts in (200, 200):
+        world.a.files.clear()
+        for p in paths[::-1]:
+            world.set(p, ts)
+        world.sync()
+        world.check()
+    # Another range of the same content (ReadFile alternating ranges) and an eviction.
+    world.set(paths[1], 300, limit=1000)
+    world.a.files.delete(paths[2])
+    world.sync()
+    world.check()
+    assert hashed == []
+    # A changed file is hashed (no hint given).
+    Path(paths[0]).write_text("changed\n")
+    world.set(paths[0], 400)
+    world.sync()
+    world.check()
+    assert hashed == [b"changed\n"]
+
+    s = world.reload()
+    assert [p for p, _ in s.agents[""].files.snapshot()] == [p for p, _ in world.a.files.snapshot()]
+    assert not world.a.unverified
+    world.check()
+
+
+def test_a_hint_is_taken_only_for_its_very_content_object(
+    world: World, hashed: list[bytes]
+) -> None:
+    p = world.file("a.ts", "export const a = 1;\n")
+    st = world.set(p, 1)
+    world.a.digests[p] = (st.content, persist.content_digest(st.content))
+    hashed.clear()
+    world.sync()
+    assert hashed == []
+    assert world.a.digests == {}  # consumed
+    world.check()
+
+    q = world.file("b.ts", "export const b = 2;\n")
+    st = world.set(q, 2)
+    stale = bytes(bytearray(st.content))  # equal, but another object: not trusted
+    world.a.digests[q] = (stale, b"\0" * 32)
+    world.sync()
+    assert hashed == [st.content]
+    world.check()
+
+
+def test_an_unverified_entry_keeps_its_stored_hash_when_replaced_by_an_equal_one(
+    world: World,
+) -> None:
+    p = world.file("a.ts", "original\n")
+    world.set(p, 5)
+    world.sync()
+    Path(p).write_text("changed while the daemon was down\n")
+    s = world.reload()
+    a = s.agents[""]
+    loaded = a.files.peek(p)
+    assert loaded is not None
+    assert a.unverified[p] is loaded
+    original = hashlib.sha256(b"original\n").digest()
+    assert world.rows()[0][3:] == (original, len(b"original\n"))
+    # An entry equal to the loaded one (empty content, same metadata) is a different entry: an
+    # empty content, hashed as such.
+    a.files.set(p, _core.FileState(b"", loaded.timestamp, loaded.offset, loaded.limit, False))
+    world.sync()
+    world.check()
