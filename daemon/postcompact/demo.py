@@ -4,7 +4,8 @@ A refactoring session reads src/utils/format.ts, tests/unit/format.test.ts, src/
 README.md (the 4-file session: all four come back), then also src/config/default.ts,
 src/utils/validation.ts, CONTRIBUTING.md and .eslintrc.js (the 8-file session: only the 5 most
 recent come back — not format.ts, the file being refactored). Re-reading format.ts and compacting
-again brings it back first. Real files in a temporary directory; the daemon does the reads.
+again brings it back first, the restored files following in their order (README.md, the last,
+drops out). Real files in a temporary directory; the daemon does the reads.
 """
 
 from __future__ import annotations
@@ -195,7 +196,10 @@ class Demo:
         self.compact(sid, "the 8-file session")
 
         self.say()
-        self.say("3) Re-read src/utils/format.ts before the next compaction: it comes back first.")
+        self.say(
+            "3) Re-read src/utils/format.ts before the next compaction: it comes back first, "
+            "the rest in their order."
+        )
         self.read(sid, "src/utils/format.ts", 25)
         self.compact(sid, "after re-reading format.ts")
         self.stub.CloseSession(pb.CloseSessionRequest(session_id=sid))

@@ -30,20 +30,25 @@ Given the snapshot of the agent's file-state cache (MRU first):
    `{"attachment": {"type": "compact_file_reference", "filename": P, "displayPath": D}, ...}`.
 6. Re-seed the cache with what was restored: offset 1, no limit (a truncated file: limit = the
    lines shown, content = the head), timestamp = the file's mtime under the claude-code profile,
-   the read time otherwise. Referenced files are not re-seeded.
+   otherwise one read time for the whole batch (taken before the re-reads). The entries are set
+   in reverse rank order, rank 1 last (the most recently used), so equal timestamps rank them
+   the same way at the next compaction: restored files keep their order. Referenced files are
+   not re-seeded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from postcompact import _core, fileread, render
+from postcompact.persist import content_digest
 from postcompact.render import Templates
 from postcompact.restore.meter import Meter, rough
 from postcompact.restore.outcome import Outcome
@@ -184,6 +189,7 @@ class _Restored:
     detail: str = ""
     seed: _core.FileState | None = None
     mtime_ms: int = 0
+    digest: bytes | None = None  # SHA-256 of the seed's content, when it differs from before
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +218,11 @@ class FileStep:
         return _Restored(path, rank, pb.OUTCOME_REFERENCED, att, cost, detail)
 
     def restore_one(
-        self, path: str, rank: int, scope: fileread.ReadScope | None = None
+        self,
+        path: str,
+        rank: int,
+        scope: fileread.ReadScope | None = None,
+        read_at: int | None = None,
     ) -> _Restored:
         p, s = self.policy, self.session
         roots = s.roots or [s.cwd]
@@ -248,7 +258,8 @@ class FileStep:
             except fileread.FileReadError as exc2:
                 outcome = _ERROR_OUTCOMES.get(exc2.kind, pb.OUTCOME_UNREADABLE)
                 return _Restored(path, rank, outcome, detail=f"{exc2.kind}: {exc2.message}")
-        read_at = now_ms()
+        if read_at is None:
+            read_at = now_ms()
         stamp = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
         text = tf.content.decode("utf-8", errors="replace")
         ext = _ext(path)
@@ -282,12 +293,27 @@ class FileStep:
         detail = f"{cap_detail}; kept lines 1-{shown} of {tf.total_lines}"
         return self._file(path, rank, head, tf, stamp, limit=shown, marker=marker, detail=detail)
 
-    def restore_many(self, paths: Sequence[str]) -> list[_Restored]:
+    def restore_many(
+        self,
+        paths: Sequence[str],
+        read_at: int | None = None,
+        previous: Mapping[str, bytes] | None = None,
+    ) -> list[_Restored]:
         """`restore_one` for each of `paths` (ranked 1, 2, ... in order), in one worker thread:
         the re-reads and the numbering release the GIL, the files are small (the size cap), and
-        one thread hop instead of one per file is what keeps a Compact cheap."""
+        one thread hop instead of one per file is what keeps a Compact cheap. With `previous`
+        (path -> the content the cache held), a seed whose content differs from it gets its
+        SHA-256 here, off the event loop, for the state database (persist.py)."""
         scope = fileread.ReadScope.of(self.session.roots or [self.session.cwd])
-        return [self.restore_one(path, rank, scope) for rank, path in enumerate(paths, start=1)]
+        out = []
+        for rank, path in enumerate(paths, start=1):
+            r = self.restore_one(path, rank, scope, read_at)
+            if previous is not None and r.seed is not None:
+                content = r.seed.content
+                if content != previous.get(path):
+                    r = dataclasses.replace(r, digest=content_digest(content))
+            out.append(r)
+        return out
 
     def _file(
         self,
@@ -373,9 +399,16 @@ async def restore_files(
             detail=f"beyond max_files={policy.max_files}",
         )
 
-    results = await asyncio.to_thread(step.restore_many, [path for path, _ in selected])
+    # One read time for the batch (default profile): taken before the re-reads, so a change
+    # made while they run is later than it.
+    read_at = now_ms()
+    previous = None if preview else {path: state.content for path, state in selected}
+    results = await asyncio.to_thread(
+        step.restore_many, [path for path, _ in selected], read_at, previous
+    )
 
     used = 0
+    seeds: list[_Restored] = []
     for r in results:
         if r.attachment is None:
             out.decide("files", pb.SUBJECT_FILE, r.path, r.outcome, rank=r.rank, detail=r.detail)
@@ -401,8 +434,13 @@ async def restore_files(
             "files", pb.SUBJECT_FILE, r.path, r.outcome, tokens=tokens, rank=r.rank, detail=r.detail
         )
         if r.seed is not None and not preview:
-            agent.files.set(r.path, r.seed)
-            agent.read_mtimes[r.path] = (r.seed.timestamp, r.mtime_ms)
+            seeds.append(r)
+    for r in reversed(seeds):  # rank 1 last: the most recently used
+        assert r.seed is not None
+        agent.files.set(r.path, r.seed)
+        agent.read_mtimes[r.path] = (r.seed.timestamp, r.mtime_ms)
+        if r.digest is not None:
+            agent.digests[r.path] = (r.seed.content, r.digest)
 
 
 _EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {
