@@ -535,9 +535,9 @@ def run(quick: bool = False) -> Section:
     if res.compact_bytes:
         intro += (
             f"\n\nOne Compact response is {res.compact_bytes / 1024:.0f} KB of protobuf against "
-            "the echo's 100 KB: each file attachment carries both its rendered text and the raw "
-            "content, and `rendered_text` repeats all the rendered text joined, so the five "
-            "files cross the socket three times."
+            "the echo's 100 KB: each file's text crosses the socket once, in its attachment's "
+            "`rendered_text` (the raw content comes only with `include_content`, and the clients "
+            "join the rendered texts themselves)."
         )
     if res.problems:
         intro += (
