@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from postcompact import _core, persist
 from postcompact.config import Config
+from postcompact.errors import ResourceExhausted
 from postcompact.persist import SqliteStore
 from postcompact.service.sessions import Registry
-from postcompact.state import AgentState, Session
+from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
 
@@ -172,3 +173,33 @@ def test_an_unverified_entry_keeps_its_stored_hash_when_replaced_by_an_equal_one
     a.files.set(p, _core.FileState(b"", loaded.timestamp, loaded.offset, loaded.limit, False))
     world.sync()
     world.check()
+
+
+def test_check_room_asks_sqlite_only_near_the_limit(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "far.db", max_bytes=1 << 30)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    for _ in range(100):
+        store.check_room()
+    assert sum("page_count" in s for s in statements) == 1
+    store.close()
+
+
+def test_check_room_refuses_exactly_when_the_write_would_pass_the_limit(tmp_path: Path) -> None:
+    max_bytes = 256 * 1024
+    store = SqliteStore(tmp_path / "near.db", max_bytes=max_bytes)
+    reg = Registry(Config(), store=store)
+    s, _ = reg.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
+    extra = 4096 + persist.ROW_BYTES
+    for i in range(1000):
+        would_pass = store.used_bytes() + extra > max_bytes
+        try:
+            store.check_room(extra)
+        except ResourceExhausted:
+            assert would_pass
+            break
+        assert not would_pass
+        store.put_skill(s, s.agents[""], InvokedSkill(f"s{i}", "/p", bytes(4096), i))
+    else:
+        pytest.fail("never refused")
+    store.close()
