@@ -33,7 +33,7 @@ from typing import Any
 
 from postcompact._core import FileState, FileStateCache, LruCache
 
-from bench.report import ROOT, Section, Table, verdict
+from bench.report import ROOT, Section, Table, bar_chart, verdict
 
 MAX_ENTRIES = 100
 MAX_SIZE = 25 * 1024 * 1024
@@ -539,7 +539,17 @@ def run(quick: bool = False) -> Section:
             _micro_python(3 if quick else 7),
         )
     )
-    return Section("B1 — cache trace", __doc__ or "", tables, [], verdicts)
+    plots = [
+        bar_chart(
+            t,
+            f"b1_{t.caption.split()[0]}.png",
+            title=f"B1 {t.caption}: ns/op (best), lower is better",
+            value_col=2,
+        )
+        for t in tables
+        if "trace" in t.caption
+    ]
+    return Section("B1 — cache trace", __doc__ or "", tables, plots, verdicts)
 
 
 if __name__ == "__main__":

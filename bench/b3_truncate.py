@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from postcompact import _core
 
 from bench import corpus
-from bench.report import Section, Table, verdict
+from bench.report import Section, Table, bar_chart, verdict
 from tests._tiktoken_offline import load_encoding
 
 MARKER = (
@@ -128,7 +128,7 @@ and decodes (not guaranteed to be a prefix or to fit once the marker is appended
 Rough output equals a JavaScript-semantics model byte for byte in {checked} checks (ASCII, CJK,
 emoji, str and bytes input).
 """
-    return Section(
+    section = Section(
         title="B3. Truncation to a token budget",
         intro=intro,
         tables=[
@@ -152,6 +152,17 @@ emoji, str and bytes input).
             verdict("rough truncation vs a plain Python slice, worst code row", worst_rough, 2.0)
         ],
     )
+    section.plots.append(
+        bar_chart(
+            section.tables[0],
+            "b3_exact.png",
+            title="B3 exact truncation, µs per call (log scale), lower is better",
+            value_col=6,
+            label_cols=(0, 1),
+            log=True,
+        )
+    )
+    return section
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from postcompact.v1 import postcompact_pb2_grpc as pbg
 from bench import _measure as m
 from bench._daemon import running_daemon
 from bench._servers import ECHO_METHOD
-from bench.report import Section, Table, verdict
+from bench.report import Section, Table, bar_chart, verdict
 
 Metadata = tuple[tuple[str, str], ...]
 CallFactory = Callable[[grpc.aio.Channel], Callable[[], Awaitable[object]]]
@@ -179,7 +179,18 @@ def run(quick: bool = False) -> Section:
     intro = (
         __doc__ or ""
     ) + f"\n\nThe aio echo over UDS costs {floor:.1f}x the raw socket floor at p50."
-    return Section("B4 — gRPC transport", intro, [table], [], verdicts)
+    section = Section("B4 — gRPC transport", intro, [table], [], verdicts)
+    section.plots.append(
+        bar_chart(
+            table,
+            "b4_p50.png",
+            title="B4 p50 latency (µs, log scale), lower is better",
+            value_col=4,
+            label_cols=(0, 1, 2, 3),
+            log=True,
+        )
+    )
+    return section
 
 
 if __name__ == "__main__":

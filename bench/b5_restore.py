@@ -32,7 +32,7 @@ from postcompact.v1 import postcompact_pb2_grpc as pbg
 from bench import _measure as m
 from bench._daemon import running_daemon
 from bench._servers import ECHO_METHOD
-from bench.report import Section, Table, verdict
+from bench.report import Section, Table, bar_chart, verdict
 
 FILES = 5
 FILE_BYTES = 20 * 1024
@@ -175,7 +175,11 @@ def run(quick: bool = False) -> Section:
         ["what", "p50 µs", "p99 µs", "calls/s", "p50 / Compact p50"],
         rows,
     )
-    return Section("B5 — restore pipeline end to end", __doc__ or "", [table], [], verdicts)
+    section = Section("B5 — restore pipeline end to end", __doc__ or "", [table], [], verdicts)
+    section.plots.append(
+        bar_chart(table, "b5_p50.png", title="B5 p50 latency (µs), lower is better", value_col=1)
+    )
+    return section
 
 
 if __name__ == "__main__":

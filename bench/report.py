@@ -72,3 +72,51 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
         return float("nan")
     k = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
     return sorted_values[k]
+
+
+def bar_chart(
+    table: Table,
+    file: str,
+    *,
+    title: str,
+    value_col: int,
+    label_cols: Sequence[int] = (0,),
+    xlabel: str = "",
+    log: bool = False,
+) -> str:
+    """Plot one numeric column of `table` as horizontal bars (one per row) into docs/bench/file.
+
+    Returns the file name for Section.plots. Rows whose value is not a finite number are left out.
+    """
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels: list[str] = []
+    values: list[float] = []
+    for row in table.rows:
+        value = row[value_col]
+        if not isinstance(value, int | float) or not math.isfinite(float(value)):
+            continue
+        labels.append(" · ".join(str(row[c]).replace("**", "") for c in label_cols))
+        values.append(float(value))
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(values) + 1.4))
+    ax.barh(range(len(values)), values, color="#4C72B0")
+    ax.set_yticks(range(len(values)), labels, fontsize=8)
+    ax.invert_yaxis()
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel or str(table.columns[value_col]))
+    ax.set_title(title, fontsize=10)
+    for i, v in enumerate(values):
+        ax.annotate(
+            _cell(v), (v, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7
+        )
+    fig.tight_layout()
+    fig.savefig(PLOTS / file, dpi=110)
+    plt.close(fig)
+    return file
