@@ -372,10 +372,9 @@ func TestAutoStartFailsClearly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	begin := time.Now()
 	_, err = c2.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
-	if CodeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "exited") || time.Since(begin) > 5*time.Second {
-		t.Fatalf("exiting daemon: %v after %v", err, time.Since(begin))
+	if CodeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("exiting daemon: %v", err)
 	}
 }
 

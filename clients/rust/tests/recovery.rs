@@ -188,7 +188,6 @@ async fn scenario() {
         ..RetryPolicy::default()
     };
     let gone = client.with_retry(policy);
-    let begin = Instant::now();
     let err = gone
         .check_write(pb::CheckWriteRequest {
             session_id: "recover-rust".into(),
@@ -197,7 +196,6 @@ async fn scenario() {
         })
         .await
         .unwrap_err();
-    let took = begin.elapsed();
     assert_eq!(err.code(), Code::Unavailable);
     assert_eq!(err.reason(), Some(REASON_DAEMON_UNAVAILABLE), "{err}");
     let text = err.to_string();
@@ -205,11 +203,10 @@ async fn scenario() {
         text.contains(&address) && text.contains("CheckWrite"),
         "{text}"
     );
-    assert!(
-        took >= Duration::from_millis(1900) && took < Duration::from_secs(4),
-        "{took:?}"
-    );
     let rpc = err.as_rpc().unwrap();
     assert_eq!(rpc.metadata.get("address"), Some(&address));
+    // It retried before giving up (the bound is 2 s of backoff, far below the attempt cap).
+    let attempts: u32 = rpc.metadata["attempts"].parse().unwrap();
+    assert!(attempts > 3, "{attempts} attempts");
     let _ = fs::remove_dir_all(&dir);
 }
