@@ -842,3 +842,31 @@ async def test_exact_counter_caps_files_and_skills(world: World) -> None:
     assert skill.content.decode().endswith(render.SKILL_TRUNCATION_MARKER)
     assert _core.count(skill.content.decode(), "cl100k_base") <= 200
     assert outcome(resp, "s").tokens == _core.count(skill.content.decode(), "cl100k_base")
+
+
+@pytest.mark.parametrize(("line_count", "threads"), [(20, 1), (6_000, 5)])
+async def test_rereads_run_in_parallel_once_files_are_big(
+    world: World, monkeypatch: pytest.MonkeyPatch, line_count: int, threads: int
+) -> None:
+    """Five small files are re-read by one worker thread; five big ones by a thread each, and the
+    attachments still come back in rank order."""
+    import threading
+
+    from postcompact.restore import files as restore_files
+
+    seen: set[int] = set()
+    original = restore_files.FileStep.restore_many
+
+    def spy(self: restore_files.FileStep, *args: object, **kwargs: object) -> object:
+        seen.add(threading.get_ident())
+        # Hold the thread a moment so that concurrent batches cannot reuse one pool thread.
+        threading.Event().wait(0.05)
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(restore_files.FileStep, "restore_many", spy)
+    body = "".join(f"line {i}\n" for i in range(line_count))
+    paths = [world.read(world.write(f"f{i}.txt", body), ts=10 + i) for i in range(5)]
+    policy = pb.RestorePolicy(max_tokens_per_file=10**9, file_token_budget=10**9)
+    resp = await world.compact(policy=policy)
+    assert [a.file.path for a in resp.attachments] == list(reversed(paths))
+    assert len(seen) == threads

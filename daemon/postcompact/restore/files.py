@@ -6,9 +6,12 @@ Given the snapshot of the agent's file-state cache (MRU first):
    tail (two passes: a Read whose tool_result starts with the "File unchanged" stub does not count,
    because the content it points at may have been summarised away).
 2. Stable sort by timestamp, newest first (ties keep MRU order); keep the first `max_files`.
-3. Re-read each kept file from disk, in parallel (one worker thread per file), through `fileread`
-   with the session roots and deny globs: denied / binary / unreadable files are dropped with the
-   error as detail.
+3. Re-read each kept file from disk, in parallel (Claude Code's `Promise.all`): one worker thread
+   per file once the files are big enough for the reads to matter (`PARALLEL_READ_BYTES` in all,
+   judged by what the cache held), otherwise one worker thread for all of them — small files are
+   page-cache hits of a few µs each, where a thread hop per file would cost more than the reads.
+   Always through `fileread` with the session roots and deny globs: denied / binary / unreadable
+   files are dropped with the error as detail.
 4. Per-file cap `max_tokens_per_file`, measured on the raw text with the policy's counter (the
    rough counter uses the per-type rate, as Claude Code's `validateContentTokens`). A file over the
    cap, or over `max_file_size_bytes`, is
@@ -59,6 +62,10 @@ from postcompact.v1 import postcompact_pb2 as pb
 __all__ = ["FileStep", "read_paths_in_tail", "restore_files"]
 
 READ_TOOL_NAME = "Read"
+# Re-read the selected files on one thread each once they add up to this much (what the cache
+# held); below it one worker thread reads them all (see step 3).
+PARALLEL_READ_BYTES = 256 * 1024
+PARALLEL_READ_WORKERS = 5
 _UUID = "00000000-0000-4000-8000-000000000000"  # 36 characters, like a uuid v4
 _TIMESTAMP = "2026-01-01T00:00:00.000Z"  # 24 characters, like Date.toISOString()
 
@@ -295,18 +302,17 @@ class FileStep:
 
     def restore_many(
         self,
-        paths: Sequence[str],
+        ranked: Sequence[tuple[int, str]],
         read_at: int | None = None,
         previous: Mapping[str, bytes] | None = None,
     ) -> list[_Restored]:
-        """`restore_one` for each of `paths` (ranked 1, 2, ... in order), in one worker thread:
-        the re-reads and the numbering release the GIL, the files are small (the size cap), and
-        one thread hop instead of one per file is what keeps a Compact cheap. With `previous`
-        (path -> the content the cache held), a seed whose content differs from it gets its
-        SHA-256 here, off the event loop, for the state database (persist.py)."""
+        """`restore_one` for each (rank, path) of `ranked`, in one worker thread (the re-reads
+        and the numbering release the GIL; `restore_files` decides how many threads). With
+        `previous` (path -> the content the cache held), a seed whose content differs from it
+        gets its SHA-256 here, off the event loop, for the state database (persist.py)."""
         scope = fileread.ReadScope.of(self.session.roots or [self.session.cwd])
         out = []
-        for rank, path in enumerate(paths, start=1):
+        for rank, path in ranked:
             r = self.restore_one(path, rank, scope, read_at)
             if previous is not None and r.seed is not None:
                 content = r.seed.content
@@ -403,9 +409,16 @@ async def restore_files(
     # made while they run is later than it.
     read_at = now_ms()
     previous = None if preview else {path: state.content for path, state in selected}
-    results = await asyncio.to_thread(
-        step.restore_many, [path for path, _ in selected], read_at, previous
+    order = [(rank, path) for rank, (path, _) in enumerate(selected, start=1)]
+    held = sum(len(state.content) for _, state in selected)
+    workers = min(len(order), PARALLEL_READ_WORKERS) if held >= PARALLEL_READ_BYTES else 1
+    parts = await asyncio.gather(
+        *(
+            asyncio.to_thread(step.restore_many, order[i::workers], read_at, previous)
+            for i in range(workers)
+        )
     )
+    results = sorted((r for part in parts for r in part), key=lambda r: r.rank)
 
     used = 0
     seeds: list[_Restored] = []
