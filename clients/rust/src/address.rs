@@ -101,7 +101,8 @@ pub struct Resolved {
 }
 
 /// The process environment, abstracted so resolution can be tested without touching it.
-pub trait Env {
+/// `Sync` so that a `&dyn Env` held across an await keeps the client's futures `Send`.
+pub trait Env: Sync {
     fn var(&self, name: &str) -> Option<String>;
     fn uid(&self) -> u32;
 }

@@ -595,6 +595,18 @@ mod tests {
         }
     }
 
+    /// Harnesses on tokio's multi-thread runtime `tokio::spawn` client calls: the futures must
+    /// be `Send` (checked at compile time; nothing runs).
+    #[test]
+    fn call_futures_are_send() {
+        fn is_send<T: Send>(_: T) {}
+        let _ = |c: &'static Client, s: &'static crate::Session| {
+            is_send(Client::connect());
+            is_send(c.health());
+            is_send(s.compact());
+        };
+    }
+
     #[test]
     fn auto_start_defaults() {
         assert!(Options::default().auto_start_enabled());
