@@ -10,6 +10,7 @@ __all__ = [
     "FileState",
     "FileStateCache",
     "LruCache",
+    "ReadRefused",
     "__version__",
     "count",
     "count_batch",
@@ -19,6 +20,7 @@ __all__ = [
     "expand_path",
     "json_utf16_len",
     "number_lines",
+    "read_whole",
     "realpath",
     "truncate_batch",
     "truncate_to_tokens",
@@ -245,10 +247,30 @@ def json_utf16_len(text: str | bytes) -> int:
 def estimate_from_utf16_len(units: int, ext: str | None = None) -> int:
     """estimate() of a text whose UTF-16 length is `units` (ValueError when negative)."""
 
-# --- fsutil: realpath (rust_core/src/py/py_fsutil.rs) ---
+# --- fsutil: realpath, read_whole (rust_core/src/py/py_fsutil.rs, readfile.rs) ---
 
 def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None) -> str | None:
     """os.path.realpath(path) for an absolute path; None where the caller must use Python's
     (a relative path, a symlink loop, a link that cannot be read). With `base`, a real absolute
     directory (an earlier result), `path` is relative to it: realpath(base + "/" + path), looking
     up only `path`'s own components."""
+
+class ReadRefused(Exception):
+    """read_whole refused or failed: args are (code, errno, size); see `read_whole`."""
+
+def read_whole(
+    path: str | PathLike[str],
+    max_bytes: int,
+    sniff_bytes: int,
+    binary_name: bool = False,
+    inline_max: int | None = None,
+) -> tuple[bytes, int, int, int]:
+    """Read the regular file at `path` (a real path) whole, without the GIL:
+    `(content, mtime_ns, size, total_lines)`; total_lines is newlines + 1, 0 when empty.
+
+    Raises ReadRefused(code, errno, size), code one of: "stat" / "open" / "read" (with the
+    errno), "directory", "device" (not a regular file), "binary_name" (`binary_name` was set),
+    "too_large" (over `max_bytes` at stat time, with the size), "would_block" (`inline_max` set:
+    the file is larger, or a byte is not in the page cache: preadv2 RWF_NOWAIT), "changed" (the
+    file opened is not the one stat saw), "binary" (a NUL byte: in the first `sniff_bytes`, or
+    anywhere once the size is within `max_bytes`), "grew" (past `max_bytes` since stat)."""

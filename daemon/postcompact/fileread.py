@@ -1,9 +1,13 @@
 """The daemon's file-read backend for ReadFile and restoration's re-reads (DESIGN.md §4, §5).
 
-`read_text` is synchronous; callers run it with `asyncio.to_thread` to read several files in
-parallel. It never follows a symlink out of the session roots, never opens a device, FIFO or
-socket, refuses binaries (by extension, then by a NUL byte in the first 8 KiB) and files matching
-a deny glob, and reads a whole file only when it is within `max_bytes`.
+`read_text` is synchronous. Callers on the event loop use `off_loop`: the read runs inline when it
+is small and every byte is in the page cache (`inline=True`: `preadv2(RWF_NOWAIT)`, which fails
+rather than wait for the disk), else on a worker thread — a thread hop costs ~100 µs here, more
+than reading a few cached files.
+
+It never follows a symlink out of the session roots, never opens a device, FIFO or socket, refuses
+binaries (by extension, then by a NUL byte in the first 8 KiB) and files matching a deny glob, and
+reads a whole file only when it is within `max_bytes`.
 
 Line model (Claude Code's `readFileInRange`): a file is split on "\\n"; a trailing newline
 leaves a final empty line, so "a\\nb\\n" has 3 lines and an empty file has 0 (postcompact's
@@ -16,28 +20,32 @@ Node's utf8 decoding does.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import fnmatch
 import functools
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from postcompact import _core
 
 __all__ = [
     "BINARY_EXTENSIONS",
     "DEFAULT_DENY_GLOBS",
+    "INLINE_READ_BYTES",
     "SNIFF_BYTES",
     "FileReadError",
     "FileReadErrorKind",
     "ReadScope",
     "TextFile",
+    "WouldBlock",
     "effective_deny_globs",
     "is_denied",
+    "off_loop",
     "read_text",
     "realpath",
     "resolve_roots",
@@ -110,6 +118,28 @@ BINARY_EXTENSIONS: frozenset[str] = frozenset(
 
 SNIFF_BYTES = 8192
 _CHUNK = 1 << 16
+# The largest file an inline read takes on (see `off_loop`); larger ones go to a worker thread.
+INLINE_READ_BYTES = 256 * 1024
+# Linux >= 4.14: a read that would wait for the disk fails with EAGAIN instead (0: not available).
+_RWF_NOWAIT: int = getattr(os, "RWF_NOWAIT", 0)
+
+T = TypeVar("T")
+
+
+class WouldBlock(Exception):
+    """An inline read that would wait for the disk or is over `INLINE_READ_BYTES`: run it on a
+    worker thread instead. Never reaches a client."""
+
+
+async def off_loop(read: Callable[[bool], T]) -> T:
+    """`read(True)` (inline: page cache only) on the event loop; if it raises `WouldBlock`,
+    `read(False)` on a worker thread. `read` must be safe to run twice (reads, no writes)."""
+    if _RWF_NOWAIT:
+        try:
+            return read(True)
+        except WouldBlock:
+            pass
+    return await asyncio.to_thread(read, False)
 
 
 class FileReadError(Exception):
@@ -219,6 +249,7 @@ def read_text(
     deny_globs: Sequence[str] = (),
     head_bytes: int | None = None,
     scope: ReadScope | None = None,
+    inline: bool = False,
 ) -> TextFile:
     """Read lines [offset, offset+limit) (1-based; default the whole file) of a text file.
 
@@ -230,6 +261,8 @@ def read_text(
       many bytes of the range, cut back to a line boundary (or to a UTF-8 character boundary when
       the first line alone is longer), and set `truncated`. `total_lines` is still exact.
     - `scope`: `ReadScope.of(roots)`, shared by a caller reading several files.
+    - `inline`: read only from the page cache and only a file within `INLINE_READ_BYTES`;
+      otherwise raise `WouldBlock` (see `off_loop`).
     """
     if not path or "\0" in path:
         raise FileReadError("invalid_path", f"invalid path {path!r}")
@@ -251,88 +284,159 @@ def read_text(
     if glob is not None:
         raise FileReadError("denied", f"{path} matches the deny rule {glob!r}")
 
+    ext = os.path.splitext(real)[1].lower()
+    ranged = (offset is not None and offset > 1) or limit is not None
+    if not ranged and head_bytes is None:
+        return _read_whole(path, real, ext, max_bytes, inline)
+
     try:
         st = os.stat(real)
-    except FileNotFoundError:
-        raise FileReadError("missing", f"file does not exist: {path}") from None
-    except PermissionError:
-        raise FileReadError("permission", f"permission denied: {path}") from None
     except OSError as exc:
-        raise FileReadError("missing", f"cannot stat {path}: {exc.strerror}") from None
+        raise _os_error(path, "stat", exc.errno) from None
     _check_kind(path, st.st_mode)
-
-    ext = os.path.splitext(real)[1].lower()
+    if inline and (st.st_size > INLINE_READ_BYTES or not _RWF_NOWAIT):
+        raise WouldBlock
     if ext in BINARY_EXTENSIONS:
         raise FileReadError("binary", f"{path} is a binary file ({ext})")
-
-    ranged = (offset is not None and offset > 1) or limit is not None
-    if not ranged and head_bytes is None and st.st_size > max_bytes:
-        raise FileReadError(
-            "too_large",
-            f"{path} is {st.st_size} bytes, over the {max_bytes}-byte limit; "
-            "read it with an offset and limit",
-        )
 
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(real, flags)
-    except FileNotFoundError:
-        raise FileReadError("missing", f"file does not exist: {path}") from None
-    except PermissionError:
-        raise FileReadError("permission", f"permission denied: {path}") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:  # swapped for a symlink since realpath
-            raise FileReadError("outside_roots", f"{path} changed while reading") from None
-        raise FileReadError("missing", f"cannot open {path}: {exc.strerror}") from None
+        raise _os_error(path, "open", exc.errno) from None
     try:
         fst = os.fstat(fd)
         _check_kind(path, fst.st_mode)
         if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise FileReadError("outside_roots", f"{path} changed while reading")
-        return _read_open(fd, path, real, fst, offset or 1, limit, max_bytes, ranged, head_bytes)
+        io = _Io(fd, inline)
+        return _read_open(io, path, real, fst, offset or 1, limit, head_bytes)
     except OSError as exc:
-        raise FileReadError("permission", f"cannot read {path}: {exc.strerror}") from None
+        raise _os_error(path, "read", exc.errno) from None
     finally:
         os.close(fd)
+
+
+def _read_whole(path: str, real: str, ext: str, max_bytes: int, inline: bool) -> TextFile:
+    """A whole file, read by the core in one GIL-free call (`_core.read_whole`: the same
+    checks, in the same order, as the ranged path below)."""
+    try:
+        content, mtime_ns, _size, total = _core.read_whole(
+            real,
+            max_bytes,
+            SNIFF_BYTES,
+            ext in BINARY_EXTENSIONS,
+            INLINE_READ_BYTES if inline else None,
+        )
+    except _core.ReadRefused as exc:
+        code, err, size = exc.args
+        if code == "would_block":
+            raise WouldBlock from None
+        if code in ("stat", "open", "read"):
+            raise _os_error(path, code, err) from None
+        raise {
+            "directory": FileReadError("directory", f"{path} is a directory"),
+            "device": FileReadError("device", _NOT_REGULAR.format(path=path)),
+            "binary_name": FileReadError("binary", f"{path} is a binary file ({ext})"),
+            "binary": FileReadError("binary", _NUL_BYTES.format(path=path)),
+            "too_large": FileReadError(
+                "too_large",
+                f"{path} is {size} bytes, over the {max_bytes}-byte limit; "
+                "read it with an offset and limit",
+            ),
+            "grew": FileReadError(
+                "too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"
+            ),
+            "changed": FileReadError("outside_roots", f"{path} changed while reading"),
+        }[code] from None
+    return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
+
+
+_NOT_REGULAR = "{path} is not a regular file (device, FIFO or socket)"
+_NUL_BYTES = "{path} is a binary file (contains NUL bytes)"
+
+
+def _os_error(path: str, phase: Literal["stat", "open", "read"], err: int | None) -> FileReadError:
+    """The FileReadError for an OS error `err` (errno) while `phase`-ing `path`."""
+    if phase == "read":
+        return FileReadError("permission", f"cannot read {path}: {os.strerror(err or 0)}")
+    if err == errno.ENOENT:
+        return FileReadError("missing", f"file does not exist: {path}")
+    if err in (errno.EACCES, errno.EPERM):
+        return FileReadError("permission", f"permission denied: {path}")
+    if phase == "open" and err == errno.ELOOP:  # swapped for a symlink since realpath
+        return FileReadError("outside_roots", f"{path} changed while reading")
+    return FileReadError("missing", f"cannot {phase} {path}: {os.strerror(err or 0)}")
 
 
 def _check_kind(path: str, mode: int) -> None:
     if stat.S_ISDIR(mode):
         raise FileReadError("directory", f"{path} is a directory")
     if not stat.S_ISREG(mode):
-        raise FileReadError("device", f"{path} is not a regular file (device, FIFO or socket)")
+        raise FileReadError("device", _NOT_REGULAR.format(path=path))
+
+
+class _Io:
+    """Reads of an open file: blocking, or (`inline`) from the page cache only."""
+
+    __slots__ = ("fd", "inline", "pos")
+
+    def __init__(self, fd: int, inline: bool) -> None:
+        self.fd = fd
+        self.inline = inline
+        self.pos = 0
+
+    def read(self, n: int) -> bytes:
+        """Up to `n` bytes from the current position (fewer only at the end of the file, or,
+        inline, where the cached part ends: the next read then raises `WouldBlock`)."""
+        data = self._pread(n, self.pos)
+        self.pos += len(data)
+        return data
+
+    def pread(self, n: int, offset: int) -> bytes:
+        """`n` bytes at `offset`, fewer only at the end of the file."""
+        if not self.inline:
+            return os.pread(self.fd, n, offset)
+        parts = []
+        while n > 0:
+            data = self._pread(n, offset)
+            if not data:
+                break
+            parts.append(data)
+            n -= len(data)
+            offset += len(data)
+        return b"".join(parts)
+
+    def _pread(self, n: int, offset: int) -> bytes:
+        if not self.inline:
+            return os.pread(self.fd, n, offset)
+        buf = bytearray(n)
+        try:
+            got = os.preadv(self.fd, [buf], offset, _RWF_NOWAIT)
+        except BlockingIOError:
+            raise WouldBlock from None
+        except OSError as exc:
+            if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL):  # no RWF_NOWAIT on this filesystem
+                raise WouldBlock from None
+            raise
+        del buf[got:]
+        return bytes(buf)
 
 
 def _read_open(
-    fd: int,
+    io: _Io,
     path: str,
     real: str,
     st: os.stat_result,
     start: int,
     limit: int | None,
-    max_bytes: int,
-    ranged: bool,
     head_bytes: int | None,
 ) -> TextFile:
+    """Lines [start, start+limit) of the open file (a range, or a head cut at `head_bytes`)."""
     mtime_ms = st.st_mtime_ns // 1_000_000
-    binary = FileReadError("binary", f"{path} is a binary file (contains NUL bytes)")
+    binary = FileReadError("binary", _NUL_BYTES.format(path=path))
 
-    if not ranged and head_bytes is None:
-        # The whole file in one read (its size is known), one more to see the end; the sniff
-        # of the first SNIFF_BYTES comes first, as if they had been read on their own.
-        data = _read_all(fd, max_bytes + 1, first=st.st_size + 1)
-        if b"\0" in data[:SNIFF_BYTES]:
-            raise binary
-        if len(data) > max_bytes:  # grew since stat
-            raise FileReadError(
-                "too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"
-            )
-        if b"\0" in data:
-            raise binary
-        total = data.count(b"\n") + 1 if data else 0
-        return TextFile(real, data, mtime_ms, total, 1, total, len(data))
-
-    first = os.read(fd, SNIFF_BYTES)
+    first = io.read(SNIFF_BYTES)
     if b"\0" in first:
         raise binary
 
@@ -358,7 +462,7 @@ def _read_open(
                     end_off = base + i + 1
                 i = chunk.find(b"\n", i + 1)
         base += len(chunk)
-        chunk = os.read(fd, _CHUNK)
+        chunk = io.read(_CHUNK)
     size = base
     total = line if size else 0
     if start_off is None or start > total:
@@ -370,7 +474,7 @@ def _read_open(
     truncated = head_bytes is not None and want > head_bytes
     if truncated:
         assert head_bytes is not None
-        buf = os.pread(fd, head_bytes + 1, start_off)
+        buf = io.pread(head_bytes + 1, start_off)
         cut = buf.rfind(b"\n", 0, head_bytes + 1)
         if cut <= 0:  # the first line alone is over the cap: cut on a UTF-8 boundary
             cut = min(head_bytes, len(buf))
@@ -378,7 +482,7 @@ def _read_open(
                 cut -= 1
         content = buf[:cut]
     else:
-        content = os.pread(fd, want, start_off)
+        content = io.pread(want, start_off)
     if end_off is not None or truncated:
         content = content.removesuffix(b"\r")
     if truncated:
@@ -388,18 +492,3 @@ def _read_open(
     else:
         num_lines = min(end, total + 1) - start
     return TextFile(real, content, mtime_ms, total, start, num_lines, size, truncated)
-
-
-def _read_all(fd: int, limit: int, first: int = _CHUNK) -> bytes:
-    """Up to `limit` bytes to EOF; the first read asks for `first` bytes, later ones _CHUNK."""
-    parts: list[bytes] = []
-    remaining = limit
-    want = max(first, 1)
-    while remaining > 0:
-        chunk = os.read(fd, min(want, remaining))
-        want = _CHUNK
-        if not chunk:
-            break
-        parts.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(parts)

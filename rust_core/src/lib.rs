@@ -10,6 +10,7 @@ pub mod filestate;
 pub mod fsutil;
 pub mod lru;
 pub mod path;
+pub mod readfile;
 pub mod render;
 pub mod tokens;
 pub mod truncate;

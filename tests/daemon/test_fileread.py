@@ -4,9 +4,11 @@ ranges."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from postcompact import fileread
 from postcompact.fileread import DEFAULT_DENY_GLOBS, FileReadError, TextFile, read_text
 
 
@@ -143,3 +145,78 @@ def test_deny_globs(tmp_path: Path) -> None:
 def test_relative_and_nul_paths_are_invalid(tmp_path: Path) -> None:
     assert _kind("rel.txt", tmp_path) == "invalid_path"
     assert _kind(str(tmp_path / "a\0b"), tmp_path) == "invalid_path"
+
+
+# --- inline (page-cache-only) reads ---------------------------------------------------------
+
+
+def _evict(path: Path) -> None:
+    """Drop `path`'s pages from the page cache (clean pages: written and synced first)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"offset": 3}, {"offset": 2, "limit": 40}, {"limit": 5}, {"head_bytes": 700}],
+    ids=["whole", "offset", "range", "limit", "head"],
+)
+def test_inline_read_equals_the_blocking_read(tmp_path: Path, kw: dict[str, int]) -> None:
+    f = tmp_path / "lines.txt"
+    f.write_bytes(b"".join(b"line %d\r\n" % i for i in range(300)))
+    kw = {"max_bytes": 100_000, **kw}
+    assert _read(f, tmp_path, inline=True, **kw) == _read(f, tmp_path, **kw)
+
+
+def test_inline_read_refuses_what_would_block(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x\n" * (fileread.INLINE_READ_BYTES // 2 + 1))  # over the inline size
+    with pytest.raises(fileread.WouldBlock):
+        _read(big, tmp_path, max_bytes=10**7, inline=True)
+    assert _read(big, tmp_path, max_bytes=10**7).size == big.stat().st_size
+
+    cold = tmp_path / "cold.txt"
+    cold.write_bytes(b"cold line\n" * 4000)
+    _evict(cold)
+    probe = os.open(cold, os.O_RDONLY)
+    try:
+        os.preadv(probe, [bytearray(16)], 0, os.RWF_NOWAIT)
+        cached = True
+    except BlockingIOError:
+        cached = False
+    finally:
+        os.close(probe)
+    if cached:
+        pytest.skip("this filesystem kept the evicted pages (no page-cache-only miss to test)")
+    with pytest.raises(fileread.WouldBlock):
+        _read(cold, tmp_path, max_bytes=10**6, inline=True)
+    assert _read(cold, tmp_path, max_bytes=10**6).content == b"cold line\n" * 4000
+
+
+async def test_off_loop_falls_back_to_a_worker_thread(tmp_path: Path) -> None:
+    import threading
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"y\n" * fileread.INLINE_READ_BYTES)
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"z\n")
+    loop_thread = threading.get_ident()
+    threads: dict[str, list[tuple[bool, int]]] = {"big": [], "small": []}
+
+    def reader(path: Path, name: str) -> Callable[[bool], TextFile]:
+        def read(inline: bool) -> TextFile:
+            threads[name].append((inline, threading.get_ident()))
+            return _read(path, tmp_path, max_bytes=10**7, inline=inline)
+
+        return read
+
+    assert (await fileread.off_loop(reader(small, "small"))).content == b"z\n"
+    assert threads["small"] == [(True, loop_thread)]
+    assert (await fileread.off_loop(reader(big, "big"))).size == big.stat().st_size
+    (first, on_loop), (second, worker) = threads["big"]
+    assert (first, on_loop, second) == (True, loop_thread, False)
+    assert worker != loop_thread

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -844,24 +844,38 @@ async def test_exact_counter_caps_files_and_skills(world: World) -> None:
     assert outcome(resp, "s").tokens == _core.count(skill.content.decode(), "cl100k_base")
 
 
-@pytest.mark.parametrize(("line_count", "threads"), [(20, 1), (6_000, 5)])
-async def test_rereads_run_in_parallel_once_files_are_big(
-    world: World, monkeypatch: pytest.MonkeyPatch, line_count: int, threads: int
+@pytest.mark.parametrize(
+    ("line_count", "blocks", "threads"),
+    [(20, False, "loop"), (20, True, "one worker"), (6_000, False, "one each")],
+)
+async def test_where_rereads_run(
+    world: World, monkeypatch: pytest.MonkeyPatch, line_count: int, blocks: bool, threads: str
 ) -> None:
-    """Five small files are re-read by one worker thread; five big ones by a thread each, and the
-    attachments still come back in rank order."""
+    """Five small cached files are re-read on the event loop; when a read would wait for the
+    disk, all five on one worker thread; five big ones on a thread each. The attachments come
+    back in rank order every time."""
     import threading
 
+    from postcompact import fileread
     from postcompact.restore import files as restore_files
 
-    seen: set[int] = set()
+    loop_thread = threading.get_ident()
+    seen: list[tuple[bool, int]] = []
     original = restore_files.FileStep.restore_many
 
-    def spy(self: restore_files.FileStep, *args: object, **kwargs: object) -> object:
-        seen.add(threading.get_ident())
+    def spy(
+        self: restore_files.FileStep,
+        ranked: Sequence[tuple[int, str]],
+        read_at: int | None = None,
+        previous: Mapping[str, bytes] | None = None,
+        inline: bool = False,
+    ) -> object:
+        seen.append((inline, threading.get_ident()))
+        if inline and blocks:
+            raise fileread.WouldBlock  # as a page-cache miss would
         # Hold the thread a moment so that concurrent batches cannot reuse one pool thread.
         threading.Event().wait(0.05)
-        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+        return original(self, ranked, read_at, previous, inline=inline)
 
     monkeypatch.setattr(restore_files.FileStep, "restore_many", spy)
     body = "".join(f"line {i}\n" for i in range(line_count))
@@ -869,4 +883,15 @@ async def test_rereads_run_in_parallel_once_files_are_big(
     policy = pb.RestorePolicy(max_tokens_per_file=10**9, file_token_budget=10**9)
     resp = await world.compact(policy=policy)
     assert [a.file.path for a in resp.attachments] == list(reversed(paths))
-    assert len(seen) == threads
+    workers = {ident for inline, ident in seen if not inline}
+    if threads == "loop":
+        assert seen == [(True, loop_thread)]
+    elif threads == "one worker":
+        assert seen[0] == (True, loop_thread)
+        assert len(seen) == 2
+        assert len(workers) == 1
+        assert loop_thread not in workers
+    else:
+        assert len(seen) == 5
+        assert len(workers) == 5
+        assert loop_thread not in workers

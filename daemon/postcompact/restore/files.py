@@ -8,10 +8,10 @@ Given the snapshot of the agent's file-state cache (MRU first):
 2. Stable sort by timestamp, newest first (ties keep MRU order); keep the first `max_files`.
 3. Re-read each kept file from disk, in parallel (Claude Code's `Promise.all`): one worker thread
    per file once the files are big enough for the reads to matter (`PARALLEL_READ_BYTES` in all,
-   judged by what the cache held), otherwise one worker thread for all of them — small files are
-   page-cache hits of a few µs each, where a thread hop per file would cost more than the reads.
-   Always through `fileread` with the session roots and deny globs: denied / binary / unreadable
-   files are dropped with the error as detail.
+   judged by what the cache held). Below that they are read in turn on the event loop when every
+   byte is in the page cache (`fileread.off_loop`: a few µs a file, where one thread hop costs
+   ~100 µs), else all on one worker thread. Always through `fileread` with the session roots and
+   deny globs: denied / binary / unreadable files are dropped with the error as detail.
 4. Per-file cap `max_tokens_per_file`, measured on the raw text with the policy's counter (the
    rough counter uses the per-type rate, as Claude Code's `validateContentTokens`). A file over the
    cap, or over `max_file_size_bytes`, is
@@ -230,6 +230,7 @@ class FileStep:
         rank: int,
         scope: fileread.ReadScope | None = None,
         read_at: int | None = None,
+        inline: bool = False,
     ) -> _Restored:
         p, s = self.policy, self.session
         roots = s.roots or [s.cwd]
@@ -244,6 +245,7 @@ class FileStep:
                 max_bytes=p.max_file_size_bytes,
                 deny_globs=self.deny_globs,
                 scope=scope,
+                inline=inline,
             )
         except fileread.FileReadError as exc:
             if exc.kind != "too_large":
@@ -261,6 +263,7 @@ class FileStep:
                     deny_globs=self.deny_globs,
                     head_bytes=p.max_file_size_bytes,
                     scope=scope,
+                    inline=inline,
                 )
             except fileread.FileReadError as exc2:
                 outcome = _ERROR_OUTCOMES.get(exc2.kind, pb.OUTCOME_UNREADABLE)
@@ -305,15 +308,17 @@ class FileStep:
         ranked: Sequence[tuple[int, str]],
         read_at: int | None = None,
         previous: Mapping[str, bytes] | None = None,
+        inline: bool = False,
     ) -> list[_Restored]:
-        """`restore_one` for each (rank, path) of `ranked`, in one worker thread (the re-reads
-        and the numbering release the GIL; `restore_files` decides how many threads). With
-        `previous` (path -> the content the cache held), a seed whose content differs from it
-        gets its SHA-256 here, off the event loop, for the state database (persist.py)."""
+        """`restore_one` for each (rank, path) of `ranked`, on a worker thread (the re-reads and
+        the numbering release the GIL; `restore_files` decides how many threads) or `inline` on
+        the event loop (page cache only: `fileread.WouldBlock` otherwise). With `previous`
+        (path -> the content the cache held), a seed whose content differs from it gets its
+        SHA-256 here, for the state database (persist.py)."""
         scope = fileread.ReadScope.of(self.session.roots or [self.session.cwd])
         out = []
         for rank, path in ranked:
-            r = self.restore_one(path, rank, scope, read_at)
+            r = self.restore_one(path, rank, scope, read_at, inline)
             if previous is not None and r.seed is not None:
                 content = r.seed.content
                 if content != previous.get(path):
@@ -411,13 +416,20 @@ async def restore_files(
     previous = None if preview else {path: state.content for path, state in selected}
     order = [(rank, path) for rank, (path, _) in enumerate(selected, start=1)]
     held = sum(len(state.content) for _, state in selected)
-    workers = min(len(order), PARALLEL_READ_WORKERS) if held >= PARALLEL_READ_BYTES else 1
-    parts = await asyncio.gather(
-        *(
-            asyncio.to_thread(step.restore_many, order[i::workers], read_at, previous)
-            for i in range(workers)
+    if held >= PARALLEL_READ_BYTES:
+        workers = min(len(order), PARALLEL_READ_WORKERS)
+        parts = await asyncio.gather(
+            *(
+                asyncio.to_thread(step.restore_many, order[i::workers], read_at, previous)
+                for i in range(workers)
+            )
         )
-    )
+    else:
+        parts = [
+            await fileread.off_loop(
+                lambda inline: step.restore_many(order, read_at, previous, inline=inline)
+            )
+        ]
     results = sorted((r for part in parts for r in part), key=lambda r: r.rank)
 
     used = 0

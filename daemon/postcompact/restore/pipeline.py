@@ -27,7 +27,6 @@ answer); their stdin JSON then carries `"preview": true`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from postcompact import _core, fileread, render
@@ -126,14 +125,18 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
         )
 
 
-def _read_plan(session: Session, path: str, deny_globs: Sequence[str]) -> bytes | None:
+def _read_plan(
+    session: Session, path: str, deny_globs: Sequence[str], inline: bool = False
+) -> bytes | None:
     """The plan file's bytes, or None when it does not exist or cannot be read as text.
 
     Read like every other file: inside the session roots or the plans directory (SetPlan only
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
     roots = [*(session.roots or [session.cwd]), session.plans_directory]
     try:
-        tf = fileread.read_text(path, roots=roots, max_bytes=_MAX_PLAN_BYTES, deny_globs=deny_globs)
+        tf = fileread.read_text(
+            path, roots=roots, max_bytes=_MAX_PLAN_BYTES, deny_globs=deny_globs, inline=inline
+        )
     except fileread.FileReadError:
         return None
     return tf.content
@@ -153,7 +156,12 @@ async def _plan(
         if agent.plan_file_path
         else None
     )
-    content = await asyncio.to_thread(_read_plan, session, path, deny_globs) if path else None
+    content = None
+    if path:
+        plan_path = path
+        content = await fileread.off_loop(
+            lambda inline: _read_plan(session, plan_path, deny_globs, inline)
+        )
     if path and content:  # an empty plan file is no plan (Claude Code: `if (!planContent)`)
         text = render.plan_file_reference(path, content.decode("utf-8", "replace"), templates)
         out.attach(

@@ -22,7 +22,6 @@ file exists (docs/persistence.md).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 
@@ -208,9 +207,15 @@ class FileService:
         hashing = self.store.path is not None
         previous = entry.content if entry is not None else None
 
-        def read() -> tuple[fileread.TextFile, bytes | None]:
+        def read(inline: bool) -> tuple[fileread.TextFile, bytes | None]:
             tf = fileread.read_text(
-                path, roots=roots, max_bytes=max_bytes, offset=offset, limit=limit, deny_globs=deny
+                path,
+                roots=roots,
+                max_bytes=max_bytes,
+                offset=offset,
+                limit=limit,
+                deny_globs=deny,
+                inline=inline,
             )
             # The store's content hash, computed here rather than on the event loop; not needed
             # for the content the entry already held (the store keeps that row's hash).
@@ -219,7 +224,7 @@ class FileService:
             return tf, content_digest(tf.content)
 
         try:
-            tf, digest = await asyncio.to_thread(read)
+            tf, digest = await fileread.off_loop(read)
         except fileread.FileReadError as exc:
             raise file_read_error(exc, path) from None
         stored = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at

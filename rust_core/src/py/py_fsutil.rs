@@ -1,12 +1,22 @@
-//! Python binding of [`crate::fsutil`]: `realpath`.
+//! Python bindings of [`crate::fsutil`] (`realpath`) and [`crate::readfile`] (`read_whole`).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::fsutil;
+use crate::readfile::{self, Inline, Limits, ReadFailure};
+
+pyo3::create_exception!(
+    _core,
+    ReadRefused,
+    PyException,
+    "read_whole refused or failed: args are (code, errno, size); see `read_whole`."
+);
 
 /// `os.path.realpath(path)` for an absolute path, or `None` where the caller must fall back to
 /// Python (a relative path, a symlink loop, a link that cannot be read). With `base` (a real
@@ -26,8 +36,52 @@ fn realpath(py: Python<'_>, path: PathBuf, base: Option<PathBuf>) -> Option<OsSt
     real.map(|v| OsStr::from_bytes(&v).to_owned())
 }
 
+/// `(code, errno, size)` of a failure: the code names what `fileread.py` reports.
+fn failure(f: &ReadFailure) -> (&'static str, i32, u64) {
+    let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(0);
+    match f {
+        ReadFailure::Stat(e) => ("stat", errno(e), 0),
+        ReadFailure::Directory => ("directory", 0, 0),
+        ReadFailure::NotRegular => ("device", 0, 0),
+        ReadFailure::BinaryName => ("binary_name", 0, 0),
+        ReadFailure::TooLarge(size) => ("too_large", 0, *size),
+        ReadFailure::WouldBlock => ("would_block", 0, 0),
+        ReadFailure::Open(e) => ("open", errno(e), 0),
+        ReadFailure::Changed => ("changed", 0, 0),
+        ReadFailure::Binary => ("binary", 0, 0),
+        ReadFailure::Grew => ("grew", 0, 0),
+        ReadFailure::Read(e) => ("read", errno(e), 0),
+    }
+}
+
+/// Read the regular file at `path` (a real path) whole, without the GIL: `(content, mtime_ns,
+/// size, total_lines)`. Raises `ReadRefused(code, errno, size)`; see `readfile.rs`.
+#[pyfunction]
+#[pyo3(signature = (path, max_bytes, sniff_bytes, binary_name = false, inline_max = None))]
+fn read_whole<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    max_bytes: u64,
+    sniff_bytes: usize,
+    binary_name: bool,
+    inline_max: Option<u64>,
+) -> PyResult<(Bound<'py, PyBytes>, i128, u64, usize)> {
+    let limits = Limits {
+        max_bytes,
+        sniff_bytes,
+        binary_name,
+        inline: inline_max.map(|max_size| Inline { max_size }),
+    };
+    match py.detach(|| readfile::read_whole(&path, limits)) {
+        Ok(w) => Ok((PyBytes::new(py, &w.data), w.mtime_ns, w.size, w.total_lines)),
+        Err(f) => Err(ReadRefused::new_err(failure(&f))),
+    }
+}
+
 /// Adds the file-system helpers to `postcompact._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(realpath, m)?)?;
+    m.add_function(wrap_pyfunction!(read_whole, m)?)?;
+    m.add("ReadRefused", m.py().get_type::<ReadRefused>())?;
     Ok(())
 }

@@ -1,0 +1,327 @@
+//! Whole-file reads for the daemon's read path (`fileread.read_text` without a range).
+//!
+//! [`read_whole`] does what the Python path did in a dozen interpreter calls — stat, refuse
+//! what is not a regular file, open without following a final symlink, check that the file
+//! opened is the one stat saw, read to EOF within a byte cap, refuse NUL bytes, count lines —
+//! in one call that runs without the GIL. The path checks (session roots, deny globs) stay in
+//! Python, before it.
+//!
+//! Inline reads ([`Inline`]) run on the daemon's event loop: they take only files up to a size
+//! and read with `preadv2(RWF_NOWAIT)`, which fails with `EAGAIN` rather than wait for the disk,
+//! so the caller can move the read to a worker thread instead.
+
+use std::fs::{self, File, Metadata};
+use std::io::{self, ErrorKind, Read};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// Why a read was refused or failed, named for the caller's message (see `fileread.py`).
+#[derive(Debug)]
+pub enum ReadFailure {
+    /// `stat` failed (`NotFound`, `PermissionDenied` or another error).
+    Stat(io::Error),
+    /// A directory.
+    Directory,
+    /// A device, FIFO or socket.
+    NotRegular,
+    /// The caller flagged the name as binary (by extension); checked after the kind.
+    BinaryName,
+    /// Larger than the cap at `stat` time (the size).
+    TooLarge(u64),
+    /// An inline read that would wait for the disk, or of a file over the inline size.
+    WouldBlock,
+    /// `open` failed; `ELOOP` means the final component became a symlink.
+    Open(io::Error),
+    /// The file opened is not the one `stat` saw (swapped in between).
+    Changed,
+    /// A NUL byte: a binary file.
+    Binary,
+    /// Grew past the cap between `stat` and the read.
+    Grew,
+    /// `read` failed.
+    Read(io::Error),
+}
+
+/// A whole file's bytes and what the caller reports about it.
+#[derive(Debug)]
+pub struct Whole {
+    pub data: Vec<u8>,
+    pub mtime_ns: i128,
+    pub size: u64,
+    /// Lines as the daemon counts them: `\n`s + 1, 0 for an empty file.
+    pub total_lines: usize,
+}
+
+/// How an inline read is limited.
+#[derive(Clone, Copy, Debug)]
+pub struct Inline {
+    /// Files larger than this are left to a worker thread.
+    pub max_size: u64,
+}
+
+/// What [`read_whole`] checks.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The largest file read whole.
+    pub max_bytes: u64,
+    /// A NUL byte in this many leading bytes reports [`ReadFailure::Binary`] before the size is
+    /// checked again (as if they had been read first, on their own).
+    pub sniff_bytes: usize,
+    /// The name has a binary extension: refuse once the kind is known to be a regular file.
+    pub binary_name: bool,
+    /// Read on the event loop: page cache only, bounded size.
+    pub inline: Option<Inline>,
+}
+
+const CHUNK: usize = 1 << 16;
+
+/// Read the file at `path` (a real path: symlinks already resolved) whole; see the module doc.
+pub fn read_whole(path: &Path, limits: Limits) -> Result<Whole, ReadFailure> {
+    let st = fs::metadata(path).map_err(ReadFailure::Stat)?;
+    check_kind(&st)?;
+    if let Some(inline) = limits.inline {
+        if st.len() > inline.max_size {
+            return Err(ReadFailure::WouldBlock);
+        }
+    }
+    if limits.binary_name {
+        return Err(ReadFailure::BinaryName);
+    }
+    if st.len() > limits.max_bytes {
+        return Err(ReadFailure::TooLarge(st.len()));
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(ReadFailure::Open)?;
+    let fst = file.metadata().map_err(ReadFailure::Read)?;
+    check_kind(&fst)?;
+    if (fst.dev(), fst.ino()) != (st.dev(), st.ino()) {
+        return Err(ReadFailure::Changed);
+    }
+    let cap = limits.max_bytes.saturating_add(1);
+    let data = read_to_cap(
+        &file,
+        fst.len().saturating_add(1).min(cap),
+        cap,
+        limits.inline,
+    )?;
+    let sniff = &data[..data.len().min(limits.sniff_bytes)];
+    if memchr(0, sniff) {
+        return Err(ReadFailure::Binary);
+    }
+    if data.len() as u64 > limits.max_bytes {
+        return Err(ReadFailure::Grew);
+    }
+    if memchr(0, &data[sniff.len()..]) {
+        return Err(ReadFailure::Binary);
+    }
+    let total_lines = if data.is_empty() {
+        0
+    } else {
+        count_newlines(&data) + 1
+    };
+    Ok(Whole {
+        data,
+        mtime_ns: i128::from(fst.mtime()) * 1_000_000_000 + i128::from(fst.mtime_nsec()),
+        size: fst.len(),
+        total_lines,
+    })
+}
+
+fn check_kind(st: &Metadata) -> Result<(), ReadFailure> {
+    let ft = st.file_type();
+    if ft.is_dir() {
+        Err(ReadFailure::Directory)
+    } else if ft.is_file() {
+        Ok(())
+    } else {
+        debug_assert!(
+            ft.is_block_device() || ft.is_char_device() || ft.is_fifo() || ft.is_socket()
+        );
+        Err(ReadFailure::NotRegular)
+    }
+}
+
+/// Up to `cap` bytes to EOF, asking for `first` bytes first (the size `stat` saw, plus one to
+/// see the end in the same call).
+fn read_to_cap(
+    file: &File,
+    first: u64,
+    cap: u64,
+    inline: Option<Inline>,
+) -> Result<Vec<u8>, ReadFailure> {
+    let first = usize::try_from(first).unwrap_or(usize::MAX).max(1);
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut data: Vec<u8> = Vec::with_capacity(first);
+    let mut want = first;
+    while data.len() < cap {
+        let room = want.min(cap - data.len());
+        data.reserve(room);
+        let spare = &mut data.spare_capacity_mut()[..room];
+        // SAFETY: reads only write bytes into `spare`; `set_len` covers exactly what was read.
+        let buf = unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast::<u8>(), room) };
+        let n = if inline.is_some() {
+            pread_nowait(file, buf, data.len() as u64)?
+        } else {
+            read_retrying(file, buf)?
+        };
+        if n == 0 {
+            break;
+        }
+        // SAFETY: `n` bytes of the spare capacity were initialised by the read.
+        unsafe { data.set_len(data.len() + n) };
+        want = CHUNK;
+    }
+    Ok(data)
+}
+
+fn read_retrying(mut file: &File, buf: &mut [u8]) -> Result<usize, ReadFailure> {
+    loop {
+        match file.read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(ReadFailure::Read(e)),
+        }
+    }
+}
+
+/// One `preadv2(RWF_NOWAIT)`: the bytes the page cache holds at `offset` (0 at EOF), or
+/// [`ReadFailure::WouldBlock`] when none are cached or the file system cannot say.
+fn pread_nowait(file: &File, buf: &mut [u8], offset: u64) -> Result<usize, ReadFailure> {
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let offset = libc::off_t::try_from(offset).map_err(|_| ReadFailure::WouldBlock)?;
+    loop {
+        // SAFETY: `iov` points at `buf`, valid for writes of its length; the fd is open.
+        let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, offset, libc::RWF_NOWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) => {}
+            Some(libc::EAGAIN | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS) => {
+                return Err(ReadFailure::WouldBlock)
+            }
+            _ => return Err(ReadFailure::Read(err)),
+        }
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> bool {
+    memchr::memchr(needle, haystack).is_some()
+}
+
+/// `\n`s in `data` (SIMD: `memchr`'s counting iterator).
+pub fn count_newlines(data: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', data).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn limits(max_bytes: u64) -> Limits {
+        Limits {
+            max_bytes,
+            sniff_bytes: 8192,
+            binary_name: false,
+            inline: None,
+        }
+    }
+
+    fn write(dir: &Path, name: &str, data: &[u8]) -> std::path::PathBuf {
+        let p = dir.join(name);
+        fs::File::create(&p)
+            .and_then(|mut f| f.write_all(data))
+            .unwrap();
+        p
+    }
+
+    fn tmpdir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("pc-readfile-{tag}-{}", std::process::id()));
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn counts_newlines_exactly() {
+        for data in [
+            &b""[..],
+            b"\n",
+            b"a\nb\n",
+            b"\n\n\n\n\n\n\n\n\n",
+            b"x\x8a\x0a\x0b\xff\n",
+        ] {
+            let want = data.iter().filter(|&&b| b == b'\n').count();
+            assert_eq!(count_newlines(data), want, "{data:?}");
+        }
+        let long: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 256) as u8).collect();
+        assert_eq!(
+            count_newlines(&long),
+            long.iter().filter(|&&b| b == b'\n').count()
+        );
+    }
+
+    #[test]
+    fn reads_whole_files_and_refuses_the_rest() {
+        let d = tmpdir("whole");
+        let p = write(&d, "a.txt", b"a\r\nb\nc\n");
+        let w = read_whole(&p, limits(100)).unwrap();
+        assert_eq!(
+            (w.data.as_slice(), w.total_lines, w.size),
+            (&b"a\r\nb\nc\n"[..], 4, 7)
+        );
+        let inline = Limits {
+            inline: Some(Inline { max_size: 1 << 20 }),
+            ..limits(100)
+        };
+        assert_eq!(read_whole(&p, inline).unwrap().data, w.data);
+        let empty = write(&d, "e.txt", b"");
+        assert_eq!(read_whole(&empty, limits(100)).unwrap().total_lines, 0);
+        assert!(matches!(
+            read_whole(&p, limits(3)),
+            Err(ReadFailure::TooLarge(7))
+        ));
+        let small_inline = Limits {
+            inline: Some(Inline { max_size: 3 }),
+            ..limits(100)
+        };
+        assert!(matches!(
+            read_whole(&p, small_inline),
+            Err(ReadFailure::WouldBlock)
+        ));
+        let nul = write(&d, "n.txt", b"ab\0cd");
+        assert!(matches!(
+            read_whole(&nul, limits(100)),
+            Err(ReadFailure::Binary)
+        ));
+        assert!(matches!(
+            read_whole(&d, limits(100)),
+            Err(ReadFailure::Directory)
+        ));
+        let named = Limits {
+            binary_name: true,
+            ..limits(100)
+        };
+        assert!(matches!(
+            read_whole(&p, named),
+            Err(ReadFailure::BinaryName)
+        ));
+        assert!(matches!(
+            read_whole(&d.join("missing"), limits(100)),
+            Err(ReadFailure::Stat(e)) if e.kind() == ErrorKind::NotFound
+        ));
+        assert!(matches!(
+            read_whole(Path::new("/dev/null"), limits(100)),
+            Err(ReadFailure::NotRegular)
+        ));
+        fs::remove_dir_all(&d).unwrap();
+    }
+}
