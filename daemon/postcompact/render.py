@@ -18,6 +18,7 @@ result) is rendered as those messages, each wrapped, joined by "\\n".
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import string
@@ -463,23 +464,59 @@ def read_tool_result(
     "shorter than the provided offset" warning otherwise (a range past the end). A UTF-8 BOM at
     the start of the file is not shown (Claude Code's reader strips it).
     """
+    return "".join(
+        _read_tool_result_parts(
+            content, start_line, total_lines, malware_reminder, truncation_marker, templates
+        )
+    )
+
+
+def _read_tool_result_parts(
+    content: str,
+    start_line: int,
+    total_lines: int,
+    malware_reminder: bool,
+    truncation_marker: str,
+    templates: Templates,
+) -> list[str]:
+    """`read_tool_result` as pieces to join (a file's text is copied once, by the join)."""
     if start_line == 1:
         content = content.removeprefix("\ufeff")
     if not content:
         if total_lines == 0:
-            return templates.empty_file_warning
-        return _fmt(
-            templates.offset_beyond_end_warning, start_line=start_line, total_lines=total_lines
-        )
-    text = add_line_numbers(content, start_line) + truncation_marker
+            return [templates.empty_file_warning]
+        return [
+            _fmt(
+                templates.offset_beyond_end_warning, start_line=start_line, total_lines=total_lines
+            )
+        ]
+    parts = [add_line_numbers(content, start_line), truncation_marker]
     if malware_reminder:
-        text += templates.malware_reminder
-    return text
+        parts.append(templates.malware_reminder)
+    return parts
 
 
 def read_result(tool_result: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
     """`Result of calling the Read tool:\\n{tool_result}` (unwrapped)."""
     return _fmt(templates.read_result, result=tool_result)
+
+
+_SENTINEL = "\0postcompact-placeholder\0"
+
+
+@functools.lru_cache(maxsize=64)
+def _around(template: str, field: str) -> tuple[str, str] | None:
+    """(before, after) of the one `{field}` in `template`, formatted; None unless the
+    placeholder occurs exactly once."""
+    parts = _fmt(template, **{field: _SENTINEL}).split(_SENTINEL)
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _wrapped_read_call(path: str, read_call_template: str, reminder_template: str) -> str:
+    """The first half of a restored file (the same files come back Compact after Compact)."""
+    call = _fmt(read_call_template, input_json=js_json_stringify({"file_path": path}))
+    return _fmt(reminder_template, content=call)
 
 
 def file_attachment(
@@ -492,19 +529,16 @@ def file_attachment(
     templates: Templates = DEFAULT_TEMPLATES,
 ) -> str:
     """A restored file: the wrapped Read call and the wrapped Read result, joined by "\\n"."""
-    result = read_tool_result(
-        content,
-        start_line=1,
-        total_lines=total_lines,
-        malware_reminder=malware_reminder,
-        truncation_marker=truncation_marker,
-        templates=templates,
+    call = _wrapped_read_call(path, templates.read_call, templates.system_reminder)
+    parts = _read_tool_result_parts(
+        content, 1, total_lines, malware_reminder, truncation_marker, templates
     )
-    return (
-        wrap_system_reminder(read_call(path, templates), templates)
-        + "\n"
-        + wrap_system_reminder(read_result(result, templates), templates)
-    )
+    outer = _around(templates.system_reminder, "content")
+    inner = _around(templates.read_result, "result")
+    if outer is None or inner is None:  # a placeholder used twice (or not at all)
+        result = read_result("".join(parts), templates)
+        return call + "\n" + wrap_system_reminder(result, templates)
+    return "".join((call, "\n", outer[0], inner[0], *parts, inner[1], outer[1]))
 
 
 def file_truncation_marker(

@@ -66,6 +66,34 @@ def test_file_attachment_is_two_wrapped_messages() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "templates",
+    [
+        render.DEFAULT_TEMPLATES,
+        # A wrapper that repeats its placeholder, one that drops it, and braces to unescape.
+        render.Templates(
+            system_reminder="<r>{content}|{content}</r>", read_result="{{R}} {result}"
+        ),
+        render.Templates(system_reminder="<none/>", read_result="R:\n{result}"),
+    ],
+    ids=["default", "repeated-placeholder", "no-placeholder"],
+)
+@pytest.mark.parametrize("content", ["", "\ufeffa\r\nb\n", "x" * 5000])
+def test_file_attachment_equals_its_composition(templates: render.Templates, content: str) -> None:
+    """The one-join rendering equals wrap(read_call) + "\\n" + wrap(read_result(tool_result))."""
+    got = render.file_attachment(
+        "/p/{a}.ts", content, total_lines=3, truncation_marker="\n[cut]", templates=templates
+    )
+    result = render.read_tool_result(
+        content, total_lines=3, truncation_marker="\n[cut]", templates=templates
+    )
+    assert got == (
+        render.wrap_system_reminder(render.read_call("/p/{a}.ts", templates), templates)
+        + "\n"
+        + render.wrap_system_reminder(render.read_result(result, templates), templates)
+    )
+
+
 def test_read_result_without_malware_reminder_and_empty_file() -> None:
     assert render.read_tool_result("a", total_lines=1, malware_reminder=False) == "1\ta"
     assert render.read_tool_result("", total_lines=0) == (

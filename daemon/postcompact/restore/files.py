@@ -54,7 +54,7 @@ from postcompact import _core, fileread, render
 from postcompact.persist import content_digest
 from postcompact.render import Templates
 from postcompact.restore.meter import Meter, rough
-from postcompact.restore.outcome import Outcome
+from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -191,7 +191,7 @@ class _Restored:
     path: str
     rank: int
     outcome: pb.Outcome.ValueType
-    attachment: pb.Attachment | None = None
+    attachment: Pending | None = None
     cost: int = 0
     detail: str = ""
     seed: _core.FileState | None = None
@@ -213,7 +213,7 @@ class FileStep:
     def _reference(self, path: str, rank: int, detail: str) -> _Restored:
         display = display_path(path, self.session.cwd)
         text = render.compact_file_reference(path, self.templates)
-        att = pb.Attachment(
+        att = Pending(
             kind=pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE,
             rendered_text=text,
             tokens=rough(text),
@@ -350,7 +350,7 @@ class FileStep:
             truncation_marker=marker,
             templates=self.templates,
         )
-        att = pb.Attachment(
+        att = Pending(
             kind=pb.ATTACHMENT_KIND_FILE,
             rendered_text=rendered,
             tokens=rough(rendered),
@@ -454,7 +454,7 @@ async def restore_files(
             )
             continue
         used += r.cost
-        out.attach("files", r.attachment)
+        out.attach_pending("files", r.attachment)
         out.decide(
             "files", pb.SUBJECT_FILE, r.path, r.outcome, tokens=tokens, rank=r.rank, detail=r.detail
         )

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["CATEGORIES", "DROPPED", "Outcome"]
+__all__ = ["CATEGORIES", "DROPPED", "Outcome", "Pending"]
 
 # Category names in CategoryTotals, in response order.
 CATEGORIES = ("files", "tasks", "plan", "plan_mode", "skills", "deltas", "hooks")
@@ -33,19 +33,43 @@ class _Totals:
     tokens: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An attachment not built yet: `Outcome.attach_pending` builds it inside the response, so
+    its (large) rendered text is copied into a message once."""
+
+    kind: pb.AttachmentKind.ValueType
+    rendered_text: str
+    tokens: int
+    file: pb.FileAttachment | None = None
+    file_reference: pb.CompactFileReference | None = None
+
+
 @dataclass(slots=True)
 class Outcome:
-    """Attachments in injection order, decisions, and totals per category."""
+    """Attachments in injection order, decisions, and totals per category, collected in the
+    response itself (adding a message to a response copies it: build each once, in place)."""
 
-    attachments: list[pb.Attachment] = field(default_factory=list)
-    decisions: list[pb.Decision] = field(default_factory=list)
+    _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
     totals: dict[str, _Totals] = field(default_factory=lambda: {c: _Totals() for c in CATEGORIES})
 
     def attach(self, category: str, attachment: pb.Attachment) -> None:
-        self.attachments.append(attachment)
+        self._response.attachments.append(attachment)
+        self._count(category, attachment.tokens)
+
+    def attach_pending(self, category: str, p: Pending) -> None:
+        att = self._response.attachments.add(kind=p.kind, rendered_text=p.rendered_text)
+        att.tokens = p.tokens
+        if p.file is not None:
+            att.file.CopyFrom(p.file)
+        if p.file_reference is not None:
+            att.file_reference.CopyFrom(p.file_reference)
+        self._count(category, p.tokens)
+
+    def _count(self, category: str, tokens: int) -> None:
         t = self.totals[category]
         t.attachments += 1
-        t.tokens += attachment.tokens
+        t.tokens += tokens
 
     def decide(
         self,
@@ -58,23 +82,20 @@ class Outcome:
         rank: int = 0,
         detail: str = "",
     ) -> None:
-        self.decisions.append(
-            pb.Decision(
-                subject=subject, name=name, outcome=outcome, tokens=tokens, rank=rank, detail=detail
-            )
+        self._response.decisions.add(
+            subject=subject, name=name, outcome=outcome, tokens=tokens, rank=rank, detail=detail
         )
         if outcome in DROPPED:
             self.totals[category].dropped += 1
 
     def response(self, compaction: int) -> pb.CompactResponse:
-        return pb.CompactResponse(
-            attachments=self.attachments,
-            decisions=self.decisions,
-            totals=[
-                pb.CategoryTotals(
-                    category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens
-                )
-                for c, t in self.totals.items()
-            ],
-            compaction=compaction,
+        """The response (call once, at the end)."""
+        resp = self._response
+        resp.totals.extend(
+            pb.CategoryTotals(
+                category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens
+            )
+            for c, t in self.totals.items()
         )
+        resp.compaction = compaction
+        return resp
