@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import inspect
 import sys
 import weakref
 
@@ -330,3 +331,53 @@ def test_lru_cache_takes_part_in_garbage_collection() -> None:
     del cache, holder
     gc.collect()
     assert ref() is None
+
+
+def test_lru_cache_fast_calls_match_the_generic_ones() -> None:
+    """`get`/`set` take positional calls with an exact str key and int size on a fast path
+    (py_cache_fast.rs); every other call form goes to the generic method. Both must agree."""
+    fast, generic = LruCache(3, 10), LruCache(3, 10)
+
+    class Key(str):
+        pass
+
+    class Size(int):
+        pass
+
+    calls: list[tuple[str, object, int]] = [
+        ("a", 1, 2),
+        ("b", 2, 3),
+        ("a", 3, 1),  # update
+        ("c", 4, 4),
+        ("d", 5, 4),  # evicts by size
+        ("big", 6, 11),  # refused, larger than max_entry_size
+        ("e", 7, 0),  # accounted as 1
+    ]
+    for key, value, size in calls:
+        assert fast.set(key, value, size) == generic.set(key=key, value=value, size=size)
+        assert (fast.keys(), fast.total_size, fast.evictions) == (
+            generic.keys(),
+            generic.total_size,
+            generic.evictions,
+        )
+    for key in ("a", "b", "c", "d", "e", "big", "zz"):
+        assert fast.get(key) == generic.get(key=key)
+    assert fast.keys() == generic.keys()
+    # Subclasses go the generic way and behave as their exact counterparts.
+    assert fast.set(Key("k"), 8, Size(2)) is True
+    assert fast.get(Key("k")) == 8
+    assert type(fast.keys()[0]) is str
+    # Errors come from the generic methods, for both call forms.
+    for bad_size in (-1, 2**70):
+        with pytest.raises((ValueError, OverflowError)):
+            fast.set("x", 0, bad_size)
+        with pytest.raises((ValueError, OverflowError)):
+            fast.set("x", 0, size=bad_size)
+    with pytest.raises(TypeError):
+        fast.get(b"a")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        fast.get()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        fast.set("a", 1)  # type: ignore[call-arg]
+    assert list(inspect.signature(LruCache.set).parameters) == ["self", "key", "value", "size"]
+    assert "most recently used" in (LruCache.get.__doc__ or "")

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod py_cache;
+mod py_cache_fast;
 mod py_fsutil;
 mod py_render;
 mod py_tokens;

@@ -11,6 +11,9 @@
 //! cannot happen through the cache itself; should one happen anyway (from another thread on a
 //! free-threaded build), it raises `RuntimeError` instead of deadlocking.
 //!
+//! `LruCache.get` and `.set` are entered through METH_FASTCALL functions (`py_cache_fast.rs`)
+//! that take the common call and hand everything else to the `#[pymethods]` here.
+//!
 //! `LruCache` keys are the caller's `str` objects (exact `str`; a subclass is copied): lookups
 //! use Python's cached string hash and compare by identity first, then by text, so a get hashes
 //! nothing and a set of a new key allocates nothing.
@@ -37,6 +40,7 @@ const _: () = assert!(DEFAULT_MAX_ENTRIES == 100 && DEFAULT_MAX_SIZE == 26_214_4
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LruCache>()?;
+    super::py_cache_fast::install(m.py())?;
     m.add_class::<FileState>()?;
     m.add_class::<FileStateCache>()?;
     m.add_function(wrap_pyfunction!(expand_path, m)?)?;
@@ -278,6 +282,62 @@ impl LruCache {
                 false
             }
         })
+    }
+}
+
+/// The bodies of the METH_FASTCALL entry points (`py_cache_fast.rs`) for the common call: an
+/// exact `str` key, positional arguments, a size within bounds, the cache not in use. `None`
+/// sends the call to the `#[pymethods]` below, which handle (or reject) everything else.
+impl LruCache {
+    /// `get(key)`: a new reference to the value, or to None.
+    #[inline]
+    pub(super) fn get_exact<'py>(&self, key: &Bound<'py, PyString>) -> Option<Bound<'py, PyAny>> {
+        let hash = key.hash().ok()? as u64; // cached in the str after its first hash
+        let mut lru = self.inner.try_lock()?;
+        let found = lru
+            .get_hashed(hash, |k| key_eq(k, key))
+            .map(|v| v.clone_ref(key.py()));
+        drop(lru);
+        Some(found.map_or_else(
+            || key.py().None().into_bound(key.py()),
+            |v| v.into_bound(key.py()),
+        ))
+    }
+
+    /// `set(key, value, size)` for an entry the cache can hold (`size <= max_entry_size`: the
+    /// refusal path stays in `set`).
+    #[inline]
+    pub(super) fn set_exact<'py>(
+        &self,
+        key: &Bound<'py, PyString>,
+        value: &Bound<'py, PyAny>,
+        size: u64,
+    ) -> Option<bool> {
+        let py = key.py();
+        let hash = key.hash().ok()? as u64;
+        let mut lru = self.inner.try_lock()?;
+        if crate::lru::entry_size(size) > lru.limits().max_entry_size() {
+            return None;
+        }
+        let mut doomed = Doomed::new();
+        let outcome = lru.set_hashed(
+            hash,
+            |k| key_eq(k, key),
+            || PyKey(key.clone().unbind()),
+            value.clone().unbind(),
+            size,
+            // Keys are exact `str`: releasing one runs no Python code, so it may happen here.
+            |k, v| {
+                drop(k.0.into_bound(py));
+                doomed.push(v.into_bound(py));
+            },
+        );
+        drop(lru);
+        if let SetOutcome::Replaced(old) = outcome {
+            doomed.push(old.into_bound(py));
+        }
+        drop(doomed); // after the lock: finalisers may run
+        Some(true)
     }
 }
 
