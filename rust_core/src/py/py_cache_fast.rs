@@ -74,6 +74,42 @@ fn leak_cstr(text: &str) -> PyResult<*const std::ffi::c_char> {
     Ok(Box::leak(c.into_boxed_c_str()).as_ptr())
 }
 
+/// A METH_FASTCALL|METH_KEYWORDS function.
+type Args = (
+    *mut ffi::PyObject,
+    *const *mut ffi::PyObject,
+    ffi::Py_ssize_t,
+    *mut ffi::PyObject,
+);
+
+/// The common call (no keywords) to `fast` with the receiver and the positional arguments;
+/// what it declines (`None`) goes to `method`, the generic version.
+///
+/// # Safety
+/// `args` is a METH_FASTCALL argument vector (`nargs` positional arguments, then one per name
+/// in `kwnames`), called with the GIL held on an `LruCache` receiver (see the module doc).
+unsafe fn enter(
+    (slf, args, nargs, kwnames): Args,
+    method: &PyOnceLock<Py<PyAny>>,
+    fast: impl FnOnce(Python<'_>, &LruCache, &[*mut ffi::PyObject]) -> Option<*mut ffi::PyObject>,
+) -> *mut ffi::PyObject {
+    // SAFETY: as the function's contract says.
+    unsafe {
+        let py = Python::assume_attached();
+        if kwnames.is_null() {
+            let positional = std::slice::from_raw_parts(args, usize::try_from(nargs).unwrap_or(0));
+            let done = guard(py, || {
+                let cache = Bound::from_borrowed_ptr(py, slf);
+                fast(py, cache.cast_unchecked::<LruCache>().get(), positional)
+            });
+            if let Some(result) = done {
+                return result;
+            }
+        }
+        generic(py, method, slf, args, nargs, kwnames)
+    }
+}
+
 /// `LruCache.get(key)`.
 unsafe extern "C" fn get_fast(
     slf: *mut ffi::PyObject,
@@ -81,25 +117,25 @@ unsafe extern "C" fn get_fast(
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY (whole function): see the module doc; `args` holds `nargs` positional arguments
-    // followed by one per name in `kwnames`.
+    // SAFETY: CPython calls this as the METH_FASTCALL method it was installed as.
+    unsafe { enter((slf, args, nargs, kwnames), &GENERIC_GET, get_common) }
+}
+
+fn get_common(
+    py: Python<'_>,
+    cache: &LruCache,
+    args: &[*mut ffi::PyObject],
+) -> Option<*mut ffi::PyObject> {
+    let [key] = *args else { return None };
+    // SAFETY: a borrowed argument of the running call; checked to be an exact `str`.
     unsafe {
-        let py = Python::assume_attached();
-        if nargs == 1 && kwnames.is_null() && ffi::PyUnicode_CheckExact(*args) != 0 {
-            let done = guard(py, || {
-                let cache = Bound::from_borrowed_ptr(py, slf);
-                let key = Bound::from_borrowed_ptr(py, *args);
-                cache
-                    .cast_unchecked::<LruCache>()
-                    .get()
-                    .get_exact(key.cast_unchecked::<PyString>())
-                    .map(Bound::into_ptr)
-            });
-            if let Some(result) = done {
-                return result;
-            }
+        if ffi::PyUnicode_CheckExact(key) == 0 {
+            return None;
         }
-        generic(py, &GENERIC_GET, slf, args, nargs, kwnames)
+        let key = Bound::from_borrowed_ptr(py, key);
+        cache
+            .get_exact(key.cast_unchecked::<PyString>())
+            .map(Bound::into_ptr)
     }
 }
 
@@ -110,34 +146,34 @@ unsafe extern "C" fn set_fast(
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY (whole function): as in `get_fast`.
+    // SAFETY: CPython calls this as the METH_FASTCALL method it was installed as.
+    unsafe { enter((slf, args, nargs, kwnames), &GENERIC_SET, set_common) }
+}
+
+fn set_common(
+    py: Python<'_>,
+    cache: &LruCache,
+    args: &[*mut ffi::PyObject],
+) -> Option<*mut ffi::PyObject> {
+    let [key, value, size] = *args else {
+        return None;
+    };
+    // SAFETY: borrowed arguments of the running call; `key` checked to be an exact `str` and
+    // `size` an exact `int`.
     unsafe {
-        let py = Python::assume_attached();
-        if nargs == 3
-            && kwnames.is_null()
-            && ffi::PyUnicode_CheckExact(*args) != 0
-            && ffi::PyLong_CheckExact(*args.add(2)) != 0
-        {
-            let size = ffi::PyLong_AsLongLong(*args.add(2));
-            if size == -1 && !ffi::PyErr_Occurred().is_null() {
-                ffi::PyErr_Clear(); // out of range: `set` reports it
-            } else if let Ok(size) = u64::try_from(size) {
-                let done = guard(py, || {
-                    let cache = Bound::from_borrowed_ptr(py, slf);
-                    let key = Bound::from_borrowed_ptr(py, *args);
-                    let value = Bound::from_borrowed_ptr(py, *args.add(1));
-                    cache
-                        .cast_unchecked::<LruCache>()
-                        .get()
-                        .set_exact(key.cast_unchecked::<PyString>(), &value, size)
-                        .map(|stored| bool_ptr(py, stored))
-                });
-                if let Some(result) = done {
-                    return result;
-                }
-            }
+        if ffi::PyUnicode_CheckExact(key) == 0 || ffi::PyLong_CheckExact(size) == 0 {
+            return None;
         }
-        generic(py, &GENERIC_SET, slf, args, nargs, kwnames)
+        let size = ffi::PyLong_AsLongLong(size);
+        if size == -1 && !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear(); // out of range: the generic `set` reports it
+            return None;
+        }
+        let size = u64::try_from(size).ok()?;
+        let key = Bound::from_borrowed_ptr(py, key);
+        let value = Bound::from_borrowed_ptr(py, value);
+        let stored = cache.set_exact(key.cast_unchecked::<PyString>(), &value, size)?;
+        Some(bool_ptr(py, stored))
     }
 }
 
