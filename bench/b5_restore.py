@@ -7,10 +7,18 @@ the same work. Competitors in the same run:
 - `Compact` over the Unix socket (one RPC moving ~100 KB of rendered text back);
 - five `ReadFile` RPCs of the same files (alternating the range so none is answered with the
   "unchanged" stub) — what a client doing it file by file would pay;
-- the pipeline called in-process (`run_compact` on the daemon's own registry, no gRPC);
+- the pipeline called in-process (`run_compact` on the daemon's own registry, no gRPC), alone
+  and followed by the write-through to the state database that the daemon does before replying
+  (`SqliteStore`, as `serve` runs it);
 - a bare grpcio echo of a 100 KB response and the raw-socket 100 KB ping-pong (the floor).
 
 Targets: Compact p50 at most 1.3x the 100 KB echo, and at least 3x faster than five RPCs.
+
+Where the time goes: a Compact pays everything the echo pays for a response of its size, plus
+the pipeline and the write-through. So the 1.3x target holds only if those two together cost at
+most 0.3x the echo; the "in-process / echo" line below shows how far they are from that. The
+pipeline is already mostly core calls (one GIL-free read per file, the numbering, the JSON
+length); what is left is the Python glue between them and SQLite's transaction.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from pathlib import Path
 import grpc
 from postcompact._core import FileState
 from postcompact.config import Config
+from postcompact.persist import SqliteStore
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import Registry
 from postcompact.v1 import postcompact_pb2 as pb
@@ -90,26 +99,46 @@ def _grpc_side(
     return compact, five, restored, size
 
 
-def _in_process(root: Path, paths: Sequence[Path], calls: int, warmup: int) -> m.Stats:
-    async def main() -> m.Stats:
-        reg = Registry(Config())
+def _in_process(
+    root: Path, paths: Sequence[Path], calls: int, warmup: int, *, persist: bool = False
+) -> m.Stats:
+    """`run_compact` in this process; with `persist`, then the daemon's write-through (the
+    agent's file rows and the agent row, in one transaction) into a real state database."""
+
+    async def main(store: SqliteStore | None) -> m.Stats:
+        reg = Registry(Config()) if store is None else Registry(Config(), store=store)
         s, _ = reg.open(pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy()))
         agent = s.agents[""]
         now = time.time_ns() // 1_000_000
         for i, p in enumerate(paths):
             agent.files.set(str(p), _state(p.read_bytes(), now + i))
         req = pb.CompactRequest(session_id="b5", skip_hooks=True)
-        for _ in range(warmup):
+
+        async def once() -> None:
             await run_compact(s, agent, req)
+            if store is not None:
+                with store.tx():
+                    store.sync_files(s, agent)
+                    store.put_agent(s, agent)
+
+        for _ in range(warmup):
+            await once()
         lat = []
         t_start = time.perf_counter()
         for _ in range(calls):
             t0 = time.perf_counter()
-            await run_compact(s, agent, req)
+            await once()
             lat.append(time.perf_counter() - t0)
         return m.stats(lat, time.perf_counter() - t_start)
 
-    return asyncio.run(main())
+    if not persist:
+        return asyncio.run(main(None))
+    with m.short_tmpdir() as tmp:
+        store = SqliteStore(tmp / "state.db", max_bytes=1 << 30)
+        try:
+            return asyncio.run(main(store))
+        finally:
+            store.close()
 
 
 def _state(content: bytes, ts: int) -> FileState:
@@ -140,6 +169,7 @@ def run(quick: bool = False) -> Section:
         with m.spawn(m.baseline_server("raw", raw_addr)):
             raw = m.raw_serial(raw_addr, 100 * 1024, calls, warmup)
         inproc = _in_process(root, paths, calls, warmup)
+        inproc_db = _in_process(root, paths, calls, warmup, persist=True)
     if restored != FILES:
         raise RuntimeError(f"Compact restored {restored} files, expected {FILES}")
     rows: list[Sequence[object]] = []
@@ -147,6 +177,7 @@ def run(quick: bool = False) -> Section:
         ("Compact (1 RPC, 5 x 20 KB)", compact),
         ("5 x ReadFile RPCs", five),
         ("pipeline in-process", inproc),
+        ("pipeline + write-through in-process", inproc_db),
         ("bare aio echo, 100 KB", echo),
         (f"bare aio echo, {size / 1024:.0f} KB (the Compact response's size)", echo_same),
         ("raw socket, 100 KB", raw),
@@ -159,6 +190,8 @@ def run(quick: bool = False) -> Section:
         ),
         f"Compact p50 / in-process pipeline p50 (the gRPC and persistence share): "
         f"{compact.p50_us / inproc.p50_us:.2f}x (informational)",
+        f"pipeline + write-through in-process p50 / 100 KB echo p50: "
+        f"{inproc_db.p50_us / echo.p50_us:.2f}x (the 1.3x target needs at most 0.3x)",
         f"Compact p50 / bare echo of the same response size ({size / 1024:.0f} KB): "
         f"{compact.p50_us / echo_same.p50_us:.2f}x (informational)",
         f"Compact p50 / raw-socket 100 KB floor: {compact.p50_us / raw.p50_us:.1f}x "
