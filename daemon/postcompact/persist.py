@@ -17,7 +17,7 @@ was last written (new or changed entries are upserted, evicted ones deleted, a r
 entry replaced by an equal one is a one-column update, each kind one executemany), so a Compact
 that clears and re-seeds the cache becomes the upserts of the restored entries plus the deletes of
 the others. Content hashes are reused from the replaced row when the content is equal, else taken
-from the worker thread that read the content (`AgentState.digests`), else computed here.
+from the read that just produced the content (`AgentState.digests`), else computed here.
 
 Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
 most-recently-used order. The content of each entry is re-read from disk and kept only when its
@@ -407,8 +407,9 @@ def _announced_json(cat: Catalog) -> str:
 def content_digest(content: bytes) -> bytes:
     """The SHA-256 stored for a file-state entry's content (`files.content_sha256`).
 
-    hashlib releases the GIL for anything but tiny inputs: callers that just read the content in a
-    worker thread compute it there and hand it over in `AgentState.digests`.
+    hashlib releases the GIL for anything but tiny inputs: callers that just read the content
+    compute it with the read (on its worker thread when it has one; a small cached file is read
+    on the event loop) and hand it over in `AgentState.digests`.
     """
     return hashlib.sha256(content).digest()
 

@@ -207,6 +207,7 @@ class Servicer:
             hooks=self.hooks,
             deny_globs=self.config.deny_globs,
             preview=preview,
+            hash_contents=self.registry.store.path is not None,
         )
         # The pipeline awaited: persist only what is still registered (a concurrent
         # CloseSession or expiry removed the session from memory and disk).

@@ -81,6 +81,7 @@ class World:
         skip_hooks: bool = False,
         deny: Sequence[str] = (),
         include_content: bool = False,
+        hash_contents: bool = True,
     ) -> pb.CompactResponse:
         req = pb.CompactRequest(
             session_id="s1",
@@ -100,6 +101,7 @@ class World:
             hooks=hooks,
             deny_globs=deny,
             preview=preview,
+            hash_contents=hash_contents,
         )
 
 
@@ -895,3 +897,20 @@ async def test_where_rereads_run(
         assert len(seen) == 5
         assert len(workers) == 5
         assert loop_thread not in workers
+
+
+@pytest.mark.parametrize("hashing", [True, False])
+async def test_changed_contents_are_hashed_only_for_a_state_database(
+    world: World, hashing: bool
+) -> None:
+    """A re-read whose content changed gets its SHA-256 for the store (persist.py), unless the
+    daemon keeps no state on disk; an unchanged one is never hashed."""
+    import hashlib
+
+    changed = world.read(world.write("changed.txt", "old\n"), ts=10)
+    world.write("changed.txt", "new\n")
+    same = world.read(world.write("same.txt", "same\n"), ts=11)
+    await world.compact(hash_contents=hashing)
+    expected = {changed: (b"new\n", hashlib.sha256(b"new\n").digest())} if hashing else {}
+    assert {p: (c, d) for p, (c, d) in world.main.digests.items()} == expected
+    assert same not in world.main.digests

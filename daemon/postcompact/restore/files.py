@@ -379,6 +379,7 @@ async def restore_files(
     excluded: dict[str, pb.Outcome.ValueType],
     out: Outcome,
     preview: bool,
+    hashing: bool = True,
 ) -> None:
     """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion."""
     policy = step.policy
@@ -413,7 +414,9 @@ async def restore_files(
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
     read_at = now_ms()
-    previous = None if preview else {path: state.content for path, state in selected}
+    # What the cache held, to hash only contents that changed (and nothing when nothing is kept).
+    hashed = hashing and not preview
+    previous = {path: state.content for path, state in selected} if hashed else None
     order = [(rank, path) for rank, (path, _) in enumerate(selected, start=1)]
     held = sum(len(state.content) for _, state in selected)
     if held >= PARALLEL_READ_BYTES:

@@ -313,8 +313,12 @@ async def run_compact(
     deny_globs: Sequence[str] = (),
     templates: Templates = DEFAULT_TEMPLATES,
     preview: bool = False,
+    hash_contents: bool = True,
 ) -> pb.CompactResponse:
     """Run the pipeline for `agent` of `session`; see the module docstring.
+
+    `hash_contents`: hash re-read contents that changed, for the state database (off when the
+    daemon keeps no state on disk).
 
     Policy layers: `base_policy` (the daemon config; `config_policy` is an alias), the session's,
     the request's. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always apply, `deny_globs` add to
@@ -342,7 +346,9 @@ async def run_compact(
     include = request.include_content
     step = FileStep(session, policy, meter, templates, deny, include_content=include)
     excluded = _exclusions(session, agent, preserved, templates)
-    await restore_files(step, agent, snapshot, excluded=excluded, out=out, preview=preview)
+    await restore_files(
+        step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
+    )
 
     # 3-6. Tasks, plan, plan mode, skills.
     _task_status(session, agent, templates, out)
