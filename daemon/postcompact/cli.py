@@ -60,7 +60,9 @@ def _add_state_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_serve_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--tcp-port", type=int, help="also listen on 127.0.0.1:PORT (0 = pick), token required"
+        "--tcp-port",
+        type=int,
+        help="also listen on loopback PORT (tcp_host, default 127.0.0.1; 0 = pick), token required",
     )
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", type=Path, help="log here (JSON lines) instead of stderr")
@@ -293,6 +295,7 @@ def status_dict(info: pb.GetServerInfoResponse, stats: pb.GetStatsResponse) -> d
         "api_version": info.api_version,
         "socket": info.socket_path,
         "tcp_port": info.tcp_port,
+        "tcp_address": info.tcp_address or None,
         "started_at_ms": info.started_at_ms,
         "uptime_ms": stats.uptime_ms,
         "sessions": stats.sessions,
@@ -336,7 +339,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"postcompact {d['version']} ({d['api_version']}) running, pid {d['pid']}")
     print(
         f"  socket       {d['socket']}"
-        + (f"   tcp 127.0.0.1:{d['tcp_port']}" if d["tcp_port"] else "")
+        + (f"   tcp {d['tcp_address']}" if d["tcp_address"] else "")
     )
     print(f"  uptime       {d['uptime_ms'] / 1000:.0f}s")
     print(f"  sessions     {d['sessions']}   agents {d['agents']}")

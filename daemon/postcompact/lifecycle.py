@@ -6,7 +6,8 @@ Layout of the runtime directory (default `$XDG_RUNTIME_DIR/postcompact/`, fallba
     daemon.sock   the gRPC Unix socket (0600)
     daemon.lock   flock'ed by the serving daemon for its whole life (grpc would otherwise silently
                   take over a live socket)
-    server.json   pid, version, api_version, socket, address, tcp_port, token_file, started_at_ms
+    server.json   pid, version, api_version, socket, address, tcp_port, tcp_address, token_file,
+                  started_at_ms
                   (written atomically once serving; removed on shutdown) — see docs/clients.md
     token         the bearer token TCP clients must send (0600), only with --tcp-port
 

@@ -391,6 +391,7 @@ class Daemon:
             except RuntimeError as exc:
                 raise LifecycleError(f"cannot listen on {bind} (in use?): {exc}") from None
             info.tcp_port = self.tcp_port
+            info.tcp_address = tcp_bind_address(cfg.tcp_host, self.tcp_port)
             self.servers.append(tcp)
         for srv in self.servers:
             await srv.start()
@@ -408,6 +409,7 @@ class Daemon:
                 "socket": str(self.paths.socket),
                 "address": f"unix://{self.paths.socket}",
                 "tcp_port": self.tcp_port,
+                "tcp_address": info.tcp_address or None,
                 "token_file": token_file,
                 "started_at_ms": started,
             },

@@ -42,6 +42,7 @@ def test_permissions_and_server_json(daemon: RunningDaemon) -> None:
     assert info["socket"] == str(daemon.socket_path)
     assert info["address"] == f"unix://{daemon.socket_path}"
     assert info["tcp_port"] == 0
+    assert info["tcp_address"] is None
     assert info["token_file"] is None
     assert isinstance(info["version"], str)
     assert info["version"]
@@ -176,7 +177,18 @@ def test_tcp_requires_the_token() -> None:
         token_file = Path(info["token_file"])
         assert _mode(token_file) == 0o600
         token = token_file.read_text().strip()
-        assert d.client.server_info().tcp_port == port  # the Unix socket needs no token
+        info_rpc = d.client.server_info()  # the Unix socket needs no token
+        assert (info_rpc.tcp_port, info_rpc.tcp_address) == (port, f"127.0.0.1:{port}")
+        assert info["tcp_address"] == f"127.0.0.1:{port}"
+        status = subprocess.run(
+            [sys.executable, "-m", "postcompact", "status", "--socket", str(d.socket_path)],
+            env=d.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        assert f"tcp 127.0.0.1:{port}" in status.stdout
 
         for bad in (None, "wrong-token"):
             with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:

@@ -318,6 +318,8 @@ def test_tcp_host_ipv6_loopback() -> None:
         info = json.loads(d.server_json.read_text())
         port = info["tcp_port"]
         assert _listening_addresses(port) == ["::1"]
+        assert info["tcp_address"] == f"[::1]:{port}"
+        assert d.client.server_info().tcp_address == f"[::1]:{port}"
         token = Path(info["token_file"]).read_text().strip()
         with grpc.insecure_channel(f"[::1]:{port}") as ch:
             call: Any = ch.unary_unary(SERVICE + "GetServerInfo")

@@ -886,6 +886,7 @@ type GetServerInfoResponse struct {
 	SocketPath    string                 `protobuf:"bytes,5,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
 	TcpPort       int32                  `protobuf:"varint,6,opt,name=tcp_port,json=tcpPort,proto3" json:"tcp_port,omitempty"` // 0 when not listening on TCP
 	StartedAtMs   int64                  `protobuf:"varint,7,opt,name=started_at_ms,json=startedAtMs,proto3" json:"started_at_ms,omitempty"`
+	TcpAddress    string                 `protobuf:"bytes,8,opt,name=tcp_address,json=tcpAddress,proto3" json:"tcp_address,omitempty"` // "127.0.0.1:PORT" or "[::1]:PORT"; empty when not listening on TCP
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -967,6 +968,13 @@ func (x *GetServerInfoResponse) GetStartedAtMs() int64 {
 		return x.StartedAtMs
 	}
 	return 0
+}
+
+func (x *GetServerInfoResponse) GetTcpAddress() string {
+	if x != nil {
+		return x.TcpAddress
+	}
+	return ""
 }
 
 type GetStatsRequest struct {
@@ -5966,7 +5974,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\t_encodingB\x16\n" +
 	"\x14_max_file_size_bytesB\x13\n" +
 	"\x11_malware_reminder\"\x16\n" +
-	"\x14GetServerInfoRequest\"\xe8\x01\n" +
+	"\x14GetServerInfoRequest\"\x89\x02\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1f\n" +
 	"\vapi_version\x18\x02 \x01(\tR\n" +
@@ -5976,7 +5984,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\vsocket_path\x18\x05 \x01(\tR\n" +
 	"socketPath\x12\x19\n" +
 	"\btcp_port\x18\x06 \x01(\x05R\atcpPort\x12\"\n" +
-	"\rstarted_at_ms\x18\a \x01(\x03R\vstartedAtMs\"\x11\n" +
+	"\rstarted_at_ms\x18\a \x01(\x03R\vstartedAtMs\x12\x1f\n" +
+	"\vtcp_address\x18\b \x01(\tR\n" +
+	"tcpAddress\"\x11\n" +
 	"\x0fGetStatsRequest\"\xaf\x02\n" +
 	"\x10GetStatsResponse\x12\x1a\n" +
 	"\bsessions\x18\x01 \x01(\x05R\bsessions\x12\x16\n" +

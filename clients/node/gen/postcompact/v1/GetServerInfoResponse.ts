@@ -19,6 +19,10 @@ export interface GetServerInfoResponse {
    */
   'tcpPort'?: (number);
   'startedAtMs'?: (number | string | Long);
+  /**
+   * "127.0.0.1:PORT" or "[::1]:PORT"; empty when not listening on TCP
+   */
+  'tcpAddress'?: (string);
 }
 
 export interface GetServerInfoResponse__Output {
@@ -38,4 +42,8 @@ export interface GetServerInfoResponse__Output {
    */
   'tcpPort': (number);
   'startedAtMs': (number);
+  /**
+   * "127.0.0.1:PORT" or "[::1]:PORT"; empty when not listening on TCP
+   */
+  'tcpAddress': (string);
 }

@@ -477,6 +477,7 @@ class GetServerInfoResponse(_message.Message):
     SOCKET_PATH_FIELD_NUMBER: _builtins.int
     TCP_PORT_FIELD_NUMBER: _builtins.int
     STARTED_AT_MS_FIELD_NUMBER: _builtins.int
+    TCP_ADDRESS_FIELD_NUMBER: _builtins.int
     version: _builtins.str
     """daemon version"""
     api_version: _builtins.str
@@ -486,6 +487,8 @@ class GetServerInfoResponse(_message.Message):
     tcp_port: _builtins.int
     """0 when not listening on TCP"""
     started_at_ms: _builtins.int
+    tcp_address: _builtins.str
+    """"127.0.0.1:PORT" or "[::1]:PORT"; empty when not listening on TCP"""
     @_builtins.property
     def capabilities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -498,10 +501,11 @@ class GetServerInfoResponse(_message.Message):
         socket_path: _builtins.str = ...,
         tcp_port: _builtins.int = ...,
         started_at_ms: _builtins.int = ...,
+        tcp_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "capabilities", b"capabilities", "pid", b"pid", "socket_path", b"socket_path", "started_at_ms", b"started_at_ms", "tcp_port", b"tcp_port", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api_version", b"api_version", "capabilities", b"capabilities", "pid", b"pid", "socket_path", b"socket_path", "started_at_ms", b"started_at_ms", "tcp_address", b"tcp_address", "tcp_port", b"tcp_port", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
