@@ -338,8 +338,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     print(f"postcompact {d['version']} ({d['api_version']}) running, pid {d['pid']}")
     print(
-        f"  socket       {d['socket']}"
-        + (f"   tcp {d['tcp_address']}" if d["tcp_address"] else "")
+        f"  socket       {d['socket']}" + (f"   tcp {d['tcp_address']}" if d["tcp_address"] else "")
     )
     print(f"  uptime       {d['uptime_ms'] / 1000:.0f}s")
     print(f"  sessions     {d['sessions']}   agents {d['agents']}")
