@@ -518,6 +518,9 @@ fn truncate_to_tokens<'py>(
     counter: &str,
     encoding: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(same) = rough_fits(text, max_tokens, marker, counter, encoding) {
+        return Ok(same);
+    }
     let empty;
     let marker = match marker {
         Some(m) => m,
@@ -529,6 +532,35 @@ fn truncate_to_tokens<'py>(
     let marker_text = marker.to_str()?;
     let spec = TruncateSpec::new(max_tokens, marker_text, counter, encoding)?;
     truncate_one(py, text, &spec, marker, None)
+}
+
+/// `text` itself when a valid rough call leaves it unchanged, judged from the lengths alone (a
+/// `str` knows its UTF-16 length without a scan when it has no astral characters); `None`
+/// sends the call the full way, which also reports any bad argument.
+#[inline]
+fn rough_fits<'py>(
+    text: &Bound<'py, PyAny>,
+    max_tokens: i64,
+    marker: Option<&Bound<'py, PyString>>,
+    counter: &str,
+    encoding: &str,
+) -> Option<Bound<'py, PyAny>> {
+    if counter != "rough" || Encoding::from_name(encoding).is_err() {
+        return None;
+    }
+    let max_tokens = usize::try_from(max_tokens).ok()?;
+    let marker_units = match marker {
+        Some(m) if matches!(kind::of(m), Some(1 | 2)) => str_len(m).ok()?,
+        Some(_) => return None,
+        None => 0,
+    };
+    let s = text.cast::<PyString>().ok()?;
+    if !matches!(kind::of(s), Some(1 | 2)) {
+        return None;
+    }
+    let fits = estimate_from_units(marker_units, 4) <= max_tokens
+        && estimate_from_units(str_len(s).ok()?, 4) <= max_tokens;
+    fits.then(|| text.clone())
 }
 
 /// `[truncate_to_tokens(t, ...) for t in texts]`; the exact counter runs without the GIL and on
