@@ -18,7 +18,10 @@ Where the time goes: a Compact pays everything the echo pays for a response of i
 the pipeline and the write-through. So the 1.3x target holds only if those two together cost at
 most 0.3x the echo; the "in-process / echo" line below shows how far they are from that. The
 pipeline is already mostly core calls (one GIL-free read per file, the numbering, the JSON
-length); what is left is the Python glue between them and SQLite's transaction.
+length); what is left is the Python glue between them and SQLite's transaction. Inside the
+daemon the same work also runs slower than in-process: gRPC's poller and event-engine threads
+share the daemon's CPU (pinned here) and preempt the event loop several times per call, so the
+handler finds colder caches ("Compact / in-process" below holds that too).
 """
 
 from __future__ import annotations
