@@ -123,7 +123,7 @@ INLINE_READ_BYTES = 256 * 1024
 # Linux >= 4.14: a read that would wait for the disk fails with EAGAIN instead (0: not available).
 _RWF_NOWAIT: int = getattr(os, "RWF_NOWAIT", 0)
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 class WouldBlock(Exception):
@@ -131,7 +131,7 @@ class WouldBlock(Exception):
     worker thread instead. Never reaches a client."""
 
 
-async def off_loop(read: Callable[[bool], T]) -> T:
+async def off_loop(read: Callable[[bool], _T]) -> _T:
     """`read(True)` (inline: page cache only) on the event loop; if it raises `WouldBlock`,
     `read(False)` on a worker thread. `read` must be safe to run twice (reads, no writes)."""
     if _RWF_NOWAIT:
