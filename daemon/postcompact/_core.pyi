@@ -20,6 +20,7 @@ __all__ = [
     "expand_path",
     "json_utf16_len",
     "number_lines",
+    "read_range",
     "read_whole",
     "realpath",
     "truncate_batch",
@@ -247,7 +248,7 @@ def json_utf16_len(text: str | bytes) -> int:
 def estimate_from_utf16_len(units: int, ext: str | None = None) -> int:
     """estimate() of a text whose UTF-16 length is `units` (ValueError when negative)."""
 
-# --- fsutil: realpath, read_whole (rust_core/src/py/py_fsutil.rs, readfile.rs) ---
+# --- fsutil: realpath, read_whole, read_range (rust_core/src/py/py_fsutil.rs, readfile.rs) ---
 
 def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None) -> str | None:
     """os.path.realpath(path) for an absolute path; None where the caller must use Python's
@@ -274,3 +275,20 @@ def read_whole(
     the file is larger, or a byte is not in the page cache: preadv2 RWF_NOWAIT), "changed" (the
     file opened is not the one stat saw), "binary" (a NUL byte: in the first `sniff_bytes`, or
     anywhere once the size is within `max_bytes`), "grew" (past `max_bytes` since stat)."""
+
+def read_range(
+    path: str | PathLike[str],
+    start: int,
+    limit: int | None,
+    head_bytes: int | None,
+    sniff_bytes: int,
+    binary_name: bool = False,
+    inline_max: int | None = None,
+) -> tuple[bytes, int, int, int, int, bool]:
+    """Read lines [start, start+limit) (1-based; limit None: to the end) of the regular file at
+    `path` (a real path), streaming, without the GIL:
+    `(content, mtime_ns, size, total_lines, num_lines, truncated)`. The range excludes its last
+    line's terminator (and a "\\r" before it) when it ends before EOF; `head_bytes` cuts it to at
+    most that many bytes at a line boundary (a UTF-8 character boundary when the first line is
+    longer) and sets `truncated`. Raises ReadRefused as read_whole does (a NUL anywhere is
+    "binary"; never "too_large" or "grew")."""

@@ -26,7 +26,6 @@ import fnmatch
 import functools
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
@@ -117,7 +116,6 @@ BINARY_EXTENSIONS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 SNIFF_BYTES = 8192
-_CHUNK = 1 << 16
 # The largest file an inline read takes on (see `off_loop`); larger ones go to a worker thread.
 INLINE_READ_BYTES = 256 * 1024
 # Linux >= 4.14: a read that would wait for the disk fails with EAGAIN instead (0: not available).
@@ -285,78 +283,50 @@ def read_text(
         raise FileReadError("denied", f"{path} matches the deny rule {glob!r}")
 
     ext = os.path.splitext(real)[1].lower()
+    binary_name = ext in BINARY_EXTENSIONS
+    inline_max = INLINE_READ_BYTES if inline else None
     ranged = (offset is not None and offset > 1) or limit is not None
-    if not ranged and head_bytes is None:
-        return _read_whole(path, real, ext, max_bytes, inline)
-
     try:
-        st = os.stat(real)
-    except OSError as exc:
-        raise _os_error(path, "stat", exc.errno) from None
-    _check_kind(path, st.st_mode)
-    if inline and (st.st_size > INLINE_READ_BYTES or not _RWF_NOWAIT):
-        raise WouldBlock
-    if ext in BINARY_EXTENSIONS:
-        raise FileReadError("binary", f"{path} is a binary file ({ext})")
-
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(real, flags)
-    except OSError as exc:
-        raise _os_error(path, "open", exc.errno) from None
-    try:
-        fst = os.fstat(fd)
-        _check_kind(path, fst.st_mode)
-        if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
-            raise FileReadError("outside_roots", f"{path} changed while reading")
-        io = _Io(fd, inline)
-        return _read_open(io, path, real, fst, offset or 1, limit, head_bytes)
-    except OSError as exc:
-        raise _os_error(path, "read", exc.errno) from None
-    finally:
-        os.close(fd)
-
-
-def _read_whole(path: str, real: str, ext: str, max_bytes: int, inline: bool) -> TextFile:
-    """A whole file, read by the core in one GIL-free call (`_core.read_whole`: the same
-    checks, in the same order, as the ranged path below)."""
-    try:
-        content, mtime_ns, _size, total = _core.read_whole(
-            real,
-            max_bytes,
-            SNIFF_BYTES,
-            ext in BINARY_EXTENSIONS,
-            INLINE_READ_BYTES if inline else None,
+        if not ranged and head_bytes is None:
+            content, mtime_ns, _size, total = _core.read_whole(
+                real, max_bytes, SNIFF_BYTES, binary_name, inline_max
+            )
+            return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
+        start = offset or 1
+        content, mtime_ns, size, total, num_lines, truncated = _core.read_range(
+            real, start, limit, head_bytes, SNIFF_BYTES, binary_name, inline_max
         )
     except _core.ReadRefused as exc:
-        code, err, size = exc.args
-        if code == "would_block":
-            raise WouldBlock from None
-        if code in ("stat", "open", "read"):
-            raise _os_error(path, code, err) from None
-        raise {
-            "directory": FileReadError("directory", f"{path} is a directory"),
-            "device": FileReadError("device", _NOT_REGULAR.format(path=path)),
-            "binary_name": FileReadError("binary", f"{path} is a binary file ({ext})"),
-            "binary": FileReadError("binary", _NUL_BYTES.format(path=path)),
-            "too_large": FileReadError(
-                "too_large",
-                f"{path} is {size} bytes, over the {max_bytes}-byte limit; "
-                "read it with an offset and limit",
-            ),
-            "grew": FileReadError(
-                "too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"
-            ),
-            "changed": FileReadError("outside_roots", f"{path} changed while reading"),
-        }[code] from None
-    return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
+        raise _refusal(path, ext, max_bytes, *exc.args) from None
+    return TextFile(real, content, mtime_ns // 1_000_000, total, start, num_lines, size, truncated)
 
 
-_NOT_REGULAR = "{path} is not a regular file (device, FIFO or socket)"
-_NUL_BYTES = "{path} is a binary file (contains NUL bytes)"
+def _refusal(
+    path: str, ext: str, max_bytes: int, code: str, err: int, size: int
+) -> FileReadError | WouldBlock:
+    """What to raise for the core's `ReadRefused(code, errno, size)` (see `_core.read_whole`)."""
+    if code == "would_block":
+        return WouldBlock()
+    if code in ("stat", "open", "read"):
+        return _os_error(path, code, err)
+    messages: dict[str, tuple[FileReadErrorKind, str]] = {
+        "directory": ("directory", f"{path} is a directory"),
+        "device": ("device", f"{path} is not a regular file (device, FIFO or socket)"),
+        "binary_name": ("binary", f"{path} is a binary file ({ext})"),
+        "binary": ("binary", f"{path} is a binary file (contains NUL bytes)"),
+        "too_large": (
+            "too_large",
+            f"{path} is {size} bytes, over the {max_bytes}-byte limit; "
+            "read it with an offset and limit",
+        ),
+        "grew": ("too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"),
+        "changed": ("outside_roots", f"{path} changed while reading"),
+    }
+    kind, message = messages[code]
+    return FileReadError(kind, message)
 
 
-def _os_error(path: str, phase: Literal["stat", "open", "read"], err: int | None) -> FileReadError:
+def _os_error(path: str, phase: str, err: int | None) -> FileReadError:
     """The FileReadError for an OS error `err` (errno) while `phase`-ing `path`."""
     if phase == "read":
         return FileReadError("permission", f"cannot read {path}: {os.strerror(err or 0)}")
@@ -367,128 +337,3 @@ def _os_error(path: str, phase: Literal["stat", "open", "read"], err: int | None
     if phase == "open" and err == errno.ELOOP:  # swapped for a symlink since realpath
         return FileReadError("outside_roots", f"{path} changed while reading")
     return FileReadError("missing", f"cannot {phase} {path}: {os.strerror(err or 0)}")
-
-
-def _check_kind(path: str, mode: int) -> None:
-    if stat.S_ISDIR(mode):
-        raise FileReadError("directory", f"{path} is a directory")
-    if not stat.S_ISREG(mode):
-        raise FileReadError("device", _NOT_REGULAR.format(path=path))
-
-
-class _Io:
-    """Reads of an open file: blocking, or (`inline`) from the page cache only."""
-
-    __slots__ = ("fd", "inline", "pos")
-
-    def __init__(self, fd: int, inline: bool) -> None:
-        self.fd = fd
-        self.inline = inline
-        self.pos = 0
-
-    def read(self, n: int) -> bytes:
-        """Up to `n` bytes from the current position (fewer only at the end of the file, or,
-        inline, where the cached part ends: the next read then raises `WouldBlock`)."""
-        data = self._pread(n, self.pos)
-        self.pos += len(data)
-        return data
-
-    def pread(self, n: int, offset: int) -> bytes:
-        """`n` bytes at `offset`, fewer only at the end of the file."""
-        if not self.inline:
-            return os.pread(self.fd, n, offset)
-        parts = []
-        while n > 0:
-            data = self._pread(n, offset)
-            if not data:
-                break
-            parts.append(data)
-            n -= len(data)
-            offset += len(data)
-        return b"".join(parts)
-
-    def _pread(self, n: int, offset: int) -> bytes:
-        if not self.inline:
-            return os.pread(self.fd, n, offset)
-        buf = bytearray(n)
-        try:
-            got = os.preadv(self.fd, [buf], offset, _RWF_NOWAIT)
-        except BlockingIOError:
-            raise WouldBlock from None
-        except OSError as exc:
-            if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL):  # no RWF_NOWAIT on this filesystem
-                raise WouldBlock from None
-            raise
-        del buf[got:]
-        return bytes(buf)
-
-
-def _read_open(
-    io: _Io,
-    path: str,
-    real: str,
-    st: os.stat_result,
-    start: int,
-    limit: int | None,
-    head_bytes: int | None,
-) -> TextFile:
-    """Lines [start, start+limit) of the open file (a range, or a head cut at `head_bytes`)."""
-    mtime_ms = st.st_mtime_ns // 1_000_000
-    binary = FileReadError("binary", _NUL_BYTES.format(path=path))
-
-    first = io.read(SNIFF_BYTES)
-    if b"\0" in first:
-        raise binary
-
-    # Pass 1: count lines and find the byte offsets where line `start` and line `end` begin.
-    end = None if limit is None else start + limit  # exclusive, 1-based
-    start_off: int | None = 0 if start == 1 else None
-    end_off: int | None = None
-    line = 1  # the line the next byte belongs to
-    base = 0
-    chunk = first
-    while chunk:
-        if b"\0" in chunk:
-            raise binary
-        if start_off is not None and (end is None or end_off is not None):
-            line += chunk.count(b"\n")
-        else:
-            i = chunk.find(b"\n")
-            while i >= 0:
-                line += 1
-                if line == start:
-                    start_off = base + i + 1
-                if line == end:
-                    end_off = base + i + 1
-                i = chunk.find(b"\n", i + 1)
-        base += len(chunk)
-        chunk = io.read(_CHUNK)
-    size = base
-    total = line if size else 0
-    if start_off is None or start > total:
-        return TextFile(real, b"", mtime_ms, total, start, 0, size)
-
-    # Pass 2: read the range. A range ending before EOF excludes its last line's terminator.
-    stop = size if end_off is None else end_off - 1
-    want = stop - start_off
-    truncated = head_bytes is not None and want > head_bytes
-    if truncated:
-        assert head_bytes is not None
-        buf = io.pread(head_bytes + 1, start_off)
-        cut = buf.rfind(b"\n", 0, head_bytes + 1)
-        if cut <= 0:  # the first line alone is over the cap: cut on a UTF-8 boundary
-            cut = min(head_bytes, len(buf))
-            while 0 < cut < len(buf) and (buf[cut] & 0xC0) == 0x80:
-                cut -= 1
-        content = buf[:cut]
-    else:
-        content = io.pread(want, start_off)
-    if end_off is not None or truncated:
-        content = content.removesuffix(b"\r")
-    if truncated:
-        num_lines = content.count(b"\n") + 1
-    elif end is None:
-        num_lines = total - start + 1
-    else:
-        num_lines = min(end, total + 1) - start
-    return TextFile(real, content, mtime_ms, total, start, num_lines, size, truncated)

@@ -1,10 +1,10 @@
-//! Whole-file reads for the daemon's read path (`fileread.read_text` without a range).
+//! The daemon's file reads (`fileread.read_text`): whole files and line ranges.
 //!
-//! [`read_whole`] does what the Python path did in a dozen interpreter calls — stat, refuse
-//! what is not a regular file, open without following a final symlink, check that the file
-//! opened is the one stat saw, read to EOF within a byte cap, refuse NUL bytes, count lines —
-//! in one call that runs without the GIL. The path checks (session roots, deny globs) stay in
-//! Python, before it.
+//! [`read_whole`] and [`read_range`] do what the Python path did in a dozen interpreter calls —
+//! stat, refuse what is not a regular file, open without following a final symlink, check that
+//! the file opened is the one stat saw, read (a whole file within a byte cap; a range streamed,
+//! however large the file), refuse NUL bytes, count lines — in one call that runs without the
+//! GIL. The path checks (session roots, deny globs) stay in Python, before it.
 //!
 //! Inline reads ([`Inline`]) run on the daemon's event loop: they take only files up to a size
 //! and read with `preadv2(RWF_NOWAIT)`, which fails with `EAGAIN` rather than wait for the disk,
@@ -12,7 +12,7 @@
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, ErrorKind, Read};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
@@ -78,29 +78,7 @@ const CHUNK: usize = 1 << 16;
 
 /// Read the file at `path` (a real path: symlinks already resolved) whole; see the module doc.
 pub fn read_whole(path: &Path, limits: Limits) -> Result<Whole, ReadFailure> {
-    let st = fs::metadata(path).map_err(ReadFailure::Stat)?;
-    check_kind(&st)?;
-    if let Some(inline) = limits.inline {
-        if st.len() > inline.max_size {
-            return Err(ReadFailure::WouldBlock);
-        }
-    }
-    if limits.binary_name {
-        return Err(ReadFailure::BinaryName);
-    }
-    if st.len() > limits.max_bytes {
-        return Err(ReadFailure::TooLarge(st.len()));
-    }
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(ReadFailure::Open)?;
-    let fst = file.metadata().map_err(ReadFailure::Read)?;
-    check_kind(&fst)?;
-    if (fst.dev(), fst.ino()) != (st.dev(), st.ino()) {
-        return Err(ReadFailure::Changed);
-    }
+    let (file, fst) = open_checked(path, &limits, true)?;
     let cap = limits.max_bytes.saturating_add(1);
     let data = read_to_cap(
         &file,
@@ -125,10 +103,224 @@ pub fn read_whole(path: &Path, limits: Limits) -> Result<Whole, ReadFailure> {
     };
     Ok(Whole {
         data,
-        mtime_ns: i128::from(fst.mtime()) * 1_000_000_000 + i128::from(fst.mtime_nsec()),
+        mtime_ns: mtime_ns(&fst),
         size: fst.len(),
         total_lines,
     })
+}
+
+/// Which lines [`read_range`] reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Range {
+    /// The first line, 1-based.
+    pub start: u64,
+    /// How many lines; `None`: to the end.
+    pub limit: Option<u64>,
+    /// Read at most this many bytes of the range, cut back to a line boundary (or to a UTF-8
+    /// character boundary when the first line alone is longer).
+    pub head_bytes: Option<u64>,
+}
+
+/// A range of a file's lines and what the caller reports about it.
+#[derive(Debug)]
+pub struct Ranged {
+    pub data: Vec<u8>,
+    pub mtime_ns: i128,
+    pub size: u64,
+    pub total_lines: u64,
+    pub num_lines: u64,
+    /// `head_bytes` cut the range short.
+    pub truncated: bool,
+}
+
+/// Read lines `[start, start + limit)` of the file at `path` (a real path), streaming: the whole
+/// file is scanned once in chunks for NUL bytes and line offsets (it may be far larger than any
+/// cap), then the range is read. `data` excludes the terminator of its last line when the range
+/// ends before EOF (and a `\r` before it), as Claude Code's `readFileInRange`.
+pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, ReadFailure> {
+    let (file, fst) = open_checked(path, &limits, false)?;
+    let mut io = Io {
+        file: &file,
+        pos: 0,
+        inline: limits.inline.is_some(),
+    };
+    let start = range.start.max(1);
+    let end = range.limit.map(|l| start.saturating_add(l)); // exclusive, 1-based
+
+    // Pass 1: NUL bytes, the line count, and the byte offsets where lines `start` and `end`
+    // begin. The first `sniff_bytes` are read (and judged) on their own.
+    let mut start_off: Option<u64> = (start == 1).then_some(0);
+    let mut end_off: Option<u64> = None;
+    let mut line: u64 = 1; // the line the next byte belongs to
+    let mut base: u64 = 0;
+    let mut buf = vec![0u8; limits.sniff_bytes.max(1)];
+    let mut chunk_len = io.read(&mut buf)?;
+    buf.resize(CHUNK.max(buf.len()), 0);
+    while chunk_len > 0 {
+        let chunk = &buf[..chunk_len];
+        if memchr(0, chunk) {
+            return Err(ReadFailure::Binary);
+        }
+        if start_off.is_some() && (end.is_none() || end_off.is_some()) {
+            line += count_newlines(chunk) as u64;
+        } else {
+            for i in memchr::memchr_iter(b'\n', chunk) {
+                line += 1;
+                let at = base + i as u64 + 1;
+                if line == start {
+                    start_off = Some(at);
+                }
+                if Some(line) == end {
+                    end_off = Some(at);
+                }
+            }
+        }
+        base += chunk_len as u64;
+        chunk_len = io.read(&mut buf[..CHUNK])?;
+    }
+    let size = base;
+    let total_lines = if size > 0 { line } else { 0 };
+    let mtime_ns = mtime_ns(&fst);
+    let Some(start_off) = start_off.filter(|_| start <= total_lines) else {
+        return Ok(Ranged {
+            data: Vec::new(),
+            mtime_ns,
+            size,
+            total_lines,
+            num_lines: 0,
+            truncated: false,
+        });
+    };
+
+    // Pass 2: the range. One ending before EOF excludes its last line's terminator.
+    let stop = end_off.map_or(size, |e| e - 1);
+    let want = stop.saturating_sub(start_off);
+    let truncated = range.head_bytes.is_some_and(|h| want > h);
+    let mut data = if let (true, Some(head)) = (truncated, range.head_bytes) {
+        let mut data = io.pread_full(head.saturating_add(1), start_off)?;
+        let limit = data
+            .len()
+            .min(usize::try_from(head).unwrap_or(usize::MAX) + 1);
+        let cut = match memchr::memrchr(b'\n', &data[..limit]) {
+            Some(cut) if cut > 0 => cut,
+            _ => {
+                // The first line alone is over the cap: cut on a UTF-8 character boundary.
+                let mut cut = data.len().min(usize::try_from(head).unwrap_or(usize::MAX));
+                while cut > 0 && cut < data.len() && data[cut] & 0xC0 == 0x80 {
+                    cut -= 1;
+                }
+                cut
+            }
+        };
+        data.truncate(cut);
+        data
+    } else {
+        io.pread_full(want, start_off)?
+    };
+    if (end_off.is_some() || truncated) && data.last() == Some(&b'\r') {
+        data.pop();
+    }
+    let num_lines = if truncated {
+        count_newlines(&data) as u64 + 1
+    } else {
+        match end {
+            None => total_lines - start + 1,
+            Some(end) => end.min(total_lines + 1) - start,
+        }
+    };
+    Ok(Ranged {
+        data,
+        mtime_ns,
+        size,
+        total_lines,
+        num_lines,
+        truncated,
+    })
+}
+
+/// Stat `path`, refuse what is not a regular file (before opening it: a device is never
+/// opened), open it without following a final symlink and check that the file opened is the
+/// one stat saw. `whole`: also refuse a file over `max_bytes`.
+fn open_checked(
+    path: &Path,
+    limits: &Limits,
+    whole: bool,
+) -> Result<(File, Metadata), ReadFailure> {
+    let st = fs::metadata(path).map_err(ReadFailure::Stat)?;
+    check_kind(&st)?;
+    if let Some(inline) = limits.inline {
+        if st.len() > inline.max_size {
+            return Err(ReadFailure::WouldBlock);
+        }
+    }
+    if limits.binary_name {
+        return Err(ReadFailure::BinaryName);
+    }
+    if whole && st.len() > limits.max_bytes {
+        return Err(ReadFailure::TooLarge(st.len()));
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(ReadFailure::Open)?;
+    let fst = file.metadata().map_err(ReadFailure::Read)?;
+    check_kind(&fst)?;
+    if (fst.dev(), fst.ino()) != (st.dev(), st.ino()) {
+        return Err(ReadFailure::Changed);
+    }
+    Ok((file, fst))
+}
+
+fn mtime_ns(st: &Metadata) -> i128 {
+    i128::from(st.mtime()) * 1_000_000_000 + i128::from(st.mtime_nsec())
+}
+
+/// Sequential and positioned reads of an open file: blocking, or (`inline`) from the page
+/// cache only.
+struct Io<'a> {
+    file: &'a File,
+    pos: u64,
+    inline: bool,
+}
+
+impl Io<'_> {
+    /// Up to `buf.len()` bytes from the current position (fewer at EOF, or, inline, where the
+    /// cached part ends: the next read then fails with `WouldBlock`).
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, ReadFailure> {
+        let n = self.pread(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    fn pread(&self, buf: &mut [u8], offset: u64) -> Result<usize, ReadFailure> {
+        if self.inline {
+            return pread_nowait(self.file, buf, offset);
+        }
+        loop {
+            match self.file.read_at(buf, offset) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReadFailure::Read(e)),
+            }
+        }
+    }
+
+    /// `n` bytes at `offset`, fewer only at EOF.
+    fn pread_full(&self, n: u64, offset: u64) -> Result<Vec<u8>, ReadFailure> {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        let mut data = vec![0u8; n];
+        let mut got = 0;
+        while got < n {
+            let k = self.pread(&mut data[got..], offset + got as u64)?;
+            if k == 0 {
+                break;
+            }
+            got += k;
+        }
+        data.truncate(got);
+        Ok(data)
+    }
 }
 
 fn check_kind(st: &Metadata) -> Result<(), ReadFailure> {
@@ -267,6 +459,54 @@ mod tests {
             count_newlines(&long),
             long.iter().filter(|&&b| b == b'\n').count()
         );
+    }
+
+    #[test]
+    fn reads_ranges_by_the_line_model() {
+        let d = tmpdir("range");
+        let p = write(&d, "r.txt", b"l1\r\nl2\nl3\nl4");
+        let range = |start, limit, head_bytes| {
+            let r = read_range(
+                &p,
+                limits(0),
+                Range {
+                    start,
+                    limit,
+                    head_bytes,
+                },
+            )
+            .unwrap();
+            (r.data, r.total_lines, r.num_lines, r.truncated)
+        };
+        assert_eq!(range(2, None, None), (b"l2\nl3\nl4".to_vec(), 4, 3, false));
+        assert_eq!(range(1, Some(1), None), (b"l1".to_vec(), 4, 1, false));
+        assert_eq!(range(2, Some(2), None), (b"l2\nl3".to_vec(), 4, 2, false));
+        assert_eq!(range(9, None, None), (Vec::new(), 4, 0, false));
+        assert_eq!(range(1, Some(100), None).0, b"l1\r\nl2\nl3\nl4".to_vec());
+        assert_eq!(range(1, None, Some(7)), (b"l1\r\nl2".to_vec(), 4, 2, true));
+        assert_eq!(range(1, None, Some(1)), (b"l".to_vec(), 4, 1, true));
+        let nul = write(
+            &d,
+            "n.txt",
+            &[b'a'; 70_000]
+                .iter()
+                .chain(b"\0")
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        assert!(matches!(
+            read_range(
+                &nul,
+                limits(0),
+                Range {
+                    start: 2,
+                    limit: None,
+                    head_bytes: None
+                }
+            ),
+            Err(ReadFailure::Binary)
+        ));
+        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from postcompact import fileread
 from postcompact.fileread import DEFAULT_DENY_GLOBS, FileReadError, TextFile, read_text
 
@@ -220,3 +222,60 @@ async def test_off_loop_falls_back_to_a_worker_thread(tmp_path: Path) -> None:
     (first, on_loop), (second, worker) = threads["big"]
     assert (first, on_loop, second) == (True, loop_thread, False)
     assert worker != loop_thread
+
+
+# --- the core's range reader against a model of Claude Code's readFileInRange --------------
+
+
+def _model(data: bytes, start: int, limit: int | None, head: int | None) -> tuple[object, ...]:
+    """(content, total_lines, num_lines, truncated) by the line model of the module docstring."""
+    lines = data.split(b"\n")
+    total = len(lines) if data else 0
+    if start > total:
+        return (b"", total, 0, False)
+    end = total + 1 if limit is None else min(start + limit, total + 1)
+    content = b"\n".join(lines[start - 1 : end - 1])
+    to_eof = end == total + 1
+    if not to_eof:
+        content = content.removesuffix(b"\r")
+    if head is not None and len(content) > head:
+        cut = content.rfind(b"\n", 0, head + 1)
+        if cut <= 0:
+            cut = head
+            while 0 < cut < len(content) and content[cut] & 0xC0 == 0x80:
+                cut -= 1
+        content = content[:cut].removesuffix(b"\r")
+        return (content, total, content.count(b"\n") + 1, True)
+    return (content, total, end - start, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(["", "a", "bc\r", "é€", "x" * 40, "\r", "🙂🙂"]), max_size=40),
+    trailing_newline=st.booleans(),
+    start=st.integers(1, 45),
+    limit=st.one_of(st.none(), st.integers(1, 45)),
+    head=st.one_of(st.none(), st.integers(0, 200)),
+    inline=st.booleans(),
+)
+def test_ranged_reads_follow_the_line_model(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[str],
+    trailing_newline: bool,
+    start: int,
+    limit: int | None,
+    head: int | None,
+    inline: bool,
+) -> None:
+    root = tmp_path_factory.mktemp("ranges")
+    data = "\n".join(lines).encode() + (b"\n" if trailing_newline and lines else b"")
+    f = root / "f.txt"
+    f.write_bytes(data)
+    offset = start if start > 1 else None
+    if offset is None and limit is None and head is None:
+        limit = 10**6  # keep the call a ranged one (a whole read is tested elsewhere)
+    tf = _read(f, root, max_bytes=10**6, offset=offset, limit=limit, head_bytes=head, inline=inline)
+    assert (tf.content, tf.total_lines, tf.num_lines, tf.truncated) == _model(
+        data, start, limit, head
+    )
+    assert (tf.start_line, tf.size) == (start, len(data))

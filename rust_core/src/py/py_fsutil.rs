@@ -1,4 +1,5 @@
-//! Python bindings of [`crate::fsutil`] (`realpath`) and [`crate::readfile`] (`read_whole`).
+//! Python bindings of [`crate::fsutil`] (`realpath`) and [`crate::readfile`] (`read_whole`,
+//! `read_range`).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -9,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::fsutil;
-use crate::readfile::{self, Inline, Limits, ReadFailure};
+use crate::readfile::{self, Inline, Limits, Range, ReadFailure};
 
 pyo3::create_exception!(
     _core,
@@ -66,14 +67,60 @@ fn read_whole<'py>(
     binary_name: bool,
     inline_max: Option<u64>,
 ) -> PyResult<(Bound<'py, PyBytes>, i128, u64, usize)> {
-    let limits = Limits {
+    let limits = limits(max_bytes, sniff_bytes, binary_name, inline_max);
+    match py.detach(|| readfile::read_whole(&path, limits)) {
+        Ok(w) => Ok((PyBytes::new(py, &w.data), w.mtime_ns, w.size, w.total_lines)),
+        Err(f) => Err(ReadRefused::new_err(failure(&f))),
+    }
+}
+
+fn limits(
+    max_bytes: u64,
+    sniff_bytes: usize,
+    binary_name: bool,
+    inline_max: Option<u64>,
+) -> Limits {
+    Limits {
         max_bytes,
         sniff_bytes,
         binary_name,
         inline: inline_max.map(|max_size| Inline { max_size }),
+    }
+}
+
+/// Read lines `[start, start + limit)` of the regular file at `path` (a real path), without the
+/// GIL: `(content, mtime_ns, size, total_lines, num_lines, truncated)`. Raises
+/// `ReadRefused(code, errno, size)` as `read_whole` does (never "too_large" or "grew").
+#[pyfunction]
+#[pyo3(signature = (
+    path, start, limit, head_bytes, sniff_bytes, binary_name = false, inline_max = None
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn read_range<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    start: u64,
+    limit: Option<u64>,
+    head_bytes: Option<u64>,
+    sniff_bytes: usize,
+    binary_name: bool,
+    inline_max: Option<u64>,
+) -> PyResult<(Bound<'py, PyBytes>, i128, u64, u64, u64, bool)> {
+    let limits = limits(u64::MAX, sniff_bytes, binary_name, inline_max);
+    let range = Range {
+        start,
+        limit,
+        head_bytes,
     };
-    match py.detach(|| readfile::read_whole(&path, limits)) {
-        Ok(w) => Ok((PyBytes::new(py, &w.data), w.mtime_ns, w.size, w.total_lines)),
+    match py.detach(|| readfile::read_range(&path, limits, range)) {
+        Ok(r) => Ok((
+            PyBytes::new(py, &r.data),
+            r.mtime_ns,
+            r.size,
+            r.total_lines,
+            r.num_lines,
+            r.truncated,
+        )),
         Err(f) => Err(ReadRefused::new_err(failure(&f))),
     }
 }
@@ -82,6 +129,7 @@ fn read_whole<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(realpath, m)?)?;
     m.add_function(wrap_pyfunction!(read_whole, m)?)?;
+    m.add_function(wrap_pyfunction!(read_range, m)?)?;
     m.add("ReadRefused", m.py().get_type::<ReadRefused>())?;
     Ok(())
 }
