@@ -210,3 +210,30 @@ def test_plan_mode_and_tasks(session: Session, project: Path) -> None:
     session.set_mode("plan")
     session.upsert_task({"task_id": "t1", "task_type": "local_agent", "status": "running"})
     session.upsert_task({"task_id": "t1", "task_type": "local_agent", "status": "completed"})
+
+
+def test_reads_that_would_wait_for_the_disk_still_answer(session: Session, project: Path) -> None:
+    """A file whose pages are not in the page cache is read on a worker thread (the event loop
+    only reads cached bytes): whole, ranged, and re-read by Compact, the answer is the same."""
+    body = b"".join(b"cold line %d\n" % i for i in range(1200))  # within the per-file cap
+    cold = project / "cold.txt"
+    cold.write_bytes(body)
+
+    def evict() -> None:
+        fd = os.open(cold, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+    evict()
+    whole = session.read_file("cold.txt")
+    assert (whole.content, whole.total_lines) == (body, 1201)
+    evict()
+    ranged = session.read_file("cold.txt", offset=1190, limit=5)
+    assert ranged.content == b"".join(b"cold line %d\n" % i for i in range(1189, 1194)).rstrip()
+    evict()
+    resp = session.compact(include_content=True)
+    restored = {a.file.path: a.file.content for a in resp.attachments if a.HasField("file")}
+    assert restored[str(cold)] == body
