@@ -74,7 +74,7 @@ fn leak_cstr(text: &str) -> PyResult<*const std::ffi::c_char> {
     Ok(Box::leak(c.into_boxed_c_str()).as_ptr())
 }
 
-/// A METH_FASTCALL|METH_KEYWORDS function.
+/// The arguments of a METH_FASTCALL|METH_KEYWORDS call: receiver, vector, count, names.
 type Args = (
     *mut ffi::PyObject,
     *const *mut ffi::PyObject,
