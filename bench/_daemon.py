@@ -27,7 +27,10 @@ class Daemon:
 
 
 @contextmanager
-def running_daemon(tmp: Path, *, tcp: bool = False) -> Iterator[Daemon]:
+def running_daemon(
+    tmp: Path, *, tcp: bool = False, module: str = "postcompact"
+) -> Iterator[Daemon]:
+    """The daemon (`python -m <module> serve`, by default the real one) in `tmp`."""
     sock = tmp / "d.sock"
     env = {
         **os.environ,
@@ -43,7 +46,7 @@ def running_daemon(tmp: Path, *, tcp: bool = False) -> Iterator[Daemon]:
         str(SERVER_CPU),
         sys.executable,
         "-m",
-        "postcompact",
+        module,
         "serve",
         "--socket",
         str(sock),

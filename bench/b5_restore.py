@@ -10,13 +10,18 @@ the same work. Competitors in the same run:
 - the pipeline called in-process (`run_compact` on the daemon's own registry, no gRPC), alone
   and followed by the write-through to the state database that the daemon does before replying
   (`SqliteStore`, as `serve` runs it);
+- Compact against a daemon that answers every Compact with the response of its first one
+  (`bench/_canned_compact.py`): the service path for this response — the servicer's wrappers,
+  serialising ~110 KB of attachments and decisions, decoding them in the client — without the
+  work;
 - a bare grpcio echo of a 100 KB response and the raw-socket 100 KB ping-pong (the floor).
 
 Targets: Compact p50 at most 1.3x the 100 KB echo, and at least 3x faster than five RPCs.
 
 Where the time goes: a Compact pays everything the echo pays for a response of its size, plus
-the pipeline and the write-through. So the 1.3x target holds only if those two together cost at
-most 0.3x the echo; the "in-process / echo" line below shows how far they are from that. The
+the protobuf message around it, plus the pipeline and the write-through. The canned row measures
+the first two; what it leaves below 1.3x the echo is all the budget the work gets, and the
+"in-process / echo" line shows what the work costs. The
 pipeline is already mostly core calls (one GIL-free read per file, the numbering, the JSON
 length); what is left is the Python glue between them and SQLite's transaction. Inside the
 daemon the same work also runs slower than in-process: gRPC's poller and event-engine threads
@@ -79,12 +84,8 @@ def _grpc_side(
 ) -> tuple[m.Stats, m.Stats, int, int]:
     with grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch:
         stub = pbg.PostcompactServiceStub(ch)
-        sid = stub.OpenSession(
-            pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy())
-        ).session_id
-        for p in paths:
-            stub.ReadFile(pb.ReadFileRequest(session_id=sid, path=str(p)))
-        req = pb.CompactRequest(session_id=sid, skip_hooks=True)
+        req = _session(stub, root, paths)
+        sid = req.session_id
         first = stub.Compact(req)
         restored = sum(1 for a in first.attachments if a.kind == pb.ATTACHMENT_KIND_FILE)
         size = first.ByteSize()
@@ -100,6 +101,26 @@ def _grpc_side(
 
         five = m.sync_serial(five_reads, calls, warmup)
     return compact, five, restored, size
+
+
+def _session(
+    stub: pbg.PostcompactServiceStub, root: Path, paths: Sequence[Path]
+) -> pb.CompactRequest:
+    """Open B5's session and read its files: the Compact request to repeat."""
+    sid = stub.OpenSession(
+        pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy())
+    ).session_id
+    for p in paths:
+        stub.ReadFile(pb.ReadFileRequest(session_id=sid, path=str(p)))
+    return pb.CompactRequest(session_id=sid, skip_hooks=True)
+
+
+def _canned(address: str, root: Path, paths: Sequence[Path], calls: int, warmup: int) -> m.Stats:
+    """Compact against `bench._canned_compact`: the same response, without the work."""
+    with grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch:
+        stub = pbg.PostcompactServiceStub(ch)
+        req = _session(stub, root, paths)
+        return m.sync_serial(lambda: stub.Compact(req), calls, warmup)
 
 
 def _in_process(
@@ -164,6 +185,9 @@ def run(quick: bool = False) -> Section:
         (tmp / "daemon").mkdir(mode=0o700)
         with running_daemon(tmp / "daemon") as d:
             compact, five, restored, size = _grpc_side(d.address, root, paths, calls, warmup)
+        (tmp / "canned").mkdir(mode=0o700)
+        with running_daemon(tmp / "canned", module="bench._canned_compact") as d:
+            canned = _canned(d.address, root, paths, calls, warmup)
         echo_addr = f"unix://{tmp}/echo.sock"
         with m.spawn(m.baseline_server("grpc-aio", echo_addr)):
             echo = _echo(echo_addr, 100 * 1024, calls, warmup)
@@ -181,6 +205,7 @@ def run(quick: bool = False) -> Section:
         ("5 x ReadFile RPCs", five),
         ("pipeline in-process", inproc),
         ("pipeline + write-through in-process", inproc_db),
+        ("Compact answered with a canned response (the service path alone)", canned),
         ("bare aio echo, 100 KB", echo),
         (f"bare aio echo, {size / 1024:.0f} KB (the Compact response's size)", echo_same),
         ("raw socket, 100 KB", raw),
@@ -193,6 +218,9 @@ def run(quick: bool = False) -> Section:
         ),
         f"Compact p50 / in-process pipeline p50 (the gRPC and persistence share): "
         f"{compact.p50_us / inproc.p50_us:.2f}x (informational)",
+        f"canned Compact p50 / 100 KB echo p50: {canned.p50_us / echo.p50_us:.2f}x (the "
+        "service path for this response before any work; the 1.3x target leaves the work "
+        f"{max(0.0, 1.3 * echo.p50_us - canned.p50_us):.0f} µs)",
         f"pipeline + write-through in-process p50 / 100 KB echo p50: "
         f"{inproc_db.p50_us / echo.p50_us:.2f}x (the 1.3x target needs at most 0.3x)",
         f"Compact p50 / bare echo of the same response size ({size / 1024:.0f} KB): "
