@@ -55,6 +55,17 @@ class RunningDaemon:
             raise
 
 
+def evict_from_page_cache(path: Path) -> None:
+    """Drop `path`'s pages from the page cache (clean pages: written and synced first), so the
+    next read must wait for the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
 def short_dir(prefix: str = "pc") -> Path:
     """A fresh 0700 directory directly under /tmp (Unix socket paths must stay short)."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from postcompact import fileread
 from postcompact.fileread import DEFAULT_DENY_GLOBS, FileReadError, TextFile, read_text
 
+from tests.daemon.conftest import evict_from_page_cache
+
 
 def _read(path: Path | str, root: Path, **kw: object) -> TextFile:
     kw.setdefault("max_bytes", 1000)
@@ -152,16 +154,6 @@ def test_relative_and_nul_paths_are_invalid(tmp_path: Path) -> None:
 # --- inline (page-cache-only) reads ---------------------------------------------------------
 
 
-def _evict(path: Path) -> None:
-    """Drop `path`'s pages from the page cache (clean pages: written and synced first)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-
-
 @pytest.mark.parametrize(
     "kw",
     [{}, {"offset": 3}, {"offset": 2, "limit": 40}, {"limit": 5}, {"head_bytes": 700}],
@@ -183,7 +175,7 @@ def test_inline_read_refuses_what_would_block(tmp_path: Path) -> None:
 
     cold = tmp_path / "cold.txt"
     cold.write_bytes(b"cold line\n" * 4000)
-    _evict(cold)
+    evict_from_page_cache(cold)
     probe = os.open(cold, os.O_RDONLY)
     try:
         os.preadv(probe, [bytearray(16)], 0, os.RWF_NOWAIT)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from postcompact_client import Session, pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, set_mtime
+from tests.daemon.conftest import RunningDaemon, evict_from_page_cache, new_session_id, set_mtime
 
 STUB = (
     "File unchanged since last read. The content from the earlier Read tool_result in this "
@@ -218,22 +218,13 @@ def test_reads_that_would_wait_for_the_disk_still_answer(session: Session, proje
     body = b"".join(b"cold line %d\n" % i for i in range(1200))  # within the per-file cap
     cold = project / "cold.txt"
     cold.write_bytes(body)
-
-    def evict() -> None:
-        fd = os.open(cold, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-
-    evict()
+    evict_from_page_cache(cold)
     whole = session.read_file("cold.txt")
     assert (whole.content, whole.total_lines) == (body, 1201)
-    evict()
+    evict_from_page_cache(cold)
     ranged = session.read_file("cold.txt", offset=1190, limit=5)
     assert ranged.content == b"".join(b"cold line %d\n" % i for i in range(1189, 1194)).rstrip()
-    evict()
+    evict_from_page_cache(cold)
     resp = session.compact(include_content=True)
     restored = {a.file.path: a.file.content for a in resp.attachments if a.HasField("file")}
     assert restored[str(cold)] == body
