@@ -19,6 +19,11 @@ that clears and re-seeds the cache becomes the upserts of the restored entries p
 the others. Content hashes are reused from the replaced row when the content is equal, else taken
 from the read that just produced the content (`AgentState.digests`), else computed here.
 
+Failed writes. A transaction names the sessions it writes (`tx(session_id, ...)`). When it
+fails (the disk is full, an I/O error), it is rolled back and those sessions are re-read from the
+database into memory (`on_failed_write`, the registry's resync): the call that changed memory
+before writing fails, and leaves nothing behind that a later call could see.
+
 Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
 most-recently-used order. The content of each entry is re-read from disk and kept only when its
 SHA-256 matches the stored one; otherwise (the file changed, vanished or cannot be read) the entry
@@ -491,8 +496,10 @@ class NullStore:
     """Persistence switched off (`persist = false`): every write is a no-op."""
 
     path: Path | None = None
+    # Called with the ids of the sessions a failed transaction wrote (see the module docstring).
+    on_failed_write: Callable[[set[str]], None] | None = None
 
-    def tx(self) -> contextlib.AbstractContextManager[None]:
+    def tx(self, *session_ids: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
@@ -528,6 +535,11 @@ class NullStore:
     def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
         return []
 
+    def load_session(
+        self, session_id: str, new_cache: Callable[[Session], FileStateCache]
+    ) -> Session | None:
+        return None
+
     def close(self) -> None:
         return None
 
@@ -551,6 +563,7 @@ class SqliteStore(NullStore):
         self.conn.execute(f"PRAGMA max_page_count = {int(pages)}")
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
+        self._tx_sessions: set[str] = set()  # written by the open transaction
         self._room_bound = 0  # upper bound of the bytes used (see check_room)
         self._room_checks = _ROOM_CHECKS  # measure at the first check
         self._seq = 0
@@ -563,8 +576,12 @@ class SqliteStore(NullStore):
     # --- transactions -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def tx(self) -> Iterator[None]:
-        """One transaction; nested uses join the outermost one."""
+    def tx(self, *session_ids: str) -> Iterator[None]:
+        """One transaction writing `session_ids`; nested uses join the outermost one.
+
+        When it fails, whatever the reason, the sessions it named are handed to
+        `on_failed_write` once it is rolled back."""
+        self._tx_sessions.update(session_ids)
         if self._depth:
             self._depth += 1
             try:
@@ -573,23 +590,38 @@ class SqliteStore(NullStore):
                 self._depth -= 1
             return
         self._depth = 1
+        failed = True
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
                 self.conn.execute("COMMIT")
+                failed = False
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     self.conn.execute("ROLLBACK")
-                self._after_commit.clear()
                 raise
         except sqlite3.Error as exc:
             raise self._write_error(exc) from None
         finally:
             self._depth = 0
+            written, self._tx_sessions = self._tx_sessions, set()
+            if failed:
+                self._after_commit.clear()
+                self._failed(written)
         pending, self._after_commit = self._after_commit, []
         for fn in pending:
             fn()
+
+    def _failed(self, written: set[str]) -> None:
+        # A failure while re-reading (the resync's own writes) is not handed on again.
+        callback, self.on_failed_write = self.on_failed_write, None
+        if callback is None:
+            return
+        try:
+            callback(written)
+        finally:
+            self.on_failed_write = callback
 
     def _write_error(self, exc: sqlite3.Error) -> Exception:
         if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc):
@@ -643,6 +675,10 @@ class SqliteStore(NullStore):
             )
 
     def _touch(self, s: Session) -> None:
+        if s.session_id not in self._active:
+            # Rows of a session that is not stored would outlive it (and come back with a
+            # session reopened under its id): a caller wrote for a closed session.
+            raise RuntimeError(f"write for session {s.session_id!r}, which is not stored")
         if self._active.get(s.session_id) != s.last_active_ms:
             self.conn.execute(
                 "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?",
@@ -653,7 +689,7 @@ class SqliteStore(NullStore):
     # --- sessions -----------------------------------------------------------------------------
 
     def put_session(self, s: Session) -> None:
-        with self.tx():
+        with self.tx(s.session_id):
             self.conn.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id) DO UPDATE SET last_active_ms = excluded.last_active_ms",
@@ -676,7 +712,7 @@ class SqliteStore(NullStore):
                 self.put_agent(s, a)
 
     def delete_session(self, session_id: str) -> None:
-        with self.tx():
+        with self.tx(session_id):
             for table in _TABLES:
                 self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._active.pop(session_id, None)
@@ -687,14 +723,14 @@ class SqliteStore(NullStore):
         """Store last_active_ms of sessions touched by read-only calls since their last write."""
         stale = [s for s in sessions if self._active.get(s.session_id) != s.last_active_ms]
         if stale:
-            with self.tx():
+            with self.tx(*(s.session_id for s in stale)):
                 for s in stale:
                     self._touch(s)
 
     # --- agents -------------------------------------------------------------------------------
 
     def put_agent(self, s: Session, a: AgentState) -> None:
-        with self.tx():
+        with self.tx(s.session_id):
             self.conn.execute(
                 "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id, agent_id) DO UPDATE SET "
@@ -715,7 +751,7 @@ class SqliteStore(NullStore):
             self._touch(s)
 
     def put_catalog(self, s: Session, a: AgentState) -> None:
-        with self.tx():
+        with self.tx(s.session_id):
             self.conn.execute(
                 "INSERT OR REPLACE INTO catalogs VALUES (?, ?, ?)",
                 (s.session_id, a.agent_id, catalog_parts(a.catalog).SerializeToString()),
@@ -723,7 +759,7 @@ class SqliteStore(NullStore):
             self.put_agent(s, a)
 
     def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
-        with self.tx():
+        with self.tx(s.session_id):
             self.conn.execute(
                 "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -739,7 +775,7 @@ class SqliteStore(NullStore):
             self._touch(s)
 
     def put_task(self, s: Session, task: pb.Task) -> None:
-        with self.tx():
+        with self.tx(s.session_id):
             self.conn.execute(
                 "INSERT INTO tasks VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (session_id, task_id) DO UPDATE SET task = excluded.task",
@@ -814,7 +850,7 @@ class SqliteStore(NullStore):
         if not (upserts or moves or gone) and self._active.get(sid) == s.last_active_ms:
             self._files[key] = new  # equal entries only: the stored rows stand as they are
             return
-        with self.tx():
+        with self.tx(sid):
             if gone and len(gone) == len(old):  # nothing kept (a clear): one delete
                 self.conn.execute(_DELETE_AGENT_FILES, (sid, aid))
             elif gone:
@@ -831,13 +867,37 @@ class SqliteStore(NullStore):
     def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
         """Every stored session, rebuilt (see the module docstring)."""
         self.report = LoadReport()
-        c = self.conn
         self._seq = max(
-            int(c.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
+            int(self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
             for table in ("sessions", "agents", "files", "skills", "tasks")
         )
+        sessions = self._read(new_cache, self.report)
+        self.report.sessions = len(sessions)
+        self.report.agents = sum(len(s.agents) for s in sessions)
+        return sessions
+
+    def load_session(
+        self, session_id: str, new_cache: Callable[[Session], FileStateCache]
+    ) -> Session | None:
+        """The session as stored (None if it is not), rebuilt as at start-up; what this store
+        remembers of its rows is replaced by what was read."""
+        self._active.pop(session_id, None)
+        for key in [k for k in self._files if k[0] == session_id]:
+            del self._files[key]
+        found = self._read(new_cache, LoadReport(), session_id)
+        return found[0] if found else None
+
+    def _read(
+        self,
+        new_cache: Callable[[Session], FileStateCache],
+        report: LoadReport,
+        only: str | None = None,
+    ) -> list[Session]:
+        """The stored sessions (or only the one with id `only`), oldest first."""
+        c = self.conn
+        where, args = ("", ()) if only is None else (" WHERE session_id = ?", (only,))
         sessions: dict[str, Session] = {}
-        for row in c.execute("SELECT * FROM sessions ORDER BY seq"):
+        for row in c.execute(f"SELECT * FROM sessions{where} ORDER BY seq", args):
             (sid, _, cwd, home, roots, memory, plans, policy, profile, created, active) = row
             sessions[sid] = Session(
                 session_id=sid,
@@ -854,10 +914,12 @@ class SqliteStore(NullStore):
             self._active[sid] = active
         catalogs = {
             (sid, aid): bytes(parts)
-            for sid, aid, parts in c.execute("SELECT session_id, agent_id, parts FROM catalogs")
+            for sid, aid, parts in c.execute(
+                f"SELECT session_id, agent_id, parts FROM catalogs{where}", args
+            )
         }
         for sid, aid, _, plan, mode, compactions, nested, announced in c.execute(
-            "SELECT * FROM agents ORDER BY seq"
+            f"SELECT * FROM agents{where} ORDER BY seq", args
         ):
             s = sessions.get(sid)
             if s is None:
@@ -873,21 +935,21 @@ class SqliteStore(NullStore):
             if MAIN_AGENT not in s.agents:
                 s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
             for a in s.agents.values():
-                self._load_files(s, a)
-        for sid, aid, name, _, path, content, at in c.execute("SELECT * FROM skills ORDER BY seq"):
+                self._load_files(s, a, report)
+        for sid, aid, name, _, path, content, at in c.execute(
+            f"SELECT * FROM skills{where} ORDER BY seq", args
+        ):
             agent = sessions[sid].agents.get(aid) if sid in sessions else None
             if agent is not None:
                 agent.skills[name] = InvokedSkill(name, path, bytes(content), at)
-                self.report.skills += 1
-        for sid, task_id, _, blob in c.execute("SELECT * FROM tasks ORDER BY seq"):
+                report.skills += 1
+        for sid, task_id, _, blob in c.execute(f"SELECT * FROM tasks{where} ORDER BY seq", args):
             if sid in sessions:
                 sessions[sid].tasks[task_id] = pb.Task.FromString(blob)
-                self.report.tasks += 1
-        self.report.sessions = len(sessions)
-        self.report.agents = sum(len(s.agents) for s in sessions.values())
+                report.tasks += 1
         return list(sessions.values())
 
-    def _load_files(self, s: Session, a: AgentState) -> None:
+    def _load_files(self, s: Session, a: AgentState, report: LoadReport) -> None:
         rows = self.conn.execute(
             "SELECT path, seq, timestamp_ms, read_offset, read_limit, partial_view, "
             "content_sha256, content_len, mark_ts_ms, mark_mtime_ms FROM files "
@@ -902,7 +964,7 @@ class SqliteStore(NullStore):
             if content is None:
                 a.unverified[path] = st
                 self._orig_hash[id(st)] = (st, bytes(digest), size)
-                self.report.unverified += 1
+                report.unverified += 1
             mark = (mark_ts, mark_mtime) if mark_ts is not None else None
             if mark is not None:
                 a.read_mtimes[path] = mark
@@ -910,11 +972,11 @@ class SqliteStore(NullStore):
             loaded[path] = _Row(st, seq, mark, bytes(digest), size)
         a.files.load(entries)
         kept = set(a.files.keys())
-        self.report.files += len(kept)
+        report.files += len(kept)
         self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
         dropped = [p for p in loaded if p not in kept]  # the cache bounds shrank since
         if dropped:
-            with self.tx():
+            with self.tx(s.session_id):
                 self.conn.executemany(
                     _DELETE_FILE, [(s.session_id, a.agent_id, p) for p in dropped]
                 )

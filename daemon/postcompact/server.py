@@ -211,9 +211,8 @@ class Servicer:
         )
         # The pipeline awaited: persist only what is still registered (a concurrent
         # CloseSession or expiry removed the session from memory and disk).
-        live = self.registry.sessions.get(s.session_id) is s and s.agents.get(a.agent_id) is a
-        if not preview and live:
-            with self.registry.store.tx():
+        if not preview and self.registry.live(s, a):
+            with self.registry.store.tx(s.session_id):
                 self.registry.store.sync_files(s, a)
                 self.registry.store.put_agent(s, a)
         return resp

@@ -7,7 +7,7 @@ Python data that the restoration pipeline reads and the servicer writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from postcompact._core import FileState, FileStateCache
 from postcompact.v1 import postcompact_pb2 as pb
@@ -63,6 +63,11 @@ class AgentState:
     # re-seed): path -> (the content object, its digest). The store takes a digest only for that
     # very object, and empties the map at each sync of the agent (persist.py).
     digests: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
+
+    def assign(self, other: AgentState) -> None:
+        """Take every field of `other` (this object stays the one callers hold)."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(other, f.name))
 
 
 @dataclass(slots=True)

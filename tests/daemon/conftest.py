@@ -138,12 +138,25 @@ PROJECT_FILES = {
 
 
 @pytest.fixture
-def project() -> Iterator[Path]:
-    root = short_dir("pcp")
+def base() -> Iterator[Path]:
+    """A scratch directory (a daemon's runtime dir, projects) removed after the test."""
+    d = short_dir("pcs")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def write_project(root: Path) -> Path:
+    """PROJECT_FILES under `root`; returns `root`."""
     for rel, text in PROJECT_FILES.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
+    return root
+
+
+@pytest.fixture
+def project() -> Iterator[Path]:
+    root = write_project(short_dir("pcp"))
     yield root
     shutil.rmtree(root, ignore_errors=True)
 

@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,29 +18,14 @@ from postcompact_client import PostcompactError, Session
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import (
-    PROJECT_FILES,
     RunningDaemon,
     daemon_env,
     new_session_id,
     serve_command,
     short_dir,
     start_daemon,
+    write_project,
 )
-
-
-@pytest.fixture
-def base() -> Iterator[Path]:
-    d = short_dir("pcs")
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
-
-
-def _project(root: Path) -> Path:
-    for rel, text in PROJECT_FILES.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
 
 
 def _restart(d: RunningDaemon, sig: int, args: tuple[str, ...] = ()) -> RunningDaemon:
@@ -111,7 +95,7 @@ def _populate(d: RunningDaemon, project: Path) -> tuple[Session, Session, str]:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["graceful", "kill-9"])
 def test_state_survives_a_restart(base: Path, sig: int) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     d = start_daemon(runtime_dir=base)
     main, sub, _ = _populate(d, project)
     before_main = _texts(main.preview_compact())
@@ -163,7 +147,7 @@ def test_state_survives_a_restart(base: Path, sig: int) -> None:
 
 
 def test_acknowledged_calls_survive_kill_9(base: Path) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     d = start_daemon(runtime_dir=base)
     s = d.client.open_session(str(project), session_id=new_session_id("ack"))
     for i in range(20):
@@ -188,7 +172,7 @@ def test_acknowledged_calls_survive_kill_9(base: Path) -> None:
 
 
 def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     d = start_daemon(runtime_dir=base)
     s = d.client.open_session(str(project), session_id=new_session_id("changed"))
     for rel in ("src/a.py", "src/b.py", "README.md"):
@@ -228,7 +212,7 @@ def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
 
 
 def test_a_restart_keeps_the_most_recently_used_order(base: Path) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     d = start_daemon(runtime_dir=base, config_toml="[limits]\ncache_max_entries = 3\n")
     s = d.client.open_session(str(project), session_id=new_session_id("mru"))
     for rel in ("src/a.py", "src/b.py", "README.md"):
@@ -252,7 +236,7 @@ def test_a_restart_keeps_the_most_recently_used_order(base: Path) -> None:
 
 
 def test_close_session_is_durable(base: Path) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     d = start_daemon(runtime_dir=base)
     keep = d.client.open_session(str(project), session_id=new_session_id("keep"))
     gone = d.client.open_session(str(project), session_id=new_session_id("gone"))
@@ -266,7 +250,7 @@ def test_close_session_is_durable(base: Path) -> None:
 
 
 def test_no_persist(base: Path) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     state = base / "nope.db"
     d = start_daemon(["--no-persist", "--state-path", str(state)], runtime_dir=base)
     d.client.open_session(str(project), session_id=new_session_id("mem"))
@@ -284,7 +268,7 @@ def test_no_persist(base: Path) -> None:
 def test_default_location_and_permissions(base: Path) -> None:
     d = start_daemon(runtime_dir=base)
     try:
-        d.client.open_session(str(_project(base / "p")), session_id=new_session_id("loc"))
+        d.client.open_session(str(write_project(base / "p")), session_id=new_session_id("loc"))
         db = persist.state_db_path(socket=d.socket_path, env=d.env)
         assert db.parent == base / "state" / "postcompact"
         assert db.exists()
@@ -322,7 +306,7 @@ def _v1_database(path: Path, project: Path) -> None:
 
 
 def test_migrates_a_version_1_database(base: Path) -> None:
-    project = _project(base / "p")
+    project = write_project(base / "p")
     db = base / "old.db"
     _v1_database(db, project)
     env = daemon_env(base)

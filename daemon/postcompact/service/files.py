@@ -227,6 +227,15 @@ class FileService:
             tf, digest = await fileread.off_loop(read)
         except fileread.FileReadError as exc:
             raise file_read_error(exc, path) from None
+        if not self.registry.live(s, a):
+            # Closed or expired during the read: recording it would write rows for a session
+            # that is no longer stored.
+            raise NotFound(
+                "SESSION_CLOSED",
+                f"session {s.session_id!r} was closed or expired while {path} was being read; "
+                "nothing was recorded",
+                {"session_id": s.session_id, "path": path},
+            )
         stored = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
         a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
@@ -272,7 +281,7 @@ class FileService:
         self.store.check_room()
         a.files.set(path, _core.FileState(req.content, ts, offset, limit, req.partial_view))
         a.read_mtimes.pop(path, None)
-        with self.store.tx():
+        with self.store.tx(s.session_id):
             if req.nested_memory and path not in a.nested_memory:
                 a.nested_memory.add(path)
                 self.store.put_agent(s, a)

@@ -5,6 +5,7 @@ Everything here is synchronous and runs on the daemon's one event loop, so no lo
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -22,6 +23,8 @@ from postcompact.v1 import postcompact_pb2 as pb
 MAX_ID_LEN = 256
 REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUND message
 DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
+
+log = logging.getLogger("postcompact.sessions")
 
 
 def now_ms() -> int:
@@ -95,11 +98,51 @@ class Registry:
         self.started_at_ms = self.started_at_ms or now_ms()
         self.evictions_of_closed = 0
         self.expired: OrderedDict[str, int] = OrderedDict()  # session id -> expired at (ms)
+        self.resyncs = 0
+        self.store.on_failed_write = self.resync
 
     def load(self) -> None:
         """Re-create the sessions kept by the store (start-up)."""
         for s in self.store.load(self.new_cache):
             self.sessions[s.session_id] = s
+
+    def resync(self, session_ids: set[str]) -> None:
+        """After a failed write: these sessions in memory become what the database holds.
+
+        The call that failed had changed memory first; without this, a later call would see its
+        change (a ReadFile retried after a failed one answered "unchanged", a skill that was
+        refused restored at Compact) although the client was told it failed and a restart would
+        not have it. Sessions and agents are updated in place, since calls awaiting a read hold
+        them; a session that is not stored leaves memory, one still stored stays (a failed
+        CloseSession). File contents are re-read and verified as at start-up.
+        """
+        for sid in sorted(session_ids):
+            self.resyncs += 1
+            try:
+                fresh = self.store.load_session(sid, self.new_cache)
+            except Exception:
+                log.exception("re-reading session %s after a failed write failed", sid)
+                continue
+            s = self.sessions.get(sid)
+            if fresh is None:
+                if s is not None:
+                    del self.sessions[sid]
+            elif s is None:
+                self.sessions[sid] = fresh
+            else:
+                agents: dict[str, AgentState] = {}
+                for aid, stored in fresh.agents.items():
+                    a = s.agents.get(aid)
+                    if a is not None:
+                        a.assign(stored)
+                    agents[aid] = stored if a is None else a
+                s.agents, s.tasks = agents, fresh.tasks
+                s.last_active_ms = fresh.last_active_ms
+            log.warning(
+                "a write failed: session %s re-read from the state database (%s)",
+                sid,
+                "gone" if fresh is None else f"{len(fresh.agents)} agents",
+            )
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -201,6 +244,10 @@ class Registry:
         s.last_active_ms = now_ms()
         return s
 
+    def live(self, s: Session, a: AgentState) -> bool:
+        """Whether `a` of `s` is still registered (a call that awaited may find it closed)."""
+        return self.sessions.get(s.session_id) is s and s.agents.get(a.agent_id) is a
+
     def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
         s = self.session(session_id)
         check_id("agent", agent_id, allow_empty=True)
@@ -240,7 +287,7 @@ class Registry:
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
         self.store.check_room(ROW_BYTES * (1 + len(a.files)))
-        with self.store.tx():
+        with self.store.tx(s.session_id):
             self.store.put_agent(s, a)
             self.store.sync_files(s, a)
         s.agents[req.agent_id] = a

@@ -1,0 +1,208 @@
+"""A write to the state database that fails leaves nothing behind, through the real daemon.
+
+The daemon changes memory, then writes; when the write fails the call fails, the transaction is
+rolled back and the session is re-read from the database (persist.py, `Registry.resync`). The
+failure here is real: the daemon's RLIMIT_FSIZE is lowered to 0 with prlimit(2), so SQLite's next
+write to its WAL fails with EFBIG (an I/O error), as on a disk that refuses writes; Python ignores
+the SIGXFSZ that comes with it. A call that awaits a read while its session is closed records
+nothing either: no rows outlive the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import signal
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+import pytest
+from postcompact import render
+from postcompact_client import AsyncClient, PostcompactError
+from postcompact_client.v1 import postcompact_pb2 as pb
+
+from tests.daemon.conftest import (
+    PROJECT_FILES,
+    RunningDaemon,
+    evict_from_page_cache,
+    new_session_id,
+    start_daemon,
+    write_project,
+)
+
+
+@pytest.fixture
+def project(base: Path) -> Path:
+    return write_project(base / "proj")
+
+
+def _ddir(base: Path) -> Path:
+    d = base / "d"
+    d.mkdir(mode=0o700, exist_ok=True)
+    return d
+
+
+@pytest.fixture
+def daemon(base: Path) -> Iterator[RunningDaemon]:
+    d = start_daemon(runtime_dir=_ddir(base))
+    yield d
+    d.stop()
+
+
+@contextmanager
+def writes_fail(d: RunningDaemon) -> Iterator[None]:
+    """Every write the daemon makes to a regular file fails while inside."""
+    soft, hard = resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (0, hard))
+    try:
+        yield
+    finally:
+        resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
+
+
+def _fails_to_write(call: object) -> None:
+    assert isinstance(call, PostcompactError), call
+    assert call.code == grpc.StatusCode.UNAVAILABLE
+    assert call.reason == "STATE_WRITE_FAILED"
+    assert "state database" in call.message
+
+
+def _attempt(fn: object, *args: object, **kwargs: object) -> PostcompactError:
+    assert callable(fn)
+    with pytest.raises(PostcompactError) as exc:
+        fn(*args, **kwargs)
+    _fails_to_write(exc.value)
+    return exc.value
+
+
+def _texts(resp: pb.PreviewCompactResponse) -> list[str]:
+    return [a.rendered_text for a in resp.attachments]
+
+
+def test_a_failed_read_file_is_not_recorded(daemon: RunningDaemon, project: Path) -> None:
+    s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
+    s.read_file("src/a.py")
+    with writes_fail(daemon):
+        _attempt(s.read_file, "src/b.py")
+        # The same read again fails the same way: no "unchanged" stub from the first attempt.
+        _attempt(s.read_file, "src/b.py")
+    again = s.read_file("src/b.py")
+    assert not again.unchanged, "a read the client never got was answered 'unchanged'"
+    assert again.content == PROJECT_FILES["src/b.py"].encode()
+    assert s.read_file("src/b.py").unchanged  # recorded now
+    # The entry of the read before the failure is intact.
+    assert s.read_file("src/a.py").unchanged
+
+
+def test_a_failed_skill_is_not_restored(daemon: RunningDaemon, project: Path) -> None:
+    s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
+    s.record_skill("kept", content="Kept skill body.")
+    with writes_fail(daemon):
+        _attempt(s.record_skill, "refused", content="Refused skill body.")
+    text = "\n".join(_texts(s.preview_compact()))
+    assert "Kept skill body." in text
+    assert "Refused skill body." not in text
+
+
+def test_a_failed_compact_changes_nothing(daemon: RunningDaemon, project: Path) -> None:
+    s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
+    for rel in ("src/a.py", "src/b.py", "README.md"):
+        s.read_file(rel)
+    before = s.preview_compact()
+    with writes_fail(daemon):
+        _attempt(s.compact)
+    after = s.preview_compact()
+    assert after.compaction == before.compaction == 0  # a preview reports the count as is
+    assert _texts(after) == _texts(before)
+    assert s.compact().compaction == 1  # the failed one did not count
+    # The re-seed happened now: every restored file is "unchanged" to the agent.
+    assert s.read_file("src/a.py").unchanged
+
+
+def test_a_failed_open_session_leaves_no_session(daemon: RunningDaemon, project: Path) -> None:
+    sid = new_session_id("fw")
+    with writes_fail(daemon):
+        _attempt(daemon.client.open_session, str(project), session_id=sid)
+    assert sid not in [i.session_id for i in daemon.client.list_sessions()]
+    assert not daemon.client.open_session(str(project), session_id=sid).resumed
+
+
+def test_a_failed_close_session_keeps_the_session(daemon: RunningDaemon, project: Path) -> None:
+    s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
+    s.read_file("src/a.py")
+    with writes_fail(daemon):
+        _attempt(s.close)
+    assert s.session_id in [i.session_id for i in daemon.client.list_sessions()]
+    assert s.read_file("src/a.py").unchanged
+    s.close()
+    assert s.session_id not in [i.session_id for i in daemon.client.list_sessions()]
+
+
+def test_memory_equals_the_database_after_failures(base: Path, project: Path) -> None:
+    """What the daemon answers after failed writes is what a restart from its database
+    answers: the two did not drift apart."""
+    d = start_daemon(runtime_dir=_ddir(base))
+    try:
+        s = d.client.open_session(str(project), session_id=new_session_id("fw"))
+        s.read_file("src/a.py")
+        s.record_skill("kept", content="Kept.")
+        with writes_fail(d):
+            _attempt(s.read_file, "README.md")
+            _attempt(s.record_skill, "refused", content="Refused.")
+            _attempt(s.set_mode, "plan")
+            _attempt(s.compact)
+        live = _texts(s.preview_compact())
+        d.stop(signal.SIGKILL)
+        d = start_daemon(runtime_dir=_ddir(base))
+        s = d.client.session(s.session_id)
+        assert _texts(s.preview_compact()) == live
+        assert render.FILE_UNCHANGED_STUB.encode() == s.read_file("src/a.py").text
+        assert not s.read_file("README.md").unchanged
+    finally:
+        d.stop()
+
+
+def test_a_read_racing_close_session_leaves_no_rows(daemon: RunningDaemon, project: Path) -> None:
+    """ReadFile awaits its read (here on a worker thread: the file is evicted from the page
+    cache) while CloseSession removes the session: the read must not write rows for it."""
+    big = project / "big.txt"
+    big.write_text("".join(f"line {i}\n" for i in range(20_000)))
+    rounds = 60
+
+    async def race() -> dict[str, int]:
+        seen: dict[str, int] = {}
+        async with AsyncClient(daemon.address, auto_start=False) as client:
+            for i in range(rounds):
+                s = await client.open_session(str(project), session_id=f"race-{i}")
+                evict_from_page_cache(big)
+                read = asyncio.ensure_future(s.read_file(str(big), offset=1, limit=10_000))
+                await asyncio.sleep(0)  # the read is sent first
+                await s.close()
+                outcome = await asyncio.gather(read, return_exceptions=True)
+                if isinstance(outcome[0], PostcompactError):
+                    err = outcome[0]
+                    assert err.code == grpc.StatusCode.NOT_FOUND, err
+                    assert err.reason in ("SESSION_CLOSED", "SESSION_NOT_FOUND"), err
+                    key = err.reason
+                else:
+                    assert isinstance(outcome[0], pb.ReadFileResponse), outcome[0]
+                    key = "read"
+                seen[key] = seen.get(key, 0) + 1
+        return seen
+
+    seen = asyncio.run(race())
+    assert sum(seen.values()) == rounds
+    assert daemon.stop() == 0
+    (db,) = (daemon.dir / "state" / "postcompact").glob("state*.db")
+    conn = sqlite3.connect(db)
+    try:
+        for table in ("sessions", "agents", "files"):
+            rows = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE session_id LIKE 'race-%'"
+            ).fetchone()[0]
+            assert rows == 0, f"{rows} {table} rows outlived their closed session ({seen})"
+    finally:
+        conn.close()
