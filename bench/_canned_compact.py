@@ -17,7 +17,7 @@ _real = server.Servicer._compact
 _first: dict[str, pb.CompactResponse] = {}
 
 
-async def _canned(
+async def canned(
     self: server.Servicer, req: pb.CompactRequest, preview: bool
 ) -> pb.CompactResponse:
     if "response" not in _first:
@@ -26,5 +26,5 @@ async def _canned(
 
 
 if __name__ == "__main__":
-    server.Servicer._compact = _canned  # type: ignore[method-assign]
+    server.Servicer._compact = canned  # type: ignore[method-assign]
     sys.exit(cli.main(sys.argv[1:]))

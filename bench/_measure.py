@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +45,11 @@ def stats(latencies_s: list[float], wall_s: float) -> Stats:
         len(lat) / wall_s,
         len(lat),
     )
+
+
+def median_run(runs: Sequence[Stats]) -> Stats:
+    """The run with the median p50 (its p99 and QPS with it)."""
+    return sorted(runs, key=lambda st: st.p50_us)[len(runs) // 2]
 
 
 def pin_client() -> None:

@@ -66,11 +66,6 @@ def _sync_estimate(address: str, metadata: Metadata, calls: int, warmup: int) ->
         )
 
 
-def _median_run(runs: Sequence[m.Stats]) -> m.Stats:
-    """The run with the median p50 (its p99 and QPS with it)."""
-    return sorted(runs, key=lambda st: st.p50_us)[len(runs) // 2]
-
-
 def _measure(
     address: str,
     make: CallFactory,
@@ -178,7 +173,7 @@ def run(quick: bool = False) -> Section:
                                 warmup,
                             )
                         )
-                    echo_st, real_st = _median_run(echo_runs), _median_run(real_runs)
+                    echo_st, real_st = m.median_run(echo_runs), m.median_run(real_runs)
                     paired[(transport, conc)] = (real_st.p50_us, echo_st.p50_us)
                     rows.append(
                         [

@@ -1,0 +1,39 @@
+"""`python -m bench._io_floor_compact serve ...`: the canned Compact of `bench._canned_compact`
+plus the I/O no implementation of Compact can skip, and nothing else.
+
+The behaviour asks two things of every Compact besides its response: the restored files are
+re-read from disk (they may have changed since they were read), and the change of state (the
+cache cleared and re-seeded, the compaction count) is written through before the reply, so a
+`kill -9` after the reply loses nothing (docs/persistence.md). Here each call reads the five
+files with the same GIL-free core call the pipeline uses (`_core.read_whole`, from the page
+cache) and commits one transaction rewriting the agent's row; the answer is the canned one. B5
+runs it to measure the floor those two leave: what a Compact would cost with the whole pipeline
+(selection, rendering, budgets, decisions) taking no time at all.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from postcompact import _core, cli, fileread, server
+from postcompact.v1 import postcompact_pb2 as pb
+
+from bench import _canned_compact
+
+
+async def _canned_with_io(
+    self: server.Servicer, req: pb.CompactRequest, preview: bool
+) -> pb.CompactResponse:
+    resp = await _canned_compact.canned(self, req, preview)
+    s, a = self.registry.agent(req.session_id, req.agent_id)
+    for att in resp.attachments:
+        if att.HasField("file"):
+            _core.read_whole(att.file.path, 1 << 20, fileread.SNIFF_BYTES)
+    with self.registry.store.tx(s.session_id):
+        self.registry.store.put_agent(s, a)
+    return resp
+
+
+if __name__ == "__main__":
+    server.Servicer._compact = _canned_with_io  # type: ignore[method-assign]
+    sys.exit(cli.main(sys.argv[1:]))
