@@ -28,12 +28,17 @@ class Daemon:
 
 @contextmanager
 def running_daemon(
-    tmp: Path, *, tcp: bool = False, module: str = "postcompact"
+    tmp: Path,
+    *,
+    tcp: bool = False,
+    module: str = "postcompact",
+    env_extra: dict[str, str] | None = None,
 ) -> Iterator[Daemon]:
     """The daemon (`python -m <module> serve`, by default the real one) in `tmp`."""
     sock = tmp / "d.sock"
     env = {
         **os.environ,
+        **(env_extra or {}),
         "XDG_RUNTIME_DIR": str(tmp / "run"),
         "XDG_CONFIG_HOME": str(tmp / "config"),
         "XDG_STATE_HOME": str(tmp / "state"),

@@ -8,11 +8,13 @@ cache cleared and re-seeded, the compaction count) is written through before the
 files with the same GIL-free core call the pipeline uses (`_core.read_whole`, from the page
 cache) and commits one transaction rewriting the agent's row; the answer is the canned one. B5
 runs it to measure the floor those two leave: what a Compact would cost with the whole pipeline
-(selection, rendering, budgets, decisions) taking no time at all.
+(selection, rendering, budgets, decisions) taking no time at all; and, with `BENCH_FLOOR=reads`
+or `BENCH_FLOOR=commit`, each of the two alone.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from postcompact import _core, cli, fileread, server
@@ -20,17 +22,21 @@ from postcompact.v1 import postcompact_pb2 as pb
 
 from bench import _canned_compact
 
+_FLOOR = os.environ.get("BENCH_FLOOR", "both")
+_READS, _COMMIT = _FLOOR in ("both", "reads"), _FLOOR in ("both", "commit")
+
 
 async def _canned_with_io(
     self: server.Servicer, req: pb.CompactRequest, preview: bool
 ) -> pb.CompactResponse:
     resp = await _canned_compact.canned(self, req, preview)
     s, a = self.registry.agent(req.session_id, req.agent_id)
-    for att in resp.attachments:
+    for att in resp.attachments if _READS else ():
         if att.HasField("file"):
             _core.read_whole(att.file.path, 1 << 20, fileread.SNIFF_BYTES)
-    with self.registry.store.tx(s.session_id):
-        self.registry.store.put_agent(s, a)
+    if _COMMIT:
+        with self.registry.store.tx(s.session_id):
+            self.registry.store.put_agent(s, a)
     return resp
 
 
