@@ -15,15 +15,16 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos clean
+.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
 	@echo "make test    build everything and run every test (cargo, pytest, clients)"
-	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto drift"
+	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
 	@echo "make protos  regenerate the committed gRPC code"
+	@echo "make unasync regenerate the sync Python client from the asyncio one"
 
 $(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,6 +75,7 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest postcompact._core
+	$(PY) scripts/unasync.py --check
 	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
 	cd clients/go && $(GO) vet ./...
 	cd $(NODE_CLIENT) && npm run --silent lint
@@ -100,6 +102,10 @@ protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 check-protos: protos
 	@git diff --exit-code --stat -- daemon/postcompact/v1 clients || \
 	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
+
+# The sync Python client (_client.py) is generated from the asyncio one (_aio.py).
+unasync: $(VENV_STAMP)
+	$(PY) scripts/unasync.py
 
 clean:
 	rm -rf $(VENV) target tests/node/node_modules $(NODE_CLIENT)/node_modules $(NODE_CLIENT)/dist

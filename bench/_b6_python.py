@@ -21,7 +21,7 @@ from pathlib import Path
 
 import grpc
 from postcompact_client import AsyncClient, AsyncSession, pb
-from postcompact_client._client import CHANNEL_OPTIONS
+from postcompact_client._channel import CHANNEL_OPTIONS
 
 from bench._measure import echo_request
 from bench._servers import ECHO_METHOD

@@ -23,7 +23,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.protobuf import any_pb2, message
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2, status_pb2
 
 from postcompact.errors import (
     ERROR_DOMAIN,

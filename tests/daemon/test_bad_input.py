@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2, status_pb2
 from postcompact_client import pb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id

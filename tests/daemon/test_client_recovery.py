@@ -24,18 +24,20 @@ from postcompact_client import (
 )
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import PROJECT_FILES, RunningDaemon, short_dir, start_daemon
+from tests.daemon.conftest import (
+    PROJECT_FILES,
+    RunningDaemon,
+    short_dir,
+    start_daemon,
+    write_project,
+)
 
 TS = 1_700_000_000_000
 
 
 @pytest.fixture
 def project() -> Iterator[Path]:
-    root = short_dir("pcr")
-    for rel, text in PROJECT_FILES.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+    root = write_project(short_dir("pcr"))
     yield root
     shutil.rmtree(root, ignore_errors=True)
 

@@ -1,4 +1,8 @@
-"""The asyncio client (grpc.aio); same surface as the sync one, every call awaitable."""
+"""The asyncio client (grpc.aio), and the source of the synchronous one.
+
+`_client.py` is generated from this file by scripts/unasync.py (`make unasync`; CI fails when it
+is stale): edit here. Write plain `await` expressions (no `(await x).y`: bind a name first).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact_client import _requests as rq
 from postcompact_client._autostart import spawn_daemon
-from postcompact_client._client import CHANNEL_OPTIONS
+from postcompact_client._channel import CHANNEL_OPTIONS
 from postcompact_client._discovery import Target, resolve
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
 from postcompact_client._retry import DEFAULT_RETRY, Attempts, RetryPolicy
@@ -21,7 +25,14 @@ from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
 
 
 class AsyncClient:
-    """Like `Client`, for asyncio code. Create it inside a running event loop."""
+    """A connection to the daemon, for asyncio code: create it inside a running event loop.
+
+    `address`: `unix:///path`, a socket path or `127.0.0.1:PORT`; default: discovery
+    (POSTCOMPACT_ADDRESS, server.json, the default socket). `auto_start` (default: on unless the
+    address was given explicitly) spawns `postcompact serve` when no daemon answers. `retry`
+    bounds how idempotent calls are retried while the daemon restarts (default: about 10 s of
+    exponential backoff, then DaemonUnavailable; `RetryPolicy.none()` turns it off).
+    """
 
     def __init__(
         self,
@@ -46,6 +57,7 @@ class AsyncClient:
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self._start_tried = False
 
+    # --- plumbing ---------------------------------------------------------------------------
     async def close(self) -> None:
         await self._channel.close()
 
@@ -56,6 +68,8 @@ class AsyncClient:
         await self.close()
 
     async def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:  # noqa: ASYNC109
+        """Call any RPC by name (e.g. "ReadFile"); errors become PostcompactError. A transport
+        failure is retried within `self.retry` when that is safe (`_retry.is_idempotent`)."""
         fn = getattr(self.stub, method)
         t = self.timeout if timeout is None else timeout
         attempts = Attempts(self.retry, self.target.address, method, request)
@@ -74,6 +88,7 @@ class AsyncClient:
             await asyncio.sleep(attempts.after_failure(failure))
 
     async def health(self, service: str = "", timeout: float = 1.0) -> bool:  # noqa: ASYNC109
+        """True when the daemon answers SERVING."""
         try:
             resp = await self._health.Check(
                 health_pb2.HealthCheckRequest(service=service),
@@ -109,6 +124,7 @@ class AsyncClient:
             delay = min(delay * 2, 0.5)
 
     async def start_daemon(self) -> None:
+        """Spawn the daemon (on this client's socket) and wait until it is SERVING."""
         self._start_tried = True
         if self.target.is_tcp:
             raise DaemonUnavailable(f"no daemon at {self.target.address} (TCP: not auto-started)")
@@ -116,6 +132,7 @@ class AsyncClient:
             spawn_daemon(self.target.socket_path)
             await self.wait_for_health(self.start_timeout)
 
+    # --- server -----------------------------------------------------------------------------
     async def server_info(self) -> pb.GetServerInfoResponse:
         r: pb.GetServerInfoResponse = await self.call("GetServerInfo", pb.GetServerInfoRequest())
         return r
@@ -124,6 +141,7 @@ class AsyncClient:
         r: pb.GetStatsResponse = await self.call("GetStats", pb.GetStatsRequest())
         return r
 
+    # --- sessions ---------------------------------------------------------------------------
     async def open_session(
         self,
         cwd: str,
@@ -152,19 +170,35 @@ class AsyncClient:
         return AsyncSession(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
 
     def session(self, session_id: str, agent_id: str = "") -> AsyncSession:
+        """A handle on an existing session (no RPC)."""
         return AsyncSession(self, session_id, agent_id)
 
     async def list_sessions(self) -> list[pb.SessionInfo]:
         resp: pb.ListSessionsResponse = await self.call("ListSessions", pb.ListSessionsRequest())
         return list(resp.sessions)
 
+    # --- tokens -----------------------------------------------------------------------------
     async def estimate_tokens(self, text: rq.Text, ext: str = "") -> int:
-        req = pb.EstimateTokensRequest(text=rq.as_bytes(text), ext=ext)
-        return int((await self.call("EstimateTokens", req)).tokens)
+        resp = await self.call(
+            "EstimateTokens", pb.EstimateTokensRequest(text=rq.as_bytes(text), ext=ext)
+        )
+        return int(resp.tokens)
+
+    async def estimate_tokens_batch(self, texts: Iterable[rq.Text], ext: str = "") -> list[int]:
+        req = pb.EstimateTokensBatchRequest(texts=[rq.as_bytes(t) for t in texts], ext=ext)
+        resp = await self.call("EstimateTokensBatch", req)
+        return list(resp.tokens)
 
     async def count_tokens(self, text: rq.Text, encoding: str = "") -> int:
-        req = pb.CountTokensRequest(text=rq.as_bytes(text), encoding=encoding)
-        return int((await self.call("CountTokens", req)).tokens)
+        resp = await self.call(
+            "CountTokens", pb.CountTokensRequest(text=rq.as_bytes(text), encoding=encoding)
+        )
+        return int(resp.tokens)
+
+    async def count_tokens_batch(self, texts: Iterable[rq.Text], encoding: str = "") -> list[int]:
+        req = pb.CountTokensBatchRequest(texts=[rq.as_bytes(t) for t in texts], encoding=encoding)
+        resp = await self.call("CountTokensBatch", req)
+        return list(resp.tokens)
 
     async def truncate_tokens(
         self,
@@ -185,9 +219,28 @@ class AsyncClient:
         r: pb.TruncateTokensResponse = await self.call("TruncateTokens", req)
         return r
 
+    async def truncate_tokens_batch(
+        self,
+        texts: Iterable[rq.Text],
+        max_tokens: int,
+        marker: str = "",
+        *,
+        counter: str | int | None = None,
+        encoding: str = "",
+    ) -> list[pb.TruncateTokensResponse]:
+        req = pb.TruncateTokensBatchRequest(
+            texts=[rq.as_bytes(t) for t in texts],
+            max_tokens=max_tokens,
+            marker=marker,
+            counter=rq._enum(pb.TokenCounter, "TOKEN_COUNTER_", counter),
+            encoding=encoding,
+        )
+        resp = await self.call("TruncateTokensBatch", req)
+        return list(resp.results)
+
 
 class AsyncSession:
-    """A session (and one agent in it: "" is the main thread) bound to an AsyncClient."""
+    """A session (and one agent in it: "" is the main thread) bound to its client."""
 
     def __init__(
         self,
@@ -207,7 +260,7 @@ class AsyncSession:
     def __repr__(self) -> str:
         return f"AsyncSession({self.session_id!r}, agent={self.agent_id!r})"
 
-    def _ids(self) -> dict[str, str]:
+    def _ids(self) -> rq.Ids:
         return {"session_id": self.session_id, "agent_id": self.agent_id}
 
     def agent(self, agent_id: str) -> AsyncSession:
@@ -274,13 +327,15 @@ class AsyncSession:
             req.offset = offset
         if limit is not None:
             req.limit = limit
-        return str((await self.client.call("RecordRead", req)).path)
+        resp = await self.client.call("RecordRead", req)
+        return str(resp.path)
 
     async def record_write(self, path: str, content: rq.Text, *, timestamp_ms: int = 0) -> str:
         req = pb.RecordWriteRequest(
             **self._ids(), path=path, content=rq.as_bytes(content), timestamp_ms=timestamp_ms
         )
-        return str((await self.client.call("RecordWrite", req)).path)
+        resp = await self.client.call("RecordWrite", req)
+        return str(resp.path)
 
     async def check_write(self, path: str) -> pb.CheckWriteResponse:
         r: pb.CheckWriteResponse = await self.client.call(
@@ -305,11 +360,13 @@ class AsyncSession:
             content=rq.as_bytes(content),
             invoked_at_ms=invoked_at_ms,
         )
-        return int((await self.client.call("RecordSkill", req)).skills)
+        resp = await self.client.call("RecordSkill", req)
+        return int(resp.skills)
 
     async def set_plan(self, plan_file_path: str) -> str:
         req = pb.SetPlanRequest(**self._ids(), plan_file_path=plan_file_path)
-        return str((await self.client.call("SetPlan", req)).plan_file_path)
+        resp = await self.client.call("SetPlan", req)
+        return str(resp.plan_file_path)
 
     async def set_mode(self, mode: str | int) -> None:
         await self.client.call(
@@ -339,7 +396,8 @@ class AsyncSession:
             mcp_servers=mcp_servers,
             skill_listing=skill_listing,
         )
-        return list((await self.client.call("SetCatalog", req)).attachments)
+        resp = await self.client.call("SetCatalog", req)
+        return list(resp.attachments)
 
     async def compact(
         self,

@@ -1,32 +1,25 @@
-"""The synchronous client."""
+"""The synchronous client.
+
+Generated from _aio.py by scripts/unasync.py (`make unasync`): edit _aio.py, not this file.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact_client import _requests as rq
 from postcompact_client._autostart import spawn_daemon
+from postcompact_client._channel import CHANNEL_OPTIONS
 from postcompact_client._discovery import Target, resolve
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
 from postcompact_client._retry import DEFAULT_RETRY, Attempts, RetryPolicy
 from postcompact_client.v1 import postcompact_pb2 as pb
 from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
-
-R = TypeVar("R")
-
-CHANNEL_OPTIONS: list[tuple[str, Any]] = [
-    ("grpc.max_receive_message_length", 32 * 1024 * 1024),
-    ("grpc.max_send_message_length", 32 * 1024 * 1024),
-    # A local daemon: reconnect quickly after it (re)starts.
-    ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
-    ("grpc.max_reconnect_backoff_ms", 1000),
-]
 
 
 class Client:
@@ -191,7 +184,8 @@ class Client:
 
     def estimate_tokens_batch(self, texts: Iterable[rq.Text], ext: str = "") -> list[int]:
         req = pb.EstimateTokensBatchRequest(texts=[rq.as_bytes(t) for t in texts], ext=ext)
-        return list(self.call("EstimateTokensBatch", req).tokens)
+        resp = self.call("EstimateTokensBatch", req)
+        return list(resp.tokens)
 
     def count_tokens(self, text: rq.Text, encoding: str = "") -> int:
         resp = self.call(
@@ -201,7 +195,8 @@ class Client:
 
     def count_tokens_batch(self, texts: Iterable[rq.Text], encoding: str = "") -> list[int]:
         req = pb.CountTokensBatchRequest(texts=[rq.as_bytes(t) for t in texts], encoding=encoding)
-        return list(self.call("CountTokensBatch", req).tokens)
+        resp = self.call("CountTokensBatch", req)
+        return list(resp.tokens)
 
     def truncate_tokens(
         self,
@@ -238,11 +233,12 @@ class Client:
             counter=rq._enum(pb.TokenCounter, "TOKEN_COUNTER_", counter),
             encoding=encoding,
         )
-        return list(self.call("TruncateTokensBatch", req).results)
+        resp = self.call("TruncateTokensBatch", req)
+        return list(resp.results)
 
 
 class Session:
-    """A session (and one agent in it: "" is the main thread) bound to a Client."""
+    """A session (and one agent in it: "" is the main thread) bound to its client."""
 
     def __init__(
         self,
@@ -262,7 +258,7 @@ class Session:
     def __repr__(self) -> str:
         return f"Session({self.session_id!r}, agent={self.agent_id!r})"
 
-    def _ids(self) -> dict[str, str]:
+    def _ids(self) -> rq.Ids:
         return {"session_id": self.session_id, "agent_id": self.agent_id}
 
     def agent(self, agent_id: str) -> Session:
@@ -329,13 +325,15 @@ class Session:
             req.offset = offset
         if limit is not None:
             req.limit = limit
-        return str(self.client.call("RecordRead", req).path)
+        resp = self.client.call("RecordRead", req)
+        return str(resp.path)
 
     def record_write(self, path: str, content: rq.Text, *, timestamp_ms: int = 0) -> str:
         req = pb.RecordWriteRequest(
             **self._ids(), path=path, content=rq.as_bytes(content), timestamp_ms=timestamp_ms
         )
-        return str(self.client.call("RecordWrite", req).path)
+        resp = self.client.call("RecordWrite", req)
+        return str(resp.path)
 
     def check_write(self, path: str) -> pb.CheckWriteResponse:
         r: pb.CheckWriteResponse = self.client.call(
@@ -360,11 +358,13 @@ class Session:
             content=rq.as_bytes(content),
             invoked_at_ms=invoked_at_ms,
         )
-        return int(self.client.call("RecordSkill", req).skills)
+        resp = self.client.call("RecordSkill", req)
+        return int(resp.skills)
 
     def set_plan(self, plan_file_path: str) -> str:
         req = pb.SetPlanRequest(**self._ids(), plan_file_path=plan_file_path)
-        return str(self.client.call("SetPlan", req).plan_file_path)
+        resp = self.client.call("SetPlan", req)
+        return str(resp.plan_file_path)
 
     def set_mode(self, mode: str | int) -> None:
         self.client.call("SetMode", pb.SetModeRequest(**self._ids(), mode=rq.permission_mode(mode)))
@@ -392,7 +392,8 @@ class Session:
             mcp_servers=mcp_servers,
             skill_listing=skill_listing,
         )
-        return list(self.client.call("SetCatalog", req).attachments)
+        resp = self.client.call("SetCatalog", req)
+        return list(resp.attachments)
 
     def compact(
         self,

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 PolicyArg = pb.RestorePolicy | Mapping[str, Any] | None
 Text = bytes | str
+
+
+class Ids(TypedDict):
+    """The ids every per-agent request carries (`**ids` into its constructor)."""
+
+    session_id: str
+    agent_id: str
 
 
 def as_bytes(value: Text) -> bytes:
