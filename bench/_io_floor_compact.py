@@ -35,7 +35,7 @@ async def _canned_with_io(
         if att.HasField("file"):
             _core.read_whole(att.file.path, 1 << 20, fileread.SNIFF_BYTES)
     if _COMMIT:
-        with self.registry.store.tx(s.session_id):
+        with self.registry.store.tx((s.session_id, a.agent_id)):
             self.registry.store.put_agent(s, a)
     return resp
 

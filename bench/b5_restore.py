@@ -145,7 +145,7 @@ def _in_process(
         async def once() -> None:
             await run_compact(s, agent, req)
             if store is not None:
-                with store.tx(s.session_id):
+                with store.tx((s.session_id, agent.agent_id)):
                     store.sync_files(s, agent)
                     store.put_agent(s, agent)
 

@@ -19,10 +19,11 @@ that clears and re-seeds the cache becomes the upserts of the restored entries p
 the others. Content hashes are reused from the replaced row when the content is equal, else taken
 from the read that just produced the content (`AgentState.digests`), else computed here.
 
-Failed writes. A transaction names the sessions it writes (`tx(session_id, ...)`). When it
-fails (the disk is full, an I/O error), it is rolled back and those sessions are re-read from the
-database into memory (`on_failed_write`, the registry's resync): the call that changed memory
-before writing fails, and leaves nothing behind that a later call could see.
+Failed writes. A transaction names what it writes: `(session_id, agent_id)` for an agent's rows
+(its row, catalogue, files, skills), `(session_id, None)` for the session's own (its row, tasks).
+When it fails (the disk is full, an I/O error), it is rolled back and exactly those are re-read
+from the database into memory (`on_failed_write`, the registry's resync): the call that changed
+memory before writing fails, and leaves nothing behind that a later call could see.
 
 Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
 most-recently-used order. The content of each entry is re-read from disk and kept only when its
@@ -58,6 +59,10 @@ from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.lifecycle import LifecycleError, default_socket_path
 from postcompact.state import MAIN_AGENT, AgentState, Catalog, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
+
+# What a transaction writes: (session id, agent id), or (session id, None) for the session's own
+# rows (see the module docstring).
+Written = tuple[str, str | None]
 
 STATE_DB_NAME = "state.db"
 # A file re-read at load larger than this is not verified (its entry stays unverified).
@@ -496,10 +501,10 @@ class NullStore:
     """Persistence switched off (`persist = false`): every write is a no-op."""
 
     path: Path | None = None
-    # Called with the ids of the sessions a failed transaction wrote (see the module docstring).
-    on_failed_write: Callable[[set[str]], None] | None = None
+    # Called with what a failed transaction wrote (see the module docstring).
+    on_failed_write: Callable[[set[Written]], None] | None = None
 
-    def tx(self, *session_ids: str) -> contextlib.AbstractContextManager[None]:
+    def tx(self, *written: Written) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
@@ -536,7 +541,10 @@ class NullStore:
         return []
 
     def load_session(
-        self, session_id: str, new_cache: Callable[[Session], FileStateCache]
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
     ) -> Session | None:
         return None
 
@@ -563,7 +571,7 @@ class SqliteStore(NullStore):
         self.conn.execute(f"PRAGMA max_page_count = {int(pages)}")
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
-        self._tx_sessions: set[str] = set()  # written by the open transaction
+        self._tx_written: set[Written] = set()  # what the open transaction writes
         self._room_bound = 0  # upper bound of the bytes used (see check_room)
         self._room_checks = _ROOM_CHECKS  # measure at the first check
         self._seq = 0
@@ -576,12 +584,12 @@ class SqliteStore(NullStore):
     # --- transactions -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def tx(self, *session_ids: str) -> Iterator[None]:
-        """One transaction writing `session_ids`; nested uses join the outermost one.
+    def tx(self, *written: Written) -> Iterator[None]:
+        """One transaction writing `written`; nested uses join the outermost one.
 
-        When it fails, whatever the reason, the sessions it named are handed to
+        When it fails, whatever the reason, all that its uses named is handed to
         `on_failed_write` once it is rolled back."""
-        self._tx_sessions.update(session_ids)
+        self._tx_written.update(written)
         if self._depth:
             self._depth += 1
             try:
@@ -605,15 +613,15 @@ class SqliteStore(NullStore):
             raise self._write_error(exc) from None
         finally:
             self._depth = 0
-            written, self._tx_sessions = self._tx_sessions, set()
+            named, self._tx_written = self._tx_written, set()
             if failed:
                 self._after_commit.clear()
-                self._failed(written)
+                self._failed(named)
         pending, self._after_commit = self._after_commit, []
         for fn in pending:
             fn()
 
-    def _failed(self, written: set[str]) -> None:
+    def _failed(self, written: set[Written]) -> None:
         # A failure while re-reading (the resync's own writes) is not handed on again.
         callback, self.on_failed_write = self.on_failed_write, None
         if callback is None:
@@ -689,7 +697,7 @@ class SqliteStore(NullStore):
     # --- sessions -----------------------------------------------------------------------------
 
     def put_session(self, s: Session) -> None:
-        with self.tx(s.session_id):
+        with self.tx((s.session_id, None)):
             self.conn.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id) DO UPDATE SET last_active_ms = excluded.last_active_ms",
@@ -712,7 +720,7 @@ class SqliteStore(NullStore):
                 self.put_agent(s, a)
 
     def delete_session(self, session_id: str) -> None:
-        with self.tx(session_id):
+        with self.tx((session_id, None)):
             for table in _TABLES:
                 self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._active.pop(session_id, None)
@@ -723,14 +731,14 @@ class SqliteStore(NullStore):
         """Store last_active_ms of sessions touched by read-only calls since their last write."""
         stale = [s for s in sessions if self._active.get(s.session_id) != s.last_active_ms]
         if stale:
-            with self.tx(*(s.session_id for s in stale)):
+            with self.tx(*((s.session_id, None) for s in stale)):
                 for s in stale:
                     self._touch(s)
 
     # --- agents -------------------------------------------------------------------------------
 
     def put_agent(self, s: Session, a: AgentState) -> None:
-        with self.tx(s.session_id):
+        with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
                 "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id, agent_id) DO UPDATE SET "
@@ -751,7 +759,7 @@ class SqliteStore(NullStore):
             self._touch(s)
 
     def put_catalog(self, s: Session, a: AgentState) -> None:
-        with self.tx(s.session_id):
+        with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
                 "INSERT OR REPLACE INTO catalogs VALUES (?, ?, ?)",
                 (s.session_id, a.agent_id, catalog_parts(a.catalog).SerializeToString()),
@@ -759,7 +767,7 @@ class SqliteStore(NullStore):
             self.put_agent(s, a)
 
     def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
-        with self.tx(s.session_id):
+        with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
                 "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -775,7 +783,7 @@ class SqliteStore(NullStore):
             self._touch(s)
 
     def put_task(self, s: Session, task: pb.Task) -> None:
-        with self.tx(s.session_id):
+        with self.tx((s.session_id, None)):
             self.conn.execute(
                 "INSERT INTO tasks VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (session_id, task_id) DO UPDATE SET task = excluded.task",
@@ -850,7 +858,7 @@ class SqliteStore(NullStore):
         if not (upserts or moves or gone) and self._active.get(sid) == s.last_active_ms:
             self._files[key] = new  # equal entries only: the stored rows stand as they are
             return
-        with self.tx(sid):
+        with self.tx(key):
             if gone and len(gone) == len(old):  # nothing kept (a clear): one delete
                 self.conn.execute(_DELETE_AGENT_FILES, (sid, aid))
             elif gone:
@@ -877,14 +885,21 @@ class SqliteStore(NullStore):
         return sessions
 
     def load_session(
-        self, session_id: str, new_cache: Callable[[Session], FileStateCache]
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
     ) -> Session | None:
-        """The session as stored (None if it is not), rebuilt as at start-up; what this store
-        remembers of its rows is replaced by what was read."""
+        """The session as stored (None if it is not), rebuilt as at start-up, with all its
+        agents or only those of `agents` that are stored; what this store remembers of the
+        rows read is replaced by them."""
+        only = None if agents is None else frozenset(agents)
         self._active.pop(session_id, None)
-        for key in [k for k in self._files if k[0] == session_id]:
+        for key in [
+            k for k in self._files if k[0] == session_id and (only is None or k[1] in only)
+        ]:
             del self._files[key]
-        found = self._read(new_cache, LoadReport(), session_id)
+        found = self._read(new_cache, LoadReport(), session_id, only)
         return found[0] if found else None
 
     def _read(
@@ -892,8 +907,10 @@ class SqliteStore(NullStore):
         new_cache: Callable[[Session], FileStateCache],
         report: LoadReport,
         only: str | None = None,
+        agents: frozenset[str] | None = None,
     ) -> list[Session]:
-        """The stored sessions (or only the one with id `only`), oldest first."""
+        """The stored sessions (or only the one with id `only`), oldest first; with `agents`,
+        only those agents of it."""
         c = self.conn
         where, args = ("", ()) if only is None else (" WHERE session_id = ?", (only,))
         sessions: dict[str, Session] = {}
@@ -922,7 +939,7 @@ class SqliteStore(NullStore):
             f"SELECT * FROM agents{where} ORDER BY seq", args
         ):
             s = sessions.get(sid)
-            if s is None:
+            if s is None or (agents is not None and aid not in agents):
                 continue
             a = AgentState(aid, new_cache(s))
             a.plan_file_path = plan
@@ -932,7 +949,7 @@ class SqliteStore(NullStore):
             _restore_catalog(a.catalog, catalogs.get((sid, aid)), json.loads(announced))
             s.agents[aid] = a
         for s in sessions.values():
-            if MAIN_AGENT not in s.agents:
+            if MAIN_AGENT not in s.agents and (agents is None or MAIN_AGENT in agents):
                 s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
             for a in s.agents.values():
                 self._load_files(s, a, report)
@@ -976,7 +993,7 @@ class SqliteStore(NullStore):
         self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
         dropped = [p for p in loaded if p not in kept]  # the cache bounds shrank since
         if dropped:
-            with self.tx(s.session_id):
+            with self.tx((s.session_id, a.agent_id)):
                 self.conn.executemany(
                     _DELETE_FILE, [(s.session_id, a.agent_id, p) for p in dropped]
                 )

@@ -212,7 +212,7 @@ class Servicer:
         # The pipeline awaited: persist only what is still registered (a concurrent
         # CloseSession or expiry removed the session from memory and disk).
         if not preview and self.registry.live(s, a):
-            with self.registry.store.tx(s.session_id):
+            with self.registry.store.tx((s.session_id, a.agent_id)):
                 self.registry.store.sync_files(s, a)
                 self.registry.store.put_agent(s, a)
         return resp

@@ -21,6 +21,12 @@ from pathlib import Path
 import grpc
 import pytest
 from postcompact import render
+from postcompact.config import Config
+from postcompact.errors import ResourceExhausted
+from postcompact.persist import SqliteStore
+from postcompact.service.files import FileService
+from postcompact.service.sessions import Registry
+from postcompact.v1 import postcompact_pb2 as dpb
 from postcompact_client import AsyncClient, PostcompactError
 from postcompact_client.v1 import postcompact_pb2 as pb
 
@@ -206,3 +212,40 @@ def test_a_read_racing_close_session_leaves_no_rows(daemon: RunningDaemon, proje
             assert rows == 0, f"{rows} {table} rows outlived their closed session ({seen})"
     finally:
         conn.close()
+
+
+def test_a_failed_write_re_reads_only_what_it_wrote(tmp_path: Path) -> None:
+    """In process, with SQLite itself refusing to grow (max_page_count): a failed write of one
+    agent re-reads that agent; the session's other agents keep their objects untouched."""
+    project = write_project(tmp_path / "proj")
+    store = SqliteStore(tmp_path / "state.db", max_bytes=1 << 30)
+    try:
+        reg = Registry(Config(), store=store)
+        files = FileService(reg, Config())
+        s, _ = reg.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
+        reg.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
+        main, sub = s.agents[""], s.agents["sub"]
+        for agent in ("", "sub"):
+            files.record_read(
+                dpb.RecordReadRequest(
+                    session_id="s", agent_id=agent, path="src/a.py", content=b"alpha = 1\n"
+                )
+            )
+        main_cache, sub_cache = main.files, sub.files
+        store.conn.execute("PRAGMA max_page_count = 1")  # clamped to the pages in use
+        with pytest.raises(ResourceExhausted) as exc:
+            files.record_skill(
+                dpb.RecordSkillRequest(
+                    session_id="s", agent_id="sub", name="big", content=b"x" * 200_000
+                )
+            )
+        assert exc.value.reason == "STATE_FULL"
+        assert reg.resyncs == 1
+        assert s.agents["sub"] is sub
+        assert "big" not in sub.skills
+        assert sub.files is not sub_cache  # re-read from the database...
+        assert sub.files.keys() == sub_cache.keys()  # ...as it was stored
+        assert s.agents[""] is main
+        assert main.files is main_cache
+    finally:
+        store.close()

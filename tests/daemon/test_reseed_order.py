@@ -51,7 +51,7 @@ def _read_all(a: AgentState, paths: list[str], profile: pb.Profile.ValueType) ->
 
 async def _compact(reg: Registry, s: Session, a: AgentState) -> list[str]:
     resp = await run_compact(s, a, pb.CompactRequest(session_id="s", skip_hooks=True))
-    with reg.store.tx(s.session_id):
+    with reg.store.tx((s.session_id, a.agent_id)):
         reg.store.sync_files(s, a)
         reg.store.put_agent(s, a)
     return [att.file.path for att in resp.attachments if att.HasField("file")]
@@ -108,7 +108,7 @@ async def test_the_order_survives_a_reload_of_the_state_database(
     s = _open(reg, tmp_path / "p", profile)
     a = s.agents[""]
     _read_all(a, paths, profile)
-    with reg.store.tx(s.session_id):
+    with reg.store.tx((s.session_id, a.agent_id)):
         reg.store.sync_files(s, a)
     first = await _compact(reg, s, a)
     reg.store.close()

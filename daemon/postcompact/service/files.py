@@ -281,7 +281,7 @@ class FileService:
         self.store.check_room()
         a.files.set(path, _core.FileState(req.content, ts, offset, limit, req.partial_view))
         a.read_mtimes.pop(path, None)
-        with self.store.tx(s.session_id):
+        with self.store.tx((s.session_id, a.agent_id)):
             if req.nested_memory and path not in a.nested_memory:
                 a.nested_memory.add(path)
                 self.store.put_agent(s, a)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from postcompact import _core
 from postcompact.config import Config
 from postcompact.errors import AlreadyExists, InvalidArgument, NotFound, ResourceExhausted
-from postcompact.persist import ROW_BYTES, NullStore
+from postcompact.persist import ROW_BYTES, NullStore, Written
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, AgentState, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -106,42 +106,48 @@ class Registry:
         for s in self.store.load(self.new_cache):
             self.sessions[s.session_id] = s
 
-    def resync(self, session_ids: set[str]) -> None:
-        """After a failed write: these sessions in memory become what the database holds.
+    def resync(self, written: set[Written]) -> None:
+        """After a failed write: what it wrote becomes in memory what the database holds.
 
         The call that failed had changed memory first; without this, a later call would see its
-        change (a ReadFile retried after a failed one answered "unchanged", a skill that was
-        refused restored at Compact) although the client was told it failed and a restart would
-        not have it. Sessions and agents are updated in place, since calls awaiting a read hold
-        them; a session that is not stored leaves memory, one still stored stays (a failed
-        CloseSession). File contents are re-read and verified as at start-up.
+        change (a ReadFile retried after a failed one answered "unchanged", a refused skill
+        restored at Compact) although the client was told it failed and a restart would not
+        have it. `written` holds (session id, agent id) for an agent's state and (session id,
+        None) for the session's own. Agents are updated in place, since calls awaiting a read
+        hold them; an agent or session that is not stored leaves memory. File contents are
+        re-read and verified as at start-up.
         """
-        for sid in sorted(session_ids):
+        by_session: dict[str, set[str | None]] = {}
+        for sid, aid in written:
+            by_session.setdefault(sid, set()).add(aid)
+        for sid, parts in sorted(by_session.items()):
             self.resyncs += 1
+            s = self.sessions.get(sid)
+            agents = None if s is None else {p for p in parts if p is not None}
             try:
-                fresh = self.store.load_session(sid, self.new_cache)
+                fresh = self.store.load_session(sid, self.new_cache, agents)
             except Exception:
                 log.exception("re-reading session %s after a failed write failed", sid)
                 continue
-            s = self.sessions.get(sid)
             if fresh is None:
-                if s is not None:
-                    del self.sessions[sid]
+                self.sessions.pop(sid, None)
             elif s is None:
                 self.sessions[sid] = fresh
             else:
-                agents: dict[str, AgentState] = {}
-                for aid, stored in fresh.agents.items():
-                    a = s.agents.get(aid)
-                    if a is not None:
+                s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
+                for aid in agents or ():
+                    stored, a = fresh.agents.get(aid), s.agents.get(aid)
+                    if stored is None:
+                        s.agents.pop(aid, None)
+                    elif a is None:
+                        s.agents[aid] = stored
+                    else:
                         a.assign(stored)
-                    agents[aid] = stored if a is None else a
-                s.agents, s.tasks = agents, fresh.tasks
-                s.last_active_ms = fresh.last_active_ms
             log.warning(
-                "a write failed: session %s re-read from the state database (%s)",
-                sid,
-                "gone" if fresh is None else f"{len(fresh.agents)} agents",
+                "a write failed: %s re-read from the state database",
+                f"session {sid}"
+                if fresh is None or agents is None
+                else f"session {sid} (agents {sorted(agents)})",
             )
 
     # --- sessions ---------------------------------------------------------------------------
@@ -287,7 +293,7 @@ class Registry:
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
         self.store.check_room(ROW_BYTES * (1 + len(a.files)))
-        with self.store.tx(s.session_id):
+        with self.store.tx((s.session_id, a.agent_id)):
             self.store.put_agent(s, a)
             self.store.sync_files(s, a)
         s.agents[req.agent_id] = a
