@@ -11,6 +11,11 @@ rejects while parsing) never reach the handler as a transport error: `lenient_de
 the DecodeError into an `Undecodable` sentinel and `guard` answers INVALID_ARGUMENT. A request
 over `max_message_bytes` (but within the transport's larger hard cap, see server.server_options)
 becomes an `Oversize` sentinel, answered RESOURCE_EXHAUSTED naming the limit.
+
+What goes on the wire is bounded (`MAX_MESSAGE_BYTES`, `MAX_METADATA_VALUE_BYTES`): messages echo
+paths, and a long path (or one of multi-byte characters, percent-encoded in `grpc-message`)
+repeated in the message, the status and the ErrorInfo metadata would pass gRPC's 8 KiB metadata
+limit, and the client would get a transport error instead of the answer. The log keeps it whole.
 """
 
 from __future__ import annotations
@@ -36,6 +41,20 @@ from postcompact.errors import (
 log = logging.getLogger("postcompact.server")
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
+MAX_MESSAGE_BYTES = 600  # UTF-8 bytes of the message, in grpc-message and in the Status
+MAX_METADATA_VALUE_BYTES = 200  # UTF-8 bytes of each ErrorInfo metadata value
+
+
+def bounded(text: str, max_bytes: int) -> str:
+    """`text`, or its head and tail around " ... " within `max_bytes` UTF-8 bytes."""
+    raw = text.encode()
+    if len(raw) <= max_bytes:
+        return text
+    keep = (max_bytes - 5) // 2
+    head = raw[:keep].decode(errors="ignore")
+    tail = raw[len(raw) - keep :].decode(errors="ignore")
+    return f"{head} ... {tail}"
+
 
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")
@@ -74,10 +93,10 @@ def lenient_deserializer(
 def status_trailers(
     code: grpc.StatusCode, msg: str, reason: str, metadata: Mapping[str, str] | None = None
 ) -> tuple[tuple[str, str | bytes], ...]:
-    """The trailing metadata of an error: rich status details plus the reason key."""
-    info = error_details_pb2.ErrorInfo(
-        reason=reason, domain=ERROR_DOMAIN, metadata=dict(metadata or {})
-    )
+    """The trailing metadata of an error: rich status details plus the reason key (`msg` as
+    `abort` bounds it; metadata values bounded here)."""
+    values = {k: bounded(v, MAX_METADATA_VALUE_BYTES) for k, v in (metadata or {}).items()}
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=values)
     detail = any_pb2.Any()
     detail.Pack(info)
     status = status_pb2.Status(code=code.value[0], message=msg, details=[detail])
@@ -88,9 +107,8 @@ def status_trailers(
 
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: PostcompactError) -> NoReturn:
-    await context.abort(
-        exc.code, exc.message, status_trailers(exc.code, exc.message, exc.reason, exc.metadata)
-    )
+    msg = bounded(exc.message, MAX_MESSAGE_BYTES)
+    await context.abort(exc.code, msg, status_trailers(exc.code, msg, exc.reason, exc.metadata))
     raise AssertionError("unreachable: context.abort raises")  # pragma: no cover
 
 

@@ -53,9 +53,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from postcompact import __version__
+from postcompact import __version__, _core
 from postcompact._core import FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
+from postcompact.fileread import SNIFF_BYTES
 from postcompact.lifecycle import LifecycleError, default_socket_path
 from postcompact.state import MAIN_AGENT, AgentState, Catalog, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -452,9 +453,17 @@ def verified_content(
         return None
     finally:
         os.close(fd)
-    candidates = [data]
-    if (offset or 1) != 1 or limit is not None:
-        candidates.insert(0, _line_range(data, offset, limit))
+    start = offset or 1
+    if start == 1 and limit is None:
+        candidates = [data]
+    elif start == 1:
+        # A head: lines 1..limit as ReadFile keeps them (without the last line's "\r\n"), or as
+        # a Compact's TRUNCATE_HEAD seed does (possibly part of line 1): a prefix of the file.
+        candidates = [data[:size]]
+    else:
+        candidates = [_line_range(data, offset, limit)]
+        with contextlib.suppress(_core.ReadRefused):  # fileread's own model of the range
+            candidates.insert(0, _core.read_range(path, start, limit, None, SNIFF_BYTES)[0])
     for c in candidates:
         if len(c) == size and content_digest(c) == digest:
             return c

@@ -320,7 +320,7 @@ class Templates:
             value = getattr(self, f.name)
             if not isinstance(value, str):
                 raise TemplateError(f"template {f.name} must be a string")
-            _check_template(f.name, value, _PLACEHOLDERS[f.name])
+            check_template(f.name, value, _PLACEHOLDERS[f.name])
 
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, str]) -> Templates:
@@ -332,7 +332,7 @@ class Templates:
         return cls(**dict(overrides))
 
 
-def _check_template(name: str, template: str, allowed: frozenset[str]) -> None:
+def check_template(name: str, template: str, allowed: frozenset[str]) -> None:
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:

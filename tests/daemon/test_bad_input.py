@@ -327,6 +327,29 @@ CASES: list[Case] = [
         NF,
         "AGENT_NOT_FOUND",
     ),
+    *(
+        (
+            method,
+            lambda w, m=marker, r=req: r(
+                session_id=w["sid"], policy=pb.RestorePolicy(file_truncation_marker=m)
+            ),
+            IA,
+            "INVALID_POLICY",
+        )
+        for method, req in (
+            ("Compact", pb.CompactRequest),
+            ("PreviewCompact", pb.PreviewCompactRequest),
+        )
+        for marker in ("{path:d}", "{shown_lines!r}", "{path:>99999999999}", "{nope}", "{path")
+    ),
+    (
+        "OpenSession",
+        lambda w: pb.OpenSessionRequest(
+            cwd=str(w["root"]), policy=pb.RestorePolicy(file_truncation_marker="{total_lines:,x}")
+        ),
+        IA,
+        "INVALID_POLICY",
+    ),
     # tokens
     ("EstimateTokens", lambda w: pb.EstimateTokensRequest(text=b"\xff"), IA, "NOT_UTF8"),
     (
@@ -434,6 +457,47 @@ def test_unknown_method(daemon: RunningDaemon) -> None:
     err = raw_call(daemon, "NoSuchMethod", b"")
     assert err.code() == grpc.StatusCode.UNIMPLEMENTED
     assert daemon.client.health()
+
+
+def test_deeply_nested_tool_input_is_ignored(daemon: RunningDaemon, world: dict[str, Any]) -> None:
+    """A Read tool_use in the preserved tail whose input nests past the JSON parser's depth is
+    malformed input like any other: ignored, not an error."""
+    use = pb.ToolUse(id="t1", name="Read", input_json="[" * 100_000)
+    msg = pb.ConversationMessage(role=pb.ROLE_ASSISTANT, content=[pb.ContentBlock(tool_use=use)])
+    for method in ("PreviewCompact", "Compact"):
+        with grpc.insecure_channel(daemon.address) as ch:
+            call: Any = ch.unary_unary(METHOD + method)
+            req = pb.CompactRequest(
+                session_id=w_sid(world),
+                kind=pb.COMPACT_KIND_PARTIAL,
+                preserved_messages=[msg],
+                skip_hooks=True,
+            )
+            call(req.SerializeToString(), timeout=30)
+
+
+def w_sid(world: dict[str, Any]) -> str:
+    return str(world["sid"])
+
+
+@pytest.mark.parametrize("name", ["x" * 2000, "\u00e9" * 1500, "\u4e2d" * 1300])
+def test_errors_about_long_paths_stay_readable(
+    daemon: RunningDaemon, world: dict[str, Any], name: str
+) -> None:
+    """Messages echo paths; a long one (or one of multi-byte characters, percent-encoded on the
+    wire) must not push the error's metadata past gRPC's limit: the client gets the daemon's
+    answer, its message bounded, not a transport error."""
+    for path, code, reason in (
+        (f"/outside/{name}", PD, "PATH_OUTSIDE_ROOTS"),
+        (str(world["root"] / name[:200] / name[:200] / name[:200]), NF, None),
+    ):
+        err = raw_call(
+            daemon,
+            "ReadFile",
+            pb.ReadFileRequest(session_id=w_sid(world), path=path).SerializeToString(),
+        )
+        check_error(err, code, reason)
+        assert len((err.details() or "").encode()) <= 600
 
 
 def test_daemon_still_serves_after_all_that(daemon: RunningDaemon, project: Path) -> None:

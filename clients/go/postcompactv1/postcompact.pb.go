@@ -1019,10 +1019,12 @@ type GetStatsResponse struct {
 	Agents        int32                  `protobuf:"varint,2,opt,name=agents,proto3" json:"agents,omitempty"`
 	CachedEntries int64                  `protobuf:"varint,3,opt,name=cached_entries,json=cachedEntries,proto3" json:"cached_entries,omitempty"`
 	CachedBytes   int64                  `protobuf:"varint,4,opt,name=cached_bytes,json=cachedBytes,proto3" json:"cached_bytes,omitempty"`
-	Compactions   int64                  `protobuf:"varint,5,opt,name=compactions,proto3" json:"compactions,omitempty"`
-	Evictions     int64                  `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
-	UptimeMs      int64                  `protobuf:"varint,7,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
-	SessionInfos  []*SessionInfo         `protobuf:"bytes,8,rep,name=session_infos,json=sessionInfos,proto3" json:"session_infos,omitempty"`
+	Compactions   int64                  `protobuf:"varint,5,opt,name=compactions,proto3" json:"compactions,omitempty"` // of the sessions held (kept across restarts)
+	// File-state cache evictions since this daemon process started (a counter of its activity,
+	// not part of the stored state: 0 after a restart).
+	Evictions     int64          `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
+	UptimeMs      int64          `protobuf:"varint,7,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
+	SessionInfos  []*SessionInfo `protobuf:"bytes,8,rep,name=session_infos,json=sessionInfos,proto3" json:"session_infos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -172,7 +172,7 @@ def read_paths_in_tail(
                 continue
             try:
                 data = json.loads(use.input_json or "{}")
-            except ValueError:
+            except (ValueError, RecursionError):  # malformed, or nested past the parser's depth
                 continue
             file_path = data.get("file_path") if isinstance(data, dict) else None
             if not isinstance(file_path, str):
@@ -182,6 +182,22 @@ def read_paths_in_tail(
             except ValueError:
                 continue
     return paths
+
+
+def head_bytes(raw: bytes, head: str) -> bytes:
+    """The bytes of `raw` that `head` shows: `head` is a decoded head of `raw` cut at a line
+    break (without the "\r" before it) or, for a long first line, inside it. Seeds keep these
+    bytes, not a re-encoding of the text (lossy for invalid UTF-8), so that they are a prefix of
+    the file that the state database can verify after a restart (persist.verified_content)."""
+    encoded = head.encode()
+    if raw.startswith(encoded):
+        return encoded  # a lossless decode: the common case
+    end = -1
+    for _ in range(head.count("\n") + 1):  # the same whole lines ("\n" is never replaced)
+        end = raw.find(b"\n", end + 1)
+        if end < 0:
+            return raw
+    return raw[:end].removesuffix(b"\r")
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +356,7 @@ class FileStep:
     ) -> _Restored:
         truncated = limit is not None
         display = display_path(path, self.session.cwd)
-        content = text.encode() if truncated else tf.content
+        content = head_bytes(tf.content, text) if truncated else tf.content
         num_lines = limit if truncated else tf.num_lines
         rendered = render.file_attachment(
             path,

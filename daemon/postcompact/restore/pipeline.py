@@ -302,6 +302,51 @@ async def _hooks(
         )
 
 
+async def _steps(
+    session: Session,
+    agent: AgentState,
+    request: pb.CompactRequest | pb.PreviewCompactRequest,
+    policy: Policy,
+    meter: Meter,
+    templates: Templates,
+    hooks: Sequence[HookSpec],
+    deny_globs: Sequence[str],
+    snapshot: Sequence[tuple[str, _core.FileState]],
+    excluded: dict[str, pb.Outcome.ValueType],
+    out: Outcome,
+    *,
+    preview: bool,
+    hash_contents: bool,
+) -> Announced:
+    """Steps 2-8 into `out`; what the catalogue announced, for the caller to store once the
+    whole compaction succeeded."""
+    partial = request.kind == pb.COMPACT_KIND_PARTIAL
+    preserved = list(request.preserved_messages) if partial else []
+
+    # 2. Files.
+    deny = fileread.effective_deny_globs(deny_globs)
+    include = request.include_content
+    step = FileStep(session, policy, meter, templates, deny, include_content=include)
+    await restore_files(
+        step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
+    )
+
+    # 3-6. Tasks, plan, plan mode, skills.
+    _task_status(session, agent, templates, out)
+    await _plan(session, agent, templates, out, deny, include_content=include)
+    _skills(agent, policy, meter, templates, out, include_content=include)
+
+    # 7. Catalogue re-announcement.
+    baseline = announced_in_messages(preserved) if partial else Announced()
+    deltas, announced = catalog_deltas(agent.catalog, baseline, templates)
+    for att in deltas:
+        out.attach("deltas", att)
+
+    # 8. Session-start hooks.
+    await _hooks(session, agent, request, hooks, templates, out, preview)
+    return announced
+
+
 async def run_compact(
     session: Session,
     agent: AgentState,
@@ -333,39 +378,44 @@ async def run_compact(
     preserved = list(request.preserved_messages) if partial else []
     out = Outcome()
 
+    excluded = _exclusions(session, agent, preserved, templates)
+
     # 1. Snapshot, then clear (Claude Code clears after the summary succeeded: the caller calls
     #    Compact once the summary exists).
     snapshot = list(agent.files.snapshot())
-    if not preview:
-        agent.files.clear()
-        agent.nested_memory.clear()
-        agent.read_mtimes.clear()
-
-    # 2. Files.
-    deny = fileread.effective_deny_globs(deny_globs)
-    include = request.include_content
-    step = FileStep(session, policy, meter, templates, deny, include_content=include)
-    excluded = _exclusions(session, agent, preserved, templates)
-    await restore_files(
-        step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
+    steps = _steps(
+        session,
+        agent,
+        request,
+        policy,
+        meter,
+        templates,
+        hooks,
+        deny_globs,
+        snapshot,
+        excluded,
+        out,
+        preview=preview,
+        hash_contents=hash_contents,
     )
-
-    # 3-6. Tasks, plan, plan mode, skills.
-    _task_status(session, agent, templates, out)
-    await _plan(session, agent, templates, out, deny, include_content=include)
-    _skills(agent, policy, meter, templates, out, include_content=include)
-
-    # 7. Catalogue re-announcement.
-    baseline = announced_in_messages(preserved) if partial else Announced()
-    deltas, announced = catalog_deltas(agent.catalog, baseline, templates)
-    for att in deltas:
-        out.attach("deltas", att)
-    if not preview:
-        announced.store(agent.catalog)
-
-    # 8. Session-start hooks.
-    await _hooks(session, agent, request, hooks, templates, out, preview)
-
-    if not preview:
-        agent.compactions += 1
+    if preview:
+        await steps
+        return out.response(agent.compactions)
+    nested, marks = set(agent.nested_memory), dict(agent.read_mtimes)
+    agent.files.clear()
+    agent.nested_memory.clear()
+    agent.read_mtimes.clear()
+    try:
+        announced = await steps
+    except BaseException:
+        # Failed or cancelled half-way (nothing is written until the caller persists the
+        # result): the agent goes back to what it was, which is what the database holds.
+        agent.files.load(snapshot)
+        agent.nested_memory.clear()
+        agent.nested_memory.update(nested)
+        agent.read_mtimes.clear()
+        agent.read_mtimes.update(marks)
+        raise
+    announced.store(agent.catalog)
+    agent.compactions += 1
     return out.response(agent.compactions)

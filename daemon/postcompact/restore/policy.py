@@ -9,10 +9,10 @@ overrides. Every default is the reference constant (claude-code-compaction.md §
 from __future__ import annotations
 
 import functools
-import string
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from postcompact import render
 from postcompact.errors import InvalidArgument
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -104,18 +104,13 @@ def validate_policy(layer: pb.RestorePolicy) -> None:
 
 
 def _check_marker(marker: str) -> None:
+    # The same rule as configured templates: known placeholders only, no format specs or
+    # conversions (a "{path:>99999999999}" would fail, or exhaust memory, at render time).
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(marker) if f is not None]
-    except ValueError as exc:
-        raise _bad("INVALID_POLICY", "file_truncation_marker", f"is malformed: {exc}") from None
-    unknown = sorted(set(fields) - FILE_MARKER_PLACEHOLDERS)
-    if unknown:
-        allowed = ", ".join("{" + p + "}" for p in sorted(FILE_MARKER_PLACEHOLDERS))
-        raise _bad(
-            "INVALID_POLICY",
-            "file_truncation_marker",
-            f"uses unknown placeholder(s) {', '.join(unknown)}; allowed: {allowed}",
-        )
+        render.check_template("file_truncation_marker", marker, FILE_MARKER_PLACEHOLDERS)
+    except render.TemplateError as exc:
+        detail = str(exc).removeprefix("template file_truncation_marker").lstrip(": ")
+        raise _bad("INVALID_POLICY", "file_truncation_marker", detail) from None
 
 
 def resolve_policy(*layers: pb.RestorePolicy) -> Policy:

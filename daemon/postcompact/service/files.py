@@ -182,7 +182,8 @@ class FileService:
             raise PermissionDenied(
                 "PATH_DENIED", f"{path} matches the deny rule {glob!r}", {"path": path}
             )
-        entry = a.files.get(path)
+        # peek: a read that fails below must not change the entry's recency (in memory only).
+        entry = a.files.peek(path)
         if (
             entry is not None
             and not entry.partial_view
@@ -192,7 +193,8 @@ class FileService:
             and self._unchanged(s, a, path, entry)
         ):
             stub = render.FILE_UNCHANGED_STUB
-            self.store.sync_files(s, a)  # the get made it the most recently used
+            a.files.get(path)  # the stub is a use: the entry becomes the most recently used
+            self.store.sync_files(s, a)
             return pb.ReadFileResponse(
                 path=path,
                 unchanged=True,
@@ -237,19 +239,13 @@ class FileService:
                 {"session_id": s.session_id, "path": path},
             )
         stored = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
-        a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
-        a.read_mtimes[path] = (stored, tf.mtime_ms)
-        if digest is not None:
-            a.digests[path] = (tf.content, digest)
-        self._prune_marks(a)
-        self.store.sync_files(s, a)
         text = render.read_tool_result(
             tf.content.decode("utf-8", errors="replace"),
             start_line=offset,
             total_lines=tf.total_lines,
             malware_reminder=malware_reminder(s, self.config),
         )
-        return pb.ReadFileResponse(
+        resp = pb.ReadFileResponse(
             path=path,
             unchanged=False,
             text=text.encode(),
@@ -260,6 +256,23 @@ class FileService:
             total_lines=tf.total_lines,
             tokens=_core.estimate(text),
         )
+        # An answer gRPC would refuse to send must not be recorded: the retry would get the
+        # "unchanged" stub for content the client never received.
+        size, cap = resp.ByteSize(), self.config.max_message_bytes
+        if size > cap:
+            raise ResourceExhausted(
+                "RESPONSE_TOO_LARGE",
+                f"the answer for {path} ({size} bytes: the content and its numbered text) is over "
+                f"limits.max_message_bytes ({cap}); read it in parts with offset and limit",
+                {"path": path, "limit": "max_message_bytes"},
+            )
+        a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
+        a.read_mtimes[path] = (stored, tf.mtime_ms)
+        if digest is not None:
+            a.digests[path] = (tf.content, digest)
+        self._prune_marks(a)
+        self.store.sync_files(s, a)
+        return resp
 
     @staticmethod
     def _prune_marks(a: AgentState) -> None:

@@ -543,7 +543,11 @@ class GetStatsResponse(_message.Message):
     cached_entries: _builtins.int
     cached_bytes: _builtins.int
     compactions: _builtins.int
+    """of the sessions held (kept across restarts)"""
     evictions: _builtins.int
+    """File-state cache evictions since this daemon process started (a counter of its activity,
+    not part of the stored state: 0 after a restart).
+    """
     uptime_ms: _builtins.int
     @_builtins.property
     def session_infos(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionInfo]: ...

@@ -8,7 +8,14 @@ export interface GetStatsResponse {
   'agents'?: (number);
   'cachedEntries'?: (number | string | Long);
   'cachedBytes'?: (number | string | Long);
+  /**
+   * of the sessions held (kept across restarts)
+   */
   'compactions'?: (number | string | Long);
+  /**
+   * File-state cache evictions since this daemon process started (a counter of its activity,
+   * not part of the stored state: 0 after a restart).
+   */
   'evictions'?: (number | string | Long);
   'uptimeMs'?: (number | string | Long);
   'sessionInfos'?: (_postcompact_v1_SessionInfo)[];
@@ -19,7 +26,14 @@ export interface GetStatsResponse__Output {
   'agents': (number);
   'cachedEntries': (number);
   'cachedBytes': (number);
+  /**
+   * of the sessions held (kept across restarts)
+   */
   'compactions': (number);
+  /**
+   * File-state cache evictions since this daemon process started (a counter of its activity,
+   * not part of the stored state: 0 after a restart).
+   */
   'evictions': (number);
   'uptimeMs': (number);
   'sessionInfos': (_postcompact_v1_SessionInfo__Output)[];
