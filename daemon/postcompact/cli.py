@@ -9,21 +9,24 @@ found a problem); 2 bad usage or configuration; 3 not running (`status`, `stop`)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact import __version__
-from postcompact.config import Config, ConfigError, load_config
+from postcompact.config import Config, ConfigError, load_config, socket_only
 from postcompact.lifecycle import (
+    InstanceLock,
     LifecycleError,
     RuntimePaths,
     pid_alive,
@@ -133,6 +136,16 @@ def _config(args: argparse.Namespace) -> Config:
     return load_config(flags, config_file=getattr(args, "config", None))
 
 
+def _control_config(args: argparse.Namespace) -> Config:
+    """`_config`, or (on a configuration error) the socket alone, with a warning: stop and
+    status must still reach a daemon whose config.toml was broken after it started."""
+    try:
+        return _config(args)
+    except ConfigError as exc:
+        _err(f"warning: configuration error ({exc}); using only the socket setting")
+        return socket_only(getattr(args, "socket", None), config_file=getattr(args, "config", None))
+
+
 def _err(msg: str) -> None:
     print(f"postcompact: {msg}", file=sys.stderr)
 
@@ -174,7 +187,9 @@ class Connection:
         return False
 
 
-def spawn_detached(args: argparse.Namespace, cfg: Config) -> subprocess.Popen[bytes]:
+def spawn_detached(
+    args: argparse.Namespace, cfg: Config, stderr: IO[bytes]
+) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "postcompact", "serve", "--socket", str(cfg.socket)]
     if args.config:
         cmd += ["--config", str(args.config)]
@@ -191,7 +206,7 @@ def spawn_detached(args: argparse.Namespace, cfg: Config) -> subprocess.Popen[by
         cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         start_new_session=True,
         close_fds=True,
     )
@@ -207,21 +222,27 @@ def default_log_file() -> Path:
 def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0) -> bool:
     """True when a daemon serves on cfg.socket (starting one if needed)."""
     conn = Connection(cfg.socket)
-    try:
+    # The child's stderr: what `serve` says when it cannot start (its log has nothing yet).
+    with contextlib.closing(conn), tempfile.TemporaryFile() as errors:
         if conn.serving():
             return True
-        proc = spawn_detached(args, cfg)
+        proc = spawn_detached(args, cfg, errors)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if conn.wait_serving(min(0.5, deadline - time.monotonic())):
                 return True
             if proc.poll() is not None:
+                # It may have lost the race to another `start`: then that daemon is coming up.
+                if conn.wait_serving(min(3.0, max(0.0, deadline - time.monotonic()))):
+                    return True
+                errors.seek(0)
+                why = errors.read().decode(errors="replace").strip()
                 _err(f"the daemon exited with status {proc.returncode} while starting")
+                if why:
+                    print(why, file=sys.stderr)
                 return False
         _err(f"the daemon did not become healthy within {timeout:g}s")
         return False
-    finally:
-        conn.close()
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -253,14 +274,15 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def _daemon_pid(cfg: Config) -> int | None:
-    info = read_server_json(RuntimePaths.for_socket(cfg.socket).server_json)
+    """The pid of the daemon on cfg.socket: as it answers, else (it does not answer) the pid
+    of the process holding its instance lock; None when no daemon runs there."""
     conn = Connection(cfg.socket)
     try:
         r = conn.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=2.0)
         return int(r.pid)
     except grpc.RpcError:
-        pid = info.get("pid") if info else None
-        return pid if isinstance(pid, int) and pid_alive(pid) else None
+        pid = InstanceLock(RuntimePaths.for_socket(cfg.socket).lock).holder()
+        return pid if pid is not None and pid_alive(pid) else None
     finally:
         conn.close()
 
@@ -268,7 +290,7 @@ def _daemon_pid(cfg: Config) -> int | None:
 def cmd_stop(args: argparse.Namespace) -> int:
     import signal
 
-    cfg = _config(args)
+    cfg = _control_config(args)
     pid = _daemon_pid(cfg)
     if pid is None:
         print(f"postcompact is not running on {cfg.socket}")
@@ -319,7 +341,7 @@ def status_dict(info: pb.GetServerInfoResponse, stats: pb.GetStatsResponse) -> d
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    cfg = _config(args)
+    cfg = _control_config(args)
     conn = Connection(cfg.socket)
     try:
         info = conn.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=2.0)
@@ -400,6 +422,8 @@ def cmd_state(args: argparse.Namespace) -> int:
             print(json.dumps(res.as_dict(), indent=2))
         elif not res.exists:
             print(f"no state database at {path} (nothing stored yet)")
+        elif not res.is_database:
+            _err(f"{res.problems[0]}; check --state-path / state_dir")
         else:
             print(f"state database {path}")
             print(f"  size            {_human(res.size_bytes)}")
@@ -455,6 +479,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except LifecycleError as exc:
         _err(str(exc))
+        return EXIT_FAILURE
+    except BrokenPipeError:  # `postcompact status | head`: the reader left; not an error
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # an unusable path (socket, log file, state directory...)
+        where = f": {exc.filename}" if exc.filename else ""
+        _err(f"{exc.strerror or exc}{where}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130

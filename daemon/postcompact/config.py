@@ -11,6 +11,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     profile = "default"               # or "claude-code"
     deny_globs = ["**/.env", "**/*.pem"]
 
+    shutdown_grace_s = 5              # SIGTERM: how long in-flight calls may finish
     persist = true                    # durable state (SQLite, WAL); false = memory only
     state_dir = "~/.local/state/postcompact"   # default: $XDG_STATE_HOME/postcompact
     # state_path = "/path/to/state.db"  # the database file itself (overrides state_dir)
@@ -42,12 +43,16 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from google.protobuf.descriptor import FieldDescriptor
 
 from postcompact.errors import PostcompactError
 from postcompact.lifecycle import (
@@ -135,7 +140,11 @@ def default_config_path(env: Mapping[str, str]) -> Path:
     return Path(base) / "postcompact" / "config.toml"
 
 
-def _int(name: str, value: Any, minimum: int = 0) -> int:
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+def _int(name: str, value: Any, minimum: int = 0, maximum: int = INT64_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ConfigError(f"{name}: expected an integer, got {value!r}")
     try:
@@ -144,7 +153,15 @@ def _int(name: str, value: Any, minimum: int = 0) -> int:
         raise ConfigError(f"{name}: expected an integer, got {value!r}") from None
     if n < minimum:
         raise ConfigError(f"{name}: must be >= {minimum}, got {n}")
+    if n > maximum:
+        raise ConfigError(f"{name}: must be <= {maximum}, got {n}")
     return n
+
+
+def _choice(name: str, value: Any, choices: Mapping[str, Any]) -> Any:
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
+    return choices[value]
 
 
 _INT_LIMITS = (
@@ -159,6 +176,13 @@ _INT_LIMITS = (
     "max_catalog_bytes",
     "max_state_bytes",
 )
+
+
+# The core's LRU indexes its entries with u32 (and keeps one slot free).
+_LIMIT_MAX = {"cache_max_entries": 2**32 - 2}
+
+# What [limits] may hold (they are applied like top-level settings).
+LIMIT_KEYS = frozenset((*_INT_LIMITS, "session_ttl_s", "sweep_interval_s"))
 
 
 def _seconds(name: str, value: Any, *, allow_zero: bool = False) -> float:
@@ -187,19 +211,16 @@ def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
     p = pb.RestorePolicy()
     for key, value in table.items():
         if key in _INT_POLICY_KEYS:
-            setattr(p, key, _int(f"policy.{key}", value))
+            int32 = p.DESCRIPTOR.fields_by_name[key].type == FieldDescriptor.TYPE_INT32
+            setattr(p, key, _int(f"policy.{key}", value, 0, INT32_MAX if int32 else INT64_MAX))
         elif key in _STR_POLICY_KEYS:
             if not isinstance(value, str):
                 raise ConfigError(f"policy.{key}: expected a string")
             setattr(p, key, value)
         elif key == "oversize":
-            if value not in _OVERSIZE:
-                raise ConfigError(f"policy.oversize: one of {sorted(_OVERSIZE)}")
-            p.oversize = _OVERSIZE[value]
+            p.oversize = _choice("policy.oversize", value, _OVERSIZE)
         elif key == "counter":
-            if value not in _COUNTER:
-                raise ConfigError(f"policy.counter: one of {sorted(_COUNTER)}")
-            p.counter = _COUNTER[value]
+            p.counter = _choice("policy.counter", value, _COUNTER)
         elif key == "malware_reminder":
             if not isinstance(value, bool):
                 raise ConfigError("policy.malware_reminder: expected true or false")
@@ -216,12 +237,25 @@ def _hooks(value: Any) -> tuple[HookConfig, ...]:
     if unknown:
         raise ConfigError(f"unknown hooks kind(s): {sorted(unknown)}")
     out = []
-    for i, item in enumerate(value.get("session_start", [])):
+    hooks = value.get("session_start", [])
+    if not isinstance(hooks, list):
+        raise ConfigError("hooks.session_start: expected an array of tables")
+    for i, item in enumerate(hooks):
         if not isinstance(item, dict) or not isinstance(item.get("command"), str):
             raise ConfigError(f"hooks.session_start[{i}]: needs a `command` string")
+        unknown_keys = sorted(set(item) - {"command", "timeout_s"})
+        if unknown_keys:
+            raise ConfigError(
+                f"hooks.session_start[{i}]: unknown key(s) {unknown_keys} (command, timeout_s)"
+            )
         timeout = item.get("timeout_s", 10.0)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise ConfigError(f"hooks.session_start[{i}].timeout_s: a positive number")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not math.isfinite(timeout)
+            or timeout <= 0
+        ):
+            raise ConfigError(f"hooks.session_start[{i}].timeout_s: a positive number of seconds")
         out.append(HookConfig(item["command"], float(timeout)))
     return tuple(out)
 
@@ -254,8 +288,10 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
                 changes["tcp_host"] = loopback_host(str(value))
             except LifecycleError as exc:
                 raise ConfigError(f"{source}: {exc}") from None
-        elif key == "max_message_bytes":
-            changes["max_message_bytes"] = _int(f"{source} max_message_bytes", value, 1024)
+        elif key == "max_message_bytes":  # gRPC takes a C int
+            changes["max_message_bytes"] = _int(
+                f"{source} max_message_bytes", value, 1024, INT32_MAX
+            )
         elif key == "log_level":
             level = str(value).lower()
             if level not in LOG_LEVELS:
@@ -264,16 +300,14 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
         elif key == "log_file":
             changes["log_file"] = Path(os.path.expanduser(str(value))) if value else None
         elif key == "profile":
-            if value not in PROFILES:
-                raise ConfigError(f"{source}: profile must be one of default, claude-code")
-            changes["profile"] = PROFILES[value]
+            changes["profile"] = _choice(f"{source} profile", value, PROFILES)
         elif key == "deny_globs":
             globs = [g for g in value.split(",") if g.strip()] if isinstance(value, str) else value
             if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
                 raise ConfigError(f"{source}: deny_globs must be a list of strings")
             changes["deny_globs"] = tuple(g.strip() for g in globs)
         elif key in _INT_LIMITS:
-            changes[key] = _int(f"{source} {key}", value, 1)
+            changes[key] = _int(f"{source} {key}", value, 1, _LIMIT_MAX.get(key, INT64_MAX))
         elif key in ("shutdown_grace_s", "session_ttl_s", "sweep_interval_s"):
             changes[key] = _seconds(f"{source} {key}", value, allow_zero=key == "session_ttl_s")
         elif key == "persist":
@@ -319,7 +353,7 @@ def load_config(
             data = tomllib.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"config file not found: {path}") from None
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError too
             raise ConfigError(f"cannot read config file {path}: {exc}") from None
         top = dict(data)
         policy = top.pop("policy", {})
@@ -327,17 +361,45 @@ def load_config(
         limits = top.pop("limits", {})
         if not isinstance(policy, dict) or not isinstance(limits, dict):
             raise ConfigError(f"{path}: [policy] and [limits] must be tables")
+        misplaced = sorted(k for k in limits if k not in LIMIT_KEYS)
+        if misplaced:
+            raise ConfigError(f"{path}: not limits, do not belong under [limits]: {misplaced}")
         cfg = _apply(cfg, {**top, **limits}, str(path))
-        defaults = _policy_from_table(policy)
         try:
+            defaults = _policy_from_table(policy)
             validate_policy(defaults)
+            hook_specs = _hooks(hooks)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
         except PostcompactError as exc:
             raise ConfigError(f"{path}: {exc.message}") from None
         cfg = replace(
             cfg,
             policy_defaults=defaults.SerializeToString(),
-            hooks=_hooks(hooks),
+            hooks=hook_specs,
             config_file=path,
         )
     cfg = _apply(cfg, {k: env[e] for e, k in ENV_KEYS.items() if env.get(e)}, "environment")
     return _apply(cfg, flags, "flags")
+
+
+def socket_only(
+    flag: str | Path | None,
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> Config:
+    """The defaults with only the socket resolved (flag, POSTCOMPACT_SOCKET, the file's
+    `socket`, default): what `stop` and `status` need to reach a running daemon when the rest of
+    the configuration has an error (it may have been edited after the daemon started)."""
+    env = os.environ if env is None else env
+    path = config_file or (
+        Path(env["POSTCOMPACT_CONFIG"]) if env.get("POSTCOMPACT_CONFIG") else None
+    )
+    path = path or default_config_path(env)
+    from_file: Any = None
+    with contextlib.suppress(OSError, ValueError):  # unreadable or malformed: not from there
+        from_file = tomllib.loads(path.read_text()).get("socket")
+    for value in (flag, env.get("POSTCOMPACT_SOCKET"), from_file):
+        if isinstance(value, str | Path) and str(value):
+            return _apply(Config(), {"socket": value}, "socket")
+    return Config()

@@ -41,7 +41,7 @@ MAX_SOCKET_PATH_BYTES = 107
 
 
 class LifecycleError(Exception):
-    """A start-up problem reported to the user as one clear line (exit code 2)."""
+    """A start-up problem reported to the user as one clear line (exit code 1)."""
 
 
 def default_runtime_dir(env: dict[str, str] | None = None) -> Path:
@@ -80,13 +80,25 @@ def check_socket_path(socket: Path) -> None:
         )
 
 
+def make_private_dirs(d: Path) -> None:
+    """`d` and every missing parent created 0700 (`mkdir(parents=True)` would give the parents
+    the umask's mode, 0777 under umask 000); existing directories are left as they are."""
+    missing = []
+    p = d
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for q in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            q.mkdir(mode=0o700)
+
+
 def ensure_private_dir(d: Path) -> None:
     """Create `d` with mode 0700, or check that the existing one is ours and private."""
     try:
         d.mkdir(mode=0o700, parents=False)
     except FileNotFoundError:
-        d.parent.mkdir(parents=True, exist_ok=True)
-        d.mkdir(mode=0o700, exist_ok=True)
+        make_private_dirs(d)
     except FileExistsError:
         pass
     st = os.lstat(d)
@@ -103,6 +115,21 @@ def ensure_private_dir(d: Path) -> None:
             f"runtime directory {d} has mode {mode:04o}; it must be private (0700). "
             f"Fix it with: chmod 700 {d}"
         )
+
+
+def held_elsewhere(lock: Path) -> bool:
+    """True when another process holds a flock on `lock` (this one does not take it)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 class InstanceLock:
@@ -129,6 +156,17 @@ class InstanceLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
+
+    def holder(self) -> int | None:
+        """The pid of the daemon holding the lock (it writes its pid into the file), or None
+        when nobody holds it: a pid from a stale server.json may belong to anything by now."""
+        if not held_elsewhere(self.path):
+            return None
+        try:
+            text = self.path.read_text().strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
 
     def release(self) -> None:
         if self._fd is not None:
@@ -170,6 +208,20 @@ def read_server_json(path: Path) -> dict[str, Any] | None:
 def remove_quietly(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
+
+
+def remove_socket(path: Path) -> None:
+    """Remove the Unix socket at `path`, if any; LifecycleError if something else is there (a
+    mistyped --socket must not delete a user's file)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise LifecycleError(
+            f"{path} exists and is not a socket; refusing to replace it (choose another --socket)"
+        )
+    remove_quietly(path)
 
 
 def create_token(path: Path) -> str:

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from postcompact.lifecycle import make_private_dirs
+
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
 
@@ -55,7 +57,7 @@ def open_private_log(path: Path) -> io.TextIOWrapper:
     0700, the file is created 0600 and an existing one is made 0600 (logs name paths, sessions and
     errors; like the runtime directory and the state database they are the user's alone)."""
     if not path.parent.exists():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, 0o600)

@@ -57,7 +57,12 @@ from postcompact import __version__, _core
 from postcompact._core import FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.fileread import SNIFF_BYTES
-from postcompact.lifecycle import LifecycleError, default_socket_path
+from postcompact.lifecycle import (
+    LifecycleError,
+    default_socket_path,
+    held_elsewhere,
+    make_private_dirs,
+)
 from postcompact.state import MAIN_AGENT, AgentState, Catalog, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -245,7 +250,7 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int
 
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating it 0600 if needed) the database in autocommit mode with WAL."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     old = os.umask(0o177)
     try:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -265,6 +270,11 @@ def _reset_hint(path: Path) -> str:
 
 def open_checked(path: Path) -> sqlite3.Connection:
     """Open, verify (version, quick_check) and migrate the database; StateError when unusable."""
+    if os.path.lexists(path):
+        try:
+            _check_is_database(path)
+        except StateError as exc:
+            raise StateError(f"{exc}; check --state-path / state_dir") from None
     try:
         conn = connect(path)
     except (sqlite3.Error, OSError) as exc:
@@ -315,7 +325,7 @@ class DbLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -332,17 +342,7 @@ class DbLock:
 
     def held_elsewhere(self) -> bool:
         """True when another process holds the lock (this one does not take it)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        finally:
-            os.close(fd)
-        return False
+        return held_elsewhere(self.path)
 
     def release(self) -> None:
         if self._fd is not None:
@@ -1041,6 +1041,7 @@ class CheckResult:
     counts: dict[str, int] = field(default_factory=dict)
     size_bytes: int = 0
     history: list[tuple[int, int, str]] = field(default_factory=list)
+    is_database: bool = True  # False: the path is something else (`state reset` refuses it)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -1052,6 +1053,7 @@ class CheckResult:
             "problems": self.problems,
             "counts": self.counts,
             "size_bytes": self.size_bytes,
+            "is_database": self.is_database,
             "history": [
                 {"version": v, "applied_at_ms": t, "daemon_version": d} for v, t, d in self.history
             ],
@@ -1060,8 +1062,12 @@ class CheckResult:
 
 def check_db(path: Path) -> CheckResult:
     """Integrity and version report of a database, opened read-only (safe while serving)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return CheckResult(path, exists=False, ok=True)
+    try:
+        _check_is_database(path)
+    except StateError as exc:
+        return CheckResult(path, exists=True, ok=False, problems=[str(exc)], is_database=False)
     res = CheckResult(path, exists=True, ok=False, size_bytes=path.stat().st_size)
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
@@ -1099,19 +1105,47 @@ def check_db(path: Path) -> CheckResult:
     return res
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_is_database(path: Path) -> None:
+    """StateError unless `path` and its side files are what a state database is made of: regular
+    files (not symlinks or directories), the database empty or starting with SQLite's header.
+    `state reset` renames them; a wrong --state-path must not rename anything else."""
+    for p in side_files(path):
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StateError(f"cannot inspect {p}: {exc.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise StateError(f"{p} is not a regular file: not a postcompact state database")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StateError(f"cannot read {path}: {exc.strerror}") from None
+    if head and head != SQLITE_HEADER:
+        raise StateError(f"{path} is not an SQLite database: not a postcompact state database")
+
+
 def reset_db(path: Path) -> Path | None:
     """Move the database (and its WAL and shm files) aside as `<name>.bak-<timestamp>`.
 
     Returns the backup path, or None when there was nothing to move. Refuses (StateError) while
     a daemon uses the database.
     """
+    if not any(os.path.lexists(p) for p in side_files(path)):
+        return None
+    _check_is_database(path)
     if DbLock(path).held_elsewhere():
         raise StateError(
             f"the state database {path} is in use by a running daemon; stop it first "
             "(`postcompact stop`)"
         )
-    if not any(p.exists() for p in side_files(path)):
-        return None
     stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime())
     backup = path.with_name(f"{path.name}.bak-{stamp}")
     n = 1

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -32,6 +33,7 @@ from postcompact.lifecycle import (
     create_token,
     ensure_private_dir,
     remove_quietly,
+    remove_socket,
     tcp_bind_address,
     write_server_json,
 )
@@ -292,6 +294,7 @@ class Daemon:
     def __init__(self, config: Config):
         self.config = config
         self.paths = RuntimePaths.for_socket(config.socket)
+        self._created: list[Path] = []  # files of the runtime directory this run wrote
         self.stopping = asyncio.Event()
         self.health = health.aio.HealthServicer()
         self.servers: list[grpc.aio.Server] = []
@@ -315,15 +318,17 @@ class Daemon:
         try:
             return await self._run_locked()
         finally:
-            remove_quietly(self.paths.server_json)
-            remove_quietly(self.paths.socket)
-            remove_quietly(self.paths.token)
+            for path in self._created:  # only what this run wrote (a user's file stays)
+                remove_quietly(path)
+            with contextlib.suppress(LifecycleError):  # not a socket: it was never ours
+                remove_socket(self.paths.socket)
             lock.release()
 
     async def _run_locked(self) -> int:
         cfg = self.config
-        # We hold the lock, so a leftover socket is from a daemon that died: replace it.
-        remove_quietly(self.paths.socket)
+        # We hold the lock, so a leftover socket is from a daemon that died: replace it (and
+        # nothing else: remove_socket refuses a path that is not a socket).
+        remove_socket(self.paths.socket)
         started = now_ms()
         self.store = open_store(
             persist=cfg.persist,
@@ -382,6 +387,7 @@ class Daemon:
         token_file: str | None = None
         if cfg.tcp_port is not None:
             token = create_token(self.paths.token)
+            self._created.append(self.paths.token)
             token_file = str(self.paths.token)
             tcp = self._new_server(servicer, [TokenAuthInterceptor(token)])
             bind = tcp_bind_address(cfg.tcp_host, cfg.tcp_port)  # loopback only, or refused
@@ -399,6 +405,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stopping.set)
+        self._created.append(self.paths.server_json)
         write_server_json(
             self.paths.server_json,
             {

@@ -348,9 +348,35 @@ def _serve_fails(base: Path, *args: str) -> str:
     return r.stderr
 
 
+def _corrupt_database(db: Path) -> bytes:
+    """An SQLite database whose pages after the header are garbage; returns its bytes."""
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (x TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(f"row {i}",) for i in range(2000)])
+    conn.commit()
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[4096:12288] = b"garbage!" * 1024
+    db.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_a_file_that_is_not_a_database_is_never_moved(base: Path) -> None:
+    db = base / "notes.db"
+    db.write_bytes(b"this is not an SQLite database, just text " * 200)
+    err = _serve_fails(base, "--state-path", str(db))
+    assert f"{db} is not an SQLite database" in err
+    env = daemon_env(base)
+    r = _cli("state", "reset", "--yes", "--state-path", str(db), env=env)
+    assert r.returncode == 1
+    assert "not an SQLite database" in r.stderr
+    assert db.read_bytes().startswith(b"this is not an SQLite database")
+    assert not list(base.glob("notes.db.bak-*"))
+
+
 def test_corrupt_database_refuses_to_start_and_reset_recovers(base: Path) -> None:
     db = base / "bad.db"
-    db.write_bytes(b"this is not an SQLite database, just garbage " * 200)
+    original = _corrupt_database(db)
     err = _serve_fails(base, "--state-path", str(db))
     assert str(db) in err
     assert "corrupt" in err
@@ -365,7 +391,7 @@ def test_corrupt_database_refuses_to_start_and_reset_recovers(base: Path) -> Non
     r = _cli("state", "reset", "--yes", "--state-path", str(db), env=env)
     assert r.returncode == 0, r.stderr
     (backup,) = base.glob("bad.db.bak-*")
-    assert backup.read_bytes().startswith(b"this is not an SQLite database")  # never lost
+    assert backup.read_bytes() == original  # never lost
     assert not db.exists()
     d = start_daemon(["--state-path", str(db)], runtime_dir=base)
     try:

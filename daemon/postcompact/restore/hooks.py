@@ -76,6 +76,38 @@ def _short(text: str) -> str:
     return text if len(text) <= _DETAIL_CHARS else text[:_DETAIL_CHARS] + "…"
 
 
+async def _read_bounded(stream: asyncio.StreamReader | None, limit: int) -> bytes:
+    """Everything `stream` gives until EOF, keeping at most `limit` bytes: the rest is read and
+    dropped, so a hook writing gigabytes neither fills the daemon's memory nor blocks."""
+    kept = bytearray()
+    if stream is None:
+        return b""
+    while chunk := await stream.read(1 << 16):
+        if len(kept) < limit:
+            kept += chunk[: limit - len(kept)]
+    return bytes(kept)
+
+
+async def _feed(stdin: asyncio.StreamWriter | None, payload: bytes) -> None:
+    if stdin is None:
+        return
+    try:
+        stdin.write(payload)
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the hook does not read its stdin: fine
+    finally:
+        stdin.close()
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    # A killed hook's detached children may still hold its stdout/stderr open: the pipes would
+    # only close at their EOF. Closing the transport releases the daemon's ends now.
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
 async def _run_one(spec: HookSpec, payload: bytes, cwd: str | None) -> HookResult:
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -90,13 +122,20 @@ async def _run_one(spec: HookSpec, payload: bytes, cwd: str | None) -> HookResul
         )
     except OSError as exc:
         return HookResult(spec, pb.OUTCOME_HOOK_FAILED, None, f"could not start: {exc}")
+    io = asyncio.gather(
+        _feed(proc.stdin, payload),
+        _read_bounded(proc.stdout, _MAX_OUTPUT),
+        _read_bounded(proc.stderr, _MAX_OUTPUT),
+        proc.wait(),
+    )
     try:
-        out, err = await asyncio.wait_for(proc.communicate(payload), timeout=spec.timeout_s)
+        _, out, err, _ = await asyncio.wait_for(io, timeout=spec.timeout_s)
     except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
+        _close_pipes(proc)
         if isinstance(exc, asyncio.CancelledError):
             raise
         await proc.wait()
@@ -104,12 +143,12 @@ async def _run_one(spec: HookSpec, payload: bytes, cwd: str | None) -> HookResul
             spec, pb.OUTCOME_HOOK_TIMED_OUT, None, f"timed out after {spec.timeout_s:g}s; killed"
         )
     if proc.returncode != 0:
-        stderr = err[:_MAX_OUTPUT].decode("utf-8", "replace")
+        stderr = err.decode("utf-8", "replace")
         detail = f"exit status {proc.returncode}"
         if stderr.strip():
             detail += f": {_short(stderr)}"
         return HookResult(spec, pb.OUTCOME_HOOK_FAILED, None, detail)
-    context = parse_hook_output(out[:_MAX_OUTPUT].decode("utf-8", "replace"))
+    context = parse_hook_output(out.decode("utf-8", "replace"))
     detail = "no additional context" if context is None else f"{len(context)} characters of context"
     return HookResult(spec, pb.OUTCOME_HOOK_OK, context, detail)
 
