@@ -91,6 +91,12 @@ type Client struct {
 	auto    bool
 	startMu sync.Mutex
 
+	// The client's one auto-start (docs/clients.md: at most once per client): startDone is
+	// closed when it is over, startErr holds its outcome.
+	autoMu    sync.Mutex
+	startDone chan struct{}
+	startErr  error
+
 	tokenMu sync.Mutex
 	token   string
 }
@@ -222,12 +228,18 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 	err := invoker(ctx, method, req, reply, cc, call...)
 	// UNAVAILABLE with a reason comes from a live daemon (e.g. one shutting down): no auto-start.
 	if err != nil && c.auto && status.Code(err) == codes.Unavailable && ReasonOf(FromError(err, trailer)) == "" {
-		if serr := c.ensureStarted(ctx); serr != nil {
+		started, serr := c.autoStart(ctx)
+		if serr != nil {
 			st, _ := status.FromError(err)
 			return &Error{Code: codes.Unavailable, Message: st.Message() + "; auto-start: " + serr.Error(), status: st}
 		}
-		trailer = nil
-		err = invoker(ctx, method, req, reply, cc, call...)
+		// Re-send at once only what cannot be applied twice: an idempotent call, or one that never
+		// reached a daemon. Any other call may have been applied before the connection broke: the
+		// retry below reports it as not retried, as without auto-start.
+		if started && (IsIdempotent(method, req) || notSent(err)) {
+			trailer = nil
+			err = invoker(ctx, method, req, reply, cc, call...)
+		}
 	}
 	// The daemon restarting: retry what is safe to retry (retry.go).
 	if reason := ReasonOf(FromError(err, trailer)); transportFailure(ctx, err, reason) {
@@ -243,6 +255,36 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 		c.tokenMu.Unlock()
 	}
 	return FromError(err, trailer)
+}
+
+// autoStart runs the client's one auto-start, on its first transport failure. Calls that fail
+// while it runs wait for it and share its outcome (started is true); a failure after it is left to
+// the retry policy (started is false): a daemon restarted by someone else is ridden out, not
+// started again.
+func (c *Client) autoStart(ctx context.Context) (started bool, err error) {
+	c.autoMu.Lock()
+	done, first := c.startDone, c.startDone == nil
+	if first {
+		done = make(chan struct{})
+		c.startDone = done
+	}
+	c.autoMu.Unlock()
+	if first {
+		c.startErr = c.ensureStarted(ctx)
+		close(done)
+		return true, c.startErr
+	}
+	select {
+	case <-done:
+		return false, nil // over before this call failed
+	default:
+	}
+	select {
+	case <-done:
+		return true, c.startErr
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
 }
 
 // ensureStarted starts the daemon unless a health check finds it serving, then waits for health.

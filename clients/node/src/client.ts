@@ -5,7 +5,7 @@ import { parseAddress, resolveAddress, resolveToken, type Env, type ResolvedAddr
 import { LOCAL_CHANNEL_OPTIONS, healthCheck, HEALTH_SERVING, spawnDaemon, waitForHealth } from "./daemon.js";
 import { ClientReason, PostcompactError } from "./errors.js";
 import { encodeBytesFields, loadProto } from "./proto.js";
-import { withRetry, type RetryPolicy } from "./retry.js";
+import { isIdempotent, isTransportFailure, notSent, withRetry, type RetryPolicy } from "./retry.js";
 import { Session, type OpenSessionOptions } from "./session.js";
 import type * as T from "./types.js";
 
@@ -78,6 +78,8 @@ export class PostcompactClient {
   private grpcClient: grpc.Client | undefined;
   private token: string | undefined;
   private starting: Promise<void> | undefined;
+  /** The client's one auto-start was made (docs/clients.md: at most once per client). */
+  private autoStarted = false;
   private closed = false;
 
   constructor(options: ClientOptions = {}) {
@@ -267,15 +269,20 @@ export class PostcompactClient {
       try {
         return await this.invoke(method, request, options);
       } catch (e) {
-        // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, retry once.
+        // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, once per
+        // client; calls failing while that start runs join it.
         if (
           this.autoStart &&
-          e instanceof PostcompactError &&
-          e.code === grpc.status.UNAVAILABLE &&
-          e.reason === ClientReason.UNKNOWN
+          (!this.autoStarted || this.starting) &&
+          isTransportFailure(e) &&
+          e.code === grpc.status.UNAVAILABLE
         ) {
+          this.autoStarted = true;
           await this.startDaemon();
-          return await this.invoke(method, request, options);
+          // Re-send at once only what cannot be applied twice: an idempotent call, or one that
+          // never reached a daemon. Any other may have been applied before the connection broke:
+          // withRetry reports it as not retried, as without auto-start.
+          if (isIdempotent(method, request) || notSent(e)) return await this.invoke(method, request, options);
         }
         throw e;
       }
@@ -291,6 +298,19 @@ export class PostcompactClient {
   }
 
   private async doStart(): Promise<void> {
+    // A daemon may be serving already (the connection broke, or another client started it).
+    const serving = await healthCheck(this.resolved.target, { timeoutMs: 500, metadata: this.authMetadata() }).then(
+      (status) => status === HEALTH_SERVING,
+      () => false,
+    );
+    if (!serving) await this.spawnAndWait();
+    // A fresh channel: the old one may sit in reconnect backoff or point at a stale address.
+    this.grpcClient?.close();
+    this.grpcClient = undefined;
+    this.token = this.opts.token;
+  }
+
+  private async spawnAndWait(): Promise<void> {
     const { source } = this.resolved;
     const pinned = source === "explicit" || source === "env";
     const socketPath =
@@ -337,10 +357,6 @@ export class PostcompactClient {
         reason: ClientReason.DAEMON_START_FAILED,
         details: `started the postcompact daemon (pid ${spawned.pid ?? "?"}) but it did not report SERVING at ${this.resolved.address} within ${timeoutMs} ms`,
       });
-    // A fresh channel: the old one may sit in reconnect backoff or point at a stale address.
-    this.grpcClient?.close();
-    this.grpcClient = undefined;
-    this.token = this.opts.token;
   }
 }
 

@@ -29,6 +29,11 @@ use crate::retry::{self, RetryPolicy, Rpc, REASON_DAEMON_UNAVAILABLE};
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one connection attempt may take.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default deadline of a call (like the Python client's `timeout=30.0`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest message sent or received, as in the Go and Node clients (the daemon allows 32 MiB;
+/// tonic's default of 4 MiB would refuse large answers with OUT_OF_RANGE).
+pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
 
 type Transport = InterceptedService<Channel, BearerToken>;
 /// The generated tonic client, with the bearer-token interceptor.
@@ -80,6 +85,10 @@ pub struct Options {
     pub start_timeout: Duration,
     /// How long a connection attempt may take.
     pub connect_timeout: Duration,
+    /// The deadline of each call, sent to the daemon (`grpc-timeout`); `None` = none. A call
+    /// that runs out of it fails with `DEADLINE_EXCEEDED` and is not retried: without one, a
+    /// hung daemon would block the caller forever.
+    pub timeout: Option<Duration>,
     /// Retries of idempotent calls while the daemon restarts (default: about 10 s, then
     /// `DAEMON_UNAVAILABLE`; [`RetryPolicy::none`] turns it off). See docs/clients.md.
     pub retry: RetryPolicy,
@@ -94,6 +103,7 @@ impl Default for Options {
             token: None,
             start_timeout: DEFAULT_START_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            timeout: Some(DEFAULT_TIMEOUT),
             retry: RetryPolicy::default(),
         }
     }
@@ -131,6 +141,12 @@ impl Options {
         self
     }
 
+    /// The deadline of each call (default 30 s); `None` for none.
+    pub fn timeout(mut self, t: impl Into<Option<Duration>>) -> Self {
+        self.timeout = t.into();
+        self
+    }
+
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
@@ -155,7 +171,8 @@ struct Conn {
 /// message and returning the response message (OpenSession is [`Client::open_session_with`],
 /// which returns a [`crate::Session`]). When auto-start is on and a call finds the
 /// daemon gone (a transport-level UNAVAILABLE), the client starts it again and retries the call
-/// once. [`Client::open_session`] gives the higher-level [`crate::Session`] flow.
+/// once when that is safe (an idempotent call, or one never sent). Each call has a deadline,
+/// [`Options::timeout`]. [`Client::open_session`] gives the higher-level [`crate::Session`] flow.
 #[derive(Clone)]
 pub struct Client {
     conn: Arc<RwLock<Conn>>,
@@ -218,21 +235,24 @@ impl Client {
     /// `grpc.health.v1.Health/Check` for the whole server: true when SERVING.
     pub async fn health(&self) -> Result<bool, Error> {
         let mut h = self.conn.read().expect("lock").health.clone();
-        let r = h
-            .check(HealthCheckRequest {
+        let req = with_deadline(
+            HealthCheckRequest {
                 service: String::new(),
-            })
-            .await?;
+            },
+            self.opts.timeout,
+        );
+        let r = h.check(req).await.map_err(deadline_exceeded)?;
         Ok(r.into_inner().status() == ServingStatus::Serving)
     }
 
-    /// Runs a call; on a transport UNAVAILABLE with auto-start on, makes sure the daemon runs
-    /// (starting it), reconnects and retries once. Then a transport failure is retried within
+    /// Runs a call with the deadline [`Options::timeout`]; on a transport UNAVAILABLE with
+    /// auto-start on, makes sure the daemon runs (starting it), reconnects and retries once if the
+    /// call is idempotent or was never sent. Then a transport failure is retried within
     /// [`Options::retry`] when that is safe (`retry.rs`).
     pub(crate) async fn call<Req, Resp, F, Fut>(&self, req: Req, f: F) -> Result<Resp, Error>
     where
         Req: Clone + Rpc,
-        F: Fn(RawClient, Req) -> Fut,
+        F: Fn(RawClient, tonic::Request<Req>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
     {
         let policy = &self.opts.retry;
@@ -240,15 +260,20 @@ impl Client {
         let mut started = false;
         let mut attempts = 0u32;
         loop {
-            let status = match f(self.raw(), req.clone()).await {
+            let status = match f(self.raw(), with_deadline(req.clone(), self.opts.timeout)).await {
                 Ok(r) => return Ok(r.into_inner()),
-                Err(s) => s,
+                Err(s) => deadline_exceeded(s),
             };
             if !started && self.opts.auto_start_enabled() && is_transport_unavailable(&status) {
                 started = true;
                 let conn = establish_or_start(&self.opts).await?;
                 *self.conn.write().expect("lock") = conn;
-                continue;
+                // Re-send at once only what cannot be applied twice: an idempotent call, or one
+                // that never reached a daemon. Any other may have been applied before the
+                // connection broke: reported below as not retried, as without auto-start.
+                if req.is_idempotent() || retry::not_sent(&status) {
+                    continue;
+                }
             }
             attempts += 1;
             if !retry::is_transport_failure(&status) {
@@ -297,6 +322,28 @@ impl Client {
             }
             tokio::time::sleep(policy.backoff(attempts).min(remaining)).await;
         }
+    }
+}
+
+/// `msg` as a request with the call deadline `timeout` (sent as `grpc-timeout`, enforced here too).
+fn with_deadline<T>(msg: T, timeout: Option<Duration>) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(msg);
+    if let Some(t) = timeout {
+        req.set_timeout(t);
+    }
+    req
+}
+
+/// tonic reports a call that ran out of its deadline as CANCELLED "Timeout expired"; gRPC (and the
+/// other clients) call it DEADLINE_EXCEEDED, which is an answer, never retried.
+fn deadline_exceeded(s: tonic::Status) -> tonic::Status {
+    if retry::timed_out(&s) {
+        tonic::Status::deadline_exceeded(format!(
+            "{}: no answer from the postcompact daemon within the call's deadline (Options::timeout)",
+            s.message()
+        ))
+    } else {
+        s
     }
 }
 
@@ -396,8 +443,12 @@ async fn establish(opts: &Options, resolved: Resolved, env: &dyn Env) -> Result<
     };
     let auth = BearerToken::new(token.as_deref())?;
     Ok(Conn {
-        rpc: PostcompactServiceClient::with_interceptor(channel.clone(), auth.clone()),
-        health: HealthClient::with_interceptor(channel, auth),
+        rpc: PostcompactServiceClient::with_interceptor(channel.clone(), auth.clone())
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_encoding_message_size(MAX_MESSAGE_SIZE),
+        health: HealthClient::with_interceptor(channel, auth)
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_encoding_message_size(MAX_MESSAGE_SIZE),
         resolved,
     })
 }
@@ -518,12 +569,15 @@ async fn start_daemon(opts: &Options, resolved: &Resolved, env: &dyn Env) -> Res
         match establish(opts, target, env).await {
             Ok(conn) => {
                 let mut h = conn.health.clone();
-                match h
-                    .check(HealthCheckRequest {
+                // Bounded by the start timeout: a hung daemon must not block the wait.
+                let left = deadline.saturating_duration_since(Instant::now());
+                let req = with_deadline(
+                    HealthCheckRequest {
                         service: String::new(),
-                    })
-                    .await
-                {
+                    },
+                    Some(left.max(Duration::from_millis(50))),
+                );
+                match h.check(req).await {
                     Ok(r) if r.get_ref().status() == ServingStatus::Serving => {
                         reap_in_background(child, exited.is_some());
                         return Ok(conn);

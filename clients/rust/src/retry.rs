@@ -133,6 +133,11 @@ pub fn is_transport_failure(s: &tonic::Status) -> bool {
         && s.details().is_empty()
 }
 
+/// The call ran out of its deadline (tonic's CANCELLED "Timeout expired").
+pub(crate) fn timed_out(s: &tonic::Status) -> bool {
+    s.code() == Code::Cancelled && source_chain_has::<tonic::TimeoutExpired>(s)
+}
+
 /// The connection could not be established: the request was never sent.
 pub fn not_sent(s: &tonic::Status) -> bool {
     source_chain_has::<tonic::ConnectError>(s)
@@ -193,6 +198,9 @@ mod tests {
         assert!(is_transport_failure(&tonic::Status::unavailable("gone")));
         assert!(is_transport_failure(&tonic::Status::cancelled("stopped")));
         assert!(!is_transport_failure(&tonic::Status::not_found("x")));
+        assert!(!is_transport_failure(&tonic::Status::deadline_exceeded(
+            "x"
+        )));
         assert!(!not_sent(&tonic::Status::unavailable("no source")));
     }
 }

@@ -275,3 +275,54 @@ async fn a_call_that_finds_the_daemon_gone_restarts_it_and_retries_once() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Answers over tonic's default 4 MiB decode limit arrive (the daemon allows 32 MiB): a 5 MiB
+/// text under a huge budget comes back whole.
+#[tokio::test]
+async fn answers_over_4_mib_are_received() {
+    let mut daemon = Daemon::start("big", &[]);
+    let client = daemon.wait_healthy().await;
+    let text = vec![b'a'; 5 << 20];
+    let r = client
+        .truncate_tokens(pb::TruncateTokensRequest {
+            text: text.clone(),
+            max_tokens: 1 << 30,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!r.truncated);
+    assert!(r.text == text, "{} bytes back", r.text.len());
+    daemon.stop();
+}
+
+/// A hung daemon (SIGSTOP) fails a call with DEADLINE_EXCEEDED at `Options::timeout`, not
+/// retried, instead of blocking the caller forever.
+#[tokio::test]
+async fn a_hung_daemon_fails_the_call_at_its_deadline() {
+    let mut daemon = Daemon::start("hang", &[]);
+    daemon.wait_healthy().await;
+    let client = Client::connect_with(
+        Options::default()
+            .address(daemon.address())
+            .timeout(Duration::from_secs(1)),
+    )
+    .await
+    .unwrap();
+    client.get_stats(Default::default()).await.unwrap();
+    let pid = daemon.child.id() as libc::pid_t;
+    // SAFETY: kill(2) has no memory-safety preconditions; the pid is our own child.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    // Only a guard against hanging the test run: the deadline is 1 s.
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        client.get_stats(Default::default()),
+    )
+    .await;
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let err = r.expect("the call outlived its deadline").unwrap_err();
+    assert_eq!(err.code(), Code::DeadlineExceeded, "{err}");
+    assert_eq!(err.reason(), None, "{err}");
+    daemon.stop();
+}

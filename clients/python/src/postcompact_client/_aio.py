@@ -19,7 +19,13 @@ from postcompact_client._autostart import spawn_daemon
 from postcompact_client._channel import CHANNEL_OPTIONS
 from postcompact_client._discovery import Target, resolve
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
-from postcompact_client._retry import DEFAULT_RETRY, Attempts, RetryPolicy
+from postcompact_client._retry import (
+    DEFAULT_RETRY,
+    Attempts,
+    RetryPolicy,
+    is_idempotent,
+    not_sent,
+)
 from postcompact_client.v1 import postcompact_pb2 as pb
 from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
 
@@ -78,13 +84,19 @@ class AsyncClient:
                 return await fn(request, timeout=t, metadata=self._metadata)
             except grpc.aio.AioRpcError as err:
                 failure = PostcompactError.from_rpc_error(err)
+            # No daemon (UNAVAILABLE without a daemon's reason): start it, once per client.
             if (
                 failure.code == grpc.StatusCode.UNAVAILABLE
+                and not failure.reason
                 and self.auto_start
                 and not self._start_tried
             ):
                 await self.start_daemon()
-                continue
+                # Re-send at once only what cannot be applied twice: an idempotent call, or one
+                # that never reached a daemon. Any other may have been applied before the
+                # connection broke: after_failure reports it as not retried, as without auto-start.
+                if is_idempotent(method, request) or not_sent(failure.message):
+                    continue
             await asyncio.sleep(attempts.after_failure(failure))
 
     async def health(self, service: str = "", timeout: float = 1.0) -> bool:  # noqa: ASYNC109
