@@ -203,3 +203,18 @@ def test_async_client_survives_a_kill9_restart(daemon: list[RunningDaemon], proj
         await client.close()
 
     asyncio.run(scenario())
+
+
+def test_auto_start_with_a_missing_executable_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base = short_dir("pcx")
+    try:
+        monkeypatch.setenv("POSTCOMPACT_BIN", str(base / "no-such-postcompact"))
+        client = Client(f"unix://{base / 'd.sock'}", auto_start=True, start_timeout=2.0)
+        with client, pytest.raises(DaemonUnavailable) as exc:
+            client.server_info()
+        assert "no-such-postcompact" in exc.value.message
+        assert "POSTCOMPACT_BIN" in exc.value.message
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

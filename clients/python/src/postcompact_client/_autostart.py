@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+from postcompact_client._errors import DaemonUnavailable
+
 _SPAWNED: list[subprocess.Popen[bytes]] = []  # keep handles: no ResourceWarning on collection
 
 
@@ -25,13 +27,20 @@ def daemon_command(socket_path: str | None) -> list[str]:
 
 def spawn_daemon(socket_path: str | None) -> subprocess.Popen[bytes]:
     """Start `postcompact serve` in its own session with no terminal, never forking this process."""
-    proc = subprocess.Popen(
-        daemon_command(socket_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    cmd = daemon_command(socket_path)
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        raise DaemonUnavailable(
+            f"no daemon answered, and starting one failed: {cmd[0]}: {exc.strerror or exc} "
+            "(set POSTCOMPACT_BIN to the postcompact executable, or start the daemon)"
+        ) from None
     _SPAWNED.append(proc)
     return proc
