@@ -7,6 +7,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     tcp_port = 0                      # loopback TCP as well (0 = pick a port); absent = no TCP
     tcp_host = "127.0.0.1"            # or "::1"; anything not loopback is refused
     log_level = "info"
+    log_file = "~/.local/state/postcompact/daemon.log"   # default: stderr (`start`: this file)
     max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB)
     profile = "default"               # or "claude-code"
     deny_globs = ["**/.env", "**/*.pem"]
@@ -33,8 +34,16 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     [policy]                          # daemon-wide RestorePolicy defaults (reference constants)
     max_files = 5
     file_token_budget = 50000
+    max_tokens_per_file = 5000
+    max_tokens_per_skill = 5000
+    skills_token_budget = 25000
+    max_file_size_bytes = 262144      # a file over it is restored by `oversize`
     oversize = "truncate_head"        # or "reference"
-    counter = "rough"                 # or "exact" (with encoding = "o200k_base")
+    counter = "rough"                 # or "exact"
+    encoding = "o200k_base"           # for counter = "exact" (or "cl100k_base")
+    malware_reminder = true           # the Read result's malware reminder, as Claude Code
+    # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
+    # skill_truncation_marker = "..."
 
     [[hooks.session_start]]           # run at Compact; ONLY from this file, never from clients
     command = "cat ~/notes/invariants.txt | jq -Rs '{additionalContext: .}'"

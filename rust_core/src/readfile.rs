@@ -153,7 +153,9 @@ pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, R
     let mut end_off: Option<u64> = None;
     let mut line: u64 = 1; // the line the next byte belongs to
     let mut base: u64 = 0;
-    let mut buf = vec![0u8; limits.sniff_bytes.max(1)];
+    // At most one chunk: every chunk is checked for NUL anyway (and a huge `sniff_bytes` must
+    // not become a huge allocation).
+    let mut buf = vec![0u8; limits.sniff_bytes.clamp(1, CHUNK)];
     let mut chunk_len = io.read(&mut buf)?;
     buf.resize(CHUNK.max(buf.len()), 0);
     while chunk_len > 0 {
@@ -181,7 +183,9 @@ pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, R
     let size = base;
     let total_lines = if size > 0 { line } else { 0 };
     let mtime_ns = mtime_ns(&fst);
-    let Some(start_off) = start_off.filter(|_| start <= total_lines) else {
+    // A range of no lines (limit 0), or one starting past the end, is empty.
+    let empty = range.limit == Some(0) || start > total_lines;
+    let Some(start_off) = start_off.filter(|_| !empty) else {
         return Ok(Ranged {
             data: Vec::new(),
             mtime_ns,
@@ -485,6 +489,28 @@ mod tests {
         assert_eq!(range(1, Some(100), None).0, b"l1\r\nl2\nl3\nl4".to_vec());
         assert_eq!(range(1, None, Some(7)), (b"l1\r\nl2".to_vec(), 4, 2, true));
         assert_eq!(range(1, None, Some(1)), (b"l".to_vec(), 4, 1, true));
+        // No lines asked for: nothing, wherever the range starts.
+        for start in [0, 1, 2, 4, 9] {
+            assert_eq!(
+                range(start, Some(0), None),
+                (Vec::new(), 4, 0, false),
+                "{start}"
+            );
+        }
+        // A huge sniff size only sizes the first read: no huge allocation.
+        let huge = Limits {
+            sniff_bytes: usize::MAX,
+            ..limits(0)
+        };
+        let whole = Range {
+            start: 1,
+            limit: None,
+            head_bytes: None,
+        };
+        assert_eq!(
+            read_range(&p, huge, whole).unwrap().data,
+            b"l1\r\nl2\nl3\nl4".to_vec()
+        );
         let nul = write(
             &d,
             "n.txt",

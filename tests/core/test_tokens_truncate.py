@@ -215,3 +215,41 @@ def test_errors() -> None:
         _core.truncate_batch(["abc"], -5)
     with pytest.raises(TypeError, match="must be str or bytes"):
         _core.truncate_to_tokens(None, 10)  # type: ignore[call-overload]
+
+
+# Pieces whose UTF-8 copy differs from the str: lone surrogates (counted as U+FFFD), surrogate
+# pairs spelled out as two code points (merged into one character by the copy), astral
+# characters.
+SURROGATE_PIECES = ["\ud800", "\udfff", "\ud83d\ude00", "😀", "é", "x", "ab", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(SURROGATE_PIECES), max_size=120).map("".join),
+    st.integers(1, 40),
+    st.sampled_from(["", "…"]),
+    st.sampled_from(["rough", "exact"]),
+)
+def test_str_with_surrogates_keeps_a_prefix(
+    text: str, max_tokens: int, marker: str, counter: str
+) -> None:
+    """The kept part is a prefix of the input itself, code point for code point, whichever
+    pieces the str holds."""
+    encoding = "o200k_base"
+    out = _core.truncate_to_tokens(text, max_tokens, marker, counter, encoding)
+    if out is text:
+        return
+    assert out.endswith(marker)
+    assert text.startswith(out[: len(out) - len(marker)])
+
+
+def test_str_with_surrogates_examples() -> None:
+    for text in (
+        "😀\ud800" + "x" * 100,
+        "😀\ud83d\ude00" + "x" * 100,
+        "\ud83d\ude00" * 3 + "y" * 99,
+    ):
+        for counter in ("rough", "exact"):
+            out = _core.truncate_to_tokens(text, 5, "", counter, "o200k_base")
+            assert out
+            assert text.startswith(out), (text[:8], counter, out[:8])

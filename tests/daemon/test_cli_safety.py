@@ -274,3 +274,30 @@ def test_a_timed_out_hook_with_a_detached_child_leaks_no_fds(base: Path) -> None
         for pid in pids.read_text().split() if pids.exists() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGKILL)
+
+
+def test_the_documented_example_config_is_valid_and_complete(base: Path) -> None:
+    """config.py's docstring shows every key (README): it loads as it stands, and each key
+    `load_config` accepts appears in it."""
+    import textwrap
+    import tomllib
+
+    from postcompact import config
+    from postcompact.v1.postcompact_pb2 import RestorePolicy
+
+    doc = config.__doc__ or ""
+    example = textwrap.dedent(doc[doc.index("    socket =") :])
+    path = base / "example.toml"
+    path.write_text(example.replace("/run/user/1000/postcompact/daemon.sock", str(base / "d.sock")))
+    loaded = config.load_config({}, env={}, config_file=path)
+    assert loaded.hooks
+    assert loaded.policy.max_files == 5
+    shown = tomllib.loads(example)
+    commented = {
+        line.split("=")[0].strip("# ").strip() for line in example.splitlines() if "=" in line
+    }
+    top = set(shown) - {"limits", "policy", "hooks"} | {"state_path"}
+    assert set(config.ENV_KEYS.values()) <= top | set(shown["limits"])
+    assert set(shown["limits"]) >= config.LIMIT_KEYS
+    policy_keys = {f.name for f in RestorePolicy.DESCRIPTOR.fields}
+    assert policy_keys <= set(shown["policy"]) | commented

@@ -441,6 +441,27 @@ fn rough_cut_bmp(s: &Bound<'_, PyString>, keep_units: usize) -> usize {
     end
 }
 
+/// The number of code points of `s` that `head` (a prefix of `str_utf8(s)`'s lossy copy) stands
+/// for. Each char of the copy is one code point of `s`, except an astral one, which is either one
+/// astral code point or a pair of surrogate code points spelled out in `s` (the copy merged them).
+/// A lone surrogate became one U+FFFD: still one for one.
+fn str_index_of_cut(s: &Bound<'_, PyString>, head: &str) -> PyResult<usize> {
+    let mut index = 0usize;
+    for c in head.chars() {
+        if (c as u32) < 0x10000 {
+            index += 1;
+            continue;
+        }
+        // SAFETY: `s` is a live str and `index` is within it (the copy has no more chars).
+        let cp = unsafe { ffi::PyUnicode_ReadChar(s.as_ptr(), index as isize) };
+        if cp == u32::MAX {
+            return Err(PyErr::fetch(s.py()));
+        }
+        index += if (0xD800..0xDC00).contains(&cp) { 2 } else { 1 };
+    }
+    Ok(index)
+}
+
 /// Truncates one `str`/`bytes` item; `cut` is precomputed (batch) or computed here.
 fn truncate_one<'py>(
     py: Python<'py>,
@@ -472,7 +493,9 @@ fn truncate_one<'py>(
             match cut {
                 Cut::Unchanged => Ok(obj.clone()),
                 Cut::At(n) if replaced => {
-                    Ok(PyString::new(py, &Cut::At(n).apply(&text, spec.marker)).into_any())
+                    // Slice the original, not the lossy copy: the result stays a prefix of `s`.
+                    let end = str_index_of_cut(s, &text[..n])?;
+                    Ok(str_prefix_plus(s, end, marker_obj)?.into_any())
                 }
                 Cut::At(n) => {
                     let chars = char_count_valid(&text.as_bytes()[..n]);
