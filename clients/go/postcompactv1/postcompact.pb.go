@@ -2674,10 +2674,12 @@ func (x *RecordSkillResponse) GetSkills() int32 {
 }
 
 type SetPlanRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	AgentId       string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	PlanFilePath  string                 `protobuf:"bytes,3,opt,name=plan_file_path,json=planFilePath,proto3" json:"plan_file_path,omitempty"` // "" = no plan file
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	AgentId   string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// "" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
+	// ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
+	PlanFilePath  string `protobuf:"bytes,3,opt,name=plan_file_path,json=planFilePath,proto3" json:"plan_file_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

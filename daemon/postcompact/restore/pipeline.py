@@ -27,6 +27,9 @@ answer); their stdin JSON then carries `"preview": true`.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from collections.abc import Sequence
 
 from postcompact import _core, fileread, render
@@ -84,9 +87,7 @@ def _exclusions(
         excluded[path] = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
     for path in session.memory_paths:
         excluded[_key(agent, path)] = pb.OUTCOME_EXCLUDED_MEMORY_FILE
-    if agent.plan_file_path:
-        plan = _key(agent, _core.expand_path(agent.plan_file_path, session.cwd, session.home))
-        excluded[plan] = pb.OUTCOME_EXCLUDED_PLAN_FILE
+    excluded[_key(agent, plan_path(session, agent))] = pb.OUTCOME_EXCLUDED_PLAN_FILE
     return excluded
 
 
@@ -125,6 +126,24 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
         )
 
 
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def plan_path(session: Session, agent: AgentState) -> str:
+    """The agent's plan file: the one SetPlan named, else Claude Code's layout (reference §8.1)
+    `<plans directory>/<slug>.md`, `<slug>-agent-<agent id>.md` for a sub-agent. The slug is
+    derived from the session id (Claude Code draws random words once per session), so it stays
+    the same across compactions and restarts; an agent id that is not a plain name is hashed."""
+    if agent.plan_file_path:
+        return str(_core.expand_path(agent.plan_file_path, session.cwd, session.home))
+    slug = "plan-" + hashlib.sha256(session.session_id.encode()).hexdigest()[:12]
+    aid = agent.agent_id
+    if aid and not _SAFE_NAME.fullmatch(aid):
+        aid = hashlib.sha256(aid.encode()).hexdigest()[:12]
+    name = f"{slug}-agent-{aid}.md" if aid else f"{slug}.md"
+    return os.path.join(session.plans_directory, name)
+
+
 def _read_plan(
     session: Session, path: str, deny_globs: Sequence[str], inline: bool = False
 ) -> bytes | None:
@@ -151,18 +170,9 @@ async def _plan(
     *,
     include_content: bool = True,
 ) -> None:
-    path = (
-        _core.expand_path(agent.plan_file_path, session.cwd, session.home)
-        if agent.plan_file_path
-        else None
-    )
-    content = None
-    if path:
-        plan_path = path
-        content = await fileread.off_loop(
-            lambda inline: _read_plan(session, plan_path, deny_globs, inline)
-        )
-    if path and content:  # an empty plan file is no plan (Claude Code: `if (!planContent)`)
+    path = plan_path(session, agent)
+    content = await fileread.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
+    if content:  # an empty plan file is no plan (Claude Code: `if (!planContent)`)
         text = render.plan_file_reference(path, content.decode("utf-8", "replace"), templates)
         out.attach(
             "plan",
@@ -176,8 +186,7 @@ async def _plan(
             ),
         )
     if agent.mode == pb.PERMISSION_MODE_PLAN:
-        # Without SetPlan the reminder can only name the plans directory.
-        shown = path or session.plans_directory
+        shown = path
         exists = content is not None
         sub = agent.agent_id != ""
         text = render.plan_mode(shown, plan_exists=exists, is_sub_agent=sub, templates=templates)

@@ -147,6 +147,23 @@ def malware_reminder(s: Session, config: Config) -> bool:
     return _DEFAULT_POLICY.malware_reminder
 
 
+def _mtime_seen(s: Session, a: AgentState, path: str, entry: _core.FileState) -> int | None:
+    """The file's mtime as the read that made `entry` saw it, when known. Under the default
+    profile an entry's timestamp is the read time, and a change in the same clock tick as the
+    read has an mtime no later than it: the mtime the read saw is what tells."""
+    mark = a.read_mtimes.get(path)
+    if s.profile != pb.PROFILE_CLAUDE_CODE and mark is not None and mark[0] == entry.timestamp:
+        return mark[1]
+    return None
+
+
+def _changed(s: Session, a: AgentState, path: str, entry: _core.FileState, current: int) -> bool:
+    """Whether the file was modified since `entry` was read (reference §5.3 and §14.1: its mtime
+    is newer than the entry's timestamp; with the mtime the read saw, any other mtime)."""
+    seen = _mtime_seen(s, a, path, entry)
+    return current > entry.timestamp if seen is None else current != seen
+
+
 class FileService:
     def __init__(self, registry: Registry, config: Config):
         self.registry = registry
@@ -158,16 +175,18 @@ class FileService:
     def store(self) -> NullStore:
         return self.registry.store
 
-    def _unchanged(self, s: Session, a: AgentState, path: str, entry: _core.FileState) -> bool:
+    def _unchanged(
+        self, s: Session, a: AgentState, path: str, entry: _core.FileState
+    ) -> int | None:
+        """The file's current mtime when the agent's view of it (`entry`) is current, else
+        None."""
         if a.unverified.get(path) is entry:
-            return False
+            return None
         current = mtime_ms(path)
         if current is None:
-            return False
-        mark = a.read_mtimes.get(path)
-        if s.profile != pb.PROFILE_CLAUDE_CODE and mark is not None and mark[0] == entry.timestamp:
-            return mark[1] == current
-        return bool(entry.timestamp == current)
+            return None
+        seen = _mtime_seen(s, a, path, entry)
+        return current if current == (entry.timestamp if seen is None else seen) else None
 
     async def read_file(self, req: pb.ReadFileRequest) -> pb.ReadFileResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
@@ -184,22 +203,34 @@ class FileService:
             )
         # peek: a read that fails below must not change the entry's recency (in memory only).
         entry = a.files.peek(path)
-        if (
-            entry is not None
+        current = (
+            self._unchanged(s, a, path, entry)
+            if entry is not None
             and not entry.partial_view
             and entry.offset is not None
             and entry.offset == offset
             and entry.limit == limit
-            and self._unchanged(s, a, path, entry)
-        ):
+            else None
+        )
+        if entry is not None and current is not None:
             stub = render.FILE_UNCHANGED_STUB
-            a.files.get(path)  # the stub is a use: the entry becomes the most recently used
+            # The stub is a use of the file. Under the default profile (timestamps are read
+            # times) it is a read now: restoration ranks the file by it (design chapter
+            # §10.9). Under claude-code the timestamp stays the file's mtime; only the recency
+            # moves.
+            stamp = entry.timestamp
+            if s.profile != pb.PROFILE_CLAUDE_CODE:
+                stamp = max(now_ms(), entry.timestamp)
+                a.files.set(path, _core.FileState(entry.content, stamp, offset, limit, False))
+                a.read_mtimes[path] = (stamp, current)
+            else:
+                a.files.get(path)
             self.store.sync_files(s, a)
             return pb.ReadFileResponse(
                 path=path,
                 unchanged=True,
                 text=stub.encode(),
-                timestamp_ms=entry.timestamp,
+                timestamp_ms=stamp,
                 start_line=offset,
                 tokens=_core.estimate(stub),
             )
@@ -344,7 +375,7 @@ class FileService:
                 error_code=6,
                 path=path,
             )
-        if a.unverified.get(path) is entry or current > entry.timestamp:
+        if a.unverified.get(path) is entry or _changed(s, a, path, entry, current):
             full_read = entry.offset is None and entry.limit is None
             unverified = a.unverified.get(path) is entry
             if unverified or not (full_read and _same_content(s, path, entry.content, self.config)):
@@ -368,7 +399,7 @@ class FileService:
             current = mtime_ms(path)
             if entry is None or current is None:
                 continue
-            if current > entry.timestamp and current > req.started_at_ms:
+            if _changed(s, a, path, entry, current) and current > req.started_at_ms:
                 stale.append(path)
         hint = ""
         if stale and (not req.command or WRITE_COMMAND_MARKERS.search(req.command)):

@@ -1302,7 +1302,9 @@ class SetPlanRequest(_message.Message):
     session_id: _builtins.str
     agent_id: _builtins.str
     plan_file_path: _builtins.str
-    """"" = no plan file"""
+    """"" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
+    ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
+    """
     def __init__(
         self,
         *,

@@ -5,7 +5,8 @@ export interface SetPlanRequest {
   'sessionId'?: (string);
   'agentId'?: (string);
   /**
-   * "" = no plan file
+   * "" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
+   * ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
    */
   'planFilePath'?: (string);
 }
@@ -14,7 +15,8 @@ export interface SetPlanRequest__Output {
   'sessionId': (string);
   'agentId': (string);
   /**
-   * "" = no plan file
+   * "" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
+   * ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
    */
   'planFilePath': (string);
 }
