@@ -151,6 +151,8 @@ def _read_plan(
 
     Read like every other file: inside the session roots or the plans directory (SetPlan only
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
+    if not os.path.lexists(path):  # most agents have no plan file: one stat, not a checked read
+        return None
     roots = [*(session.roots or [session.cwd]), session.plans_directory]
     try:
         tf = fileread.read_text(
