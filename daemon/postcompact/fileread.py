@@ -200,15 +200,29 @@ def is_denied(paths: Iterable[str], deny_globs: Sequence[str]) -> str | None:
     return None
 
 
+def _os_realpath(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except OSError:  # a component swapped while it was resolved (e.g. readlink: EINVAL)
+        raise FileReadError("outside_roots", f"{path} changed while it was resolved") from None
+
+
 def realpath(path: str) -> str:
     """`os.path.realpath(path)`, resolved in the core where it can (`_core.realpath`)."""
     real = _core.realpath(path)
-    return os.path.realpath(path) if real is None else real
+    return _os_realpath(path) if real is None else real
 
 
 def resolve_roots(roots: Iterable[str]) -> tuple[str, ...]:
-    """The real paths of `roots`, as `read_text` checks against."""
-    return tuple(realpath(r) for r in roots)
+    """The real paths of `roots`, as `read_text` checks against (a root that cannot be
+    resolved stays as given: it then only matches itself)."""
+    out = []
+    for r in roots:
+        try:
+            out.append(realpath(r))
+        except FileReadError:
+            out.append(os.path.normpath(r))
+    return tuple(out)
 
 
 @dataclass(slots=True)
@@ -231,10 +245,10 @@ class ReadScope:
         if base is None:
             base = _core.realpath(head)
             if base is None:
-                return os.path.realpath(path)
+                return _os_realpath(path)
             self.real_dirs[head] = base
         real = _core.realpath(tail, base)
-        return os.path.realpath(path) if real is None else real
+        return _os_realpath(path) if real is None else real
 
 
 def read_text(

@@ -48,15 +48,14 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from postcompact import __version__, _core
+from postcompact import __version__, fileread
 from postcompact._core import FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
-from postcompact.fileread import SNIFF_BYTES
 from postcompact.lifecycle import (
     LifecycleError,
     default_socket_path,
@@ -436,23 +435,26 @@ def _line_range(data: bytes, offset: int | None, limit: int | None) -> bytes:
 
 
 def verified_content(
-    path: str, offset: int | None, limit: int | None, digest: bytes, size: int
+    path: str,
+    offset: int | None,
+    limit: int | None,
+    digest: bytes,
+    size: int,
+    *,
+    roots: Sequence[str],
+    deny_globs: Sequence[str],
 ) -> bytes | None:
-    """The entry's content re-read from disk when its hash matches `digest`, else None."""
+    """The entry's content re-read from disk when its hash matches `digest`, else None.
+
+    Read as every read path does (`fileread.read_text`: inside `roots`, never a deny-globbed
+    file, a device or a path swapped on the way): an entry recorded for anything else stays
+    unverified, so a restart never reads it, nor answers about its content."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        data = fileread.read_text(
+            path, roots=roots, max_bytes=MAX_VERIFY_BYTES, deny_globs=deny_globs
+        ).content
+    except fileread.FileReadError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_VERIFY_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_VERIFY_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     start = offset or 1
     if start == 1 and limit is None:
         candidates = [data]
@@ -461,9 +463,10 @@ def verified_content(
         # a Compact's TRUNCATE_HEAD seed does (possibly part of line 1): a prefix of the file.
         candidates = [data[:size]]
     else:
-        candidates = [_line_range(data, offset, limit)]
-        with contextlib.suppress(_core.ReadRefused):  # fileread's own model of the range
-            candidates.insert(0, _core.read_range(path, start, limit, None, SNIFF_BYTES)[0])
+        # The range as ReadFile keeps it (a range ending before EOF without its last "\r"),
+        # or as a harness recorded it split on "\n".
+        joined = _line_range(data, offset, limit)
+        candidates = [joined.removesuffix(b"\r"), joined]
     for c in candidates:
         if len(c) == size and content_digest(c) == digest:
             return c
@@ -564,9 +567,11 @@ class NullStore:
 class SqliteStore(NullStore):
     """Write-through persistence in one SQLite database (see the module docstring)."""
 
-    def __init__(self, path: Path, *, max_bytes: int):
+    def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
         self.path = path
         self.max_bytes = max_bytes
+        # What the start-up re-read of recorded contents refuses, as every read path does.
+        self.deny_globs = fileread.effective_deny_globs(deny_globs)
         self._lock = DbLock(path)
         self._lock.acquire()
         try:
@@ -985,7 +990,15 @@ class SqliteStore(NullStore):
         entries: list[tuple[str, FileState]] = []
         loaded: dict[str, _Row] = {}
         for path, seq, ts, offset, limit, partial, digest, size, mark_ts, mark_mtime in rows:
-            content = verified_content(path, offset, limit, bytes(digest), size)
+            content = verified_content(
+                path,
+                offset,
+                limit,
+                bytes(digest),
+                size,
+                roots=s.roots or [s.cwd],
+                deny_globs=self.deny_globs,
+            )
             st = FileState(content or b"", ts, offset, limit, bool(partial))
             if content is None:
                 a.unverified[path] = st
@@ -1021,11 +1034,12 @@ def open_store(
     state_dir: Path | None,
     state_path: Path | None,
     max_bytes: int,
+    deny_globs: Sequence[str] = (),
 ) -> NullStore:
     if not persist:
         return NullStore()
     path = state_db_path(socket=socket, state_dir=state_dir, state_path=state_path)
-    return SqliteStore(path, max_bytes=max_bytes)
+    return SqliteStore(path, max_bytes=max_bytes, deny_globs=deny_globs)
 
 
 # --- `postcompact state check | reset` -----------------------------------------------------------

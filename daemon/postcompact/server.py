@@ -336,6 +336,7 @@ class Daemon:
             state_dir=cfg.state_dir,
             state_path=cfg.state_path,
             max_bytes=cfg.max_state_bytes,
+            deny_globs=cfg.deny_globs,
         )
         try:
             return await self._run_with_store(started)

@@ -273,6 +273,17 @@ fn open_checked(
     if (fst.dev(), fst.ino()) != (st.dev(), st.ino()) {
         return Err(ReadFailure::Changed);
     }
+    // The caller resolved `path` and checked it (roots, deny globs). O_NOFOLLOW only guards the
+    // last component: a directory on the way swapped for a symlink since then leads both the
+    // stat and the open elsewhere, consistently. The kernel's name for the file opened must be
+    // the path that was checked. (Without /proc this check is skipped.)
+    if path.is_absolute() {
+        if let Ok(opened) = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            if opened != path {
+                return Err(ReadFailure::Changed);
+            }
+        }
+    }
     Ok((file, fst))
 }
 

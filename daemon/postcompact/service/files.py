@@ -84,8 +84,15 @@ def _within(path: str, root: str) -> bool:
 
 
 def resolve_path(
-    s: Session, raw: str, *, field: str = "path", extra_roots: tuple[str, ...] = ()
+    s: Session,
+    raw: str,
+    *,
+    field: str = "path",
+    extra_roots: tuple[str, ...] = (),
+    memory_files: bool = True,
 ) -> str:
+    """`raw` made absolute (`~`, cwd, `.`/`..`, NFC); PermissionDenied unless it is inside the
+    session roots or `extra_roots`, or (with `memory_files`) one of the session's memory files."""
     if not raw or not raw.strip():
         raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
     if "\x00" in raw:
@@ -95,7 +102,8 @@ def resolve_path(
     except ValueError as exc:
         raise InvalidArgument("BAD_PATH", f"{field}: {exc}") from None
     roots = (*s.roots, *extra_roots)
-    if not any(_within(path, r) for r in roots) and path not in s.memory_paths:
+    memory = memory_files and path in s.memory_paths
+    if not any(_within(path, r) for r in roots) and not memory:
         raise PermissionDenied(
             "PATH_OUTSIDE_ROOTS",
             f"{raw!r} resolves to {path}, outside the session roots {list(roots)}",
@@ -443,7 +451,11 @@ class FileService:
             self.store.put_agent(s, a)
             return pb.SetPlanResponse()
         path = resolve_path(
-            s, req.plan_file_path, field="plan_file_path", extra_roots=(s.plans_directory,)
+            s,
+            req.plan_file_path,
+            field="plan_file_path",
+            extra_roots=(s.plans_directory,),
+            memory_files=False,  # a plan file lives in the roots or the plans directory only
         )
         self.store.check_room()
         a.plan_file_path = path
