@@ -10,10 +10,12 @@
 //! and read with `preadv2(RWF_NOWAIT)`, which fails with `EAGAIN` rather than wait for the disk,
 //! so the caller can move the read to a worker thread instead.
 
+use std::ffi::CString;
 use std::fs::{self, File, Metadata};
 use std::io::{self, ErrorKind, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
+use std::os::unix::io::{AsRawFd, FromRawFd, RawFd};
 use std::path::Path;
 
 /// Why a read was refused or failed, named for the caller's message (see `fileread.py`).
@@ -263,28 +265,77 @@ fn open_checked(
     if whole && st.len() > limits.max_bytes {
         return Err(ReadFailure::TooLarge(st.len()));
     }
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(ReadFailure::Open)?;
+    let file = open_resolved(path)?;
     let fst = file.metadata().map_err(ReadFailure::Read)?;
     check_kind(&fst)?;
     if (fst.dev(), fst.ino()) != (st.dev(), st.ino()) {
         return Err(ReadFailure::Changed);
     }
-    // The caller resolved `path` and checked it (roots, deny globs). O_NOFOLLOW only guards the
-    // last component: a directory on the way swapped for a symlink since then leads both the
-    // stat and the open elsewhere, consistently. The kernel's name for the file opened must be
-    // the path that was checked. (Without /proc this check is skipped.)
-    if path.is_absolute() {
+    Ok((file, fst))
+}
+
+/// `struct open_how` of openat2(2) (libc's is non-exhaustive).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+
+/// Open `path` for reading. The caller resolved it (it holds no symlink) and checked it (roots,
+/// deny globs); `O_NOFOLLOW` alone guards only the last component, and a directory on the way
+/// swapped for a symlink since the check would lead the open elsewhere. So an absolute path is
+/// opened with openat2(RESOLVE_NO_SYMLINKS): any symlink met is a change (ELOOP). Where openat2
+/// is missing (before Linux 5.6, or filtered), the open is plain and the kernel's name for the
+/// file opened (`/proc/self/fd/N`) must be the path checked.
+fn open_resolved(path: &Path) -> Result<File, ReadFailure> {
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let c_path = path
+        .is_absolute()
+        .then(|| CString::new(path.as_os_str().as_bytes()).ok())
+        .flatten();
+    if let Some(c_path) = &c_path {
+        let how = OpenHow {
+            flags: flags as u64,
+            mode: 0,
+            resolve: RESOLVE_NO_SYMLINKS,
+        };
+        // SAFETY: a NUL-terminated path and a live `open_how` of the size passed.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                libc::AT_FDCWD,
+                c_path.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a file descriptor just opened, owned by nobody else.
+            return Ok(unsafe { File::from_raw_fd(fd as RawFd) });
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::ELOOP) => return Err(ReadFailure::Changed),
+            Some(libc::ENOSYS | libc::EPERM | libc::EINVAL | libc::E2BIG) => {} // no openat2
+            _ => return Err(ReadFailure::Open(err)),
+        }
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(ReadFailure::Open)?;
+    if c_path.is_some() {
         if let Ok(opened) = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
             if opened != path {
                 return Err(ReadFailure::Changed);
             }
         }
     }
-    Ok((file, fst))
+    Ok(file)
 }
 
 fn mtime_ns(st: &Metadata) -> i128 {
@@ -542,6 +593,24 @@ mod tests {
                 }
             ),
             Err(ReadFailure::Binary)
+        ));
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn refuses_a_symlink_anywhere_on_the_path() {
+        // The caller passes a resolved path: a symlinked directory on the way means it changed
+        // since it was checked (it may now lead out of the roots).
+        let d = tmpdir("symdir");
+        fs::create_dir_all(d.join("real")).unwrap();
+        let p = write(&d.join("real"), "f.txt", b"hi\n");
+        let link = d.join("link");
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(d.join("real"), &link).unwrap();
+        assert_eq!(read_whole(&p, limits(100)).unwrap().data, b"hi\n".to_vec());
+        assert!(matches!(
+            read_whole(&link.join("f.txt"), limits(100)),
+            Err(ReadFailure::Changed)
         ));
         fs::remove_dir_all(&d).unwrap();
     }
