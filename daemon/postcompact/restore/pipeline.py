@@ -323,16 +323,16 @@ async def _steps(
     hooks: Sequence[HookSpec],
     deny_globs: Sequence[str],
     snapshot: Sequence[tuple[str, _core.FileState]],
+    preserved: Sequence[pb.ConversationMessage] | None,
     excluded: dict[str, pb.Outcome.ValueType],
     out: Outcome,
     *,
     preview: bool,
     hash_contents: bool,
 ) -> Announced:
-    """Steps 2-8 into `out`; what the catalogue announced, for the caller to store once the
-    whole compaction succeeded."""
-    partial = request.kind == pb.COMPACT_KIND_PARTIAL
-    preserved = list(request.preserved_messages) if partial else []
+    """Steps 2-8 into `out` (`preserved`: the kept tail of a PARTIAL compaction, None for
+    FULL); what the catalogue announced, for the caller to store once the whole compaction
+    succeeded."""
 
     # 2. Files.
     deny = fileread.effective_deny_globs(deny_globs)
@@ -348,7 +348,7 @@ async def _steps(
     _skills(agent, policy, meter, templates, out, include_content=include)
 
     # 7. Catalogue re-announcement.
-    baseline = announced_in_messages(preserved) if partial else Announced()
+    baseline = announced_in_messages(preserved) if preserved is not None else Announced()
     deltas, announced = catalog_deltas(agent.catalog, baseline, templates)
     for att in deltas:
         out.attach("deltas", att)
@@ -404,6 +404,7 @@ async def run_compact(
         hooks,
         deny_globs,
         snapshot,
+        preserved if partial else None,
         excluded,
         out,
         preview=preview,
