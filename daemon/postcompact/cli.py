@@ -70,7 +70,11 @@ def _add_serve_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-file", type=Path, help="log here (JSON lines) instead of stderr")
     p.add_argument("--max-message-bytes", type=int, help="gRPC message size limit (default 32 MiB)")
-    p.add_argument("--profile", choices=["default", "claude-code"], help="default session profile")
+    p.add_argument(
+        "--profile",
+        choices=["default", "claude-code", "claude-code-2.1.88"],
+        help="default session profile (docs/profiles.md)",
+    )
     _add_state_flags(p)
     p.add_argument(
         "--no-persist",

@@ -9,7 +9,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     log_level = "info"
     log_file = "~/.local/state/postcompact/daemon.log"   # default: stderr (`start`: this file)
     max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB)
-    profile = "default"               # or "claude-code"
+    profile = "default"               # or "claude-code", "claude-code-2.1.88" (docs/profiles.md)
     deny_globs = ["**/.env", "**/*.pem"]
 
     shutdown_grace_s = 5              # SIGTERM: how long in-flight calls may finish
@@ -20,7 +20,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     [limits]                          # every limit is answered with a clear error naming it
     max_sessions = 1000
     max_agents_per_session = 256
-    cache_max_entries = 100
+    cache_max_entries = 100           # per agent; unset: the profile's (5000 for claude-code)
     cache_max_bytes = 26214400
     max_skills_per_agent = 1000
     max_tasks_per_session = 10000
@@ -41,7 +41,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     oversize = "truncate_head"        # or "reference"
     counter = "rough"                 # or "exact"
     encoding = "o200k_base"           # for counter = "exact" (or "cl100k_base")
-    malware_reminder = true           # the Read result's malware reminder, as Claude Code
+    malware_reminder = true           # the Read result's malware reminder (profile default)
+    carry_read_state = true           # Edit/Write checks trust reads from before a compaction
     # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
     # skill_truncation_marker = "..."
 
@@ -63,6 +64,7 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from postcompact import profiles
 from postcompact.errors import PostcompactError
 from postcompact.lifecycle import (
     DEFAULT_TCP_HOST,
@@ -76,11 +78,7 @@ from postcompact.v1 import postcompact_pb2 as pb
 MIB = 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
-PROFILES: dict[str, pb.Profile.ValueType] = {
-    "default": pb.PROFILE_DEFAULT,
-    "claude-code": pb.PROFILE_CLAUDE_CODE,
-    "claude_code": pb.PROFILE_CLAUDE_CODE,
-}
+PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
 _INT_POLICY_KEYS = (
     "max_files",
     "file_token_budget",
@@ -123,7 +121,7 @@ class Config:
     policy_defaults: bytes = b""  # a serialised pb.RestorePolicy (frozen dataclass-friendly)
     max_sessions: int = 1000
     max_agents_per_session: int = 256
-    cache_max_entries: int = 100
+    cache_max_entries: int | None = None  # None = the session profile's (profiles.Rules)
     cache_max_bytes: int = 25 * MIB
     max_skills_per_agent: int = 1000
     max_tasks_per_session: int = 10_000
@@ -230,10 +228,10 @@ def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
             p.oversize = _choice("policy.oversize", value, _OVERSIZE)
         elif key == "counter":
             p.counter = _choice("policy.counter", value, _COUNTER)
-        elif key == "malware_reminder":
+        elif key in ("malware_reminder", "carry_read_state"):
             if not isinstance(value, bool):
-                raise ConfigError("policy.malware_reminder: expected true or false")
-            p.malware_reminder = value
+                raise ConfigError(f"policy.{key}: expected true or false")
+            setattr(p, key, value)
         else:
             raise ConfigError(f"unknown key policy.{key}")
     return p

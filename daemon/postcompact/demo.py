@@ -169,7 +169,7 @@ class Demo:
         self.say("  Attachments that would be injected:")
         for a in r.attachments:
             self.say(f"    [{_kind(a.kind)}] {a.tokens} tokens")
-            lines = [ln for ln in a.rendered_text.split("\n") if ln not in _WRAPPERS]
+            lines = [ln for ln in "\n".join(a.blocks).split("\n") if ln not in _WRAPPERS]
             for line in lines[:PREVIEW_LINES]:
                 self.say(f"      | {line[:88]}")
             if len(lines) > PREVIEW_LINES:

@@ -62,7 +62,14 @@ from postcompact.lifecycle import (
     held_elsewhere,
     make_private_dirs,
 )
-from postcompact.state import MAIN_AGENT, AgentState, Catalog, InvokedSkill, Session
+from postcompact.state import (
+    MAIN_AGENT,
+    AgentState,
+    CarriedRead,
+    Catalog,
+    InvokedSkill,
+    Session,
+)
 from postcompact.v1 import postcompact_pb2 as pb
 
 # What a transaction writes: (session id, agent id), or (session id, None) for the session's own
@@ -207,8 +214,16 @@ CREATE TABLE schema_history (
 );
 """
 
+# Agents gain their parent (for task reminders) and what they carried over a compaction (reads
+# for the Edit/Write check, too-large notes that stay candidates): JSON
+# {"reads": {path: [sha256 hex, length]}, "refs": {path: timestamp}}.
+_V3 = """
+ALTER TABLE agents ADD COLUMN parent_agent_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE agents ADD COLUMN carried TEXT NOT NULL DEFAULT '{}';
+"""
+
 # (version reached, SQL script). Append only; never edit a released step.
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2))
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2), (3, _V3))
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
@@ -412,6 +427,19 @@ def _announced_json(cat: Catalog) -> str:
         },
         separators=(",", ":"),
     )
+
+
+def _carried_json(a: AgentState) -> str:
+    if not a.carried_reads and not a.carried_refs:
+        return "{}"
+    reads = {p: [r.sha256.hex(), r.length] for p, r in sorted(a.carried_reads.items())}
+    return json.dumps({"reads": reads, "refs": dict(sorted(a.carried_refs.items()))})
+
+
+def _restore_carried(a: AgentState, carried: Mapping[str, Any]) -> None:
+    for path, (digest, length) in carried.get("reads", {}).items():
+        a.carried_reads[path] = CarriedRead(bytes.fromhex(digest), int(length))
+    a.carried_refs.update({p: int(ts) for p, ts in carried.get("refs", {}).items()})
 
 
 def content_digest(content: bytes) -> bytes:
@@ -754,11 +782,11 @@ class SqliteStore(NullStore):
     def put_agent(self, s: Session, a: AgentState) -> None:
         with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
-                "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id, agent_id) DO UPDATE SET "
                 "plan_file_path = excluded.plan_file_path, mode = excluded.mode, "
                 "compactions = excluded.compactions, nested_memory = excluded.nested_memory, "
-                "announced = excluded.announced",
+                "announced = excluded.announced, carried = excluded.carried",
                 (
                     s.session_id,
                     a.agent_id,
@@ -768,6 +796,8 @@ class SqliteStore(NullStore):
                     a.compactions,
                     json.dumps(sorted(a.nested_memory)),
                     _announced_json(a.catalog),
+                    a.parent_agent_id,
+                    _carried_json(a),
                 ),
             )
             self._touch(s)
@@ -949,13 +979,14 @@ class SqliteStore(NullStore):
                 f"SELECT session_id, agent_id, parts FROM catalogs{where}", args
             )
         }
-        for sid, aid, _, plan, mode, compactions, nested, announced in c.execute(
+        for sid, aid, _, plan, mode, compactions, nested, announced, parent, carried in c.execute(
             f"SELECT * FROM agents{where} ORDER BY seq", args
         ):
             s = sessions.get(sid)
             if s is None or (agents is not None and aid not in agents):
                 continue
-            a = AgentState(aid, new_cache(s))
+            a = AgentState(aid, new_cache(s), parent_agent_id=parent)
+            _restore_carried(a, json.loads(carried))
             a.plan_file_path = plan
             a.mode = mode
             a.compactions = compactions

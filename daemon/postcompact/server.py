@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from postcompact import __version__
+from postcompact import __version__, render
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
 from postcompact.errmap import guard, lenient_deserializer
@@ -48,6 +48,7 @@ from postcompact.service.locks import AgentLocks
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.service.tokens import TokenService
 from postcompact.state import AgentState
+from postcompact.transcript.importer import import_transcript
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.server")
@@ -75,6 +76,9 @@ CAPABILITIES = (
     "tokens.estimate",
     "tokens.count",
     "tokens.truncate",
+    "transcripts.import",
+    "profiles.claude_code_2_1_88",
+    "placement",
     "health",
     "reflection",
     "error_info",
@@ -165,7 +169,8 @@ class Servicer:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         size = self._check_catalog_limits(a, req)
         self.registry.store.check_room(size + ROW_BYTES)
-        attachments = apply_catalog(a, req)
+        placement = render.SYSTEM if s.rules.system_sections else render.USER
+        attachments = apply_catalog(a, req, s.rules.templates, placement)
         self.registry.store.put_catalog(s, a)
         return pb.SetCatalogResponse(attachments=attachments)
 
@@ -201,6 +206,7 @@ class Servicer:
         validate_policy(req.policy)
         if not preview:
             self.registry.store.check_room(ROW_BYTES * (len(a.files) + 1))
+        skills = dict(a.skills)
         resp: pb.CompactResponse = await run_compact(
             s,
             a,
@@ -210,13 +216,18 @@ class Servicer:
             deny_globs=self.config.deny_globs,
             preview=preview,
             hash_contents=self.registry.store.path is not None,
+            carry_limit=a.files.max_entries,
         )
         # The pipeline awaited: persist only what is still registered (a concurrent
         # CloseSession or expiry removed the session from memory and disk).
         if not preview and self.registry.live(s, a):
-            with self.registry.store.tx((s.session_id, a.agent_id)):
-                self.registry.store.sync_files(s, a)
-                self.registry.store.put_agent(s, a)
+            store = self.registry.store
+            with store.tx((s.session_id, a.agent_id)):
+                store.sync_files(s, a)
+                store.put_agent(s, a)
+                for name, skill in a.skills.items():
+                    if skills.get(name) is not skill:  # rewritten by the compaction
+                        store.put_skill(s, a, skill)
         return resp
 
     async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> pb.CompactResponse:
@@ -230,6 +241,17 @@ class Servicer:
         creq = pb.CompactRequest.FromString(req.SerializeToString())
         resp = await self._compact(creq, preview=True)
         return pb.PreviewCompactResponse.FromString(resp.SerializeToString())
+
+    # --- transcripts -----------------------------------------------------------------------
+    async def ImportTranscript(
+        self, req: pb.ImportTranscriptRequest, ctx: Ctx
+    ) -> pb.ImportTranscriptResponse:
+        return await import_transcript(
+            self.registry,
+            req,
+            config_policy=self.config.policy,
+            deny_globs=self.config.deny_globs,
+        )
 
     # --- tokens ----------------------------------------------------------------------------
     async def EstimateTokens(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from postcompact import profiles
 from postcompact._core import FileState, FileStateCache
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -40,10 +41,20 @@ class Catalog:
     sent_skill_names: set[str] = field(default_factory=set)
 
 
+@dataclass(frozen=True, slots=True)
+class CarriedRead:
+    """A full read from before a compaction, for the Edit/Write check after it (policy
+    `carry_read_state`): the SHA-256 and length of the content the agent saw."""
+
+    sha256: bytes
+    length: int
+
+
 @dataclass(slots=True)
 class AgentState:
     agent_id: str
     files: FileStateCache
+    parent_agent_id: str = ""  # "" for the main thread and for its direct sub-agents
     nested_memory: set[str] = field(default_factory=set)
     skills: dict[str, InvokedSkill] = field(default_factory=dict)  # by skill name
     plan_file_path: str | None = None
@@ -63,6 +74,11 @@ class AgentState:
     # re-seed): path -> (the content object, its digest). The store takes a digest only for that
     # very object, and empties the map at each sync of the agent (persist.py).
     digests: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
+    # Full reads kept at compaction (path -> what was read), dropped when a live entry for the
+    # path exists again; and files restored as too-large notes, which stay candidates at the
+    # next compaction (path -> the timestamp their entry had), under profiles that say so.
+    carried_reads: dict[str, CarriedRead] = field(default_factory=dict)
+    carried_refs: dict[str, int] = field(default_factory=dict)
 
     def assign(self, other: AgentState) -> None:
         """Take every field of `other` (this object stays the one callers hold)."""
@@ -84,6 +100,10 @@ class Session:
     last_active_ms: int
     agents: dict[str, AgentState] = field(default_factory=dict)
     tasks: dict[str, pb.Task] = field(default_factory=dict)  # by task id, insertion ordered
+
+    @property
+    def rules(self) -> profiles.Rules:
+        return profiles.rules(self.profile)
 
     def new_cache(self, max_entries: int, max_size: int) -> FileStateCache:
         return FileStateCache(max_entries, max_size, cwd=self.cwd, home=self.home)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,14 @@ def session(daemon: RunningDaemon, project: Path, request: pytest.FixtureRequest
 
 def set_mtime(path: Path, mtime_ms: int) -> None:
     os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+
+
+class _HasBlocks(Protocol):
+    @property
+    def blocks(self) -> Sequence[str]: ...
+
+
+def text_of(att: _HasBlocks) -> str:
+    """An attachment's text as one string: its blocks joined by "\n" (what the clients'
+    `rendered_text` joins for it)."""
+    return "\n".join(att.blocks)

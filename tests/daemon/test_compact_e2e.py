@@ -10,7 +10,7 @@ from postcompact import render
 from postcompact_client import Session, rendered_text
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, start_daemon
+from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, start_daemon, text_of
 
 EIGHT = [
     "src/utils/format.ts",
@@ -168,25 +168,25 @@ def test_skills_plan_tasks_and_deltas(session: Session, project: Path) -> None:
         pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA,
     ]
     tasks, skills, tools, agents, mcp = resp.attachments
-    assert tasks.rendered_text.startswith(
+    assert text_of(tasks).startswith(
         '<system-reminder>\nBackground agent "index repo" (t1) is still running.'
     )
     assert [s.name for s in skills.invoked_skills.skills] == ["review", "commit"]
     assert skills.invoked_skills.skills[0].content == b""  # the text is in rendered_text only
-    assert render.SKILL_TRUNCATION_MARKER in skills.rendered_text
+    assert render.SKILL_TRUNCATION_MARKER in text_of(skills)
     full = session.preview_compact(skip_hooks=True, include_content=True)
     content = full.attachments[1].invoked_skills.skills[0].content.decode()
     assert content.endswith(render.SKILL_TRUNCATION_MARKER)
     assert "secret-sub-skill" not in rendered_text(resp)
     assert list(tools.deferred_tools_delta.added_names) == ["mcp__gh__issue", "mcp__gh__pr"]
-    assert agents.rendered_text == (
+    assert text_of(agents) == (
         "<system-reminder>\nAvailable agent types for the Agent tool:\n"
         "- Explore: search the code (Tools: All tools)\n\n"
         "Launch multiple agents concurrently whenever possible, to maximize performance; to do "
         "that, use a single message with multiple tool uses.\n</system-reminder>"
     )
-    assert mcp.rendered_text == render.mcp_instructions_delta(
-        ["## gh\nPrefer gh over the web UI."], []
+    assert text_of(mcp) == render.wrap_system_reminder(
+        render.mcp_instructions_delta(["## gh\nPrefer gh over the web UI."], [])
     )
     # The catalogue was re-announced by the compaction: nothing pending now.
     assert session.set_catalog(deferred_tools=["mcp__gh__pr", "mcp__gh__issue"]) == []
@@ -212,7 +212,7 @@ def test_hooks_from_config(project: Path) -> None:
         s = d.client.open_session(str(project), session_id=new_session_id("hooks"))
         resp = s.compact(additional_context=["and this"])
         (att,) = resp.attachments
-        assert att.rendered_text == (
+        assert text_of(att) == (
             "<system-reminder>\nSessionStart hook additional context: remember the invariants\n"
             "and this\n</system-reminder>"
         )

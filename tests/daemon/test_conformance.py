@@ -17,7 +17,7 @@ import grpc
 import pytest
 from postcompact_client import PostcompactError, Session, pb, rendered_text
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir
+from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, text_of
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "conformance"
 SCENARIOS = sorted(SCENARIO_DIR.glob("*.json"))
@@ -145,9 +145,9 @@ class Runner:
                 path = a.file.path if a.HasField("file") else a.file_reference.path
                 assert path == self.abs_path(w["path"]), f"{where}: attachment {j} path {path}"
             if "rendered_text" in w:
-                assert a.rendered_text == w["rendered_text"], f"{where}: attachment {j} text"
+                assert text_of(a) == w["rendered_text"], f"{where}: attachment {j} text"
             for part in w.get("rendered_contains", []):
-                assert part in a.rendered_text, f"{where}: attachment {j} lacks {part!r}"
+                assert part in text_of(a), f"{where}: attachment {j} lacks {part!r}"
             if "file_content" in w:
                 got_content = a.file.content.decode()
                 assert got_content == w["file_content"], (

@@ -36,6 +36,7 @@ from tests.daemon.conftest import (
     evict_from_page_cache,
     new_session_id,
     start_daemon,
+    text_of,
     write_project,
 )
 
@@ -85,7 +86,7 @@ def _attempt(fn: object, *args: object, **kwargs: object) -> PostcompactError:
 
 
 def _texts(resp: pb.PreviewCompactResponse) -> list[str]:
-    return [a.rendered_text for a in resp.attachments]
+    return [text_of(a) for a in resp.attachments]
 
 
 def test_a_failed_read_file_is_not_recorded(daemon: RunningDaemon, project: Path) -> None:

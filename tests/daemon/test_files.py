@@ -79,14 +79,31 @@ def test_no_stub_for_a_partial_view_or_a_write(session: Session, project: Path) 
     assert not session.read_file("src/a.py").unchanged  # a write entry has no offset
 
 
-def test_claude_code_profile_stores_mtime(daemon: RunningDaemon, project: Path) -> None:
-    s = daemon.client.open_session(str(project), session_id=new_session_id(), profile="claude-code")
+def test_claude_code_2_1_88_profile_stores_mtime(daemon: RunningDaemon, project: Path) -> None:
+    s = daemon.client.open_session(
+        str(project), session_id=new_session_id(), profile="claude-code-2.1.88"
+    )
     set_mtime(project / "src/a.py", 1_700_000_000_123)
     r = s.read_file("src/a.py")
     assert r.timestamp_ms == 1_700_000_000_123
     assert s.read_file("src/a.py").unchanged
     set_mtime(project / "src/a.py", 1_700_000_000_999)
     assert not s.read_file("src/a.py").unchanged
+
+
+def test_claude_code_profile_stores_mtime_and_never_stubs(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    """Current Claude Code: the mtime is the timestamp, and a re-read of an unchanged file
+    returns its text again (the "unchanged" stub is gone)."""
+    s = daemon.client.open_session(str(project), session_id=new_session_id(), profile="claude-code")
+    set_mtime(project / "src/a.py", 1_700_000_000_123)
+    first = s.read_file("src/a.py")
+    assert first.timestamp_ms == 1_700_000_000_123
+    again = s.read_file("src/a.py")
+    assert not again.unchanged
+    assert again.text == first.text
+    assert again.timestamp_ms == 1_700_000_000_123
 
 
 def test_default_profile_stores_read_time(session: Session, project: Path) -> None:

@@ -15,7 +15,7 @@ import grpc
 import pytest
 from postcompact_client import PostcompactError, RetryPolicy
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon
+from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon, text_of
 
 SECRET = "TOPSECRET-OUTSIDE"
 _RENAME_EXCHANGE = 2
@@ -59,7 +59,7 @@ def test_a_directory_swapped_for_a_symlink_never_leaks(
                 if via == "read_file":
                     text = s.read_file("d/data.txt", limit=1 + i).content.decode()
                 else:
-                    text = "\n".join(a.rendered_text for a in s.preview_compact().attachments)
+                    text = "\n".join(text_of(a) for a in s.preview_compact().attachments)
             except PostcompactError as exc:
                 codes.add(exc.code)
                 seen["refused"] += 1

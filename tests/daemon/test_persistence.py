@@ -24,6 +24,7 @@ from tests.daemon.conftest import (
     serve_command,
     short_dir,
     start_daemon,
+    text_of,
     write_project,
 )
 
@@ -35,7 +36,7 @@ def _restart(d: RunningDaemon, sig: int, args: tuple[str, ...] = ()) -> RunningD
 
 
 def _texts(resp: pb.CompactResponse | pb.PreviewCompactResponse) -> list[str]:
-    return [a.rendered_text for a in resp.attachments]
+    return [text_of(a) for a in resp.attachments]
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

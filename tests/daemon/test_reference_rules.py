@@ -11,7 +11,7 @@ from pathlib import Path
 
 from postcompact_client import pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id
+from tests.daemon.conftest import RunningDaemon, new_session_id, text_of
 
 
 def test_a_change_in_the_same_tick_as_the_read_is_seen(
@@ -58,7 +58,7 @@ def test_plan_mode_without_set_plan_names_a_plan_file(daemon: RunningDaemon, pro
     def plan_mode_text() -> str:
         resp = s.preview_compact(skip_hooks=True)
         (att,) = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_PLAN_MODE]
-        return att.rendered_text
+        return text_of(att)
 
     text = plan_mode_text()
     found = re.search(r"create your plan at (\S+\.md) using the Write tool", text)
@@ -75,12 +75,12 @@ def test_plan_mode_without_set_plan_names_a_plan_file(daemon: RunningDaemon, pro
     plan = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE]
     assert plan
     assert plan[0].plan_file_reference.plan_file_path == str(path)
-    assert "1. refactor" in plan[0].rendered_text
+    assert "1. refactor" in text_of(plan[0])
 
     sub = s.start_agent("helper/1")
     sub.set_mode("plan")
     preview = sub.preview_compact(skip_hooks=True)
     (att,) = [a for a in preview.attachments if a.kind == pb.ATTACHMENT_KIND_PLAN_MODE]
-    sub_path = re.search(r"(\S+-agent-[0-9a-f]{12}\.md)", att.rendered_text)
-    assert sub_path, att.rendered_text  # an agent id that is not a plain name is hashed
+    sub_path = re.search(r"(\S+-agent-[0-9a-f]{12}\.md)", text_of(att))
+    assert sub_path, text_of(att)  # an agent id that is not a plain name is hashed
     assert Path(sub_path.group(1)).parent == plans

@@ -1,4 +1,4 @@
-"""render.py against the reference's strings, verbatim (claude-code-compaction.md)."""
+"""render.py against Claude Code's strings, verbatim (docs/claude-code.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import pytest
 from postcompact import render
 from postcompact.render import DEFAULT_TEMPLATES as T
 from postcompact.render import TemplateError, Templates
+
+W = render.wrap_system_reminder
 
 MALWARE = (
     "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
@@ -54,16 +56,16 @@ def test_add_line_numbers() -> None:
     assert render.add_line_numbers("x\ny", start_line=41) == "41\tx\n42\ty"
 
 
-def test_file_attachment_is_two_wrapped_messages() -> None:
-    text = render.file_attachment("/p/a.ts", "const a = 1\n", total_lines=2)
-    assert text == (
+def test_file_blocks_are_the_wrapped_call_and_result() -> None:
+    blocks = render.file_blocks("/p/a.ts", "const a = 1\n", total_lines=2)
+    assert blocks == [
         "<system-reminder>\n"
         'Called the Read tool with the following input: {"file_path":"/p/a.ts"}\n'
-        "</system-reminder>\n"
+        "</system-reminder>",
         "<system-reminder>\n"
         "Result of calling the Read tool:\n"
-        "1\tconst a = 1\n2\t" + MALWARE + "\n</system-reminder>"
-    )
+        "1\tconst a = 1\n2\t" + MALWARE + "\n</system-reminder>",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -79,19 +81,18 @@ def test_file_attachment_is_two_wrapped_messages() -> None:
     ids=["default", "repeated-placeholder", "no-placeholder"],
 )
 @pytest.mark.parametrize("content", ["", "\ufeffa\r\nb\n", "x" * 5000])
-def test_file_attachment_equals_its_composition(templates: render.Templates, content: str) -> None:
-    """The one-join rendering equals wrap(read_call) + "\\n" + wrap(read_result(tool_result))."""
-    got = render.file_attachment(
+def test_file_blocks_equal_their_composition(templates: render.Templates, content: str) -> None:
+    """The one-join rendering equals [wrap(read_call), wrap(read_result(tool_result))]."""
+    got = render.file_blocks(
         "/p/{a}.ts", content, total_lines=3, truncation_marker="\n[cut]", templates=templates
     )
     result = render.read_tool_result(
         content, total_lines=3, truncation_marker="\n[cut]", templates=templates
     )
-    assert got == (
-        render.wrap_system_reminder(render.read_call("/p/{a}.ts", templates), templates)
-        + "\n"
-        + render.wrap_system_reminder(render.read_result(result, templates), templates)
-    )
+    assert got == [
+        render.wrap_system_reminder(render.read_call("/p/{a}.ts", templates), templates),
+        render.wrap_system_reminder(render.read_result(result, templates), templates),
+    ]
 
 
 def test_read_result_without_malware_reminder_and_empty_file() -> None:
@@ -146,7 +147,7 @@ def test_stale_read_hint() -> None:
 
 
 def test_compact_file_reference() -> None:
-    assert render.compact_file_reference("/p/big.ts") == (
+    assert W(render.compact_file_reference("/p/big.ts")) == (
         "<system-reminder>\nNote: /p/big.ts was read before the last conversation was "
         "summarized, but the contents are too large to include. Use Read tool if you need to "
         "access it.\n</system-reminder>"
@@ -167,7 +168,7 @@ def test_file_truncation_marker_placeholders() -> None:
 
 def test_invoked_skills_block() -> None:
     assert render.invoked_skills([]) == ""
-    text = render.invoked_skills([("a", "/s/a/SKILL.md", "A body"), ("b", "b", "B body")])
+    text = W(render.invoked_skills([("a", "/s/a/SKILL.md", "A body"), ("b", "b", "B body")]))
     assert text == (
         "<system-reminder>\n"
         "The following skills were invoked in this session. Continue to follow these "
@@ -180,7 +181,7 @@ def test_invoked_skills_block() -> None:
 
 
 def test_plan_file_reference() -> None:
-    assert render.plan_file_reference("/plans/x.md", "1. do it") == (
+    assert W(render.plan_file_reference("/plans/x.md", "1. do it")) == (
         "<system-reminder>\nA plan file exists from plan mode at: /plans/x.md\n\n"
         "Plan contents:\n\n1. do it\n\n"
         "If this plan is relevant to the current work and not already complete, continue "
@@ -189,7 +190,7 @@ def test_plan_file_reference() -> None:
 
 
 def test_plan_mode_lines_and_variants() -> None:
-    full = render.plan_mode("/plans/x.md", plan_exists=True, is_sub_agent=False)
+    full = W(render.plan_mode("/plans/x.md", plan_exists=True, is_sub_agent=False))
     assert full.startswith("<system-reminder>\nPlan mode is active.")
     assert (
         "A plan file already exists at /plans/x.md. You can read it and make incremental edits "
@@ -207,13 +208,15 @@ def test_plan_mode_lines_and_variants() -> None:
 
 def test_task_status_texts() -> None:
     def ts(status: str, summary: str = "", out: str = "/o/t1.output") -> str:
-        return render.task_status(
-            task_id="t1",
-            task_type="local_agent",
-            description="Refactor auth",
-            status=status,
-            delta_summary=summary,
-            output_file_path=out,
+        return W(
+            render.task_status(
+                task_id="t1",
+                task_type="local_agent",
+                description="Refactor auth",
+                status=status,
+                delta_summary=summary,
+                output_file_path=out,
+            )
         )
 
     assert ts("killed") == (
@@ -244,7 +247,7 @@ def test_task_status_texts() -> None:
 
 
 def test_deferred_tools_delta() -> None:
-    assert render.deferred_tools_delta(["a", "b"], ["c"]) == (
+    assert W(render.deferred_tools_delta(["a", "b"], ["c"])) == (
         "<system-reminder>\nThe following deferred tools are now available via ToolSearch:\na\nb"
         "\n\nThe following deferred tools are no longer available (their MCP server "
         "disconnected). Do not search for them — ToolSearch will return no match:\nc"
@@ -258,15 +261,15 @@ def test_agent_listing_delta() -> None:
     assert render.agent_line(render.AgentLine("gp", "Anything")) == (
         "- gp: Anything (Tools: All tools)"
     )
-    initial = render.agent_listing_delta([line], [], is_initial=True, show_concurrency_note=True)
+    initial = W(render.agent_listing_delta([line], [], is_initial=True, show_concurrency_note=True))
     assert initial == (
         "<system-reminder>\nAvailable agent types for the Agent tool:\n"
         "- Explore: Search code (Tools: Read, Grep)\n\n"
         "Launch multiple agents concurrently whenever possible, to maximize performance; to do "
         "that, use a single message with multiple tool uses.\n</system-reminder>"
     )
-    later = render.agent_listing_delta(
-        [line], ["old"], is_initial=False, show_concurrency_note=True
+    later = W(
+        render.agent_listing_delta([line], ["old"], is_initial=False, show_concurrency_note=True)
     )
     assert later == (
         "<system-reminder>\nNew agent types are now available for the Agent tool:\n"
@@ -278,7 +281,7 @@ def test_agent_listing_delta() -> None:
 def test_mcp_instructions_delta() -> None:
     block = render.mcp_block("github", "Use gh for PRs.")
     assert block == "## github\nUse gh for PRs."
-    assert render.mcp_instructions_delta([block, "## x\ny"], ["gone"]) == (
+    assert W(render.mcp_instructions_delta([block, "## x\ny"], ["gone"])) == (
         "<system-reminder>\n# MCP Server Instructions\n\nThe following MCP servers have provided "
         "instructions for how to use their tools and resources:\n\n## github\nUse gh for PRs."
         "\n\n## x\ny\n\nThe following MCP servers have disconnected. Their instructions above no "
@@ -288,7 +291,7 @@ def test_mcp_instructions_delta() -> None:
 
 def test_hook_additional_context() -> None:
     assert render.hook_additional_context([]) == ""
-    assert render.hook_additional_context(["one", "two"]) == (
+    assert W(render.hook_additional_context(["one", "two"])) == (
         "<system-reminder>\nSessionStart hook additional context: one\ntwo\n</system-reminder>"
     )
 
@@ -326,7 +329,7 @@ def test_sort_keys() -> None:
 
 def test_templates_are_overridable_and_validated() -> None:
     custom = Templates.from_mapping({"hook_additional_context": "Hook says: {context}"})
-    assert render.hook_additional_context(["x"], custom) == (
+    assert W(render.hook_additional_context(["x"], custom)) == (
         "<system-reminder>\nHook says: x\n</system-reminder>"
     )
     with pytest.raises(TemplateError, match="unknown template"):

@@ -18,6 +18,8 @@ from postcompact.restore.pipeline import run_compact
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
+from tests.daemon.conftest import text_of
+
 MIB = 1024 * 1024
 
 
@@ -128,7 +130,7 @@ def kinds(resp: pb.CompactResponse) -> list[pb.AttachmentKind.ValueType]:
 
 def joined(resp: pb.CompactResponse) -> str:
     """The text to inject (clients join it: the response does not carry it)."""
-    return "\n".join(a.rendered_text for a in resp.attachments)
+    return "\n".join(text_of(a) for a in resp.attachments)
 
 
 def totals(resp: pb.CompactResponse, category: str) -> pb.CategoryTotals:
@@ -201,14 +203,14 @@ async def test_rendered_file_attachment_is_byte_identical(world: World) -> None:
     world.read("a.ts", 1)
     resp = await world.compact()
     (att,) = resp.attachments
-    assert att.rendered_text == render.file_attachment(path, "const a = 1;\n", total_lines=2)
-    assert att.rendered_text.startswith(
+    assert list(att.blocks) == render.file_blocks(path, "const a = 1;\n", total_lines=2)
+    assert text_of(att).startswith(
         "<system-reminder>\nCalled the Read tool with the following input: "
         + json.dumps({"file_path": path}, separators=(",", ":"))
         + "\n</system-reminder>\n<system-reminder>\nResult of calling the Read tool:\n"
         "1\tconst a = 1;\n2\t\n\n<system-reminder>\nWhenever you read a file"
     )
-    assert att.tokens == _core.estimate(att.rendered_text)
+    assert att.tokens == _core.estimate(text_of(att))
     assert att.file.display_path == "a.ts"
     assert (att.file.total_lines, att.file.num_lines, att.file.truncated) == (2, 2, False)
     assert att.file.content == b""  # without include_content the text is only in rendered_text
@@ -302,7 +304,7 @@ async def test_reread_returns_current_disk_content(world: World) -> None:
     resp = await world.compact(include_content=True)
     att = resp.attachments[0]
     assert att.file.content == b"new content\n"
-    assert "1\tnew content" in att.rendered_text
+    assert "1\tnew content" in text_of(att)
     assert "old content" not in joined(resp)
 
 
@@ -328,7 +330,7 @@ async def test_oversize_truncate_head(world: World) -> None:
     assert _core.estimate(head + marker) <= 500
     # Nearly the longest such head (the marker is budgeted with the widest line numbers).
     assert _core.estimate(text[: len(head) + 2 * 61] + marker) > 500
-    assert att.rendered_text == render.file_attachment(
+    assert list(att.blocks) == render.file_blocks(
         path, head, total_lines=201, truncation_marker=marker
     )
     assert (att.file.num_lines, att.file.total_lines) == (shown, 201)
@@ -347,7 +349,7 @@ async def test_oversize_reference(world: World) -> None:
     resp = await world.compact(policy=policy)
     (att,) = resp.attachments
     assert att.kind == pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE
-    assert att.rendered_text == (
+    assert text_of(att) == (
         f"<system-reminder>\nNote: {path} was read before the last conversation was "
         "summarized, but the contents are too large to include. Use Read tool if you need to "
         "access it.\n</system-reminder>"
@@ -519,15 +521,21 @@ async def test_task_status_rules(world: World) -> None:
         world.session.tasks[t.task_id] = t
     resp = await world.compact()
     got = [a.task_status.task_id for a in resp.attachments]
-    assert got == ["run", "done", "bad", "stop", "self"]
-    texts = [a.rendered_text for a in resp.attachments]
-    assert texts[0] == render.task_status(
-        task_id="run",
-        task_type="local_agent",
-        description="job run",
-        status="running",
-        delta_summary="half",
-        output_file_path="/tasks/run.output",
+    # Local agents first, then the running shells this agent started (the main thread's here).
+    assert got == ["run", "done", "bad", "stop", "self", "shell"]
+    assert text_of(resp.attachments[-1]).startswith(
+        '<system-reminder>\nBackground shell shell ("job shell") is still running'
+    )
+    texts = [text_of(a) for a in resp.attachments]
+    assert texts[0] == render.wrap_system_reminder(
+        render.task_status(
+            task_id="run",
+            task_type="local_agent",
+            description="job run",
+            status="running",
+            delta_summary="half",
+            output_file_path="/tasks/run.output",
+        )
     )
     assert "Progress: half" in texts[0]
     assert "Delta: boom" in texts[2]
@@ -536,7 +544,7 @@ async def test_task_status_rules(world: World) -> None:
     sub = world.agent("sub")
     sub_resp = await world.compact(sub)
     assert [a.task_status.task_id for a in sub_resp.attachments] == ["run", "done", "bad", "stop"]
-    assert totals(resp, "tasks").attachments == 5
+    assert totals(resp, "tasks").attachments == 6
 
 
 async def test_plan_and_plan_mode(world: World) -> None:
@@ -545,8 +553,8 @@ async def test_plan_and_plan_mode(world: World) -> None:
     world.main.plan_file_path = str(plan)
     resp = await world.compact()
     assert kinds(resp) == [pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE]  # not in plan mode
-    assert resp.attachments[0].rendered_text == render.plan_file_reference(
-        str(plan), "1. refactor\n2. test"
+    assert text_of(resp.attachments[0]) == render.wrap_system_reminder(
+        render.plan_file_reference(str(plan), "1. refactor\n2. test")
     )
     assert resp.attachments[0].plan_file_reference.plan_content == b""  # only with the flag
     resp = await world.compact(include_content=True)
@@ -556,21 +564,23 @@ async def test_plan_and_plan_mode(world: World) -> None:
     resp = await world.compact()
     assert kinds(resp) == [pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE, pb.ATTACHMENT_KIND_PLAN_MODE]
     pm = resp.attachments[1]
-    assert pm.rendered_text == render.plan_mode(str(plan), plan_exists=True, is_sub_agent=False)
+    assert text_of(pm) == render.wrap_system_reminder(
+        render.plan_mode(str(plan), plan_exists=True, is_sub_agent=False)
+    )
     assert (pm.plan_mode.plan_exists, pm.plan_mode.is_sub_agent) == (True, False)
 
     plan.unlink()
     resp = await world.compact()
     assert kinds(resp) == [pb.ATTACHMENT_KIND_PLAN_MODE]
-    assert "No plan file exists yet." in resp.attachments[0].rendered_text
+    assert "No plan file exists yet." in text_of(resp.attachments[0])
 
     sub = world.agent("sub")
     sub.mode = pb.PERMISSION_MODE_PLAN
     sub.plan_file_path = str(world.plans / "brave-plan-agent-sub.md")
     resp = await world.compact(sub)
     assert resp.attachments[0].plan_mode.is_sub_agent
-    assert resp.attachments[0].rendered_text == render.plan_mode(
-        sub.plan_file_path, plan_exists=False, is_sub_agent=True
+    assert text_of(resp.attachments[0]) == render.wrap_system_reminder(
+        render.plan_mode(sub.plan_file_path, plan_exists=False, is_sub_agent=True)
     )
 
 
@@ -597,15 +607,17 @@ async def test_skills_order_truncation_and_budget(world: World) -> None:
     lean = await world.compact()
     assert [s.content for s in lean.attachments[0].invoked_skills.skills] == [b"", b"", b""]
     resp = await world.compact(include_content=True)
-    assert resp.attachments[0].rendered_text == lean.attachments[0].rendered_text
+    assert text_of(resp.attachments[0]) == text_of(lean.attachments[0])
     (att,) = resp.attachments
     names = [s.name for s in att.invoked_skills.skills]
     assert names == ["new", "big", "old"]
     trunc = att.invoked_skills.skills[1]
     assert trunc.truncated
     assert trunc.content.decode() == big[:19900] + render.SKILL_TRUNCATION_MARKER
-    assert att.rendered_text == render.invoked_skills(
-        [(s.name, s.path, s.content.decode()) for s in att.invoked_skills.skills]
+    assert text_of(att) == render.wrap_system_reminder(
+        render.invoked_skills(
+            [(s.name, s.path, s.content.decode()) for s in att.invoked_skills.skills]
+        )
     )
     assert outcome(resp, "big").outcome == pb.OUTCOME_TRUNCATED
     assert outcome(resp, "big").tokens == 5000
@@ -661,16 +673,22 @@ async def test_deltas_full_compaction_reannounces_everything(world: World) -> No
     ]  # and not the skill listing (reference §7.4)
     tools, agents, mcp = resp.attachments
     assert list(tools.deferred_tools_delta.added_names) == ["mcp__a", "mcp__b"]
-    assert tools.rendered_text == render.deferred_tools_delta(["mcp__a", "mcp__b"], [])
+    assert text_of(tools) == render.wrap_system_reminder(
+        render.deferred_tools_delta(["mcp__a", "mcp__b"], [])
+    )
     assert agents.agent_listing_delta.is_initial
     assert list(agents.agent_listing_delta.added_types) == ["explore", "Plan"]
-    assert agents.rendered_text == render.agent_listing_delta(
-        ["- explore: reads (Tools: Read)", "- Plan: plans (Tools: All tools)"],
-        [],
-        is_initial=True,
-        show_concurrency_note=True,
+    assert text_of(agents) == render.wrap_system_reminder(
+        render.agent_listing_delta(
+            ["- explore: reads (Tools: Read)", "- Plan: plans (Tools: All tools)"],
+            [],
+            is_initial=True,
+            show_concurrency_note=True,
+        )
     )
-    assert mcp.rendered_text == render.mcp_instructions_delta(["## gh\nUse gh."], [])
+    assert text_of(mcp) == render.wrap_system_reminder(
+        render.mcp_instructions_delta(["## gh\nUse gh."], [])
+    )
     assert totals(resp, "deltas").attachments == 3
     assert world.main.catalog.announced_tools == {"mcp__a", "mcp__b"}
     assert world.main.catalog.sent_skill_names == {"commit"}  # never reset
@@ -729,7 +747,7 @@ async def test_hooks_success_failure_timeout(world: World, tmp_path: Path) -> No
         "top level",
         "from request",
     ]
-    assert att.rendered_text == (
+    assert text_of(att) == (
         "<system-reminder>\nSessionStart hook additional context: from json\nplain text "
         "context\ntop level\nfrom request\n</system-reminder>"
     )
@@ -768,7 +786,9 @@ async def test_hook_attachment_comes_last(world: World) -> None:
         pb.ATTACHMENT_KIND_INVOKED_SKILLS,
         pb.ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT,
     ]
-    assert joined(resp).endswith("\n" + render.hook_additional_context(["ctx"]))
+    assert joined(resp).endswith(
+        "\n" + render.wrap_system_reminder(render.hook_additional_context(["ctx"]))
+    )
 
 
 # --- preview -----------------------------------------------------------------------------------

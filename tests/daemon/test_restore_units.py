@@ -11,12 +11,14 @@ from postcompact.restore.policy import Policy, resolve_policy, validate_policy
 from postcompact.state import AgentState
 from postcompact.v1 import postcompact_pb2 as pb
 
+from tests.daemon.conftest import text_of
+
 # --- policy ----------------------------------------------------------------------------------
 
 
-def test_policy_defaults_are_the_reference_constants() -> None:
-    p = resolve_policy()
-    assert p == Policy()
+def test_policy_defaults_are_claude_codes_constants() -> None:
+    p = resolve_policy(pb.PROFILE_DEFAULT)
+    assert p == Policy(carry_read_state=True)  # the default profile carries read state
     assert (p.max_files, p.file_token_budget, p.max_tokens_per_file) == (5, 50_000, 5_000)
     assert (p.max_tokens_per_skill, p.skills_token_budget) == (5_000, 25_000)
     assert p.oversize == pb.OVERSIZE_POLICY_TRUNCATE_HEAD
@@ -29,7 +31,7 @@ def test_policy_later_layers_override() -> None:
     config = pb.RestorePolicy(max_files=3, oversize=pb.OVERSIZE_POLICY_REFERENCE)
     session = pb.RestorePolicy(max_files=4, counter=pb.TOKEN_COUNTER_EXACT, encoding="cl100k_base")
     request = pb.RestorePolicy(malware_reminder=False, skill_truncation_marker="[cut]")
-    p = resolve_policy(config, session, request)
+    p = resolve_policy(pb.PROFILE_DEFAULT, config, session, request)
     assert (p.max_files, p.oversize, p.counter, p.encoding) == (
         4,
         pb.OVERSIZE_POLICY_REFERENCE,
@@ -39,7 +41,10 @@ def test_policy_later_layers_override() -> None:
     assert (p.malware_reminder, p.skill_truncation_marker) == (False, "[cut]")
     assert p.exact
     # Unspecified enums and unset fields inherit.
-    assert resolve_policy(config, pb.RestorePolicy()).oversize == pb.OVERSIZE_POLICY_REFERENCE
+    assert (
+        resolve_policy(pb.PROFILE_DEFAULT, config, pb.RestorePolicy()).oversize
+        == pb.OVERSIZE_POLICY_REFERENCE
+    )
 
 
 @pytest.mark.parametrize(
@@ -70,7 +75,10 @@ def test_policy_validation(layer: pb.RestorePolicy, reason: str, field: str) -> 
 
 
 def test_policy_zero_budgets_are_valid() -> None:
-    p = resolve_policy(pb.RestorePolicy(max_files=0, file_token_budget=0, skills_token_budget=0))
+    p = resolve_policy(
+        pb.PROFILE_DEFAULT,
+        pb.RestorePolicy(max_files=0, file_token_budget=0, skills_token_budget=0),
+    )
     assert (p.max_files, p.file_token_budget, p.skills_token_budget) == (0, 0, 0)
 
 
@@ -97,8 +105,10 @@ def test_set_catalog_announces_deltas_once() -> None:
         pb.ATTACHMENT_KIND_SKILL_LISTING,
     ]
     assert list(first[0].deferred_tools_delta.added_names) == ["a", "b"]
-    assert first[1].rendered_text == render.skill_listing([("commit", "Commit changes")])
-    assert first[0].tokens == _core.estimate(first[0].rendered_text)
+    assert text_of(first[1]) == render.wrap_system_reminder(
+        render.skill_listing([("commit", "Commit changes")])
+    )
+    assert first[0].tokens == _core.estimate(text_of(first[0]))
     # Same catalogue again: nothing new to announce.
     assert (
         apply_catalog(a, pb.SetCatalogRequest(deferred_tools=pb.DeferredTools(names=["a", "b"])))
@@ -136,7 +146,7 @@ def test_agent_listing_initial_then_new() -> None:
         ),
     )
     assert first.agent_listing_delta.is_initial
-    assert "Launch multiple agents concurrently" in first.rendered_text
+    assert "Launch multiple agents concurrently" in text_of(first)
     (second,) = apply_catalog(
         a,
         pb.SetCatalogRequest(
@@ -152,8 +162,13 @@ def test_agent_listing_initial_then_new() -> None:
         ["Plan"],
         ["Explore"],
     )
-    assert second.rendered_text == render.agent_listing_delta(
-        ["- Plan: plan (Tools: Read)"], ["Explore"], is_initial=False, show_concurrency_note=True
+    assert text_of(second) == render.wrap_system_reminder(
+        render.agent_listing_delta(
+            ["- Plan: plan (Tools: Read)"],
+            ["Explore"],
+            is_initial=False,
+            show_concurrency_note=True,
+        )
     )
 
 
@@ -168,7 +183,9 @@ def test_mcp_servers_without_instructions_announce_nothing() -> None:
         ),
     )
     assert list(out[0].mcp_instructions_delta.added_names) == ["z"]
-    assert out[0].rendered_text == render.mcp_instructions_delta(["## z\nZ."], [])
+    assert text_of(out[0]) == render.wrap_system_reminder(
+        render.mcp_instructions_delta(["## z\nZ."], [])
+    )
 
 
 def test_catalog_rejects_empty_names_without_changing_anything() -> None:

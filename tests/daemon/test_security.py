@@ -649,7 +649,8 @@ def test_a_fifo_never_blocks_the_daemon(world: dict[str, Any], daemon: RunningDa
 
 
 def test_request_fields_cannot_carry_commands() -> None:
-    """No request field is run: the only `command` field (CheckStale) is matched as text."""
+    """No request field is run: the only `command` field (CheckStale) is matched as text, and a
+    transcript is JSON data, parsed, never run."""
     suspicious = set()
     for name, desc in pb.DESCRIPTOR.message_types_by_name.items():
         if not name.endswith("Request"):
@@ -659,6 +660,7 @@ def test_request_fields_cannot_carry_commands() -> None:
                 suspicious.add(f"{name}.{f.name}")
     assert suspicious == {
         "CheckStaleRequest.command",
+        "ImportTranscriptRequest.transcript",
         "CompactRequest.skip_hooks",
         "PreviewCompactRequest.skip_hooks",
     }

@@ -12,7 +12,7 @@ import pytest
 from postcompact_client import PostcompactError, Session
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon
+from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon, text_of
 
 
 def _restart(d: RunningDaemon) -> RunningDaemon:
@@ -147,11 +147,11 @@ def test_a_cancelled_compact_changes_nothing(base: Path) -> None:
             return (
                 info.cached_entries,
                 info.compactions,
-                [a.rendered_text for a in preview.attachments],
+                [text_of(a) for a in preview.attachments],
             )
 
         live = state(s)
-        assert live == (len(names), 0, [a.rendered_text for a in before.attachments])
+        assert live == (len(names), 0, [text_of(a) for a in before.attachments])
         d = _restart(d)
         assert state(d.client.session(s.session_id)) == live
     finally:

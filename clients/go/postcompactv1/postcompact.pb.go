@@ -2,9 +2,9 @@
 //
 // One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 // (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
-// daemon returns the restoration attachments, each structured and as rendered text, with a
+// daemon returns the restoration attachments, each structured and as rendered text blocks, with a
 // decision for every candidate file and skill. Each restored byte crosses the socket once by
-// default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+// default: the text is in the attachments' `blocks`; the raw copies (file, plan and skill
 // content) come only with `include_content`, and the joined text is left to the client.
 //
 // Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
@@ -35,12 +35,20 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Whose rules and words a session gets (docs/profiles.md).
 type Profile int32
 
 const (
 	Profile_PROFILE_UNSPECIFIED Profile = 0 // the daemon's default (PROFILE_DEFAULT unless configured)
-	Profile_PROFILE_DEFAULT     Profile = 1 // daemon reads store the read time as the timestamp (design chapter)
-	Profile_PROFILE_CLAUDE_CODE Profile = 2 // daemon reads store the file's mtime (Claude Code 2.1.88)
+	// postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
+	// with a marker, everything user-placed and wrapped.
+	Profile_PROFILE_DEFAULT Profile = 1
+	// Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
+	// notes for oversize files, no "unchanged" stub, read state carried over compaction, restored
+	// files user-placed and every other attachment a system section.
+	Profile_PROFILE_CLAUDE_CODE Profile = 2
+	// Claude Code 2.1.88, the snapshot postcompact was first built from (docs/claude-code.md §8).
+	Profile_PROFILE_CLAUDE_CODE_2_1_88 Profile = 3
 )
 
 // Enum value maps for Profile.
@@ -49,11 +57,13 @@ var (
 		0: "PROFILE_UNSPECIFIED",
 		1: "PROFILE_DEFAULT",
 		2: "PROFILE_CLAUDE_CODE",
+		3: "PROFILE_CLAUDE_CODE_2_1_88",
 	}
 	Profile_value = map[string]int32{
-		"PROFILE_UNSPECIFIED": 0,
-		"PROFILE_DEFAULT":     1,
-		"PROFILE_CLAUDE_CODE": 2,
+		"PROFILE_UNSPECIFIED":        0,
+		"PROFILE_DEFAULT":            1,
+		"PROFILE_CLAUDE_CODE":        2,
+		"PROFILE_CLAUDE_CODE_2_1_88": 3,
 	}
 )
 
@@ -82,6 +92,56 @@ func (x Profile) Number() protoreflect.EnumNumber {
 // Deprecated: Use Profile.Descriptor instead.
 func (Profile) EnumDescriptor() ([]byte, []int) {
 	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{0}
+}
+
+// Where a harness puts an attachment in the request (docs/profiles.md).
+type Placement int32
+
+const (
+	Placement_PLACEMENT_UNSPECIFIED Placement = 0
+	Placement_PLACEMENT_USER        Placement = 1 // text blocks of the user message after the summary, in order
+	Placement_PLACEMENT_SYSTEM      Placement = 2 // a section of one system message at the end, sections joined by "\n\n"
+)
+
+// Enum value maps for Placement.
+var (
+	Placement_name = map[int32]string{
+		0: "PLACEMENT_UNSPECIFIED",
+		1: "PLACEMENT_USER",
+		2: "PLACEMENT_SYSTEM",
+	}
+	Placement_value = map[string]int32{
+		"PLACEMENT_UNSPECIFIED": 0,
+		"PLACEMENT_USER":        1,
+		"PLACEMENT_SYSTEM":      2,
+	}
+)
+
+func (x Placement) Enum() *Placement {
+	p := new(Placement)
+	*p = x
+	return p
+}
+
+func (x Placement) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Placement) Descriptor() protoreflect.EnumDescriptor {
+	return file_postcompact_v1_postcompact_proto_enumTypes[1].Descriptor()
+}
+
+func (Placement) Type() protoreflect.EnumType {
+	return &file_postcompact_v1_postcompact_proto_enumTypes[1]
+}
+
+func (x Placement) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Placement.Descriptor instead.
+func (Placement) EnumDescriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{1}
 }
 
 type OversizePolicy int32
@@ -117,11 +177,11 @@ func (x OversizePolicy) String() string {
 }
 
 func (OversizePolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[1].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[2].Descriptor()
 }
 
 func (OversizePolicy) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[1]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[2]
 }
 
 func (x OversizePolicy) Number() protoreflect.EnumNumber {
@@ -130,7 +190,7 @@ func (x OversizePolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OversizePolicy.Descriptor instead.
 func (OversizePolicy) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{1}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{2}
 }
 
 type TokenCounter int32
@@ -166,11 +226,11 @@ func (x TokenCounter) String() string {
 }
 
 func (TokenCounter) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[2].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[3].Descriptor()
 }
 
 func (TokenCounter) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[2]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[3]
 }
 
 func (x TokenCounter) Number() protoreflect.EnumNumber {
@@ -179,7 +239,7 @@ func (x TokenCounter) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TokenCounter.Descriptor instead.
 func (TokenCounter) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{2}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{3}
 }
 
 type PermissionMode int32
@@ -221,11 +281,11 @@ func (x PermissionMode) String() string {
 }
 
 func (PermissionMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[3].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[4].Descriptor()
 }
 
 func (PermissionMode) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[3]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[4]
 }
 
 func (x PermissionMode) Number() protoreflect.EnumNumber {
@@ -234,7 +294,7 @@ func (x PermissionMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PermissionMode.Descriptor instead.
 func (PermissionMode) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{3}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{4}
 }
 
 type AgentMode int32
@@ -270,11 +330,11 @@ func (x AgentMode) String() string {
 }
 
 func (AgentMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[4].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[5].Descriptor()
 }
 
 func (AgentMode) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[4]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[5]
 }
 
 func (x AgentMode) Number() protoreflect.EnumNumber {
@@ -283,7 +343,7 @@ func (x AgentMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentMode.Descriptor instead.
 func (AgentMode) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{4}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{5}
 }
 
 type WriteCheck int32
@@ -322,11 +382,11 @@ func (x WriteCheck) String() string {
 }
 
 func (WriteCheck) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[5].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[6].Descriptor()
 }
 
 func (WriteCheck) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[5]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[6]
 }
 
 func (x WriteCheck) Number() protoreflect.EnumNumber {
@@ -335,7 +395,7 @@ func (x WriteCheck) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WriteCheck.Descriptor instead.
 func (WriteCheck) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{5}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{6}
 }
 
 type TaskStatus int32
@@ -380,11 +440,11 @@ func (x TaskStatus) String() string {
 }
 
 func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[6].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[7].Descriptor()
 }
 
 func (TaskStatus) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[6]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[7]
 }
 
 func (x TaskStatus) Number() protoreflect.EnumNumber {
@@ -393,7 +453,7 @@ func (x TaskStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatus.Descriptor instead.
 func (TaskStatus) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{6}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
 }
 
 type CompactKind int32
@@ -429,11 +489,11 @@ func (x CompactKind) String() string {
 }
 
 func (CompactKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[7].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[8].Descriptor()
 }
 
 func (CompactKind) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[7]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[8]
 }
 
 func (x CompactKind) Number() protoreflect.EnumNumber {
@@ -442,7 +502,7 @@ func (x CompactKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CompactKind.Descriptor instead.
 func (CompactKind) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
 }
 
 type Role int32
@@ -478,11 +538,11 @@ func (x Role) String() string {
 }
 
 func (Role) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[8].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[9].Descriptor()
 }
 
 func (Role) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[8]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[9]
 }
 
 func (x Role) Number() protoreflect.EnumNumber {
@@ -491,7 +551,7 @@ func (x Role) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Role.Descriptor instead.
 func (Role) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
 }
 
 type AttachmentKind int32
@@ -554,11 +614,11 @@ func (x AttachmentKind) String() string {
 }
 
 func (AttachmentKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[9].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[10].Descriptor()
 }
 
 func (AttachmentKind) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[9]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[10]
 }
 
 func (x AttachmentKind) Number() protoreflect.EnumNumber {
@@ -567,7 +627,7 @@ func (x AttachmentKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttachmentKind.Descriptor instead.
 func (AttachmentKind) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
 }
 
 type Subject int32
@@ -606,11 +666,11 @@ func (x Subject) String() string {
 }
 
 func (Subject) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[10].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[11].Descriptor()
 }
 
 func (Subject) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[10]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[11]
 }
 
 func (x Subject) Number() protoreflect.EnumNumber {
@@ -619,7 +679,7 @@ func (x Subject) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Subject.Descriptor instead.
 func (Subject) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
 }
 
 type Outcome int32
@@ -691,11 +751,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[11].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[12].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[11]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[12]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -704,7 +764,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
 }
 
 // Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
@@ -722,9 +782,13 @@ type RestorePolicy struct {
 	Counter               TokenCounter           `protobuf:"varint,9,opt,name=counter,proto3,enum=postcompact.v1.TokenCounter" json:"counter,omitempty"`                             // ROUGH
 	Encoding              *string                `protobuf:"bytes,10,opt,name=encoding,proto3,oneof" json:"encoding,omitempty"`                                                      // o200k_base (for TOKEN_COUNTER_EXACT)
 	MaxFileSizeBytes      *int64                 `protobuf:"varint,11,opt,name=max_file_size_bytes,json=maxFileSizeBytes,proto3,oneof" json:"max_file_size_bytes,omitempty"`         // 262,144 (0.25 MiB): larger files are not read whole
-	MalwareReminder       *bool                  `protobuf:"varint,12,opt,name=malware_reminder,json=malwareReminder,proto3,oneof" json:"malware_reminder,omitempty"`                // true: append Claude Code's file-read reminder
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	MalwareReminder       *bool                  `protobuf:"varint,12,opt,name=malware_reminder,json=malwareReminder,proto3,oneof" json:"malware_reminder,omitempty"`                // claude-code-2.1.88 and default: append the reminder
+	// After a compaction, an Edit/Write check passes for a file fully read before it whose content
+	// still matches disk (claude-code: on; the harness turns it off for the legacy models that
+	// Claude Code keeps strict, docs/claude-code.md §4).
+	CarryReadState *bool `protobuf:"varint,13,opt,name=carry_read_state,json=carryReadState,proto3,oneof" json:"carry_read_state,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RestorePolicy) Reset() {
@@ -837,6 +901,13 @@ func (x *RestorePolicy) GetMaxFileSizeBytes() int64 {
 func (x *RestorePolicy) GetMalwareReminder() bool {
 	if x != nil && x.MalwareReminder != nil {
 		return *x.MalwareReminder
+	}
+	return false
+}
+
+func (x *RestorePolicy) GetCarryReadState() bool {
+	if x != nil && x.CarryReadState != nil {
+		return *x.CarryReadState
 	}
 	return false
 }
@@ -2885,9 +2956,13 @@ type Task struct {
 	Error           string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
 	Retrieved       bool                   `protobuf:"varint,7,opt,name=retrieved,proto3" json:"retrieved,omitempty"` // its result was read: no reminder after compaction
 	OutputFilePath  string                 `protobuf:"bytes,8,opt,name=output_file_path,json=outputFilePath,proto3" json:"output_file_path,omitempty"`
-	AgentId         string                 `protobuf:"bytes,9,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"` // the agent this task runs as (no reminder to itself)
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// local_agent: the agent this task runs as (no reminder to itself); local_bash: the agent that
+	// started the shell (its status goes to that agent only).
+	AgentId       string `protobuf:"bytes,9,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Command       string `protobuf:"bytes,10,opt,name=command,proto3" json:"command,omitempty"`  // local_bash: the shell command
+	Monitor       bool   `protobuf:"varint,11,opt,name=monitor,proto3" json:"monitor,omitempty"` // local_bash: a background monitor rather than a shell
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -2981,6 +3056,20 @@ func (x *Task) GetAgentId() string {
 		return x.AgentId
 	}
 	return ""
+}
+
+func (x *Task) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *Task) GetMonitor() bool {
+	if x != nil {
+		return x.Monitor
+	}
+	return false
 }
 
 type UpsertTaskRequest struct {
@@ -3845,7 +3934,7 @@ type CompactRequest struct {
 	SkipHooks         bool                   `protobuf:"varint,7,opt,name=skip_hooks,json=skipHooks,proto3" json:"skip_hooks,omitempty"`
 	// Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
 	// InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
-	// attachment's rendered_text, so by default it crosses the socket once.
+	// attachment's blocks, so by default it crosses the socket once.
 	IncludeContent bool `protobuf:"varint,8,opt,name=include_content,json=includeContent,proto3" json:"include_content,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -3937,8 +4026,9 @@ func (x *CompactRequest) GetIncludeContent() bool {
 	return false
 }
 
-// The text to inject is every attachment's rendered_text joined by "\n", in order: clients join it
-// themselves (the joined copy is not sent).
+// The text to inject is in the attachments' `blocks`: clients join them themselves (the joined
+// copy is not sent): the user-placed blocks in order, and the system-placed sections joined by
+// "\n\n".
 type CompactResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Attachments   []*Attachment          `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty"` // in injection order
@@ -4180,7 +4270,8 @@ type FileAttachment struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Path        string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	DisplayPath string                 `protobuf:"bytes,2,opt,name=display_path,json=displayPath,proto3" json:"display_path,omitempty"` // relative to cwd when inside it
-	// The raw text restored (the head only when truncated); empty unless include_content.
+	// The text restored as Claude Code attaches it (line ends without "\r"; the head only when
+	// truncated); empty unless include_content.
 	Content       []byte `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
 	Truncated     bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	TotalLines    int64  `protobuf:"varint,5,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
@@ -4906,11 +4997,15 @@ func (x *SkillListingAttachment) GetSkills() []*SkillListingEntry {
 	return nil
 }
 
+// The text of an attachment is its `blocks`: a user-placed attachment is one or more text blocks
+// (a restored file: the Read call, the Read result, and a note when its text had to be escaped);
+// a system-placed one is exactly one block, its section. Clients join them (docs/clients.md).
 type Attachment struct {
-	state        protoimpl.MessageState `protogen:"open.v1"`
-	Kind         AttachmentKind         `protobuf:"varint,1,opt,name=kind,proto3,enum=postcompact.v1.AttachmentKind" json:"kind,omitempty"`
-	RenderedText string                 `protobuf:"bytes,2,opt,name=rendered_text,json=renderedText,proto3" json:"rendered_text,omitempty"` // byte-identical to what Claude Code injects
-	Tokens       int64                  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`                                // rough estimate of rendered_text
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Kind      AttachmentKind         `protobuf:"varint,1,opt,name=kind,proto3,enum=postcompact.v1.AttachmentKind" json:"kind,omitempty"`
+	Tokens    int64                  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"` // rough estimate of the blocks joined by "\n"
+	Placement Placement              `protobuf:"varint,4,opt,name=placement,proto3,enum=postcompact.v1.Placement" json:"placement,omitempty"`
+	Blocks    []string               `protobuf:"bytes,5,rep,name=blocks,proto3" json:"blocks,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*Attachment_File
@@ -4966,18 +5061,25 @@ func (x *Attachment) GetKind() AttachmentKind {
 	return AttachmentKind_ATTACHMENT_KIND_UNSPECIFIED
 }
 
-func (x *Attachment) GetRenderedText() string {
-	if x != nil {
-		return x.RenderedText
-	}
-	return ""
-}
-
 func (x *Attachment) GetTokens() int64 {
 	if x != nil {
 		return x.Tokens
 	}
 	return 0
+}
+
+func (x *Attachment) GetPlacement() Placement {
+	if x != nil {
+		return x.Placement
+	}
+	return Placement_PLACEMENT_UNSPECIFIED
+}
+
+func (x *Attachment) GetBlocks() []string {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
 }
 
 func (x *Attachment) GetPayload() isAttachment_Payload {
@@ -5948,11 +6050,403 @@ func (x *TruncateTokensBatchResponse) GetResults() []*TruncateTokensResponse {
 	return nil
 }
 
+// A transcript path prefix and where it lives on this machine.
+type PathMapping struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"` // as in the transcript (POSIX or Windows form)
+	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"` // absolute local path
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PathMapping) Reset() {
+	*x = PathMapping{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PathMapping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PathMapping) ProtoMessage() {}
+
+func (x *PathMapping) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PathMapping.ProtoReflect.Descriptor instead.
+func (*PathMapping) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *PathMapping) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *PathMapping) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+type ImportTranscriptRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Transcript []byte                 `protobuf:"bytes,1,opt,name=transcript,proto3" json:"transcript,omitempty"`                // the JSONL bytes of a Claude Code transcript
+	SessionId  string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"` // empty: the transcript's own session id
+	// Where the transcript's working directory is on this machine (absolute; required). Paths
+	// under the transcript's cwd are mapped under it.
+	Cwd           string         `protobuf:"bytes,3,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	PathMap       []*PathMapping `protobuf:"bytes,4,rep,name=path_map,json=pathMap,proto3" json:"path_map,omitempty"`               // further prefixes; the longest match wins
+	Profile       Profile        `protobuf:"varint,5,opt,name=profile,proto3,enum=postcompact.v1.Profile" json:"profile,omitempty"` // for the imported session (default: the daemon's)
+	Policy        *RestorePolicy `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`                                // the imported session's policy
+	Home          string         `protobuf:"bytes,7,opt,name=home,proto3" json:"home,omitempty"`                                    // the imported session's home; empty = the daemon user's
+	Replace       bool           `protobuf:"varint,8,opt,name=replace,proto3" json:"replace,omitempty"`                             // replace a session with that id (else ALREADY_EXISTS)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTranscriptRequest) Reset() {
+	*x = ImportTranscriptRequest{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTranscriptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTranscriptRequest) ProtoMessage() {}
+
+func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTranscriptRequest.ProtoReflect.Descriptor instead.
+func (*ImportTranscriptRequest) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ImportTranscriptRequest) GetTranscript() []byte {
+	if x != nil {
+		return x.Transcript
+	}
+	return nil
+}
+
+func (x *ImportTranscriptRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ImportTranscriptRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *ImportTranscriptRequest) GetPathMap() []*PathMapping {
+	if x != nil {
+		return x.PathMap
+	}
+	return nil
+}
+
+func (x *ImportTranscriptRequest) GetProfile() Profile {
+	if x != nil {
+		return x.Profile
+	}
+	return Profile_PROFILE_UNSPECIFIED
+}
+
+func (x *ImportTranscriptRequest) GetPolicy() *RestorePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+func (x *ImportTranscriptRequest) GetHome() string {
+	if x != nil {
+		return x.Home
+	}
+	return ""
+}
+
+func (x *ImportTranscriptRequest) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+// One compaction found in the transcript, and what Claude Code recorded after it.
+type TranscriptBoundary struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Uuid               string                 `protobuf:"bytes,1,opt,name=uuid,proto3" json:"uuid,omitempty"`       // the compact_boundary record's uuid
+	Line               int64                  `protobuf:"varint,2,opt,name=line,proto3" json:"line,omitempty"`      // 1-based line of the record
+	Trigger            string                 `protobuf:"bytes,3,opt,name=trigger,proto3" json:"trigger,omitempty"` // "auto" or "manual"
+	TimestampMs        int64                  `protobuf:"varint,4,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"`
+	PreservedMessages  int32                  `protobuf:"varint,5,opt,name=preserved_messages,json=preservedMessages,proto3" json:"preserved_messages,omitempty"`      // messages kept verbatim (the preserved segment)
+	HasRecordedRestore bool                   `protobuf:"varint,6,opt,name=has_recorded_restore,json=hasRecordedRestore,proto3" json:"has_recorded_restore,omitempty"` // attachment records follow the boundary (Claude Code >= 2.1.92)
+	Recorded           []*RestoredItem        `protobuf:"bytes,7,rep,name=recorded,proto3" json:"recorded,omitempty"`                                                  // the files and notes recorded, in order
+	Restored           []*RestoredItem        `protobuf:"bytes,8,rep,name=restored,proto3" json:"restored,omitempty"`                                                  // what postcompact restored when the import reached it
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *TranscriptBoundary) Reset() {
+	*x = TranscriptBoundary{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TranscriptBoundary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TranscriptBoundary) ProtoMessage() {}
+
+func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TranscriptBoundary.ProtoReflect.Descriptor instead.
+func (*TranscriptBoundary) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *TranscriptBoundary) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *TranscriptBoundary) GetLine() int64 {
+	if x != nil {
+		return x.Line
+	}
+	return 0
+}
+
+func (x *TranscriptBoundary) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *TranscriptBoundary) GetTimestampMs() int64 {
+	if x != nil {
+		return x.TimestampMs
+	}
+	return 0
+}
+
+func (x *TranscriptBoundary) GetPreservedMessages() int32 {
+	if x != nil {
+		return x.PreservedMessages
+	}
+	return 0
+}
+
+func (x *TranscriptBoundary) GetHasRecordedRestore() bool {
+	if x != nil {
+		return x.HasRecordedRestore
+	}
+	return false
+}
+
+func (x *TranscriptBoundary) GetRecorded() []*RestoredItem {
+	if x != nil {
+		return x.Recorded
+	}
+	return nil
+}
+
+func (x *TranscriptBoundary) GetRestored() []*RestoredItem {
+	if x != nil {
+		return x.Restored
+	}
+	return nil
+}
+
+type RestoredItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"` // "file" or "reference"
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"` // as in the transcript
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoredItem) Reset() {
+	*x = RestoredItem{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoredItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoredItem) ProtoMessage() {}
+
+func (x *RestoredItem) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoredItem.ProtoReflect.Descriptor instead.
+func (*RestoredItem) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *RestoredItem) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RestoredItem) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type ImportTranscriptResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Session       *SessionInfo           `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"` // JSONL records read
+	Events        int64                  `protobuf:"varint,4,opt,name=events,proto3" json:"events,omitempty"`   // reads, edits, writes, skills, plan, mode and task events applied
+	Boundaries    []*TranscriptBoundary  `protobuf:"bytes,5,rep,name=boundaries,proto3" json:"boundaries,omitempty"`
+	Warnings      []string               `protobuf:"bytes,6,rep,name=warnings,proto3" json:"warnings,omitempty"` // what was skipped and why (bounded)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportTranscriptResponse) Reset() {
+	*x = ImportTranscriptResponse{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportTranscriptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportTranscriptResponse) ProtoMessage() {}
+
+func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportTranscriptResponse.ProtoReflect.Descriptor instead.
+func (*ImportTranscriptResponse) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *ImportTranscriptResponse) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ImportTranscriptResponse) GetSession() *SessionInfo {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *ImportTranscriptResponse) GetRecords() int64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+func (x *ImportTranscriptResponse) GetEvents() int64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *ImportTranscriptResponse) GetBoundaries() []*TranscriptBoundary {
+	if x != nil {
+		return x.Boundaries
+	}
+	return nil
+}
+
+func (x *ImportTranscriptResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
 var File_postcompact_v1_postcompact_proto protoreflect.FileDescriptor
 
 const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\n" +
-	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\xd0\x06\n" +
+	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\x94\a\n" +
 	"\rRestorePolicy\x12 \n" +
 	"\tmax_files\x18\x01 \x01(\x05H\x00R\bmaxFiles\x88\x01\x01\x12/\n" +
 	"\x11file_token_budget\x18\x02 \x01(\x03H\x01R\x0ffileTokenBudget\x88\x01\x01\x122\n" +
@@ -5966,7 +6460,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\bencoding\x18\n" +
 	" \x01(\tH\aR\bencoding\x88\x01\x01\x122\n" +
 	"\x13max_file_size_bytes\x18\v \x01(\x03H\bR\x10maxFileSizeBytes\x88\x01\x01\x12.\n" +
-	"\x10malware_reminder\x18\f \x01(\bH\tR\x0fmalwareReminder\x88\x01\x01B\f\n" +
+	"\x10malware_reminder\x18\f \x01(\bH\tR\x0fmalwareReminder\x88\x01\x01\x12-\n" +
+	"\x10carry_read_state\x18\r \x01(\bH\n" +
+	"R\x0ecarryReadState\x88\x01\x01B\f\n" +
 	"\n" +
 	"_max_filesB\x14\n" +
 	"\x12_file_token_budgetB\x16\n" +
@@ -5977,7 +6473,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x17_file_truncation_markerB\v\n" +
 	"\t_encodingB\x16\n" +
 	"\x14_max_file_size_bytesB\x13\n" +
-	"\x11_malware_reminder\"\x16\n" +
+	"\x11_malware_reminderB\x13\n" +
+	"\x11_carry_read_state\"\x16\n" +
 	"\x14GetServerInfoRequest\"\x89\x02\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1f\n" +
@@ -6145,7 +6642,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x122\n" +
 	"\x04mode\x18\x03 \x01(\x0e2\x1e.postcompact.v1.PermissionModeR\x04mode\"\x11\n" +
-	"\x0fSetModeResponse\"\xb6\x02\n" +
+	"\x0fSetModeResponse\"\xea\x02\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12 \n" +
@@ -6155,7 +6652,10 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12\x1c\n" +
 	"\tretrieved\x18\a \x01(\bR\tretrieved\x12(\n" +
 	"\x10output_file_path\x18\b \x01(\tR\x0eoutputFilePath\x12\x19\n" +
-	"\bagent_id\x18\t \x01(\tR\aagentId\"\\\n" +
+	"\bagent_id\x18\t \x01(\tR\aagentId\x12\x18\n" +
+	"\acommand\x18\n" +
+	" \x01(\tR\acommand\x12\x18\n" +
+	"\amonitor\x18\v \x01(\bR\amonitor\"\\\n" +
 	"\x11UpsertTaskRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12(\n" +
@@ -6311,12 +6811,13 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x15HookAdditionalContext\x12\x18\n" +
 	"\acontent\x18\x01 \x03(\tR\acontent\"S\n" +
 	"\x16SkillListingAttachment\x129\n" +
-	"\x06skills\x18\x01 \x03(\v2!.postcompact.v1.SkillListingEntryR\x06skills\"\xf1\a\n" +
+	"\x06skills\x18\x01 \x03(\v2!.postcompact.v1.SkillListingEntryR\x06skills\"\xb2\b\n" +
 	"\n" +
 	"Attachment\x122\n" +
-	"\x04kind\x18\x01 \x01(\x0e2\x1e.postcompact.v1.AttachmentKindR\x04kind\x12#\n" +
-	"\rrendered_text\x18\x02 \x01(\tR\frenderedText\x12\x16\n" +
-	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\x124\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1e.postcompact.v1.AttachmentKindR\x04kind\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\x127\n" +
+	"\tplacement\x18\x04 \x01(\x0e2\x19.postcompact.v1.PlacementR\tplacement\x12\x16\n" +
+	"\x06blocks\x18\x05 \x03(\tR\x06blocks\x124\n" +
 	"\x04file\x18\n" +
 	" \x01(\v2\x1e.postcompact.v1.FileAttachmentH\x00R\x04file\x12M\n" +
 	"\x0efile_reference\x18\v \x01(\v2$.postcompact.v1.CompactFileReferenceH\x00R\rfileReference\x12G\n" +
@@ -6330,7 +6831,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x16mcp_instructions_delta\x18\x12 \x01(\v2$.postcompact.v1.McpInstructionsDeltaH\x00R\x14mcpInstructionsDelta\x12_\n" +
 	"\x17hook_additional_context\x18\x13 \x01(\v2%.postcompact.v1.HookAdditionalContextH\x00R\x15hookAdditionalContext\x12M\n" +
 	"\rskill_listing\x18\x14 \x01(\v2&.postcompact.v1.SkillListingAttachmentH\x00R\fskillListingB\t\n" +
-	"\apayload\"\xc8\x01\n" +
+	"\apayloadJ\x04\b\x02\x10\x03R\rrendered_text\"\xc8\x01\n" +
 	"\bDecision\x121\n" +
 	"\asubject\x18\x01 \x01(\x0e2\x17.postcompact.v1.SubjectR\asubject\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x121\n" +
@@ -6382,11 +6883,53 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\acounter\x18\x04 \x01(\x0e2\x1c.postcompact.v1.TokenCounterR\acounter\x12\x1a\n" +
 	"\bencoding\x18\x05 \x01(\tR\bencoding\"_\n" +
 	"\x1bTruncateTokensBatchResponse\x12@\n" +
-	"\aresults\x18\x01 \x03(\v2&.postcompact.v1.TruncateTokensResponseR\aresults*P\n" +
+	"\aresults\x18\x01 \x03(\v2&.postcompact.v1.TruncateTokensResponseR\aresults\"=\n" +
+	"\vPathMapping\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\"\xba\x02\n" +
+	"\x17ImportTranscriptRequest\x12\x1e\n" +
+	"\n" +
+	"transcript\x18\x01 \x01(\fR\n" +
+	"transcript\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03cwd\x18\x03 \x01(\tR\x03cwd\x126\n" +
+	"\bpath_map\x18\x04 \x03(\v2\x1b.postcompact.v1.PathMappingR\apathMap\x121\n" +
+	"\aprofile\x18\x05 \x01(\x0e2\x17.postcompact.v1.ProfileR\aprofile\x125\n" +
+	"\x06policy\x18\x06 \x01(\v2\x1d.postcompact.v1.RestorePolicyR\x06policy\x12\x12\n" +
+	"\x04home\x18\a \x01(\tR\x04home\x12\x18\n" +
+	"\areplace\x18\b \x01(\bR\areplace\"\xce\x02\n" +
+	"\x12TranscriptBoundary\x12\x12\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
+	"\x04line\x18\x02 \x01(\x03R\x04line\x12\x18\n" +
+	"\atrigger\x18\x03 \x01(\tR\atrigger\x12!\n" +
+	"\ftimestamp_ms\x18\x04 \x01(\x03R\vtimestampMs\x12-\n" +
+	"\x12preserved_messages\x18\x05 \x01(\x05R\x11preservedMessages\x120\n" +
+	"\x14has_recorded_restore\x18\x06 \x01(\bR\x12hasRecordedRestore\x128\n" +
+	"\brecorded\x18\a \x03(\v2\x1c.postcompact.v1.RestoredItemR\brecorded\x128\n" +
+	"\brestored\x18\b \x03(\v2\x1c.postcompact.v1.RestoredItemR\brestored\"6\n" +
+	"\fRestoredItem\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x82\x02\n" +
+	"\x18ImportTranscriptResponse\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x125\n" +
+	"\asession\x18\x02 \x01(\v2\x1b.postcompact.v1.SessionInfoR\asession\x12\x18\n" +
+	"\arecords\x18\x03 \x01(\x03R\arecords\x12\x16\n" +
+	"\x06events\x18\x04 \x01(\x03R\x06events\x12B\n" +
+	"\n" +
+	"boundaries\x18\x05 \x03(\v2\".postcompact.v1.TranscriptBoundaryR\n" +
+	"boundaries\x12\x1a\n" +
+	"\bwarnings\x18\x06 \x03(\tR\bwarnings*p\n" +
 	"\aProfile\x12\x17\n" +
 	"\x13PROFILE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fPROFILE_DEFAULT\x10\x01\x12\x17\n" +
-	"\x13PROFILE_CLAUDE_CODE\x10\x02*s\n" +
+	"\x13PROFILE_CLAUDE_CODE\x10\x02\x12\x1e\n" +
+	"\x1aPROFILE_CLAUDE_CODE_2_1_88\x10\x03*P\n" +
+	"\tPlacement\x12\x19\n" +
+	"\x15PLACEMENT_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0ePLACEMENT_USER\x10\x01\x12\x14\n" +
+	"\x10PLACEMENT_SYSTEM\x10\x02*s\n" +
 	"\x0eOversizePolicy\x12\x1f\n" +
 	"\x1bOVERSIZE_POLICY_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dOVERSIZE_POLICY_TRUNCATE_HEAD\x10\x01\x12\x1d\n" +
@@ -6462,7 +7005,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0eOUTCOME_BINARY\x10\v\x12\x13\n" +
 	"\x0fOUTCOME_HOOK_OK\x10\f\x12\x17\n" +
 	"\x13OUTCOME_HOOK_FAILED\x10\r\x12\x1a\n" +
-	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e2\xd3\x11\n" +
+	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e2\xba\x12\n" +
 	"\x12PostcompactService\x12\\\n" +
 	"\rGetServerInfo\x12$.postcompact.v1.GetServerInfoRequest\x1a%.postcompact.v1.GetServerInfoResponse\x12M\n" +
 	"\bGetStats\x12\x1f.postcompact.v1.GetStatsRequest\x1a .postcompact.v1.GetStatsResponse\x12V\n" +
@@ -6494,7 +7037,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\vCountTokens\x12\".postcompact.v1.CountTokensRequest\x1a#.postcompact.v1.CountTokensResponse\x12e\n" +
 	"\x10CountTokensBatch\x12'.postcompact.v1.CountTokensBatchRequest\x1a(.postcompact.v1.CountTokensBatchResponse\x12_\n" +
 	"\x0eTruncateTokens\x12%.postcompact.v1.TruncateTokensRequest\x1a&.postcompact.v1.TruncateTokensResponse\x12n\n" +
-	"\x13TruncateTokensBatch\x12*.postcompact.v1.TruncateTokensBatchRequest\x1a+.postcompact.v1.TruncateTokensBatchResponseBKZIgithub.com/postcompact/postcompact/clients/go/postcompactv1;postcompactv1b\x06proto3"
+	"\x13TruncateTokensBatch\x12*.postcompact.v1.TruncateTokensBatchRequest\x1a+.postcompact.v1.TruncateTokensBatchResponse\x12e\n" +
+	"\x10ImportTranscript\x12'.postcompact.v1.ImportTranscriptRequest\x1a(.postcompact.v1.ImportTranscriptResponseBKZIgithub.com/postcompact/postcompact/clients/go/postcompactv1;postcompactv1b\x06proto3"
 
 var (
 	file_postcompact_v1_postcompact_proto_rawDescOnce sync.Once
@@ -6508,217 +7052,233 @@ func file_postcompact_v1_postcompact_proto_rawDescGZIP() []byte {
 	return file_postcompact_v1_postcompact_proto_rawDescData
 }
 
-var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
+var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
+var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(Profile)(0),                        // 0: postcompact.v1.Profile
-	(OversizePolicy)(0),                 // 1: postcompact.v1.OversizePolicy
-	(TokenCounter)(0),                   // 2: postcompact.v1.TokenCounter
-	(PermissionMode)(0),                 // 3: postcompact.v1.PermissionMode
-	(AgentMode)(0),                      // 4: postcompact.v1.AgentMode
-	(WriteCheck)(0),                     // 5: postcompact.v1.WriteCheck
-	(TaskStatus)(0),                     // 6: postcompact.v1.TaskStatus
-	(CompactKind)(0),                    // 7: postcompact.v1.CompactKind
-	(Role)(0),                           // 8: postcompact.v1.Role
-	(AttachmentKind)(0),                 // 9: postcompact.v1.AttachmentKind
-	(Subject)(0),                        // 10: postcompact.v1.Subject
-	(Outcome)(0),                        // 11: postcompact.v1.Outcome
-	(*RestorePolicy)(nil),               // 12: postcompact.v1.RestorePolicy
-	(*GetServerInfoRequest)(nil),        // 13: postcompact.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil),       // 14: postcompact.v1.GetServerInfoResponse
-	(*GetStatsRequest)(nil),             // 15: postcompact.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),            // 16: postcompact.v1.GetStatsResponse
-	(*MemoryFiles)(nil),                 // 17: postcompact.v1.MemoryFiles
-	(*OpenSessionRequest)(nil),          // 18: postcompact.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil),         // 19: postcompact.v1.OpenSessionResponse
-	(*CloseSessionRequest)(nil),         // 20: postcompact.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),        // 21: postcompact.v1.CloseSessionResponse
-	(*ListSessionsRequest)(nil),         // 22: postcompact.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),        // 23: postcompact.v1.ListSessionsResponse
-	(*SessionInfo)(nil),                 // 24: postcompact.v1.SessionInfo
-	(*StartAgentRequest)(nil),           // 25: postcompact.v1.StartAgentRequest
-	(*StartAgentResponse)(nil),          // 26: postcompact.v1.StartAgentResponse
-	(*MergeFileStateRequest)(nil),       // 27: postcompact.v1.MergeFileStateRequest
-	(*MergeFileStateResponse)(nil),      // 28: postcompact.v1.MergeFileStateResponse
-	(*ReadFileRequest)(nil),             // 29: postcompact.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),            // 30: postcompact.v1.ReadFileResponse
-	(*RecordReadRequest)(nil),           // 31: postcompact.v1.RecordReadRequest
-	(*RecordReadResponse)(nil),          // 32: postcompact.v1.RecordReadResponse
-	(*RecordWriteRequest)(nil),          // 33: postcompact.v1.RecordWriteRequest
-	(*RecordWriteResponse)(nil),         // 34: postcompact.v1.RecordWriteResponse
-	(*CheckWriteRequest)(nil),           // 35: postcompact.v1.CheckWriteRequest
-	(*CheckWriteResponse)(nil),          // 36: postcompact.v1.CheckWriteResponse
-	(*CheckStaleRequest)(nil),           // 37: postcompact.v1.CheckStaleRequest
-	(*CheckStaleResponse)(nil),          // 38: postcompact.v1.CheckStaleResponse
-	(*RecordSkillRequest)(nil),          // 39: postcompact.v1.RecordSkillRequest
-	(*RecordSkillResponse)(nil),         // 40: postcompact.v1.RecordSkillResponse
-	(*SetPlanRequest)(nil),              // 41: postcompact.v1.SetPlanRequest
-	(*SetPlanResponse)(nil),             // 42: postcompact.v1.SetPlanResponse
-	(*SetModeRequest)(nil),              // 43: postcompact.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 44: postcompact.v1.SetModeResponse
-	(*Task)(nil),                        // 45: postcompact.v1.Task
-	(*UpsertTaskRequest)(nil),           // 46: postcompact.v1.UpsertTaskRequest
-	(*UpsertTaskResponse)(nil),          // 47: postcompact.v1.UpsertTaskResponse
-	(*DeferredTools)(nil),               // 48: postcompact.v1.DeferredTools
-	(*AgentType)(nil),                   // 49: postcompact.v1.AgentType
-	(*AgentTypes)(nil),                  // 50: postcompact.v1.AgentTypes
-	(*McpServer)(nil),                   // 51: postcompact.v1.McpServer
-	(*McpServers)(nil),                  // 52: postcompact.v1.McpServers
-	(*SkillListingEntry)(nil),           // 53: postcompact.v1.SkillListingEntry
-	(*SkillListing)(nil),                // 54: postcompact.v1.SkillListing
-	(*SetCatalogRequest)(nil),           // 55: postcompact.v1.SetCatalogRequest
-	(*SetCatalogResponse)(nil),          // 56: postcompact.v1.SetCatalogResponse
-	(*ToolUse)(nil),                     // 57: postcompact.v1.ToolUse
-	(*ToolResult)(nil),                  // 58: postcompact.v1.ToolResult
-	(*ContentBlock)(nil),                // 59: postcompact.v1.ContentBlock
-	(*ConversationMessage)(nil),         // 60: postcompact.v1.ConversationMessage
-	(*CompactRequest)(nil),              // 61: postcompact.v1.CompactRequest
-	(*CompactResponse)(nil),             // 62: postcompact.v1.CompactResponse
-	(*PreviewCompactRequest)(nil),       // 63: postcompact.v1.PreviewCompactRequest
-	(*PreviewCompactResponse)(nil),      // 64: postcompact.v1.PreviewCompactResponse
-	(*FileAttachment)(nil),              // 65: postcompact.v1.FileAttachment
-	(*CompactFileReference)(nil),        // 66: postcompact.v1.CompactFileReference
-	(*TaskStatusAttachment)(nil),        // 67: postcompact.v1.TaskStatusAttachment
-	(*PlanFileReference)(nil),           // 68: postcompact.v1.PlanFileReference
-	(*PlanModeAttachment)(nil),          // 69: postcompact.v1.PlanModeAttachment
-	(*InvokedSkill)(nil),                // 70: postcompact.v1.InvokedSkill
-	(*InvokedSkills)(nil),               // 71: postcompact.v1.InvokedSkills
-	(*DeferredToolsDelta)(nil),          // 72: postcompact.v1.DeferredToolsDelta
-	(*AgentListingDelta)(nil),           // 73: postcompact.v1.AgentListingDelta
-	(*McpInstructionsDelta)(nil),        // 74: postcompact.v1.McpInstructionsDelta
-	(*HookAdditionalContext)(nil),       // 75: postcompact.v1.HookAdditionalContext
-	(*SkillListingAttachment)(nil),      // 76: postcompact.v1.SkillListingAttachment
-	(*Attachment)(nil),                  // 77: postcompact.v1.Attachment
-	(*Decision)(nil),                    // 78: postcompact.v1.Decision
-	(*CategoryTotals)(nil),              // 79: postcompact.v1.CategoryTotals
-	(*EstimateTokensRequest)(nil),       // 80: postcompact.v1.EstimateTokensRequest
-	(*EstimateTokensResponse)(nil),      // 81: postcompact.v1.EstimateTokensResponse
-	(*EstimateTokensBatchRequest)(nil),  // 82: postcompact.v1.EstimateTokensBatchRequest
-	(*EstimateTokensBatchResponse)(nil), // 83: postcompact.v1.EstimateTokensBatchResponse
-	(*CountTokensRequest)(nil),          // 84: postcompact.v1.CountTokensRequest
-	(*CountTokensResponse)(nil),         // 85: postcompact.v1.CountTokensResponse
-	(*CountTokensBatchRequest)(nil),     // 86: postcompact.v1.CountTokensBatchRequest
-	(*CountTokensBatchResponse)(nil),    // 87: postcompact.v1.CountTokensBatchResponse
-	(*TruncateTokensRequest)(nil),       // 88: postcompact.v1.TruncateTokensRequest
-	(*TruncateTokensResponse)(nil),      // 89: postcompact.v1.TruncateTokensResponse
-	(*TruncateTokensBatchRequest)(nil),  // 90: postcompact.v1.TruncateTokensBatchRequest
-	(*TruncateTokensBatchResponse)(nil), // 91: postcompact.v1.TruncateTokensBatchResponse
+	(Placement)(0),                      // 1: postcompact.v1.Placement
+	(OversizePolicy)(0),                 // 2: postcompact.v1.OversizePolicy
+	(TokenCounter)(0),                   // 3: postcompact.v1.TokenCounter
+	(PermissionMode)(0),                 // 4: postcompact.v1.PermissionMode
+	(AgentMode)(0),                      // 5: postcompact.v1.AgentMode
+	(WriteCheck)(0),                     // 6: postcompact.v1.WriteCheck
+	(TaskStatus)(0),                     // 7: postcompact.v1.TaskStatus
+	(CompactKind)(0),                    // 8: postcompact.v1.CompactKind
+	(Role)(0),                           // 9: postcompact.v1.Role
+	(AttachmentKind)(0),                 // 10: postcompact.v1.AttachmentKind
+	(Subject)(0),                        // 11: postcompact.v1.Subject
+	(Outcome)(0),                        // 12: postcompact.v1.Outcome
+	(*RestorePolicy)(nil),               // 13: postcompact.v1.RestorePolicy
+	(*GetServerInfoRequest)(nil),        // 14: postcompact.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil),       // 15: postcompact.v1.GetServerInfoResponse
+	(*GetStatsRequest)(nil),             // 16: postcompact.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),            // 17: postcompact.v1.GetStatsResponse
+	(*MemoryFiles)(nil),                 // 18: postcompact.v1.MemoryFiles
+	(*OpenSessionRequest)(nil),          // 19: postcompact.v1.OpenSessionRequest
+	(*OpenSessionResponse)(nil),         // 20: postcompact.v1.OpenSessionResponse
+	(*CloseSessionRequest)(nil),         // 21: postcompact.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),        // 22: postcompact.v1.CloseSessionResponse
+	(*ListSessionsRequest)(nil),         // 23: postcompact.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),        // 24: postcompact.v1.ListSessionsResponse
+	(*SessionInfo)(nil),                 // 25: postcompact.v1.SessionInfo
+	(*StartAgentRequest)(nil),           // 26: postcompact.v1.StartAgentRequest
+	(*StartAgentResponse)(nil),          // 27: postcompact.v1.StartAgentResponse
+	(*MergeFileStateRequest)(nil),       // 28: postcompact.v1.MergeFileStateRequest
+	(*MergeFileStateResponse)(nil),      // 29: postcompact.v1.MergeFileStateResponse
+	(*ReadFileRequest)(nil),             // 30: postcompact.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),            // 31: postcompact.v1.ReadFileResponse
+	(*RecordReadRequest)(nil),           // 32: postcompact.v1.RecordReadRequest
+	(*RecordReadResponse)(nil),          // 33: postcompact.v1.RecordReadResponse
+	(*RecordWriteRequest)(nil),          // 34: postcompact.v1.RecordWriteRequest
+	(*RecordWriteResponse)(nil),         // 35: postcompact.v1.RecordWriteResponse
+	(*CheckWriteRequest)(nil),           // 36: postcompact.v1.CheckWriteRequest
+	(*CheckWriteResponse)(nil),          // 37: postcompact.v1.CheckWriteResponse
+	(*CheckStaleRequest)(nil),           // 38: postcompact.v1.CheckStaleRequest
+	(*CheckStaleResponse)(nil),          // 39: postcompact.v1.CheckStaleResponse
+	(*RecordSkillRequest)(nil),          // 40: postcompact.v1.RecordSkillRequest
+	(*RecordSkillResponse)(nil),         // 41: postcompact.v1.RecordSkillResponse
+	(*SetPlanRequest)(nil),              // 42: postcompact.v1.SetPlanRequest
+	(*SetPlanResponse)(nil),             // 43: postcompact.v1.SetPlanResponse
+	(*SetModeRequest)(nil),              // 44: postcompact.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 45: postcompact.v1.SetModeResponse
+	(*Task)(nil),                        // 46: postcompact.v1.Task
+	(*UpsertTaskRequest)(nil),           // 47: postcompact.v1.UpsertTaskRequest
+	(*UpsertTaskResponse)(nil),          // 48: postcompact.v1.UpsertTaskResponse
+	(*DeferredTools)(nil),               // 49: postcompact.v1.DeferredTools
+	(*AgentType)(nil),                   // 50: postcompact.v1.AgentType
+	(*AgentTypes)(nil),                  // 51: postcompact.v1.AgentTypes
+	(*McpServer)(nil),                   // 52: postcompact.v1.McpServer
+	(*McpServers)(nil),                  // 53: postcompact.v1.McpServers
+	(*SkillListingEntry)(nil),           // 54: postcompact.v1.SkillListingEntry
+	(*SkillListing)(nil),                // 55: postcompact.v1.SkillListing
+	(*SetCatalogRequest)(nil),           // 56: postcompact.v1.SetCatalogRequest
+	(*SetCatalogResponse)(nil),          // 57: postcompact.v1.SetCatalogResponse
+	(*ToolUse)(nil),                     // 58: postcompact.v1.ToolUse
+	(*ToolResult)(nil),                  // 59: postcompact.v1.ToolResult
+	(*ContentBlock)(nil),                // 60: postcompact.v1.ContentBlock
+	(*ConversationMessage)(nil),         // 61: postcompact.v1.ConversationMessage
+	(*CompactRequest)(nil),              // 62: postcompact.v1.CompactRequest
+	(*CompactResponse)(nil),             // 63: postcompact.v1.CompactResponse
+	(*PreviewCompactRequest)(nil),       // 64: postcompact.v1.PreviewCompactRequest
+	(*PreviewCompactResponse)(nil),      // 65: postcompact.v1.PreviewCompactResponse
+	(*FileAttachment)(nil),              // 66: postcompact.v1.FileAttachment
+	(*CompactFileReference)(nil),        // 67: postcompact.v1.CompactFileReference
+	(*TaskStatusAttachment)(nil),        // 68: postcompact.v1.TaskStatusAttachment
+	(*PlanFileReference)(nil),           // 69: postcompact.v1.PlanFileReference
+	(*PlanModeAttachment)(nil),          // 70: postcompact.v1.PlanModeAttachment
+	(*InvokedSkill)(nil),                // 71: postcompact.v1.InvokedSkill
+	(*InvokedSkills)(nil),               // 72: postcompact.v1.InvokedSkills
+	(*DeferredToolsDelta)(nil),          // 73: postcompact.v1.DeferredToolsDelta
+	(*AgentListingDelta)(nil),           // 74: postcompact.v1.AgentListingDelta
+	(*McpInstructionsDelta)(nil),        // 75: postcompact.v1.McpInstructionsDelta
+	(*HookAdditionalContext)(nil),       // 76: postcompact.v1.HookAdditionalContext
+	(*SkillListingAttachment)(nil),      // 77: postcompact.v1.SkillListingAttachment
+	(*Attachment)(nil),                  // 78: postcompact.v1.Attachment
+	(*Decision)(nil),                    // 79: postcompact.v1.Decision
+	(*CategoryTotals)(nil),              // 80: postcompact.v1.CategoryTotals
+	(*EstimateTokensRequest)(nil),       // 81: postcompact.v1.EstimateTokensRequest
+	(*EstimateTokensResponse)(nil),      // 82: postcompact.v1.EstimateTokensResponse
+	(*EstimateTokensBatchRequest)(nil),  // 83: postcompact.v1.EstimateTokensBatchRequest
+	(*EstimateTokensBatchResponse)(nil), // 84: postcompact.v1.EstimateTokensBatchResponse
+	(*CountTokensRequest)(nil),          // 85: postcompact.v1.CountTokensRequest
+	(*CountTokensResponse)(nil),         // 86: postcompact.v1.CountTokensResponse
+	(*CountTokensBatchRequest)(nil),     // 87: postcompact.v1.CountTokensBatchRequest
+	(*CountTokensBatchResponse)(nil),    // 88: postcompact.v1.CountTokensBatchResponse
+	(*TruncateTokensRequest)(nil),       // 89: postcompact.v1.TruncateTokensRequest
+	(*TruncateTokensResponse)(nil),      // 90: postcompact.v1.TruncateTokensResponse
+	(*TruncateTokensBatchRequest)(nil),  // 91: postcompact.v1.TruncateTokensBatchRequest
+	(*TruncateTokensBatchResponse)(nil), // 92: postcompact.v1.TruncateTokensBatchResponse
+	(*PathMapping)(nil),                 // 93: postcompact.v1.PathMapping
+	(*ImportTranscriptRequest)(nil),     // 94: postcompact.v1.ImportTranscriptRequest
+	(*TranscriptBoundary)(nil),          // 95: postcompact.v1.TranscriptBoundary
+	(*RestoredItem)(nil),                // 96: postcompact.v1.RestoredItem
+	(*ImportTranscriptResponse)(nil),    // 97: postcompact.v1.ImportTranscriptResponse
 }
 var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
-	1,  // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
-	2,  // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
-	24, // 2: postcompact.v1.GetStatsResponse.session_infos:type_name -> postcompact.v1.SessionInfo
-	17, // 3: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
-	12, // 4: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	2,  // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
+	3,  // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
+	25, // 2: postcompact.v1.GetStatsResponse.session_infos:type_name -> postcompact.v1.SessionInfo
+	18, // 3: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
+	13, // 4: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
 	0,  // 5: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
-	24, // 6: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
-	24, // 7: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
+	25, // 6: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
+	25, // 7: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
 	0,  // 8: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
-	4,  // 9: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
-	5,  // 10: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
-	3,  // 11: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
-	6,  // 12: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	45, // 13: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	49, // 14: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	51, // 15: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	53, // 16: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	48, // 17: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	50, // 18: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	52, // 19: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	54, // 20: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	77, // 21: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	57, // 22: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	58, // 23: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	77, // 24: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
-	8,  // 25: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	59, // 26: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
-	7,  // 27: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	60, // 28: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	12, // 29: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	77, // 30: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	78, // 31: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	79, // 32: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	7,  // 33: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	60, // 34: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	12, // 35: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	77, // 36: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	78, // 37: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	79, // 38: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	6,  // 39: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	70, // 40: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	53, // 41: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
-	9,  // 42: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
-	65, // 43: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	66, // 44: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	67, // 45: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	68, // 46: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	69, // 47: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	71, // 48: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	72, // 49: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	73, // 50: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	74, // 51: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	75, // 52: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	76, // 53: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
-	10, // 54: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
-	11, // 55: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
-	2,  // 56: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
-	2,  // 57: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	89, // 58: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	13, // 59: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
-	15, // 60: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
-	18, // 61: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
-	20, // 62: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
-	22, // 63: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
-	25, // 64: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	27, // 65: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	29, // 66: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	31, // 67: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	33, // 68: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	35, // 69: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	37, // 70: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	39, // 71: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	41, // 72: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	43, // 73: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	46, // 74: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	55, // 75: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	61, // 76: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	63, // 77: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	80, // 78: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	82, // 79: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	84, // 80: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	86, // 81: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	88, // 82: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	90, // 83: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	14, // 84: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	16, // 85: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	19, // 86: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	21, // 87: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	23, // 88: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	26, // 89: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	28, // 90: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	30, // 91: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	32, // 92: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	34, // 93: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	36, // 94: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	38, // 95: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	40, // 96: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	42, // 97: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	44, // 98: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	47, // 99: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	56, // 100: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	62, // 101: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	64, // 102: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	81, // 103: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	83, // 104: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	85, // 105: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	87, // 106: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	89, // 107: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	91, // 108: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	84, // [84:109] is the sub-list for method output_type
-	59, // [59:84] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	5,  // 9: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
+	6,  // 10: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
+	4,  // 11: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
+	7,  // 12: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
+	46, // 13: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	50, // 14: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	52, // 15: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	54, // 16: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	49, // 17: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	51, // 18: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	53, // 19: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	55, // 20: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	78, // 21: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	58, // 22: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	59, // 23: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	78, // 24: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	9,  // 25: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
+	60, // 26: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	8,  // 27: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	61, // 28: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	13, // 29: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	78, // 30: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	79, // 31: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	80, // 32: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	8,  // 33: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	61, // 34: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	13, // 35: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	78, // 36: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	79, // 37: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	80, // 38: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	7,  // 39: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
+	71, // 40: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	54, // 41: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	10, // 42: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
+	1,  // 43: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
+	66, // 44: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	67, // 45: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	68, // 46: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	69, // 47: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	70, // 48: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	72, // 49: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	73, // 50: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	74, // 51: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	75, // 52: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	76, // 53: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	77, // 54: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	11, // 55: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
+	12, // 56: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
+	3,  // 57: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
+	3,  // 58: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
+	90, // 59: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	93, // 60: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	0,  // 61: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
+	13, // 62: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	96, // 63: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	96, // 64: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	25, // 65: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
+	95, // 66: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	14, // 67: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
+	16, // 68: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
+	19, // 69: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
+	21, // 70: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
+	23, // 71: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
+	26, // 72: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
+	28, // 73: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	30, // 74: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	32, // 75: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	34, // 76: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	36, // 77: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	38, // 78: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	40, // 79: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	42, // 80: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	44, // 81: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	47, // 82: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	56, // 83: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	62, // 84: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	64, // 85: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	81, // 86: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	83, // 87: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	85, // 88: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	87, // 89: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	89, // 90: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	91, // 91: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	94, // 92: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	15, // 93: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	17, // 94: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	20, // 95: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	22, // 96: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	24, // 97: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	27, // 98: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	29, // 99: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	31, // 100: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	33, // 101: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	35, // 102: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	37, // 103: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	39, // 104: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	41, // 105: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	43, // 106: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	45, // 107: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	48, // 108: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	57, // 109: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	63, // 110: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	65, // 111: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	82, // 112: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	84, // 113: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	86, // 114: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	88, // 115: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	90, // 116: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	92, // 117: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	97, // 118: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	93, // [93:119] is the sub-list for method output_type
+	67, // [67:93] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_postcompact_v1_postcompact_proto_init() }
@@ -6753,8 +7313,8 @@ func file_postcompact_v1_postcompact_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_postcompact_v1_postcompact_proto_rawDesc), len(file_postcompact_v1_postcompact_proto_rawDesc)),
-			NumEnums:      12,
-			NumMessages:   80,
+			NumEnums:      13,
+			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

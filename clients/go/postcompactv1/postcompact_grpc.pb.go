@@ -2,9 +2,9 @@
 //
 // One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 // (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
-// daemon returns the restoration attachments, each structured and as rendered text, with a
+// daemon returns the restoration attachments, each structured and as rendered text blocks, with a
 // decision for every candidate file and skill. Each restored byte crosses the socket once by
-// default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+// default: the text is in the attachments' `blocks`; the raw copies (file, plan and skill
 // content) come only with `include_content`, and the joined text is left to the client.
 //
 // Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
@@ -58,6 +58,7 @@ const (
 	PostcompactService_CountTokensBatch_FullMethodName    = "/postcompact.v1.PostcompactService/CountTokensBatch"
 	PostcompactService_TruncateTokens_FullMethodName      = "/postcompact.v1.PostcompactService/TruncateTokens"
 	PostcompactService_TruncateTokensBatch_FullMethodName = "/postcompact.v1.PostcompactService/TruncateTokensBatch"
+	PostcompactService_ImportTranscript_FullMethodName    = "/postcompact.v1.PostcompactService/ImportTranscript"
 )
 
 // PostcompactServiceClient is the client API for PostcompactService service.
@@ -97,6 +98,8 @@ type PostcompactServiceClient interface {
 	CountTokensBatch(ctx context.Context, in *CountTokensBatchRequest, opts ...grpc.CallOption) (*CountTokensBatchResponse, error)
 	TruncateTokens(ctx context.Context, in *TruncateTokensRequest, opts ...grpc.CallOption) (*TruncateTokensResponse, error)
 	TruncateTokensBatch(ctx context.Context, in *TruncateTokensBatchRequest, opts ...grpc.CallOption) (*TruncateTokensBatchResponse, error)
+	// Transcripts: a session's state built from a Claude Code transcript (JSONL).
+	ImportTranscript(ctx context.Context, in *ImportTranscriptRequest, opts ...grpc.CallOption) (*ImportTranscriptResponse, error)
 }
 
 type postcompactServiceClient struct {
@@ -357,6 +360,16 @@ func (c *postcompactServiceClient) TruncateTokensBatch(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *postcompactServiceClient) ImportTranscript(ctx context.Context, in *ImportTranscriptRequest, opts ...grpc.CallOption) (*ImportTranscriptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportTranscriptResponse)
+	err := c.cc.Invoke(ctx, PostcompactService_ImportTranscript_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PostcompactServiceServer is the server API for PostcompactService service.
 // All implementations must embed UnimplementedPostcompactServiceServer
 // for forward compatibility.
@@ -394,6 +407,8 @@ type PostcompactServiceServer interface {
 	CountTokensBatch(context.Context, *CountTokensBatchRequest) (*CountTokensBatchResponse, error)
 	TruncateTokens(context.Context, *TruncateTokensRequest) (*TruncateTokensResponse, error)
 	TruncateTokensBatch(context.Context, *TruncateTokensBatchRequest) (*TruncateTokensBatchResponse, error)
+	// Transcripts: a session's state built from a Claude Code transcript (JSONL).
+	ImportTranscript(context.Context, *ImportTranscriptRequest) (*ImportTranscriptResponse, error)
 	mustEmbedUnimplementedPostcompactServiceServer()
 }
 
@@ -478,6 +493,9 @@ func (UnimplementedPostcompactServiceServer) TruncateTokens(context.Context, *Tr
 }
 func (UnimplementedPostcompactServiceServer) TruncateTokensBatch(context.Context, *TruncateTokensBatchRequest) (*TruncateTokensBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TruncateTokensBatch not implemented")
+}
+func (UnimplementedPostcompactServiceServer) ImportTranscript(context.Context, *ImportTranscriptRequest) (*ImportTranscriptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportTranscript not implemented")
 }
 func (UnimplementedPostcompactServiceServer) mustEmbedUnimplementedPostcompactServiceServer() {}
 func (UnimplementedPostcompactServiceServer) testEmbeddedByValue()                            {}
@@ -950,6 +968,24 @@ func _PostcompactService_TruncateTokensBatch_Handler(srv interface{}, ctx contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PostcompactService_ImportTranscript_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportTranscriptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PostcompactServiceServer).ImportTranscript(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PostcompactService_ImportTranscript_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PostcompactServiceServer).ImportTranscript(ctx, req.(*ImportTranscriptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PostcompactService_ServiceDesc is the grpc.ServiceDesc for PostcompactService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1056,6 +1092,10 @@ var PostcompactService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "TruncateTokensBatch",
 			Handler:    _PostcompactService_TruncateTokensBatch_Handler,
+		},
+		{
+			MethodName: "ImportTranscript",
+			Handler:    _PostcompactService_ImportTranscript_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

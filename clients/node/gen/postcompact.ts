@@ -34,6 +34,8 @@ import type { GetServerInfoResponse as _postcompact_v1_GetServerInfoResponse, Ge
 import type { GetStatsRequest as _postcompact_v1_GetStatsRequest, GetStatsRequest__Output as _postcompact_v1_GetStatsRequest__Output } from './postcompact/v1/GetStatsRequest.js';
 import type { GetStatsResponse as _postcompact_v1_GetStatsResponse, GetStatsResponse__Output as _postcompact_v1_GetStatsResponse__Output } from './postcompact/v1/GetStatsResponse.js';
 import type { HookAdditionalContext as _postcompact_v1_HookAdditionalContext, HookAdditionalContext__Output as _postcompact_v1_HookAdditionalContext__Output } from './postcompact/v1/HookAdditionalContext.js';
+import type { ImportTranscriptRequest as _postcompact_v1_ImportTranscriptRequest, ImportTranscriptRequest__Output as _postcompact_v1_ImportTranscriptRequest__Output } from './postcompact/v1/ImportTranscriptRequest.js';
+import type { ImportTranscriptResponse as _postcompact_v1_ImportTranscriptResponse, ImportTranscriptResponse__Output as _postcompact_v1_ImportTranscriptResponse__Output } from './postcompact/v1/ImportTranscriptResponse.js';
 import type { InvokedSkill as _postcompact_v1_InvokedSkill, InvokedSkill__Output as _postcompact_v1_InvokedSkill__Output } from './postcompact/v1/InvokedSkill.js';
 import type { InvokedSkills as _postcompact_v1_InvokedSkills, InvokedSkills__Output as _postcompact_v1_InvokedSkills__Output } from './postcompact/v1/InvokedSkills.js';
 import type { ListSessionsRequest as _postcompact_v1_ListSessionsRequest, ListSessionsRequest__Output as _postcompact_v1_ListSessionsRequest__Output } from './postcompact/v1/ListSessionsRequest.js';
@@ -46,6 +48,7 @@ import type { MergeFileStateRequest as _postcompact_v1_MergeFileStateRequest, Me
 import type { MergeFileStateResponse as _postcompact_v1_MergeFileStateResponse, MergeFileStateResponse__Output as _postcompact_v1_MergeFileStateResponse__Output } from './postcompact/v1/MergeFileStateResponse.js';
 import type { OpenSessionRequest as _postcompact_v1_OpenSessionRequest, OpenSessionRequest__Output as _postcompact_v1_OpenSessionRequest__Output } from './postcompact/v1/OpenSessionRequest.js';
 import type { OpenSessionResponse as _postcompact_v1_OpenSessionResponse, OpenSessionResponse__Output as _postcompact_v1_OpenSessionResponse__Output } from './postcompact/v1/OpenSessionResponse.js';
+import type { PathMapping as _postcompact_v1_PathMapping, PathMapping__Output as _postcompact_v1_PathMapping__Output } from './postcompact/v1/PathMapping.js';
 import type { PlanFileReference as _postcompact_v1_PlanFileReference, PlanFileReference__Output as _postcompact_v1_PlanFileReference__Output } from './postcompact/v1/PlanFileReference.js';
 import type { PlanModeAttachment as _postcompact_v1_PlanModeAttachment, PlanModeAttachment__Output as _postcompact_v1_PlanModeAttachment__Output } from './postcompact/v1/PlanModeAttachment.js';
 import type { PostcompactServiceClient as _postcompact_v1_PostcompactServiceClient, PostcompactServiceDefinition as _postcompact_v1_PostcompactServiceDefinition } from './postcompact/v1/PostcompactService.js';
@@ -60,6 +63,7 @@ import type { RecordSkillResponse as _postcompact_v1_RecordSkillResponse, Record
 import type { RecordWriteRequest as _postcompact_v1_RecordWriteRequest, RecordWriteRequest__Output as _postcompact_v1_RecordWriteRequest__Output } from './postcompact/v1/RecordWriteRequest.js';
 import type { RecordWriteResponse as _postcompact_v1_RecordWriteResponse, RecordWriteResponse__Output as _postcompact_v1_RecordWriteResponse__Output } from './postcompact/v1/RecordWriteResponse.js';
 import type { RestorePolicy as _postcompact_v1_RestorePolicy, RestorePolicy__Output as _postcompact_v1_RestorePolicy__Output } from './postcompact/v1/RestorePolicy.js';
+import type { RestoredItem as _postcompact_v1_RestoredItem, RestoredItem__Output as _postcompact_v1_RestoredItem__Output } from './postcompact/v1/RestoredItem.js';
 import type { SessionInfo as _postcompact_v1_SessionInfo, SessionInfo__Output as _postcompact_v1_SessionInfo__Output } from './postcompact/v1/SessionInfo.js';
 import type { SetCatalogRequest as _postcompact_v1_SetCatalogRequest, SetCatalogRequest__Output as _postcompact_v1_SetCatalogRequest__Output } from './postcompact/v1/SetCatalogRequest.js';
 import type { SetCatalogResponse as _postcompact_v1_SetCatalogResponse, SetCatalogResponse__Output as _postcompact_v1_SetCatalogResponse__Output } from './postcompact/v1/SetCatalogResponse.js';
@@ -76,6 +80,7 @@ import type { Task as _postcompact_v1_Task, Task__Output as _postcompact_v1_Task
 import type { TaskStatusAttachment as _postcompact_v1_TaskStatusAttachment, TaskStatusAttachment__Output as _postcompact_v1_TaskStatusAttachment__Output } from './postcompact/v1/TaskStatusAttachment.js';
 import type { ToolResult as _postcompact_v1_ToolResult, ToolResult__Output as _postcompact_v1_ToolResult__Output } from './postcompact/v1/ToolResult.js';
 import type { ToolUse as _postcompact_v1_ToolUse, ToolUse__Output as _postcompact_v1_ToolUse__Output } from './postcompact/v1/ToolUse.js';
+import type { TranscriptBoundary as _postcompact_v1_TranscriptBoundary, TranscriptBoundary__Output as _postcompact_v1_TranscriptBoundary__Output } from './postcompact/v1/TranscriptBoundary.js';
 import type { TruncateTokensBatchRequest as _postcompact_v1_TruncateTokensBatchRequest, TruncateTokensBatchRequest__Output as _postcompact_v1_TruncateTokensBatchRequest__Output } from './postcompact/v1/TruncateTokensBatchRequest.js';
 import type { TruncateTokensBatchResponse as _postcompact_v1_TruncateTokensBatchResponse, TruncateTokensBatchResponse__Output as _postcompact_v1_TruncateTokensBatchResponse__Output } from './postcompact/v1/TruncateTokensBatchResponse.js';
 import type { TruncateTokensRequest as _postcompact_v1_TruncateTokensRequest, TruncateTokensRequest__Output as _postcompact_v1_TruncateTokensRequest__Output } from './postcompact/v1/TruncateTokensRequest.js';
@@ -126,6 +131,8 @@ export interface ProtoGrpcType {
       GetStatsRequest: MessageTypeDefinition<_postcompact_v1_GetStatsRequest, _postcompact_v1_GetStatsRequest__Output>
       GetStatsResponse: MessageTypeDefinition<_postcompact_v1_GetStatsResponse, _postcompact_v1_GetStatsResponse__Output>
       HookAdditionalContext: MessageTypeDefinition<_postcompact_v1_HookAdditionalContext, _postcompact_v1_HookAdditionalContext__Output>
+      ImportTranscriptRequest: MessageTypeDefinition<_postcompact_v1_ImportTranscriptRequest, _postcompact_v1_ImportTranscriptRequest__Output>
+      ImportTranscriptResponse: MessageTypeDefinition<_postcompact_v1_ImportTranscriptResponse, _postcompact_v1_ImportTranscriptResponse__Output>
       InvokedSkill: MessageTypeDefinition<_postcompact_v1_InvokedSkill, _postcompact_v1_InvokedSkill__Output>
       InvokedSkills: MessageTypeDefinition<_postcompact_v1_InvokedSkills, _postcompact_v1_InvokedSkills__Output>
       ListSessionsRequest: MessageTypeDefinition<_postcompact_v1_ListSessionsRequest, _postcompact_v1_ListSessionsRequest__Output>
@@ -140,7 +147,9 @@ export interface ProtoGrpcType {
       OpenSessionResponse: MessageTypeDefinition<_postcompact_v1_OpenSessionResponse, _postcompact_v1_OpenSessionResponse__Output>
       Outcome: EnumTypeDefinition
       OversizePolicy: EnumTypeDefinition
+      PathMapping: MessageTypeDefinition<_postcompact_v1_PathMapping, _postcompact_v1_PathMapping__Output>
       PermissionMode: EnumTypeDefinition
+      Placement: EnumTypeDefinition
       PlanFileReference: MessageTypeDefinition<_postcompact_v1_PlanFileReference, _postcompact_v1_PlanFileReference__Output>
       PlanModeAttachment: MessageTypeDefinition<_postcompact_v1_PlanModeAttachment, _postcompact_v1_PlanModeAttachment__Output>
       PostcompactService: SubtypeConstructor<typeof grpc.Client, _postcompact_v1_PostcompactServiceClient> & { service: _postcompact_v1_PostcompactServiceDefinition }
@@ -156,6 +165,7 @@ export interface ProtoGrpcType {
       RecordWriteRequest: MessageTypeDefinition<_postcompact_v1_RecordWriteRequest, _postcompact_v1_RecordWriteRequest__Output>
       RecordWriteResponse: MessageTypeDefinition<_postcompact_v1_RecordWriteResponse, _postcompact_v1_RecordWriteResponse__Output>
       RestorePolicy: MessageTypeDefinition<_postcompact_v1_RestorePolicy, _postcompact_v1_RestorePolicy__Output>
+      RestoredItem: MessageTypeDefinition<_postcompact_v1_RestoredItem, _postcompact_v1_RestoredItem__Output>
       Role: EnumTypeDefinition
       SessionInfo: MessageTypeDefinition<_postcompact_v1_SessionInfo, _postcompact_v1_SessionInfo__Output>
       SetCatalogRequest: MessageTypeDefinition<_postcompact_v1_SetCatalogRequest, _postcompact_v1_SetCatalogRequest__Output>
@@ -176,6 +186,7 @@ export interface ProtoGrpcType {
       TokenCounter: EnumTypeDefinition
       ToolResult: MessageTypeDefinition<_postcompact_v1_ToolResult, _postcompact_v1_ToolResult__Output>
       ToolUse: MessageTypeDefinition<_postcompact_v1_ToolUse, _postcompact_v1_ToolUse__Output>
+      TranscriptBoundary: MessageTypeDefinition<_postcompact_v1_TranscriptBoundary, _postcompact_v1_TranscriptBoundary__Output>
       TruncateTokensBatchRequest: MessageTypeDefinition<_postcompact_v1_TruncateTokensBatchRequest, _postcompact_v1_TruncateTokensBatchRequest__Output>
       TruncateTokensBatchResponse: MessageTypeDefinition<_postcompact_v1_TruncateTokensBatchResponse, _postcompact_v1_TruncateTokensBatchResponse__Output>
       TruncateTokensRequest: MessageTypeDefinition<_postcompact_v1_TruncateTokensRequest, _postcompact_v1_TruncateTokensRequest__Output>

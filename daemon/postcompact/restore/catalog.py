@@ -1,4 +1,5 @@
-"""The catalogue (SetCatalog) and the three delta attachments (reference §12).
+"""The catalogue (SetCatalog), the three delta attachments and the skill listing
+(docs/claude-code.md §5, §7).
 
 What has been announced is a set per catalogue, kept on the agent and rebuilt the way Claude Code
 rebuilds it from transcript attachments: start empty, then for each earlier delta attachment in
@@ -11,8 +12,12 @@ Sorting follows the reference: deferred-tool names by JavaScript's default sort 
 units), agent types and MCP server names by `localeCompare` (approximated, see
 `render.locale_sort_key`). MCP servers without instructions announce nothing.
 
-The skill listing (postcompact's own format) announces names not yet in `sent_skill_names`; that
-set is deliberately never reset by compaction (reference §7.4).
+The skill listing announces names not yet in `sent_skill_names`. Claude Code 2.1.88 (and the
+default profile) never reset that set at compaction; current Claude Code announces the listing
+again after a compaction, against the listing the kept tail carries (`Rules.reannounce_skill_
+listing`, `skill_listing_again`).
+
+Placement: a system section under profiles with system sections, else user-placed and wrapped.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 from postcompact import render
 from postcompact.errors import InvalidArgument
 from postcompact.render import DEFAULT_TEMPLATES, Templates
-from postcompact.restore.meter import rough
+from postcompact.restore.outcome import make
 from postcompact.state import AgentState, Catalog
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -32,6 +37,8 @@ __all__ = [
     "announced_in_messages",
     "apply_catalog",
     "catalog_deltas",
+    "listed_in_messages",
+    "skill_listing_again",
 ]
 
 
@@ -78,12 +85,23 @@ def announced_in_messages(messages: Iterable[pb.ConversationMessage]) -> Announc
     return Announced(frozenset(tools), frozenset(agents), frozenset(mcp))
 
 
-def _attachment(kind: pb.AttachmentKind.ValueType, text: str, **payload: object) -> pb.Attachment:
-    return pb.Attachment(kind=kind, rendered_text=text, tokens=rough(text), **payload)  # type: ignore[arg-type]
+def listed_in_messages(messages: Iterable[pb.ConversationMessage]) -> set[str]:
+    """Skill names the skill-listing attachments in `messages` announced."""
+    names: set[str] = set()
+    for message in messages:
+        for block in message.content:
+            if block.WhichOneof("block") == "attachment":
+                att = block.attachment
+                if att.WhichOneof("payload") == "skill_listing":
+                    names.update(e.name for e in att.skill_listing.skills)
+    return names
 
 
 def catalog_deltas(
-    catalog: Catalog, announced: Announced, templates: Templates = DEFAULT_TEMPLATES
+    catalog: Catalog,
+    announced: Announced,
+    templates: Templates = DEFAULT_TEMPLATES,
+    placement: str = render.USER,
 ) -> tuple[list[pb.Attachment], Announced]:
     """The delta attachments against `announced` (reference order) and the sets after them.
 
@@ -102,8 +120,11 @@ def catalog_deltas(
                 added_names=added, added_lines=added, removed_names=removed
             )
             out.append(
-                _attachment(
-                    pb.ATTACHMENT_KIND_DEFERRED_TOOLS_DELTA, text, deferred_tools_delta=delta
+                make(
+                    pb.ATTACHMENT_KIND_DEFERRED_TOOLS_DELTA,
+                    placement,
+                    render.blocks([text], placement, templates),
+                    deferred_tools_delta=delta,
                 )
             )
         tools = frozenset(current)
@@ -137,8 +158,11 @@ def catalog_deltas(
                 show_concurrency_note=note,
             )
             out.append(
-                _attachment(
-                    pb.ATTACHMENT_KIND_AGENT_LISTING_DELTA, text, agent_listing_delta=agent_delta
+                make(
+                    pb.ATTACHMENT_KIND_AGENT_LISTING_DELTA,
+                    placement,
+                    render.blocks([text], placement, templates),
+                    agent_listing_delta=agent_delta,
                 )
             )
         agents = frozenset(current)
@@ -155,9 +179,10 @@ def catalog_deltas(
                 added_names=added, added_blocks=blocks, removed_names=removed
             )
             out.append(
-                _attachment(
+                make(
                     pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA,
-                    text,
+                    placement,
+                    render.blocks([text], placement, templates),
                     mcp_instructions_delta=mcp_delta,
                 )
             )
@@ -177,8 +202,35 @@ def _names(values: Sequence[str], field: str) -> list[str]:
     return list(out)
 
 
+def _skill_listing(
+    entries: Sequence[pb.SkillListingEntry], templates: Templates, placement: str
+) -> pb.Attachment:
+    text = render.skill_listing([(e.name, e.description) for e in entries], templates)
+    return make(
+        pb.ATTACHMENT_KIND_SKILL_LISTING,
+        placement,
+        render.blocks([text], placement, templates),
+        skill_listing=pb.SkillListingAttachment(skills=entries),
+    )
+
+
+def skill_listing_again(
+    catalog: Catalog, kept: set[str], templates: Templates, placement: str
+) -> tuple[pb.Attachment | None, set[str]]:
+    """After a compaction (current Claude Code): the listing minus what the kept tail announced
+    (`kept`), and the names then announced. None when nothing is to be sent."""
+    if catalog.skill_listing is None:
+        return None, set(kept)
+    new = [e for e in catalog.skill_listing if e.name not in kept]
+    sent = kept | {e.name for e in new}
+    return (_skill_listing(new, templates, placement) if new else None), sent
+
+
 def apply_catalog(
-    agent: AgentState, req: pb.SetCatalogRequest, templates: Templates = DEFAULT_TEMPLATES
+    agent: AgentState,
+    req: pb.SetCatalogRequest,
+    templates: Templates = DEFAULT_TEMPLATES,
+    placement: str = render.USER,
 ) -> list[pb.Attachment]:
     """Store the catalogue parts present in `req`; return what to announce now and mark it so."""
     cat = agent.catalog
@@ -212,19 +264,12 @@ def apply_catalog(
             listed.setdefault(e.name, pb.SkillListingEntry(name=e.name, description=e.description))
         cat.skill_listing = list(listed.values())
 
-    out, announced = catalog_deltas(cat, Announced.of(cat), templates)
+    out, announced = catalog_deltas(cat, Announced.of(cat), templates, placement)
     announced.store(cat)
 
     if cat.skill_listing is not None:
         new = [e for e in cat.skill_listing if e.name not in cat.sent_skill_names]
         if new:
-            text = render.skill_listing([(e.name, e.description) for e in new], templates)
-            out.append(
-                _attachment(
-                    pb.ATTACHMENT_KIND_SKILL_LISTING,
-                    text,
-                    skill_listing=pb.SkillListingAttachment(skills=new),
-                )
-            )
+            out.append(_skill_listing(new, templates, placement))
             cat.sent_skill_names.update(e.name for e in new)
     return out

@@ -1,6 +1,7 @@
-"""File restoration (reference §6.2-§6.5; design chapter §10.2).
+"""File restoration (docs/claude-code.md §3; design chapter §10.2).
 
-Given the snapshot of the agent's file-state cache (MRU first):
+Given the snapshot of the agent's file-state cache (MRU first), plus, under profiles that keep
+them (`Rules.references_stay_candidates`), the files restored as too-large notes last time:
 
 1. Exclude the plan file, the memory files and files whose Read is still visible in the preserved
    tail (two passes: a Read whose tool_result starts with the "File unchanged" stub does not count,
@@ -12,31 +13,39 @@ Given the snapshot of the agent's file-state cache (MRU first):
    byte is in the page cache (`fileread.off_loop`: a few µs a file, where one thread hop costs
    ~100 µs), else all on one worker thread. Always through `fileread` with the session roots and
    deny globs: denied / binary / unreadable files are dropped with the error as detail.
-4. Per-file cap `max_tokens_per_file`, measured on the raw text with the policy's counter (the
-   rough counter uses the per-type rate, as Claude Code's `validateContentTokens`). A file over the
-   cap, or over `max_file_size_bytes`, is
+4. Per-file cap `max_tokens_per_file`, measured with the policy's counter (the rough counter uses
+   the per-type rate, as Claude Code's `validateContentTokens`) on the text as Claude Code attaches
+   it: the `\r` ending each line removed (`render.strip_cr`). A file over the cap, or over
+   `max_file_size_bytes`, is
    - TRUNCATE_HEAD (default): the longest head within the cap *including* the marker, cut back to
      a line boundary (a first line longer than the cap is cut inside the line), numbered as usual
      and followed by the marker (`{shown_lines}` of `{total_lines}`, Read with offset
      `{next_offset}`). A file over the size cap is read only up to `max_file_size_bytes`.
-   - REFERENCE: Claude Code 2.1.88's path-only `compact_file_reference` note.
+   - REFERENCE: Claude Code's path-only `compact_file_reference` note.
 5. Admit first-fit, in selection order, while the running total stays within `file_token_budget`.
-   The cost of a file is Claude Code's: the rough estimate of `JSON.stringify(AttachmentMessage)`,
-   emulated as
+   The cost of a file is Claude Code's: the rough estimate of `JSON.stringify` of the attachment
+   payload (`Rules.payload_cost`, current Claude Code)
 
-       {"attachment": {"type": "file", "filename": P, "content": {"type": "text", "file":
-         {"filePath": P, "content": RAW_TEXT, "numLines": N, "startLine": 1, "totalLines": T}},
-         "displayPath": D}, "type": "attachment", "uuid": <36 chars>, "timestamp": <24 chars>}
+       {"type": "file", "filename": P, "content": {"type": "text", "file": {"filePath": P,
+        "content": TEXT, "numLines": N, "startLine": 1, "totalLines": T}}, "displayPath": D}
 
-   (`content` is the raw text read, as FileReadTool returns it — the numbering is added only when
-   rendering; for a truncated file it is the head plus the marker). A reference costs
-   `{"attachment": {"type": "compact_file_reference", "filename": P, "displayPath": D}, ...}`.
+   or, under the 2.1.88 and default profiles, of the whole attachment message around it
+   (`{"attachment": PAYLOAD, "type": "attachment", "uuid": <36 chars>, "timestamp": <24 chars>}`).
+   `content` is the text as attached, without numbering (for a truncated file the head plus the
+   marker). A reference costs its payload `{"type": "compact_file_reference", "filename": P,
+   "displayPath": D}` the same way.
 6. Re-seed the cache with what was restored: offset 1, no limit (a truncated file: limit = the
-   lines shown, content = the head), timestamp = the file's mtime under the claude-code profile,
-   otherwise one read time for the whole batch (taken before the re-reads). The entries are set
-   in reverse rank order, rank 1 last (the most recently used), so equal timestamps rank them
-   the same way at the next compaction: restored files keep their order. Referenced files are
-   not re-seeded.
+   lines shown, content = the head), the bytes on disk (not the text without `\r`: seeds are
+   verified against disk after a restart), timestamp = the file's mtime under profiles with mtime
+   timestamps, otherwise one read time for the whole batch (taken before the re-reads). The
+   entries are set in reverse rank order, rank 1 last (the most recently used), so equal
+   timestamps rank them the same way at the next compaction: restored files keep their order.
+   Referenced files are not re-seeded; profiles that keep them as candidates remember them in
+   `AgentState.carried_refs` with the timestamp they ranked by.
+
+Blocks: a restored file is user-placed (the Read call, the Read result, and the escape note when
+its text held a closing reminder tag); a reference is a system section under profiles with
+system sections, else user-placed and wrapped.
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from postcompact import _core, fileread, render
+from postcompact import _core, fileread, profiles, render
 from postcompact.persist import content_digest
 from postcompact.render import Templates
 from postcompact.restore.meter import Meter, rough
@@ -79,8 +88,11 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def display_path(path: str, cwd: str) -> str:
-    """Relative to cwd when inside it, else the path itself."""
+def display_path(path: str, cwd: str, *, relative: bool = False) -> str:
+    """Relative to cwd when inside it, else the path itself; with `relative`, Node's
+    `path.relative(cwd, path)` (`../x` outside cwd), as current Claude Code shows it."""
+    if relative:
+        return os.path.relpath(path, cwd) if path != cwd else ""
     prefix = cwd.rstrip("/") + "/"
     return path[len(prefix) :] if path.startswith(prefix) else path
 
@@ -90,34 +102,45 @@ def _ext(path: str) -> str | None:
     return ext or None
 
 
-def attachment_cost(attachment: dict[str, object], *, extra_units: int = 0) -> int:
-    """Rough tokens of `JSON.stringify(createAttachmentMessage(attachment))` (see module doc),
-    plus `extra_units` UTF-16 units serialised elsewhere (see `file_cost`)."""
-    message = {
-        "attachment": attachment,
-        "type": "attachment",
-        "uuid": _UUID,
-        "timestamp": _TIMESTAMP,
-    }
-    units = int(_core.utf16_len(render.js_json_stringify(message))) + extra_units
+def _message(attachment: Mapping[str, object], payload_only: bool) -> Mapping[str, object]:
+    if payload_only:
+        return attachment
+    return {"attachment": attachment, "type": "attachment", "uuid": _UUID, "timestamp": _TIMESTAMP}
+
+
+def attachment_cost(
+    attachment: Mapping[str, object], *, payload_only: bool = False, extra_units: int = 0
+) -> int:
+    """Rough tokens of `JSON.stringify(attachment)` (`payload_only`) or of the attachment message
+    around it (see module doc), plus `extra_units` UTF-16 units serialised elsewhere."""
+    text = render.js_json_stringify(_message(attachment, payload_only))
+    units = int(_core.utf16_len(text)) + extra_units
     return int(_core.estimate_from_utf16_len(units))
 
 
 def file_cost(
-    path: str, display: str, content: str, *, num_lines: int | None, total_lines: int
+    path: str,
+    display: str,
+    content: str,
+    *,
+    num_lines: int | None,
+    total_lines: int,
+    payload_only: bool = False,
 ) -> int:
     """`attachment_cost` of a file attachment whose `content.file.content` is `content`.
 
     The content is not serialised: its JSON string costs `_core.json_utf16_len(content)` units
     (what `JSON.stringify(content)` measures), in place of the `""` serialised in its slot.
     """
-    units = _file_message_units(path, display, num_lines, total_lines)
+    units = _file_message_units(path, display, num_lines, total_lines, payload_only)
     return int(_core.estimate_from_utf16_len(units + int(_core.json_utf16_len(content)) - 2))
 
 
 @functools.lru_cache(maxsize=1024)
-def _file_message_units(path: str, display: str, num_lines: int | None, total_lines: int) -> int:
-    """UTF-16 units of the serialised file attachment message with `""` as its content (the
+def _file_message_units(
+    path: str, display: str, num_lines: int | None, total_lines: int, payload_only: bool
+) -> int:
+    """UTF-16 units of the serialised file attachment (message) with `""` as its content (the
     same files come back Compact after Compact: cached)."""
     file_json = {
         "filePath": path,
@@ -132,13 +155,7 @@ def _file_message_units(path: str, display: str, num_lines: int | None, total_li
         "content": {"type": "text", "file": file_json},
         "displayPath": display,
     }
-    message = {
-        "attachment": attachment,
-        "type": "attachment",
-        "uuid": _UUID,
-        "timestamp": _TIMESTAMP,
-    }
-    return int(_core.utf16_len(render.js_json_stringify(message)))
+    return int(_core.utf16_len(render.js_json_stringify(_message(attachment, payload_only))))
 
 
 def read_paths_in_tail(
@@ -222,21 +239,32 @@ class FileStep:
     meter: Meter
     templates: Templates
     deny_globs: tuple[str, ...]
-    include_content: bool = True  # fill FileAttachment.content (else only rendered_text has it)
+    include_content: bool = True  # fill FileAttachment.content (else only the blocks have it)
+
+    @property
+    def rules(self) -> profiles.Rules:
+        return self.session.rules
+
+    def _display(self, path: str) -> str:
+        return display_path(path, self.session.cwd, relative=self.rules.payload_cost)
 
     # --- one file (worker thread) ----------------------------------------------------------
 
     def _reference(self, path: str, rank: int, detail: str) -> _Restored:
-        display = display_path(path, self.session.cwd)
-        text = render.compact_file_reference(path, self.templates)
+        display = self._display(path)
+        body = render.compact_file_reference(path, self.templates)
+        placement = render.SYSTEM if self.rules.system_sections else render.USER
+        blocks = render.blocks([body], placement, self.templates)
         att = Pending(
             kind=pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE,
-            rendered_text=text,
-            tokens=rough(text),
+            placement=placement,
+            blocks=blocks,
+            tokens=rough("\n".join(blocks)),
             file_reference=pb.CompactFileReference(path=path, display_path=display),
         )
         cost = attachment_cost(
-            {"type": "compact_file_reference", "filename": path, "displayPath": display}
+            {"type": "compact_file_reference", "filename": path, "displayPath": display},
+            payload_only=self.rules.payload_cost,
         )
         return _Restored(path, rank, pb.OUTCOME_REFERENCED, att, cost, detail)
 
@@ -286,11 +314,17 @@ class FileStep:
                 return _Restored(path, rank, outcome, detail=f"{exc2.kind}: {exc2.message}")
         if read_at is None:
             read_at = now_ms()
-        stamp = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
-        text = tf.content.decode("utf-8", errors="replace")
+        stamp = tf.mtime_ms if self.rules.mtime_timestamps else read_at
+        # Measured and attached as Claude Code does: each line's "\r" removed.
+        text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
         ext = _ext(path)
         tokens = self.meter.measure(text, ext)
         cap = p.max_tokens_per_file
+        per = self.rules.api_units_per_token
+        if per is not None and not p.exact and tokens > cap // 4:
+            # Claude Code asks its countTokens API here: the offline estimate of that count.
+            units = int(_core.utf16_len(text))
+            tokens = max(tokens, (2 * units + per) // (2 * per))
 
         if not over_size and tokens <= cap:
             return self._file(path, rank, text, tf, stamp, limit=None, marker="", detail="")
@@ -311,7 +345,6 @@ class FileStep:
             cut = head.rfind("\n")
             if cut > 0:
                 head = head[:cut]
-            head = head.removesuffix("\r")
         shown = head.count("\n") + 1 if head else 0
         marker = render.file_truncation_marker(
             path, shown_lines=shown, total_lines=tf.total_lines, template=template
@@ -354,11 +387,12 @@ class FileStep:
         marker: str,
         detail: str,
     ) -> _Restored:
+        """A restored file: `text` is what is attached (without "\r"; the head when `limit`)."""
         truncated = limit is not None
-        display = display_path(path, self.session.cwd)
-        content = head_bytes(tf.content, text) if truncated else tf.content
+        display = self._display(path)
+        seed_bytes = head_bytes(tf.content, text) if truncated else tf.content
         num_lines = limit if truncated else tf.num_lines
-        rendered = render.file_attachment(
+        blocks = render.file_blocks(
             path,
             text,
             total_lines=tf.total_lines,
@@ -368,23 +402,43 @@ class FileStep:
         )
         att = Pending(
             kind=pb.ATTACHMENT_KIND_FILE,
-            rendered_text=rendered,
-            tokens=rough(rendered),
+            placement=render.USER,
+            blocks=blocks,
+            tokens=rough("\n".join(blocks)),
             file=pb.FileAttachment(
                 path=path,
                 display_path=display,
-                content=content if self.include_content else b"",
+                content=text.encode("utf-8", "surrogatepass") if self.include_content else b"",
                 truncated=truncated,
                 total_lines=tf.total_lines,
                 num_lines=num_lines or 0,
             ),
         )
         cost = file_cost(
-            path, display, text + marker, num_lines=num_lines, total_lines=tf.total_lines
+            path,
+            display,
+            text + marker,
+            num_lines=num_lines,
+            total_lines=tf.total_lines,
+            payload_only=self.rules.payload_cost,
         )
-        seed = _core.FileState(content, stamp, 1, limit, False)
+        seed = _core.FileState(seed_bytes, stamp, 1, limit, False)
         outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
         return _Restored(path, rank, outcome, att, cost, detail, seed, tf.mtime_ms)
+
+
+def candidates_of(
+    agent: AgentState, snapshot: Sequence[tuple[str, _core.FileState]], carry_refs: bool
+) -> list[tuple[str, int, _core.FileState | None]]:
+    """(path, timestamp, entry) of every candidate, MRU first: the snapshot, then (`carry_refs`)
+    the files last restored as too-large notes that have no entry now (entry None)."""
+    out: list[tuple[str, int, _core.FileState | None]] = [
+        (path, st.timestamp, st) for path, st in snapshot
+    ]
+    if carry_refs:
+        held = {path for path, _ in snapshot}
+        out.extend((p, ts, None) for p, ts in agent.carried_refs.items() if p not in held)
+    return out
 
 
 async def restore_files(
@@ -396,11 +450,14 @@ async def restore_files(
     out: Outcome,
     preview: bool,
     hashing: bool = True,
-) -> None:
-    """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion."""
+) -> dict[str, int]:
+    """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion.
+    Returns the files restored as too-large notes (path -> the timestamp they ranked by), for
+    profiles that keep them as candidates."""
     policy = step.policy
-    candidates: list[tuple[str, _core.FileState]] = []
-    for path, state in snapshot:
+    carry_refs = step.rules.references_stay_candidates
+    candidates: list[tuple[str, int, _core.FileState | None]] = []
+    for path, ts, state in candidates_of(agent, snapshot, carry_refs):
         reason = excluded.get(path)
         if reason is not None:
             out.decide(
@@ -408,33 +465,38 @@ async def restore_files(
                 pb.SUBJECT_FILE,
                 path,
                 reason,
-                tokens=int(_core.estimate(state.content)),
+                tokens=int(_core.estimate(state.content)) if state is not None else 0,
                 detail=_EXCLUSION_DETAIL[reason],
             )
         else:
-            candidates.append((path, state))
+            candidates.append((path, ts, state))
 
-    ranked = sorted(candidates, key=lambda item: -item[1].timestamp)  # stable: ties keep MRU
+    ranked = sorted(candidates, key=lambda item: -item[1])  # stable: ties keep MRU
     selected = ranked[: policy.max_files]
-    for rank, (path, state) in enumerate(ranked[policy.max_files :], start=policy.max_files + 1):
+    for rank, (path, _, state) in enumerate(ranked[policy.max_files :], start=policy.max_files + 1):
         out.decide(
             "files",
             pb.SUBJECT_FILE,
             path,
             pb.OUTCOME_DROPPED_BY_RANK,
-            tokens=int(_core.estimate(state.content)),
+            tokens=int(_core.estimate(state.content)) if state is not None else 0,
             rank=rank,
             detail=f"beyond max_files={policy.max_files}",
         )
+    stamps = {path: ts for path, ts, _ in selected}
 
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
     read_at = now_ms()
     # What the cache held, to hash only contents that changed (and nothing when nothing is kept).
     hashed = hashing and not preview
-    previous = {path: state.content for path, state in selected} if hashed else None
-    order = [(rank, path) for rank, (path, _) in enumerate(selected, start=1)]
-    held = sum(len(state.content) for _, state in selected)
+    previous = (
+        {path: state.content for path, _, state in selected if state is not None}
+        if hashed
+        else None
+    )
+    order = [(rank, path) for rank, (path, _, _) in enumerate(selected, start=1)]
+    held = sum(len(state.content) for _, _, state in selected if state is not None)
     if held >= PARALLEL_READ_BYTES:
         workers = min(len(order), PARALLEL_READ_WORKERS)
         parts = await asyncio.gather(
@@ -453,6 +515,7 @@ async def restore_files(
 
     used = 0
     seeds: list[_Restored] = []
+    referenced: dict[str, int] = {}
     for r in results:
         if r.attachment is None:
             out.decide("files", pb.SUBJECT_FILE, r.path, r.outcome, rank=r.rank, detail=r.detail)
@@ -477,6 +540,8 @@ async def restore_files(
         out.decide(
             "files", pb.SUBJECT_FILE, r.path, r.outcome, tokens=tokens, rank=r.rank, detail=r.detail
         )
+        if r.outcome == pb.OUTCOME_REFERENCED:
+            referenced[r.path] = stamps[r.path]
         if r.seed is not None and not preview:
             seeds.append(r)
     for r in reversed(seeds):  # rank 1 last: the most recently used
@@ -485,6 +550,7 @@ async def restore_files(
         agent.read_mtimes[r.path] = (r.seed.timestamp, r.mtime_ms)
         if r.digest is not None:
             agent.digests[r.path] = (r.seed.content, r.digest)
+    return referenced if carry_refs else {}
 
 
 _EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from postcompact import render
+from postcompact.restore.meter import rough
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["CATEGORIES", "DROPPED", "Outcome", "Pending"]
+__all__ = ["CATEGORIES", "DROPPED", "Outcome", "Pending", "make"]
 
 # Category names in CategoryTotals, in response order.
 CATEGORIES = ("files", "tasks", "plan", "plan_mode", "skills", "deltas", "hooks")
@@ -33,13 +37,36 @@ class _Totals:
     tokens: int = 0
 
 
+_PLACEMENTS: dict[str, pb.Placement.ValueType] = {
+    render.USER: pb.PLACEMENT_USER,
+    render.SYSTEM: pb.PLACEMENT_SYSTEM,
+}
+
+
+def make(
+    kind: pb.AttachmentKind.ValueType,
+    placement: str,
+    blocks: Sequence[str],
+    **payload: Any,
+) -> pb.Attachment:
+    """An attachment with its placement, text blocks, their rough token count and `payload`."""
+    return pb.Attachment(
+        kind=kind,
+        placement=_PLACEMENTS[placement],
+        blocks=blocks,
+        tokens=rough("\n".join(blocks)),
+        **payload,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Pending:
     """An attachment not built yet: `Outcome.attach_pending` builds it inside the response, so
-    its (large) rendered text is copied into a message once."""
+    its (large) text blocks are copied into a message once."""
 
     kind: pb.AttachmentKind.ValueType
-    rendered_text: str
+    placement: str
+    blocks: list[str]
     tokens: int
     file: pb.FileAttachment | None = None
     file_reference: pb.CompactFileReference | None = None
@@ -58,7 +85,8 @@ class Outcome:
         self._count(category, attachment.tokens)
 
     def attach_pending(self, category: str, p: Pending) -> None:
-        att = self._response.attachments.add(kind=p.kind, rendered_text=p.rendered_text)
+        att = self._response.attachments.add(kind=p.kind, placement=_PLACEMENTS[p.placement])
+        att.blocks.extend(p.blocks)
         att.tokens = p.tokens
         if p.file is not None:
             att.file.CopyFrom(p.file)

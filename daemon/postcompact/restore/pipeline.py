@@ -1,24 +1,33 @@
-"""The restoration pipeline behind Compact and PreviewCompact (reference §6-§9, §12, §13).
+"""The restoration pipeline behind Compact and PreviewCompact (docs/claude-code.md §1-§7).
 
-Order (reference compact.ts:517-585, then the hooks):
+Order (Claude Code's, then the hooks):
 
-1. snapshot the agent's file-state cache (MRU first); clear it and the nested-memory set;
-2. files (see `restore.files`);
+1. snapshot the agent's file-state cache (MRU first); clear it and the nested-memory set; keep
+   the full reads for the Edit/Write check (policy `carry_read_state`);
+2. files (see `restore.files`): full files and too-large notes in one ranked list;
 3. task_status for the session's `local_agent` tasks (not retrieved, not pending, not the
-   compacting agent's own task);
+   compacting agent's own task, nor its parent's under current Claude Code), then the running
+   background shells (`local_bash`) the compacting agent started (profiles with
+   `Rules.shell_status`);
 4. plan_file_reference when the agent's plan file exists (re-read from disk, no cap);
 5. plan_mode (full reminder) when the agent is in plan mode;
 6. invoked_skills: newest first, each truncated to `max_tokens_per_skill` with the marker,
    first-fit within `skills_token_budget` counting the (truncated) content only; skills are
-   never cleared by compaction;
-7. deferred_tools_delta, agent_listing_delta, mcp_instructions_delta: against nothing after a
-   FULL compaction, against the preserved tail's announcements after a PARTIAL one; the agent's
-   announced sets become what is announced now. The skill listing is not re-sent;
+   never cleared by compaction. Current Claude Code overwrites each stored skill with what was
+   restored (dropped: emptied, never restored again; truncated: the truncated text) and does not
+   repeat an invoked_skills attachment the kept tail holds already;
+7. deferred_tools_delta, agent_listing_delta, (current Claude Code: the skill listing again),
+   mcp_instructions_delta: against nothing after a FULL compaction, against the preserved
+   tail's announcements after a PARTIAL one; the agent's announced sets become what is
+   announced now;
 8. session-start hook context (configured hooks, then `additional_context`).
 
+Placement: restored files are user-placed; every other attachment is a system section under
+profiles with system sections (`Rules.system_sections`), else user-placed and wrapped.
+
 Unless the request sets `include_content`, the raw copies (file, plan and skill content) are left
-empty: each attachment's rendered_text holds the same text, and nothing is joined here either (the
-client joins the rendered texts), so every restored byte crosses the socket once.
+empty: each attachment's blocks hold the same text, and nothing is joined here either (the
+client joins the blocks), so every restored byte crosses the socket once.
 
 A preview (PreviewCompact) computes the same answer and changes nothing: no clear, no re-seed, no
 announced-set update, no compaction count. Hooks do run in a preview (their output is part of the
@@ -27,6 +36,7 @@ answer); their stdin JSON then carries `"preview": true`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -34,17 +44,23 @@ from collections.abc import Sequence
 
 from postcompact import _core, fileread, render
 from postcompact.errors import InvalidArgument
-from postcompact.render import DEFAULT_TEMPLATES, Templates
-from postcompact.restore.catalog import Announced, announced_in_messages, catalog_deltas
+from postcompact.render import Templates
+from postcompact.restore.catalog import (
+    Announced,
+    announced_in_messages,
+    catalog_deltas,
+    listed_in_messages,
+    skill_listing_again,
+)
 from postcompact.restore.files import FileStep, read_paths_in_tail, restore_files
 from postcompact.restore.hooks import HookSpec, run_hooks
-from postcompact.restore.meter import Meter, rough
-from postcompact.restore.outcome import Outcome
+from postcompact.restore.meter import Meter
+from postcompact.restore.outcome import Outcome, make
 from postcompact.restore.policy import Policy, resolve_policy
-from postcompact.state import AgentState, Session
+from postcompact.state import AgentState, CarriedRead, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["run_compact"]
+__all__ = ["carried_reads_of", "plan_path", "run_compact"]
 
 _TASK_STATUS: dict[pb.TaskStatus.ValueType, str] = {
     pb.TASK_STATUS_RUNNING: "running",
@@ -53,7 +69,10 @@ _TASK_STATUS: dict[pb.TaskStatus.ValueType, str] = {
     pb.TASK_STATUS_KILLED: "killed",
 }
 LOCAL_AGENT = "local_agent"
+LOCAL_BASH = "local_bash"
 _MAX_PLAN_BYTES = 16 * 1024 * 1024  # sanity bound only: plan content has no token cap
+# Hash the carried reads on a worker thread once they are this large in all.
+_HASH_OFF_LOOP_BYTES = 256 * 1024
 
 
 def _check_markers(policy: Policy, meter: Meter, templates: Templates) -> None:
@@ -71,6 +90,10 @@ def _check_markers(policy: Policy, meter: Meter, templates: Templates) -> None:
 
 def _key(agent: AgentState, path: str) -> str:
     return str(agent.files.normalize(path))
+
+
+def _placement(session: Session) -> str:
+    return render.SYSTEM if session.rules.system_sections else render.USER
 
 
 def _exclusions(
@@ -92,12 +115,19 @@ def _exclusions(
 
 
 def _task_status(session: Session, agent: AgentState, templates: Templates, out: Outcome) -> None:
-    for task in session.tasks.values():
+    rules = session.rules
+    placement = _placement(session)
+    skipped = {agent.agent_id} if agent.agent_id else set()
+    if rules.skip_parent_task and agent.agent_id:
+        skipped.add(agent.parent_agent_id)
+    agents = [t for t in session.tasks.values() if t.task_type == LOCAL_AGENT]
+    shells = [t for t in session.tasks.values() if t.task_type == LOCAL_BASH]
+    for task in agents:
         status = _TASK_STATUS.get(task.status)
-        if task.task_type != LOCAL_AGENT or task.retrieved or status is None:
+        if task.retrieved or status is None:
             continue  # pending and unknown statuses are skipped too
-        if task.agent_id and task.agent_id == agent.agent_id:
-            continue  # never remind an agent of itself
+        if task.agent_id and task.agent_id in skipped:
+            continue  # never remind an agent of itself (nor, today, of its parent)
         summary = task.progress_summary if status == "running" else task.error
         text = render.task_status(
             task_id=task.task_id,
@@ -110,10 +140,10 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
         )
         out.attach(
             "tasks",
-            pb.Attachment(
-                kind=pb.ATTACHMENT_KIND_TASK_STATUS,
-                rendered_text=text,
-                tokens=rough(text),
+            make(
+                pb.ATTACHMENT_KIND_TASK_STATUS,
+                placement,
+                render.blocks([text], placement, templates),
                 task_status=pb.TaskStatusAttachment(
                     task_id=task.task_id,
                     task_type=task.task_type,
@@ -124,13 +154,41 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
                 ),
             ),
         )
+    if not rules.shell_status:
+        return
+    for task in shells:
+        if task.status != pb.TASK_STATUS_RUNNING or task.agent_id != agent.agent_id:
+            continue  # only running shells, and only to the agent that started them
+        text = render.shell_status(
+            task_id=task.task_id,
+            description=task.description,
+            command=task.command,
+            output_file_path=task.output_file_path,
+            monitor=task.monitor,
+            templates=templates,
+        )
+        out.attach(
+            "tasks",
+            make(
+                pb.ATTACHMENT_KIND_TASK_STATUS,
+                placement,
+                render.blocks([text], placement, templates),
+                task_status=pb.TaskStatusAttachment(
+                    task_id=task.task_id,
+                    task_type=task.task_type,
+                    description=task.description,
+                    status=task.status,
+                    output_file_path=task.output_file_path,
+                ),
+            ),
+        )
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def plan_path(session: Session, agent: AgentState) -> str:
-    """The agent's plan file: the one SetPlan named, else Claude Code's layout (reference §8.1)
+    """The agent's plan file: the one SetPlan named, else Claude Code's layout
     `<plans directory>/<slug>.md`, `<slug>-agent-<agent id>.md` for a sub-agent. The slug is
     derived from the session id (Claude Code draws random words once per session), so it stays
     the same across compactions and restarts; an agent id that is not a plain name is hashed."""
@@ -172,48 +230,68 @@ async def _plan(
     *,
     include_content: bool = True,
 ) -> None:
+    placement = _placement(session)
     path = plan_path(session, agent)
     content = await fileread.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
     if content:  # an empty plan file is no plan (Claude Code: `if (!planContent)`)
         text = render.plan_file_reference(path, content.decode("utf-8", "replace"), templates)
         out.attach(
             "plan",
-            pb.Attachment(
-                kind=pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE,
-                rendered_text=text,
-                tokens=rough(text),
+            make(
+                pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE,
+                placement,
+                render.blocks([text], placement, templates),
                 plan_file_reference=pb.PlanFileReference(
                     plan_file_path=path, plan_content=content if include_content else b""
                 ),
             ),
         )
     if agent.mode == pb.PERMISSION_MODE_PLAN:
-        shown = path
         exists = content is not None
         sub = agent.agent_id != ""
-        text = render.plan_mode(shown, plan_exists=exists, is_sub_agent=sub, templates=templates)
+        text = render.plan_mode(path, plan_exists=exists, is_sub_agent=sub, templates=templates)
         out.attach(
             "plan_mode",
-            pb.Attachment(
-                kind=pb.ATTACHMENT_KIND_PLAN_MODE,
-                rendered_text=text,
-                tokens=rough(text),
+            make(
+                pb.ATTACHMENT_KIND_PLAN_MODE,
+                placement,
+                render.blocks([text], placement, templates),
                 plan_mode=pb.PlanModeAttachment(
-                    plan_file_path=shown, plan_exists=exists, is_sub_agent=sub
+                    plan_file_path=path, plan_exists=exists, is_sub_agent=sub
                 ),
             ),
         )
 
 
+def _skills_in_tail(
+    preserved: Sequence[pb.ConversationMessage],
+) -> list[list[tuple[str, str, bytes]]]:
+    """The skill lists of the invoked_skills attachments the kept tail holds."""
+    found = []
+    for message in preserved:
+        for block in message.content:
+            if block.WhichOneof("block") == "attachment":
+                att = block.attachment
+                if att.WhichOneof("payload") == "invoked_skills":
+                    found.append([(k.name, k.path, k.content) for k in att.invoked_skills.skills])
+    return found
+
+
 def _skills(
+    session: Session,
     agent: AgentState,
     policy: Policy,
     meter: Meter,
     templates: Templates,
     out: Outcome,
+    preserved: Sequence[pb.ConversationMessage],
     *,
     include_content: bool = True,
-) -> None:
+) -> dict[str, bytes]:
+    """The invoked-skills attachment; returns the stored skills to overwrite with what was
+    restored (profiles with `Rules.rewrite_skills`; name -> new content, b"" when dropped)."""
+    rules = session.rules
+    placement = _placement(session)
     marker = policy.skill_truncation_marker
     if marker is None:
         marker = templates.skill_truncation_marker
@@ -221,7 +299,17 @@ def _skills(
     used = 0
     kept: list[pb.InvokedSkill] = []
     texts: list[tuple[str, str, str]] = []  # (name, path, content) for the rendering
+    rewrites: dict[str, bytes] = {}
     for skill in skills:
+        if rules.rewrite_skills and not skill.content:
+            out.decide(
+                "skills",
+                pb.SUBJECT_SKILL,
+                skill.name,
+                pb.OUTCOME_DROPPED_BY_BUDGET,
+                detail="emptied when an earlier compaction's budget dropped it",
+            )
+            continue
         original = skill.content.decode("utf-8", "replace")
         content = meter.truncate(original, policy.max_tokens_per_skill, marker)
         truncated = content != original
@@ -236,11 +324,15 @@ def _skills(
                 detail=(
                     f"needs {tokens} of the {policy.skills_token_budget}-token skills budget, "
                     f"{used} already used"
+                    + ("; emptied: not restored again" if rules.rewrite_skills else "")
                 ),
             )
+            rewrites[skill.name] = b""
             continue
         used += tokens
         texts.append((skill.name, skill.path, content))
+        if truncated:
+            rewrites[skill.name] = content.encode()
         kept.append(
             pb.InvokedSkill(
                 name=skill.name,
@@ -258,16 +350,28 @@ def _skills(
             detail=f"truncated to {policy.max_tokens_per_skill} tokens" if truncated else "",
         )
     if kept:
-        text = render.invoked_skills(texts, templates)
-        out.attach(
-            "skills",
-            pb.Attachment(
-                kind=pb.ATTACHMENT_KIND_INVOKED_SKILLS,
-                rendered_text=text,
-                tokens=rough(text),
-                invoked_skills=pb.InvokedSkills(skills=kept),
-            ),
-        )
+        listed = [(n, p, c.encode()) for n, p, c in texts]
+        if rules.rewrite_skills and listed in _skills_in_tail(preserved):
+            for name, _, _ in texts:
+                out.decide(
+                    "skills",
+                    pb.SUBJECT_SKILL,
+                    name,
+                    pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL,
+                    detail="the same invoked_skills attachment is in the preserved messages",
+                )
+        else:
+            text = render.invoked_skills(texts, templates)
+            out.attach(
+                "skills",
+                make(
+                    pb.ATTACHMENT_KIND_INVOKED_SKILLS,
+                    placement,
+                    render.blocks([text], placement, templates),
+                    invoked_skills=pb.InvokedSkills(skills=kept),
+                ),
+            )
+    return rewrites if rules.rewrite_skills else {}
 
 
 async def _hooks(
@@ -294,23 +398,55 @@ async def _hooks(
                 pb.SUBJECT_HOOK,
                 r.spec.command,
                 r.outcome,
-                tokens=rough(r.context) if r.context else 0,
+                tokens=int(_core.estimate(r.context)) if r.context else 0,
                 detail=r.detail,
             )
             if r.context:
                 contexts.append(r.context)
     contexts.extend(c for c in request.additional_context if c)
     if contexts:
+        placement = _placement(session)
         text = render.hook_additional_context(contexts, templates)
         out.attach(
             "hooks",
-            pb.Attachment(
-                kind=pb.ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT,
-                rendered_text=text,
-                tokens=rough(text),
+            make(
+                pb.ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT,
+                placement,
+                render.blocks([text], placement, templates),
                 hook_additional_context=pb.HookAdditionalContext(content=contexts),
             ),
         )
+
+
+def carried_reads_of(
+    agent: AgentState, snapshot: Sequence[tuple[str, _core.FileState]], limit: int
+) -> dict[str, CarriedRead]:
+    """The reads to carry over this compaction: the agent's earlier carried reads, then every
+    full (not ranged, not partial, verified) entry of the snapshot, newest last; at most
+    `limit` (the oldest go first)."""
+    out = dict(agent.carried_reads)
+    for path, st in reversed(snapshot):  # oldest first, so the most recent ends last
+        full = st.offset in (None, 1) and st.limit is None and not st.partial_view
+        if not full or agent.unverified.get(path) is st:
+            continue
+        out.pop(path, None)
+        content = st.content
+        out[path] = CarriedRead(hashlib.sha256(content).digest(), len(content))
+    while len(out) > limit:
+        del out[next(iter(out))]
+    return out
+
+
+class _Result:
+    """What the steps decided that the caller stores once the whole compaction succeeded."""
+
+    __slots__ = ("announced", "referenced", "rewrites", "sent_skills")
+
+    def __init__(self) -> None:
+        self.announced = Announced()
+        self.referenced: dict[str, int] = {}
+        self.rewrites: dict[str, bytes] = {}
+        self.sent_skills: set[str] | None = None
 
 
 async def _steps(
@@ -329,33 +465,48 @@ async def _steps(
     *,
     preview: bool,
     hash_contents: bool,
-) -> Announced:
+) -> _Result:
     """Steps 2-8 into `out` (`preserved`: the kept tail of a PARTIAL compaction, None for
-    FULL); what the catalogue announced, for the caller to store once the whole compaction
-    succeeded."""
+    FULL); what to store once the whole compaction succeeded."""
+    result = _Result()
+    rules = session.rules
+    placement = _placement(session)
 
     # 2. Files.
     deny = fileread.effective_deny_globs(deny_globs)
     include = request.include_content
     step = FileStep(session, policy, meter, templates, deny, include_content=include)
-    await restore_files(
+    result.referenced = await restore_files(
         step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
     )
 
     # 3-6. Tasks, plan, plan mode, skills.
     _task_status(session, agent, templates, out)
     await _plan(session, agent, templates, out, deny, include_content=include)
-    _skills(agent, policy, meter, templates, out, include_content=include)
+    tail = preserved or ()
+    result.rewrites = _skills(
+        session, agent, policy, meter, templates, out, tail, include_content=include
+    )
 
-    # 7. Catalogue re-announcement.
+    # 7. Catalogue re-announcement (current Claude Code: the skill listing among them).
     baseline = announced_in_messages(preserved) if preserved is not None else Announced()
-    deltas, announced = catalog_deltas(agent.catalog, baseline, templates)
+    deltas, result.announced = catalog_deltas(agent.catalog, baseline, templates, placement)
+    listing = None
+    if rules.reannounce_skill_listing:
+        listing, result.sent_skills = skill_listing_again(
+            agent.catalog, listed_in_messages(tail), templates, placement
+        )
     for att in deltas:
+        if listing is not None and att.kind == pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA:
+            out.attach("deltas", listing)
+            listing = None
         out.attach("deltas", att)
+    if listing is not None:
+        out.attach("deltas", listing)
 
     # 8. Session-start hooks.
     await _hooks(session, agent, request, hooks, templates, out, preview)
-    return announced
+    return result
 
 
 async def run_compact(
@@ -367,22 +518,27 @@ async def run_compact(
     config_policy: pb.RestorePolicy | None = None,
     hooks: Sequence[HookSpec] = (),
     deny_globs: Sequence[str] = (),
-    templates: Templates = DEFAULT_TEMPLATES,
+    templates: Templates | None = None,
     preview: bool = False,
     hash_contents: bool = True,
+    carry_limit: int = 5000,
 ) -> pb.CompactResponse:
     """Run the pipeline for `agent` of `session`; see the module docstring.
 
     `hash_contents`: hash re-read contents that changed, for the state database (off when the
-    daemon keeps no state on disk).
+    daemon keeps no state on disk). `templates`: the session profile's unless given.
+    `carry_limit`: at most this many reads are carried over (the agent's cache bound).
 
     Policy layers: `base_policy` (the daemon config; `config_policy` is an alias), the session's,
-    the request's. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always apply, `deny_globs` add to
-    them. For PreviewCompact the caller wraps the response into a PreviewCompactResponse.
+    the request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
+    apply, `deny_globs` add to them. For PreviewCompact the caller wraps the response into a
+    PreviewCompactResponse.
     """
     daemon_layer = base_policy if base_policy is not None else config_policy
     layers = [p for p in (daemon_layer, session.policy, request.policy) if p is not None]
-    policy = resolve_policy(*layers)
+    policy = resolve_policy(session.profile, *layers)
+    if templates is None:
+        templates = session.rules.templates
     meter = Meter(exact=policy.exact, encoding=policy.encoding)
     _check_markers(policy, meter, templates)
     partial = request.kind == pb.COMPACT_KIND_PARTIAL
@@ -413,12 +569,19 @@ async def run_compact(
     if preview:
         await steps
         return out.response(agent.compactions)
+    carried: dict[str, CarriedRead] | None = None
+    if policy.carry_read_state:
+        size = sum(len(st.content) for _, st in snapshot)
+        if size >= _HASH_OFF_LOOP_BYTES:
+            carried = await asyncio.to_thread(carried_reads_of, agent, snapshot, carry_limit)
+        else:
+            carried = carried_reads_of(agent, snapshot, carry_limit)
     nested, marks = set(agent.nested_memory), dict(agent.read_mtimes)
     agent.files.clear()
     agent.nested_memory.clear()
     agent.read_mtimes.clear()
     try:
-        announced = await steps
+        result = await steps
     except BaseException:
         # Failed or cancelled half-way (nothing is written until the caller persists the
         # result): the agent goes back to what it was, which is what the database holds.
@@ -428,6 +591,14 @@ async def run_compact(
         agent.read_mtimes.clear()
         agent.read_mtimes.update(marks)
         raise
-    announced.store(agent.catalog)
+    result.announced.store(agent.catalog)
+    if result.sent_skills is not None:
+        agent.catalog.sent_skill_names = result.sent_skills
+    agent.carried_refs = result.referenced
+    if carried is not None:
+        agent.carried_reads = carried
+    for name, content in result.rewrites.items():
+        old = agent.skills[name]
+        agent.skills[name] = InvokedSkill(name, old.path, content, old.invoked_at_ms)
     agent.compactions += 1
     return out.response(agent.compactions)

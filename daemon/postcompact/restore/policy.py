@@ -1,9 +1,10 @@
 """Restoration knobs: `pb.RestorePolicy` layers resolved into one `Policy`.
 
-Layers are applied in order (daemon config → session → request); a field set in a later layer
-overrides. Every default is the reference constant (claude-code-compaction.md §6.1, §7.2) except
-`oversize`, whose default is the design chapter's TRUNCATE_HEAD (DESIGN.md §3). Unset markers
-(None) mean "the configured template" (`render.Templates`).
+Layers are applied in order (daemon config → session → request) over the profile's defaults; a
+field set in a later layer overrides. The budgets default to Claude Code's constants
+(docs/claude-code.md §3, §5); `oversize`, `malware_reminder` and `carry_read_state` default to
+what the session's profile says (`profiles.Rules`). Unset markers (None) mean "the profile's
+template" (`render.Templates`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from postcompact import render
+from postcompact import profiles, render
 from postcompact.errors import InvalidArgument
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -20,6 +21,7 @@ __all__ = [
     "ENCODINGS",
     "FILE_MARKER_PLACEHOLDERS",
     "Policy",
+    "profile_policy",
     "resolve_policy",
     "validate_policy",
 ]
@@ -67,6 +69,7 @@ class Policy:
     encoding: str = "o200k_base"
     max_file_size_bytes: int = 262_144
     malware_reminder: bool = True
+    carry_read_state: bool = False
 
     @property
     def exact(self) -> bool:
@@ -113,19 +116,29 @@ def _check_marker(marker: str) -> None:
         raise _bad("INVALID_POLICY", "file_truncation_marker", detail) from None
 
 
-def resolve_policy(*layers: pb.RestorePolicy) -> Policy:
-    """Validate each layer and apply them in order over the reference defaults."""
+def profile_policy(profile: pb.Profile.ValueType) -> Policy:
+    """The defaults of `profile`: the constants, and the profile's own rules."""
+    r = profiles.rules(profile)
+    return Policy(
+        oversize=r.oversize,
+        malware_reminder=r.malware_reminder,
+        carry_read_state=r.carry_read_state,
+    )
+
+
+def resolve_policy(profile: pb.Profile.ValueType, *layers: pb.RestorePolicy) -> Policy:
+    """Validate each layer and apply them in order over the defaults of `profile`."""
     # Policies are immutable and the layers rarely change: resolve each distinct stack once.
-    return _resolve_serialized(tuple(layer.SerializeToString() for layer in layers))
+    return _resolve_serialized(int(profile), tuple(layer.SerializeToString() for layer in layers))
 
 
 @functools.lru_cache(maxsize=256)
-def _resolve_serialized(layers: tuple[bytes, ...]) -> Policy:
-    return _resolve(*(pb.RestorePolicy.FromString(raw) for raw in layers))
+def _resolve_serialized(profile: int, layers: tuple[bytes, ...]) -> Policy:
+    return _resolve(profile, *(pb.RestorePolicy.FromString(raw) for raw in layers))
 
 
-def _resolve(*layers: pb.RestorePolicy) -> Policy:
-    policy = Policy()
+def _resolve(profile: int, *layers: pb.RestorePolicy) -> Policy:
+    policy = profile_policy(profile)  # type: ignore[arg-type]
     for layer in layers:
         validate_policy(layer)
         changes: dict[str, Any] = {
@@ -138,8 +151,9 @@ def _resolve(*layers: pb.RestorePolicy) -> Policy:
         for str_name in _STR_FIELDS:
             if layer.HasField(str_name):
                 changes[str_name] = getattr(layer, str_name)
-        if layer.HasField("malware_reminder"):
-            changes["malware_reminder"] = layer.malware_reminder
+        for flag in ("malware_reminder", "carry_read_state"):
+            if layer.HasField(flag):
+                changes[flag] = getattr(layer, flag)
         if changes:  # most layers are empty; dataclasses.replace costs ~20 µs
             policy = replace(policy, **changes)
     return policy

@@ -1,5 +1,5 @@
 """The daemon as the agents' file-read backend: ReadFile, RecordRead, RecordWrite, CheckWrite,
-CheckStale, SetPlan (reference §5, §14.1; DESIGN.md §4).
+CheckStale, SetPlan (docs/claude-code.md §4; docs/profiles.md).
 
 Paths. Every path a client names is resolved like Claude Code's `expandPath` (trim, `~`, relative
 to the session cwd, normalise, NFC) and must lie inside the session's roots — or be one of the
@@ -8,11 +8,18 @@ PERMISSION_DENIED (`PATH_OUTSIDE_ROOTS`), whether it was given absolute or as a 
 escaping the roots; an empty path or one with a NUL byte is INVALID_ARGUMENT. Plan files may also
 live in the session's plans directory.
 
-Timestamps. `claude-code` profile: ReadFile stores the file's mtime (floor ms), as Claude Code
+Timestamps. The claude-code profiles: ReadFile stores the file's mtime (floor ms), as Claude Code
 does. Default profile: ReadFile stores the read time (design chapter), and remembers the mtime it
 saw in `AgentState.read_mtimes`, so the "unchanged" check compares the file's current mtime with
 the mtime at that read (trusted only while the entry still carries that read's timestamp; otherwise
-the reference rule `entry.timestamp == mtime` applies).
+Claude Code's rule `entry.timestamp == mtime` applies).
+
+The "unchanged" stub: ReadFile answers it for an unchanged range under the default and 2.1.88
+profiles; current Claude Code returns the text again (`Rules.unchanged_stub`).
+
+Carried read state (policy `carry_read_state`): after a compaction, CheckWrite allows a file that
+has no entry but was fully read before the compaction, while its content on disk still has the
+SHA-256 of what was read (`AgentState.carried_reads`).
 
 Persistence. Each mutating call writes its change through `registry.store` (persist.py) before it
 returns. An entry re-created at start-up whose content no longer matches the file on disk is in
@@ -36,7 +43,7 @@ from postcompact.errors import (
     ResourceExhausted,
 )
 from postcompact.persist import ROW_BYTES, NullStore, content_digest
-from postcompact.restore.policy import Policy
+from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -44,7 +51,7 @@ from postcompact.v1 import postcompact_pb2 as pb
 DEFAULT_MAX_FILE_SIZE_BYTES = 256 * 1024
 INT64_MAX = 2**63 - 1
 
-# Reference §14.1: formatters and linters that rewrite files in place.
+# Formatters and linters that rewrite files in place (docs/claude-code.md §4).
 WRITE_COMMAND_MARKERS = re.compile(
     "|".join(
         [
@@ -70,6 +77,8 @@ WRITE_COMMAND_MARKERS = re.compile(
         ]
     )
 )
+# Current Claude Code also gives the hint after an in-place sed.
+SED_MARKERS = re.compile(r"\bg?sed\b[^|;&]*\s-[a-zA-Z]*i")
 
 
 def mtime_ms(path: str) -> int | None:
@@ -134,25 +143,9 @@ def _timestamp(value: int, field: str = "timestamp_ms") -> int:
     return value or now_ms()
 
 
-def max_file_bytes(s: Session, config: Config) -> int:
-    if s.policy.HasField("max_file_size_bytes"):
-        return s.policy.max_file_size_bytes
-    cfg = config.policy
-    if cfg.HasField("max_file_size_bytes"):
-        return cfg.max_file_size_bytes
-    return DEFAULT_MAX_FILE_SIZE_BYTES
-
-
-_DEFAULT_POLICY = Policy()
-
-
-def malware_reminder(s: Session, config: Config) -> bool:
-    """Whether a Read result ends with Claude Code's malware reminder: the session's policy,
-    else the daemon's, else the default (on, as Claude Code's Read tool result)."""
-    for layer in (s.policy, config.policy):
-        if layer.HasField("malware_reminder"):
-            return layer.malware_reminder
-    return _DEFAULT_POLICY.malware_reminder
+def session_policy(s: Session, config: Config) -> Policy:
+    """The session's resolved policy (daemon config, then the session's, over its profile)."""
+    return resolve_policy(s.profile, config.policy, s.policy)
 
 
 def _mtime_seen(s: Session, a: AgentState, path: str, entry: _core.FileState) -> int | None:
@@ -160,7 +153,7 @@ def _mtime_seen(s: Session, a: AgentState, path: str, entry: _core.FileState) ->
     profile an entry's timestamp is the read time, and a change in the same clock tick as the
     read has an mtime no later than it: the mtime the read saw is what tells."""
     mark = a.read_mtimes.get(path)
-    if s.profile != pb.PROFILE_CLAUDE_CODE and mark is not None and mark[0] == entry.timestamp:
+    if not s.rules.mtime_timestamps and mark is not None and mark[0] == entry.timestamp:
         return mark[1]
     return None
 
@@ -214,6 +207,7 @@ class FileService:
         current = (
             self._unchanged(s, a, path, entry)
             if entry is not None
+            and s.rules.unchanged_stub
             and not entry.partial_view
             and entry.offset is not None
             and entry.offset == offset
@@ -221,13 +215,13 @@ class FileService:
             else None
         )
         if entry is not None and current is not None:
-            stub = render.FILE_UNCHANGED_STUB
+            stub = s.rules.templates.file_unchanged_stub
             # The stub is a use of the file. Under the default profile (timestamps are read
             # times) it is a read now: restoration ranks the file by it (design chapter
             # §10.9). Under claude-code the timestamp stays the file's mtime; only the recency
             # moves.
             stamp = entry.timestamp
-            if s.profile != pb.PROFILE_CLAUDE_CODE:
+            if not s.rules.mtime_timestamps:
                 stamp = max(now_ms(), entry.timestamp)
                 a.files.set(path, _core.FileState(entry.content, stamp, offset, limit, False))
                 a.read_mtimes[path] = (stamp, current)
@@ -244,7 +238,8 @@ class FileService:
             )
         self.store.check_room()
         read_at = now_ms()
-        roots, max_bytes = s.roots, max_file_bytes(s, self.config)
+        policy = session_policy(s, self.config)
+        roots, max_bytes = s.roots, policy.max_file_size_bytes
         hashing = self.store.path is not None
         previous = entry.content if entry is not None else None
 
@@ -277,12 +272,13 @@ class FileService:
                 "nothing was recorded",
                 {"session_id": s.session_id, "path": path},
             )
-        stored = tf.mtime_ms if s.profile == pb.PROFILE_CLAUDE_CODE else read_at
+        stored = tf.mtime_ms if s.rules.mtime_timestamps else read_at
         text = render.read_tool_result(
             tf.content.decode("utf-8", errors="replace"),
             start_line=offset,
             total_lines=tf.total_lines,
-            malware_reminder=malware_reminder(s, self.config),
+            malware_reminder=policy.malware_reminder,
+            templates=s.rules.templates,
         )
         resp = pb.ReadFileResponse(
             path=path,
@@ -373,13 +369,16 @@ class FileService:
         current = mtime_ms(path)
         if current is None:
             return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
+        templates = s.rules.templates
         entry = a.files.get(path)
         if entry is not None:
             self.store.sync_files(s, a)  # the get made it the most recently used
+        if entry is None and self._carried(s, a, path):
+            return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
         if entry is None or entry.partial_view:
             return pb.CheckWriteResponse(
                 result=pb.WRITE_CHECK_NOT_READ,
-                message=render.DEFAULT_TEMPLATES.write_not_read,
+                message=templates.write_not_read,
                 error_code=6,
                 path=path,
             )
@@ -389,11 +388,20 @@ class FileService:
             if unverified or not (full_read and _same_content(s, path, entry.content, self.config)):
                 return pb.CheckWriteResponse(
                     result=pb.WRITE_CHECK_MODIFIED,
-                    message=render.DEFAULT_TEMPLATES.write_modified,
+                    message=templates.write_modified,
                     error_code=7,
                     path=path,
                 )
         return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
+
+    def _carried(self, s: Session, a: AgentState, path: str) -> bool:
+        """Whether a read carried over a compaction vouches for `path`: the policy keeps read
+        state, and the file on disk still has the content that was read."""
+        carried = a.carried_reads.get(path)
+        if carried is None or not session_policy(s, self.config).carry_read_state:
+            return False
+        content = _disk_content(s, path, carried.length, self.config)
+        return content is not None and content_digest(content) == carried.sha256
 
     # --- CheckStale ---------------------------------------------------------------------------
 
@@ -410,8 +418,9 @@ class FileService:
             if _changed(s, a, path, entry, current) and current > req.started_at_ms:
                 stale.append(path)
         hint = ""
-        if stale and (not req.command or WRITE_COMMAND_MARKERS.search(req.command)):
-            hint = render.stale_read_hint([_display(p, s.cwd) for p in stale])
+        if stale and (not req.command or _writes_files(s, req.command)):
+            paths = [_display(p, s.cwd) for p in stale]
+            hint = render.stale_read_hint(paths, s.rules.templates)
         return pb.CheckStaleResponse(stale_paths=stale, hint=hint)
 
     # --- skills, plan, mode, tasks --------------------------------------------------------------
@@ -506,20 +515,31 @@ class FileService:
                 )
 
 
-def _same_content(s: Session, path: str, content: bytes, config: Config) -> bool:
-    """Whether the file on disk still holds exactly `content`. Read through `fileread` like every
-    other read: inside the roots (no symlink out), deny globs, regular files only (a FIFO must
-    not block the event loop), at most len(content) bytes. Anything unreadable is "not the same"."""
+def _writes_files(s: Session, command: str) -> bool:
+    if WRITE_COMMAND_MARKERS.search(command):
+        return True
+    return s.rules.sed_markers and SED_MARKERS.search(command) is not None
+
+
+def _disk_content(s: Session, path: str, max_bytes: int, config: Config) -> bytes | None:
+    """The file's bytes when it holds at most `max_bytes`, else None. Read through `fileread`
+    like every other read: inside the roots (no symlink out), deny globs, regular files only (a
+    FIFO must not block the event loop). Anything unreadable is None."""
     try:
         tf = fileread.read_text(
             path,
             roots=s.roots,
-            max_bytes=len(content),
+            max_bytes=max_bytes,
             deny_globs=fileread.effective_deny_globs(config.deny_globs),
         )
     except fileread.FileReadError:
-        return False
-    return tf.content == content
+        return None
+    return tf.content
+
+
+def _same_content(s: Session, path: str, content: bytes, config: Config) -> bool:
+    """Whether the file on disk still holds exactly `content` (anything unreadable is not)."""
+    return _disk_content(s, path, len(content), config) == content
 
 
 def _display(path: str, cwd: str) -> str:

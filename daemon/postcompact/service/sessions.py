@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from postcompact import _core
+from postcompact import _core, profiles
 from postcompact.config import Config
 from postcompact.errors import AlreadyExists, InvalidArgument, NotFound, ResourceExhausted
 from postcompact.persist import ROW_BYTES, NullStore, Written
@@ -55,12 +56,42 @@ def check_abs_path(field: str, value: str) -> str:
     return os.path.normpath(value)
 
 
-def auto_memory_path(home: str, cwd: str) -> str:
-    """Claude Code's auto-memory entry point.
+_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+_MAX_PROJECT_NAME = 200
 
-    `~/.claude/projects/<cwd with "/" replaced by "-">/memory/MEMORY.md`.
-    """
-    return os.path.join(home, ".claude", "projects", cwd.replace("/", "-"), "memory", "MEMORY.md")
+
+def project_dir_name(path: str) -> str:
+    """The folder name Claude Code gives a project under `~/.claude/projects/`: every character
+    that is not an ASCII letter or digit becomes "-" (`/home/u/app` -> `-home-u-app`,
+    `D:\\oh-my-posh` -> `D--oh-my-posh`). A name over 200 characters is cut to 200 and gets "-"
+    and a hash of the path; Claude Code's shipped binary takes Bun's hash there, this takes the
+    djb2 hash of its non-Bun build (docs/claude-code.md §3: long names are approximate)."""
+    name = _NOT_ALNUM.sub("-", path)
+    if len(name) <= _MAX_PROJECT_NAME:
+        return name
+    raw = path.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for i in range(0, len(raw), 2):  # over UTF-16 code units, as String.charCodeAt
+        h = ((h << 5) - h + (raw[i] | raw[i + 1] << 8)) & 0xFFFFFFFF
+    if h >= 2**31:
+        h -= 2**32
+    return f"{name[:_MAX_PROJECT_NAME]}-{_base36(abs(h))}"
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def auto_memory_path(home: str, cwd: str) -> str:
+    """Claude Code's auto-memory entry point:
+    `~/.claude/projects/<project_dir_name(cwd)>/memory/MEMORY.md`."""
+    return os.path.join(home, ".claude", "projects", project_dir_name(cwd), "memory", "MEMORY.md")
 
 
 def memory_paths(req: pb.OpenSessionRequest, cwd: str, home: str) -> frozenset[str]:
@@ -182,7 +213,7 @@ class Registry:
         policy.CopyFrom(req.policy)
         validate_policy(policy)
         profile = req.profile or self.config.profile
-        if profile not in (pb.PROFILE_DEFAULT, pb.PROFILE_CLAUDE_CODE):
+        if not profiles.known(profile):
             raise InvalidArgument("BAD_PROFILE", f"unknown profile {profile}")
         t = now_ms()
         s = Session(
@@ -204,8 +235,46 @@ class Registry:
         self.expired.pop(sid, None)
         return s, False
 
+    def adopt(self, s: Session) -> None:
+        """Register `s`, built elsewhere (an import), and write all of it in one transaction:
+        its row, its agents with their files, skills and catalogues, its tasks."""
+        if len(self.sessions) >= self.config.max_sessions:
+            raise ResourceExhausted(
+                "TOO_MANY_SESSIONS",
+                f"the daemon holds {self.config.max_sessions} sessions (limits.max_sessions); "
+                "close some with CloseSession",
+                {"limit": "max_sessions"},
+            )
+        if len(s.agents) > self.config.max_agents_per_session:
+            raise ResourceExhausted(
+                "TOO_MANY_AGENTS",
+                f"the transcript has {len(s.agents)} agents, over "
+                f"limits.max_agents_per_session ({self.config.max_agents_per_session})",
+                {"limit": "max_agents_per_session"},
+            )
+        rows = sum(len(a.files) + len(a.skills) + 2 for a in s.agents.values()) + len(s.tasks)
+        self.store.check_room(ROW_BYTES * (rows + 1))
+        written: list[Written] = [(s.session_id, None), *((s.session_id, a) for a in s.agents)]
+        self.sessions[s.session_id] = s
+        try:
+            with self.store.tx(*written):
+                self.store.put_session(s)
+                for a in s.agents.values():
+                    self.store.put_catalog(s, a)
+                    self.store.sync_files(s, a)
+                    for skill in a.skills.values():
+                        self.store.put_skill(s, a, skill)
+                for task in s.tasks.values():
+                    self.store.put_task(s, task)
+        except BaseException:
+            if self.sessions.get(s.session_id) is s:
+                del self.sessions[s.session_id]
+            raise
+        self.expired.pop(s.session_id, None)
+
     def new_cache(self, s: Session) -> _core.FileStateCache:
-        return s.new_cache(self.config.cache_max_entries, self.config.cache_max_bytes)
+        entries = self.config.cache_max_entries or s.rules.cache_max_entries
+        return s.new_cache(entries, self.config.cache_max_bytes)
 
     def close(self, session_id: str) -> None:
         s = self.session(session_id)
@@ -285,9 +354,9 @@ class Registry:
                 {"limit": "max_agents_per_session"},
             )
         if req.mode in (pb.AGENT_MODE_UNSPECIFIED, pb.AGENT_MODE_FRESH):
-            a = AgentState(req.agent_id, self.new_cache(s))
+            a = AgentState(req.agent_id, self.new_cache(s), parent_agent_id=parent.agent_id)
         elif req.mode == pb.AGENT_MODE_CLONE_PARENT:
-            a = AgentState(req.agent_id, parent.files.clone())
+            a = AgentState(req.agent_id, parent.files.clone(), parent_agent_id=parent.agent_id)
             a.read_mtimes = dict(parent.read_mtimes)
             a.unverified = dict(parent.unverified)
         else:

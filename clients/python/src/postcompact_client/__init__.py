@@ -7,7 +7,7 @@ from postcompact_client._aio import AsyncClient, AsyncSession
 from postcompact_client._client import Client, Session
 from postcompact_client._discovery import Target, resolve, runtime_dir
 from postcompact_client._errors import DaemonUnavailable, PostcompactError
-from postcompact_client._requests import rendered_text
+from postcompact_client._requests import Injection, join, rendered_text
 from postcompact_client._retry import RetryPolicy, is_idempotent
 from postcompact_client.v1 import postcompact_pb2 as pb
 
@@ -18,11 +18,13 @@ __all__ = [
     "AsyncSession",
     "Client",
     "DaemonUnavailable",
+    "Injection",
     "PostcompactError",
     "RetryPolicy",
     "Session",
     "Target",
     "is_idempotent",
+    "join",
     "pb",
     "rendered_text",
     "resolve",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from postcompact_client.v1 import postcompact_pb2 as pb
@@ -31,9 +32,18 @@ def _enum(enum: Any, prefix: str, value: str | int | None, default: int = 0) -> 
     return enum.Value(name if name.startswith(prefix) else prefix + name)
 
 
+_PROFILES = {
+    "default": "DEFAULT",
+    "claude-code": "CLAUDE_CODE",
+    "claude-code-2.1.88": "CLAUDE_CODE_2_1_88",
+}
+
+
 def profile(value: str | int | None) -> pb.Profile.ValueType:
-    if isinstance(value, str) and value.lower() in ("default", "claude-code", "claude_code"):
-        value = "CLAUDE_CODE" if value.lower() != "default" else "DEFAULT"
+    """A profile by its name ("default", "claude-code", "claude-code-2.1.88"), enum name or
+    number."""
+    if isinstance(value, str):
+        value = _PROFILES.get(value.lower().replace("_", "-"), value.replace(".", "_"))
     result: pb.Profile.ValueType = _enum(pb.Profile, "PROFILE_", value)
     return result
 
@@ -169,6 +179,33 @@ def preview(req: pb.CompactRequest) -> pb.PreviewCompactRequest:
     return pb.PreviewCompactRequest.FromString(req.SerializeToString())
 
 
-def rendered_text(response: pb.CompactResponse | pb.PreviewCompactResponse) -> str:
-    """The text to inject: every attachment's rendered_text, in order, joined by "\\n"."""
-    return "\n".join(a.rendered_text for a in response.attachments)
+_Attachments = pb.CompactResponse | pb.PreviewCompactResponse | pb.SetCatalogResponse
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    """Where a harness puts the attachments' text, as Claude Code lays out a request:
+    `user_blocks` are text blocks of the user message after the summary, in order;
+    `system_text` is one system message at the end ("" when no attachment is system-placed)."""
+
+    user_blocks: list[str]
+    system_text: str
+
+
+def join(response: _Attachments) -> Injection:
+    """The user-placed blocks in order, and the system-placed sections joined by "\\n\\n"."""
+    user: list[str] = []
+    system: list[str] = []
+    for a in response.attachments:
+        if a.placement == pb.PLACEMENT_SYSTEM:
+            system.extend(a.blocks)
+        else:
+            user.extend(a.blocks)
+    return Injection(user, "\n\n".join(system))
+
+
+def rendered_text(response: _Attachments) -> str:
+    """All the text as one string: every attachment's blocks, in order, joined by "\\n" (under
+    the default and claude-code-2.1.88 profiles, where everything is user-placed, this is the
+    user message's text; `join` keeps the placement)."""
+    return "\n".join(b for a in response.attachments for b in a.blocks)

@@ -1,6 +1,7 @@
 // Original file: ../../proto/postcompact/v1/postcompact.proto
 
 import type { AttachmentKind as _postcompact_v1_AttachmentKind, AttachmentKind__Output as _postcompact_v1_AttachmentKind__Output } from '../../postcompact/v1/AttachmentKind.js';
+import type { Placement as _postcompact_v1_Placement, Placement__Output as _postcompact_v1_Placement__Output } from '../../postcompact/v1/Placement.js';
 import type { FileAttachment as _postcompact_v1_FileAttachment, FileAttachment__Output as _postcompact_v1_FileAttachment__Output } from '../../postcompact/v1/FileAttachment.js';
 import type { CompactFileReference as _postcompact_v1_CompactFileReference, CompactFileReference__Output as _postcompact_v1_CompactFileReference__Output } from '../../postcompact/v1/CompactFileReference.js';
 import type { TaskStatusAttachment as _postcompact_v1_TaskStatusAttachment, TaskStatusAttachment__Output as _postcompact_v1_TaskStatusAttachment__Output } from '../../postcompact/v1/TaskStatusAttachment.js';
@@ -14,16 +15,19 @@ import type { HookAdditionalContext as _postcompact_v1_HookAdditionalContext, Ho
 import type { SkillListingAttachment as _postcompact_v1_SkillListingAttachment, SkillListingAttachment__Output as _postcompact_v1_SkillListingAttachment__Output } from '../../postcompact/v1/SkillListingAttachment.js';
 import type { Long } from '@grpc/proto-loader';
 
+/**
+ * The text of an attachment is its `blocks`: a user-placed attachment is one or more text blocks
+ * (a restored file: the Read call, the Read result, and a note when its text had to be escaped);
+ * a system-placed one is exactly one block, its section. Clients join them (docs/clients.md).
+ */
 export interface Attachment {
   'kind'?: (_postcompact_v1_AttachmentKind);
   /**
-   * byte-identical to what Claude Code injects
-   */
-  'renderedText'?: (string);
-  /**
-   * rough estimate of rendered_text
+   * rough estimate of the blocks joined by "\n"
    */
   'tokens'?: (number | string | Long);
+  'placement'?: (_postcompact_v1_Placement);
+  'blocks'?: (string)[];
   'file'?: (_postcompact_v1_FileAttachment | null);
   'fileReference'?: (_postcompact_v1_CompactFileReference | null);
   'taskStatus'?: (_postcompact_v1_TaskStatusAttachment | null);
@@ -38,16 +42,19 @@ export interface Attachment {
   'payload'?: "file"|"fileReference"|"taskStatus"|"planFileReference"|"planMode"|"invokedSkills"|"deferredToolsDelta"|"agentListingDelta"|"mcpInstructionsDelta"|"hookAdditionalContext"|"skillListing";
 }
 
+/**
+ * The text of an attachment is its `blocks`: a user-placed attachment is one or more text blocks
+ * (a restored file: the Read call, the Read result, and a note when its text had to be escaped);
+ * a system-placed one is exactly one block, its section. Clients join them (docs/clients.md).
+ */
 export interface Attachment__Output {
   'kind': (_postcompact_v1_AttachmentKind__Output);
   /**
-   * byte-identical to what Claude Code injects
-   */
-  'renderedText': (string);
-  /**
-   * rough estimate of rendered_text
+   * rough estimate of the blocks joined by "\n"
    */
   'tokens': (number);
+  'placement': (_postcompact_v1_Placement__Output);
+  'blocks': (string)[];
   'file'?: (_postcompact_v1_FileAttachment__Output | null);
   'fileReference'?: (_postcompact_v1_CompactFileReference__Output | null);
   'taskStatus'?: (_postcompact_v1_TaskStatusAttachment__Output | null);

@@ -24,7 +24,7 @@ export interface CompactRequest {
   /**
    * Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
    * InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
-   * attachment's rendered_text, so by default it crosses the socket once.
+   * attachment's blocks, so by default it crosses the socket once.
    */
   'includeContent'?: (boolean);
 }
@@ -49,7 +49,7 @@ export interface CompactRequest__Output {
   /**
    * Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
    * InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
-   * attachment's rendered_text, so by default it crosses the socket once.
+   * attachment's blocks, so by default it crosses the socket once.
    */
   'includeContent': (boolean);
 }

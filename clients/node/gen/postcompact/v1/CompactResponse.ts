@@ -6,8 +6,9 @@ import type { CategoryTotals as _postcompact_v1_CategoryTotals, CategoryTotals__
 import type { Long } from '@grpc/proto-loader';
 
 /**
- * The text to inject is every attachment's rendered_text joined by "\n", in order: clients join it
- * themselves (the joined copy is not sent).
+ * The text to inject is in the attachments' `blocks`: clients join them themselves (the joined
+ * copy is not sent): the user-placed blocks in order, and the system-placed sections joined by
+ * "\n\n".
  */
 export interface CompactResponse {
   /**
@@ -23,8 +24,9 @@ export interface CompactResponse {
 }
 
 /**
- * The text to inject is every attachment's rendered_text joined by "\n", in order: clients join it
- * themselves (the joined copy is not sent).
+ * The text to inject is in the attachments' `blocks`: clients join them themselves (the joined
+ * copy is not sent): the user-placed blocks in order, and the system-placed sections joined by
+ * "\n\n".
  */
 export interface CompactResponse__Output {
   /**

@@ -9,7 +9,8 @@ export interface FileAttachment {
    */
   'displayPath'?: (string);
   /**
-   * The raw text restored (the head only when truncated); empty unless include_content.
+   * The text restored as Claude Code attaches it (line ends without "\r"; the head only when
+   * truncated); empty unless include_content.
    */
   'content'?: (Buffer | Uint8Array | string);
   'truncated'?: (boolean);
@@ -24,7 +25,8 @@ export interface FileAttachment__Output {
    */
   'displayPath': (string);
   /**
-   * The raw text restored (the head only when truncated); empty unless include_content.
+   * The text restored as Claude Code attaches it (line ends without "\r"; the head only when
+   * truncated); empty unless include_content.
    */
   'content': (Buffer);
   'truncated': (boolean);

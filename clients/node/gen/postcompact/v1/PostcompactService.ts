@@ -22,6 +22,8 @@ import type { GetServerInfoRequest as _postcompact_v1_GetServerInfoRequest, GetS
 import type { GetServerInfoResponse as _postcompact_v1_GetServerInfoResponse, GetServerInfoResponse__Output as _postcompact_v1_GetServerInfoResponse__Output } from '../../postcompact/v1/GetServerInfoResponse.js';
 import type { GetStatsRequest as _postcompact_v1_GetStatsRequest, GetStatsRequest__Output as _postcompact_v1_GetStatsRequest__Output } from '../../postcompact/v1/GetStatsRequest.js';
 import type { GetStatsResponse as _postcompact_v1_GetStatsResponse, GetStatsResponse__Output as _postcompact_v1_GetStatsResponse__Output } from '../../postcompact/v1/GetStatsResponse.js';
+import type { ImportTranscriptRequest as _postcompact_v1_ImportTranscriptRequest, ImportTranscriptRequest__Output as _postcompact_v1_ImportTranscriptRequest__Output } from '../../postcompact/v1/ImportTranscriptRequest.js';
+import type { ImportTranscriptResponse as _postcompact_v1_ImportTranscriptResponse, ImportTranscriptResponse__Output as _postcompact_v1_ImportTranscriptResponse__Output } from '../../postcompact/v1/ImportTranscriptResponse.js';
 import type { ListSessionsRequest as _postcompact_v1_ListSessionsRequest, ListSessionsRequest__Output as _postcompact_v1_ListSessionsRequest__Output } from '../../postcompact/v1/ListSessionsRequest.js';
 import type { ListSessionsResponse as _postcompact_v1_ListSessionsResponse, ListSessionsResponse__Output as _postcompact_v1_ListSessionsResponse__Output } from '../../postcompact/v1/ListSessionsResponse.js';
 import type { MergeFileStateRequest as _postcompact_v1_MergeFileStateRequest, MergeFileStateRequest__Output as _postcompact_v1_MergeFileStateRequest__Output } from '../../postcompact/v1/MergeFileStateRequest.js';
@@ -161,6 +163,21 @@ export interface PostcompactServiceClient extends grpc.Client {
   getStats(argument: _postcompact_v1_GetStatsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_GetStatsResponse__Output>): grpc.ClientUnaryCall;
   getStats(argument: _postcompact_v1_GetStatsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_GetStatsResponse__Output>): grpc.ClientUnaryCall;
   getStats(argument: _postcompact_v1_GetStatsRequest, callback: grpc.requestCallback<_postcompact_v1_GetStatsResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Transcripts: a session's state built from a Claude Code transcript (JSONL).
+   */
+  ImportTranscript(argument: _postcompact_v1_ImportTranscriptRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  ImportTranscript(argument: _postcompact_v1_ImportTranscriptRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  ImportTranscript(argument: _postcompact_v1_ImportTranscriptRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  ImportTranscript(argument: _postcompact_v1_ImportTranscriptRequest, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Transcripts: a session's state built from a Claude Code transcript (JSONL).
+   */
+  importTranscript(argument: _postcompact_v1_ImportTranscriptRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  importTranscript(argument: _postcompact_v1_ImportTranscriptRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  importTranscript(argument: _postcompact_v1_ImportTranscriptRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
+  importTranscript(argument: _postcompact_v1_ImportTranscriptRequest, callback: grpc.requestCallback<_postcompact_v1_ImportTranscriptResponse__Output>): grpc.ClientUnaryCall;
   
   ListSessions(argument: _postcompact_v1_ListSessionsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
   ListSessions(argument: _postcompact_v1_ListSessionsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
@@ -359,6 +376,11 @@ export interface PostcompactServiceHandlers extends grpc.UntypedServiceImplement
   
   GetStats: grpc.handleUnaryCall<_postcompact_v1_GetStatsRequest__Output, _postcompact_v1_GetStatsResponse>;
   
+  /**
+   * Transcripts: a session's state built from a Claude Code transcript (JSONL).
+   */
+  ImportTranscript: grpc.handleUnaryCall<_postcompact_v1_ImportTranscriptRequest__Output, _postcompact_v1_ImportTranscriptResponse>;
+  
   ListSessions: grpc.handleUnaryCall<_postcompact_v1_ListSessionsRequest__Output, _postcompact_v1_ListSessionsResponse>;
   
   MergeFileState: grpc.handleUnaryCall<_postcompact_v1_MergeFileStateRequest__Output, _postcompact_v1_MergeFileStateResponse>;
@@ -417,6 +439,7 @@ export interface PostcompactServiceDefinition extends grpc.ServiceDefinition {
   EstimateTokensBatch: MethodDefinition<_postcompact_v1_EstimateTokensBatchRequest, _postcompact_v1_EstimateTokensBatchResponse, _postcompact_v1_EstimateTokensBatchRequest__Output, _postcompact_v1_EstimateTokensBatchResponse__Output>
   GetServerInfo: MethodDefinition<_postcompact_v1_GetServerInfoRequest, _postcompact_v1_GetServerInfoResponse, _postcompact_v1_GetServerInfoRequest__Output, _postcompact_v1_GetServerInfoResponse__Output>
   GetStats: MethodDefinition<_postcompact_v1_GetStatsRequest, _postcompact_v1_GetStatsResponse, _postcompact_v1_GetStatsRequest__Output, _postcompact_v1_GetStatsResponse__Output>
+  ImportTranscript: MethodDefinition<_postcompact_v1_ImportTranscriptRequest, _postcompact_v1_ImportTranscriptResponse, _postcompact_v1_ImportTranscriptRequest__Output, _postcompact_v1_ImportTranscriptResponse__Output>
   ListSessions: MethodDefinition<_postcompact_v1_ListSessionsRequest, _postcompact_v1_ListSessionsResponse, _postcompact_v1_ListSessionsRequest__Output, _postcompact_v1_ListSessionsResponse__Output>
   MergeFileState: MethodDefinition<_postcompact_v1_MergeFileStateRequest, _postcompact_v1_MergeFileStateResponse, _postcompact_v1_MergeFileStateRequest__Output, _postcompact_v1_MergeFileStateResponse__Output>
   OpenSession: MethodDefinition<_postcompact_v1_OpenSessionRequest, _postcompact_v1_OpenSessionResponse, _postcompact_v1_OpenSessionRequest__Output, _postcompact_v1_OpenSessionResponse__Output>

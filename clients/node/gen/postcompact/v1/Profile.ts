@@ -1,20 +1,33 @@
 // Original file: ../../proto/postcompact/v1/postcompact.proto
 
+/**
+ * Whose rules and words a session gets (docs/profiles.md).
+ */
 export const Profile = {
   /**
    * the daemon's default (PROFILE_DEFAULT unless configured)
    */
   PROFILE_UNSPECIFIED: 'PROFILE_UNSPECIFIED',
   /**
-   * daemon reads store the read time as the timestamp (design chapter)
+   * postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
+   * with a marker, everything user-placed and wrapped.
    */
   PROFILE_DEFAULT: 'PROFILE_DEFAULT',
   /**
-   * daemon reads store the file's mtime (Claude Code 2.1.88)
+   * Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
+   * notes for oversize files, no "unchanged" stub, read state carried over compaction, restored
+   * files user-placed and every other attachment a system section.
    */
   PROFILE_CLAUDE_CODE: 'PROFILE_CLAUDE_CODE',
+  /**
+   * Claude Code 2.1.88, the snapshot postcompact was first built from (docs/claude-code.md §8).
+   */
+  PROFILE_CLAUDE_CODE_2_1_88: 'PROFILE_CLAUDE_CODE_2_1_88',
 } as const;
 
+/**
+ * Whose rules and words a session gets (docs/profiles.md).
+ */
 export type Profile =
   /**
    * the daemon's default (PROFILE_DEFAULT unless configured)
@@ -22,14 +35,25 @@ export type Profile =
   | 'PROFILE_UNSPECIFIED'
   | 0
   /**
-   * daemon reads store the read time as the timestamp (design chapter)
+   * postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
+   * with a marker, everything user-placed and wrapped.
    */
   | 'PROFILE_DEFAULT'
   | 1
   /**
-   * daemon reads store the file's mtime (Claude Code 2.1.88)
+   * Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
+   * notes for oversize files, no "unchanged" stub, read state carried over compaction, restored
+   * files user-placed and every other attachment a system section.
    */
   | 'PROFILE_CLAUDE_CODE'
   | 2
+  /**
+   * Claude Code 2.1.88, the snapshot postcompact was first built from (docs/claude-code.md §8).
+   */
+  | 'PROFILE_CLAUDE_CODE_2_1_88'
+  | 3
 
+/**
+ * Whose rules and words a session gets (docs/profiles.md).
+ */
 export type Profile__Output = typeof Profile[keyof typeof Profile]

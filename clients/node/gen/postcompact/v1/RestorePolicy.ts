@@ -51,9 +51,15 @@ export interface RestorePolicy {
    */
   'maxFileSizeBytes'?: (number | string | Long);
   /**
-   * true: append Claude Code's file-read reminder
+   * claude-code-2.1.88 and default: append the reminder
    */
   'malwareReminder'?: (boolean);
+  /**
+   * After a compaction, an Edit/Write check passes for a file fully read before it whose content
+   * still matches disk (claude-code: on; the harness turns it off for the legacy models that
+   * Claude Code keeps strict, docs/claude-code.md §4).
+   */
+  'carryReadState'?: (boolean);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -64,6 +70,7 @@ export interface RestorePolicy {
   '_encoding'?: "encoding";
   '_maxFileSizeBytes'?: "maxFileSizeBytes";
   '_malwareReminder'?: "malwareReminder";
+  '_carryReadState'?: "carryReadState";
 }
 
 /**
@@ -113,9 +120,15 @@ export interface RestorePolicy__Output {
    */
   'maxFileSizeBytes'?: (number);
   /**
-   * true: append Claude Code's file-read reminder
+   * claude-code-2.1.88 and default: append the reminder
    */
   'malwareReminder'?: (boolean);
+  /**
+   * After a compaction, an Edit/Write check passes for a file fully read before it whose content
+   * still matches disk (claude-code: on; the harness turns it off for the legacy models that
+   * Claude Code keeps strict, docs/claude-code.md §4).
+   */
+  'carryReadState'?: (boolean);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -126,4 +139,5 @@ export interface RestorePolicy__Output {
   '_encoding'?: "encoding";
   '_maxFileSizeBytes'?: "maxFileSizeBytes";
   '_malwareReminder'?: "malwareReminder";
+  '_carryReadState'?: "carryReadState";
 }

@@ -18,9 +18,18 @@ export interface Task {
   'retrieved'?: (boolean);
   'outputFilePath'?: (string);
   /**
-   * the agent this task runs as (no reminder to itself)
+   * local_agent: the agent this task runs as (no reminder to itself); local_bash: the agent that
+   * started the shell (its status goes to that agent only).
    */
   'agentId'?: (string);
+  /**
+   * local_bash: the shell command
+   */
+  'command'?: (string);
+  /**
+   * local_bash: a background monitor rather than a shell
+   */
+  'monitor'?: (boolean);
 }
 
 export interface Task__Output {
@@ -39,7 +48,16 @@ export interface Task__Output {
   'retrieved': (boolean);
   'outputFilePath': (string);
   /**
-   * the agent this task runs as (no reminder to itself)
+   * local_agent: the agent this task runs as (no reminder to itself); local_bash: the agent that
+   * started the shell (its status goes to that agent only).
    */
   'agentId': (string);
+  /**
+   * local_bash: the shell command
+   */
+  'command': (string);
+  /**
+   * local_bash: a background monitor rather than a shell
+   */
+  'monitor': (boolean);
 }

@@ -5,9 +5,9 @@ postcompact API, version 1.
 
 One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
-daemon returns the restoration attachments, each structured and as rendered text, with a
+daemon returns the restoration attachments, each structured and as rendered text blocks, with a
 decision for every candidate file and skill. Each restored byte crosses the socket once by
-default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+default: the text is in the attachments' `blocks`; the raw copies (file, plan and skill
 content) come only with `include_content`, and the joined text is left to the client.
 
 Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
@@ -41,22 +41,60 @@ class _ProfileEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Profile.Value
     PROFILE_UNSPECIFIED: _Profile.ValueType  # 0
     """the daemon's default (PROFILE_DEFAULT unless configured)"""
     PROFILE_DEFAULT: _Profile.ValueType  # 1
-    """daemon reads store the read time as the timestamp (design chapter)"""
+    """postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
+    with a marker, everything user-placed and wrapped.
+    """
     PROFILE_CLAUDE_CODE: _Profile.ValueType  # 2
-    """daemon reads store the file's mtime (Claude Code 2.1.88)"""
+    """Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
+    notes for oversize files, no "unchanged" stub, read state carried over compaction, restored
+    files user-placed and every other attachment a system section.
+    """
+    PROFILE_CLAUDE_CODE_2_1_88: _Profile.ValueType  # 3
+    """Claude Code 2.1.88, the snapshot postcompact was first built from (docs/claude-code.md §8)."""
 
 class Profile(_Profile, metaclass=_ProfileEnumTypeWrapper):
     """---------------------------------------------------------------------------------------------
     Shared types
+
+    Whose rules and words a session gets (docs/profiles.md).
     """
 
 PROFILE_UNSPECIFIED: Profile.ValueType  # 0
 """the daemon's default (PROFILE_DEFAULT unless configured)"""
 PROFILE_DEFAULT: Profile.ValueType  # 1
-"""daemon reads store the read time as the timestamp (design chapter)"""
+"""postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
+with a marker, everything user-placed and wrapped.
+"""
 PROFILE_CLAUDE_CODE: Profile.ValueType  # 2
-"""daemon reads store the file's mtime (Claude Code 2.1.88)"""
+"""Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
+notes for oversize files, no "unchanged" stub, read state carried over compaction, restored
+files user-placed and every other attachment a system section.
+"""
+PROFILE_CLAUDE_CODE_2_1_88: Profile.ValueType  # 3
+"""Claude Code 2.1.88, the snapshot postcompact was first built from (docs/claude-code.md §8)."""
 Global___Profile: _TypeAlias = Profile  # noqa: Y015
+
+class _Placement:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PlacementEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Placement.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PLACEMENT_UNSPECIFIED: _Placement.ValueType  # 0
+    PLACEMENT_USER: _Placement.ValueType  # 1
+    """text blocks of the user message after the summary, in order"""
+    PLACEMENT_SYSTEM: _Placement.ValueType  # 2
+    """a section of one system message at the end, sections joined by "\\n\\n" """
+
+class Placement(_Placement, metaclass=_PlacementEnumTypeWrapper):
+    """Where a harness puts an attachment in the request (docs/profiles.md)."""
+
+PLACEMENT_UNSPECIFIED: Placement.ValueType  # 0
+PLACEMENT_USER: Placement.ValueType  # 1
+"""text blocks of the user message after the summary, in order"""
+PLACEMENT_SYSTEM: Placement.ValueType  # 2
+"""a section of one system message at the end, sections joined by "\\n\\n" """
+Global___Placement: _TypeAlias = Placement  # noqa: Y015
 
 class _OversizePolicy:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -361,6 +399,7 @@ class RestorePolicy(_message.Message):
     ENCODING_FIELD_NUMBER: _builtins.int
     MAX_FILE_SIZE_BYTES_FIELD_NUMBER: _builtins.int
     MALWARE_REMINDER_FIELD_NUMBER: _builtins.int
+    CARRY_READ_STATE_FIELD_NUMBER: _builtins.int
     max_files: _builtins.int
     """5"""
     file_token_budget: _builtins.int
@@ -383,7 +422,12 @@ class RestorePolicy(_message.Message):
     max_file_size_bytes: _builtins.int
     """262,144 (0.25 MiB): larger files are not read whole"""
     malware_reminder: _builtins.bool
-    """true: append Claude Code's file-read reminder"""
+    """claude-code-2.1.88 and default: append the reminder"""
+    carry_read_state: _builtins.bool
+    """After a compaction, an Edit/Write check passes for a file fully read before it whose content
+    still matches disk (claude-code: on; the harness turns it off for the legacy models that
+    Claude Code keeps strict, docs/claude-code.md §4).
+    """
     def __init__(
         self,
         *,
@@ -399,11 +443,14 @@ class RestorePolicy(_message.Message):
         encoding: _builtins.str | None = ...,
         max_file_size_bytes: _builtins.int | None = ...,
         malware_reminder: _builtins.bool | None = ...,
+        carry_read_state: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__carry_read_state: _TypeAlias = _typing.Literal["carry_read_state"]  # noqa: Y015
+    _WhichOneofArgType__carry_read_state: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state"]  # noqa: Y015
     _WhichOneofReturnType__encoding: _TypeAlias = _typing.Literal["encoding"]  # noqa: Y015
     _WhichOneofArgType__encoding: _TypeAlias = _typing.Literal["_encoding", b"_encoding"]  # noqa: Y015
     _WhichOneofReturnType__file_token_budget: _TypeAlias = _typing.Literal["file_token_budget"]  # noqa: Y015
@@ -424,6 +471,8 @@ class RestorePolicy(_message.Message):
     _WhichOneofArgType__skill_truncation_marker: _TypeAlias = _typing.Literal["_skill_truncation_marker", b"_skill_truncation_marker"]  # noqa: Y015
     _WhichOneofReturnType__skills_token_budget: _TypeAlias = _typing.Literal["skills_token_budget"]  # noqa: Y015
     _WhichOneofArgType__skills_token_budget: _TypeAlias = _typing.Literal["_skills_token_budget", b"_skills_token_budget"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__carry_read_state) -> _WhichOneofReturnType__carry_read_state | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__encoding) -> _WhichOneofReturnType__encoding | None: ...
     @_typing.overload
@@ -1393,6 +1442,8 @@ class Task(_message.Message):
     RETRIEVED_FIELD_NUMBER: _builtins.int
     OUTPUT_FILE_PATH_FIELD_NUMBER: _builtins.int
     AGENT_ID_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    MONITOR_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     task_type: _builtins.str
     """"local_agent" is reported after compaction; others are tracked only"""
@@ -1404,7 +1455,13 @@ class Task(_message.Message):
     """its result was read: no reminder after compaction"""
     output_file_path: _builtins.str
     agent_id: _builtins.str
-    """the agent this task runs as (no reminder to itself)"""
+    """local_agent: the agent this task runs as (no reminder to itself); local_bash: the agent that
+    started the shell (its status goes to that agent only).
+    """
+    command: _builtins.str
+    """local_bash: the shell command"""
+    monitor: _builtins.bool
+    """local_bash: a background monitor rather than a shell"""
     def __init__(
         self,
         *,
@@ -1417,10 +1474,12 @@ class Task(_message.Message):
         retrieved: _builtins.bool = ...,
         output_file_path: _builtins.str = ...,
         agent_id: _builtins.str = ...,
+        command: _builtins.str = ...,
+        monitor: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "description", b"description", "error", b"error", "output_file_path", b"output_file_path", "progress_summary", b"progress_summary", "retrieved", b"retrieved", "status", b"status", "task_id", b"task_id", "task_type", b"task_type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "command", b"command", "description", b"description", "error", b"error", "monitor", b"monitor", "output_file_path", b"output_file_path", "progress_summary", b"progress_summary", "retrieved", b"retrieved", "status", b"status", "task_id", b"task_id", "task_type", b"task_type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1814,7 +1873,7 @@ class CompactRequest(_message.Message):
     include_content: _builtins.bool
     """Also fill the raw copies: FileAttachment.content, PlanFileReference.plan_content and
     InvokedSkill.content. false (the default) leaves them empty: the same text is inside each
-    attachment's rendered_text, so by default it crosses the socket once.
+    attachment's blocks, so by default it crosses the socket once.
     """
     @_builtins.property
     def preserved_messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConversationMessage]:
@@ -1850,8 +1909,9 @@ Global___CompactRequest: _TypeAlias = CompactRequest  # noqa: Y015
 
 @_typing.final
 class CompactResponse(_message.Message):
-    """The text to inject is every attachment's rendered_text joined by "\\n", in order: clients join it
-    themselves (the joined copy is not sent).
+    """The text to inject is in the attachments' `blocks`: clients join them themselves (the joined
+    copy is not sent): the user-placed blocks in order, and the system-placed sections joined by
+    "\\n\\n".
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1977,7 +2037,9 @@ class FileAttachment(_message.Message):
     display_path: _builtins.str
     """relative to cwd when inside it"""
     content: _builtins.bytes
-    """The raw text restored (the head only when truncated); empty unless include_content."""
+    """The text restored as Claude Code attaches it (line ends without "\\r"; the head only when
+    truncated); empty unless include_content.
+    """
     truncated: _builtins.bool
     total_lines: _builtins.int
     num_lines: _builtins.int
@@ -2284,11 +2346,17 @@ Global___SkillListingAttachment: _TypeAlias = SkillListingAttachment  # noqa: Y0
 
 @_typing.final
 class Attachment(_message.Message):
+    """The text of an attachment is its `blocks`: a user-placed attachment is one or more text blocks
+    (a restored file: the Read call, the Read result, and a note when its text had to be escaped);
+    a system-placed one is exactly one block, its section. Clients join them (docs/clients.md).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KIND_FIELD_NUMBER: _builtins.int
-    RENDERED_TEXT_FIELD_NUMBER: _builtins.int
     TOKENS_FIELD_NUMBER: _builtins.int
+    PLACEMENT_FIELD_NUMBER: _builtins.int
+    BLOCKS_FIELD_NUMBER: _builtins.int
     FILE_FIELD_NUMBER: _builtins.int
     FILE_REFERENCE_FIELD_NUMBER: _builtins.int
     TASK_STATUS_FIELD_NUMBER: _builtins.int
@@ -2301,10 +2369,11 @@ class Attachment(_message.Message):
     HOOK_ADDITIONAL_CONTEXT_FIELD_NUMBER: _builtins.int
     SKILL_LISTING_FIELD_NUMBER: _builtins.int
     kind: Global___AttachmentKind.ValueType
-    rendered_text: _builtins.str
-    """byte-identical to what Claude Code injects"""
     tokens: _builtins.int
-    """rough estimate of rendered_text"""
+    """rough estimate of the blocks joined by "\\n" """
+    placement: Global___Placement.ValueType
+    @_builtins.property
+    def blocks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def file(self) -> Global___FileAttachment: ...
     @_builtins.property
@@ -2331,8 +2400,9 @@ class Attachment(_message.Message):
         self,
         *,
         kind: Global___AttachmentKind.ValueType = ...,
-        rendered_text: _builtins.str = ...,
         tokens: _builtins.int = ...,
+        placement: Global___Placement.ValueType = ...,
+        blocks: _abc.Iterable[_builtins.str] | None = ...,
         file: Global___FileAttachment | None = ...,
         file_reference: Global___CompactFileReference | None = ...,
         task_status: Global___TaskStatusAttachment | None = ...,
@@ -2347,7 +2417,7 @@ class Attachment(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "skill_listing", b"skill_listing", "task_status", b"task_status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "kind", b"kind", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "rendered_text", b"rendered_text", "skill_listing", b"skill_listing", "task_status", b"task_status", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "blocks", b"blocks", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "kind", b"kind", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "placement", b"placement", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "skill_listing", b"skill_listing", "task_status", b"task_status", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["file", "file_reference", "task_status", "plan_file_reference", "plan_mode", "invoked_skills", "deferred_tools_delta", "agent_listing_delta", "mcp_instructions_delta", "hook_additional_context", "skill_listing"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
@@ -2706,3 +2776,205 @@ class TruncateTokensBatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TruncateTokensBatchResponse: _TypeAlias = TruncateTokensBatchResponse  # noqa: Y015
+
+@_typing.final
+class PathMapping(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Transcripts (docs/transcripts.md)
+
+    A transcript path prefix and where it lives on this machine.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SOURCE_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    source: _builtins.str
+    """as in the transcript (POSIX or Windows form)"""
+    target: _builtins.str
+    """absolute local path"""
+    def __init__(
+        self,
+        *,
+        source: _builtins.str = ...,
+        target: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["source", b"source", "target", b"target"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PathMapping: _TypeAlias = PathMapping  # noqa: Y015
+
+@_typing.final
+class ImportTranscriptRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSCRIPT_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    CWD_FIELD_NUMBER: _builtins.int
+    PATH_MAP_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    HOME_FIELD_NUMBER: _builtins.int
+    REPLACE_FIELD_NUMBER: _builtins.int
+    transcript: _builtins.bytes
+    """the JSONL bytes of a Claude Code transcript"""
+    session_id: _builtins.str
+    """empty: the transcript's own session id"""
+    cwd: _builtins.str
+    """Where the transcript's working directory is on this machine (absolute; required). Paths
+    under the transcript's cwd are mapped under it.
+    """
+    profile: Global___Profile.ValueType
+    """for the imported session (default: the daemon's)"""
+    home: _builtins.str
+    """the imported session's home; empty = the daemon user's"""
+    replace: _builtins.bool
+    """replace a session with that id (else ALREADY_EXISTS)"""
+    @_builtins.property
+    def path_map(self) -> _containers.RepeatedCompositeFieldContainer[Global___PathMapping]:
+        """further prefixes; the longest match wins"""
+
+    @_builtins.property
+    def policy(self) -> Global___RestorePolicy:
+        """the imported session's policy"""
+
+    def __init__(
+        self,
+        *,
+        transcript: _builtins.bytes = ...,
+        session_id: _builtins.str = ...,
+        cwd: _builtins.str = ...,
+        path_map: _abc.Iterable[Global___PathMapping] | None = ...,
+        profile: Global___Profile.ValueType = ...,
+        policy: Global___RestorePolicy | None = ...,
+        home: _builtins.str = ...,
+        replace: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["policy", b"policy"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cwd", b"cwd", "home", b"home", "path_map", b"path_map", "policy", b"policy", "profile", b"profile", "replace", b"replace", "session_id", b"session_id", "transcript", b"transcript"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportTranscriptRequest: _TypeAlias = ImportTranscriptRequest  # noqa: Y015
+
+@_typing.final
+class TranscriptBoundary(_message.Message):
+    """One compaction found in the transcript, and what Claude Code recorded after it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UUID_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    TIMESTAMP_MS_FIELD_NUMBER: _builtins.int
+    PRESERVED_MESSAGES_FIELD_NUMBER: _builtins.int
+    HAS_RECORDED_RESTORE_FIELD_NUMBER: _builtins.int
+    RECORDED_FIELD_NUMBER: _builtins.int
+    RESTORED_FIELD_NUMBER: _builtins.int
+    uuid: _builtins.str
+    """the compact_boundary record's uuid"""
+    line: _builtins.int
+    """1-based line of the record"""
+    trigger: _builtins.str
+    """"auto" or "manual" """
+    timestamp_ms: _builtins.int
+    preserved_messages: _builtins.int
+    """messages kept verbatim (the preserved segment)"""
+    has_recorded_restore: _builtins.bool
+    """attachment records follow the boundary (Claude Code >= 2.1.92)"""
+    @_builtins.property
+    def recorded(self) -> _containers.RepeatedCompositeFieldContainer[Global___RestoredItem]:
+        """the files and notes recorded, in order"""
+
+    @_builtins.property
+    def restored(self) -> _containers.RepeatedCompositeFieldContainer[Global___RestoredItem]:
+        """what postcompact restored when the import reached it"""
+
+    def __init__(
+        self,
+        *,
+        uuid: _builtins.str = ...,
+        line: _builtins.int = ...,
+        trigger: _builtins.str = ...,
+        timestamp_ms: _builtins.int = ...,
+        preserved_messages: _builtins.int = ...,
+        has_recorded_restore: _builtins.bool = ...,
+        recorded: _abc.Iterable[Global___RestoredItem] | None = ...,
+        restored: _abc.Iterable[Global___RestoredItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_recorded_restore", b"has_recorded_restore", "line", b"line", "preserved_messages", b"preserved_messages", "recorded", b"recorded", "restored", b"restored", "timestamp_ms", b"timestamp_ms", "trigger", b"trigger", "uuid", b"uuid"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TranscriptBoundary: _TypeAlias = TranscriptBoundary  # noqa: Y015
+
+@_typing.final
+class RestoredItem(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """"file" or "reference" """
+    path: _builtins.str
+    """as in the transcript"""
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        path: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoredItem: _TypeAlias = RestoredItem  # noqa: Y015
+
+@_typing.final
+class ImportTranscriptResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    SESSION_FIELD_NUMBER: _builtins.int
+    RECORDS_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    BOUNDARIES_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    records: _builtins.int
+    """JSONL records read"""
+    events: _builtins.int
+    """reads, edits, writes, skills, plan, mode and task events applied"""
+    @_builtins.property
+    def session(self) -> Global___SessionInfo: ...
+    @_builtins.property
+    def boundaries(self) -> _containers.RepeatedCompositeFieldContainer[Global___TranscriptBoundary]: ...
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """what was skipped and why (bounded)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        session: Global___SessionInfo | None = ...,
+        records: _builtins.int = ...,
+        events: _builtins.int = ...,
+        boundaries: _abc.Iterable[Global___TranscriptBoundary] | None = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["session", b"session"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boundaries", b"boundaries", "events", b"events", "records", b"records", "session", b"session", "session_id", b"session_id", "warnings", b"warnings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportTranscriptResponse: _TypeAlias = ImportTranscriptResponse  # noqa: Y015

@@ -159,6 +159,11 @@ class PostcompactServiceStub:
                 request_serializer=postcompact_dot_v1_dot_postcompact__pb2.TruncateTokensBatchRequest.SerializeToString,
                 response_deserializer=postcompact_dot_v1_dot_postcompact__pb2.TruncateTokensBatchResponse.FromString,
                 _registered_method=True)
+        self.ImportTranscript = channel.unary_unary(
+                '/postcompact.v1.PostcompactService/ImportTranscript',
+                request_serializer=postcompact_dot_v1_dot_postcompact__pb2.ImportTranscriptRequest.SerializeToString,
+                response_deserializer=postcompact_dot_v1_dot_postcompact__pb2.ImportTranscriptResponse.FromString,
+                _registered_method=True)
 
 
 class PostcompactServiceServicer:
@@ -322,6 +327,13 @@ class PostcompactServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ImportTranscript(self, request, context):
+        """Transcripts: a session's state built from a Claude Code transcript (JSONL).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PostcompactServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -449,6 +461,11 @@ def add_PostcompactServiceServicer_to_server(servicer, server):
                     servicer.TruncateTokensBatch,
                     request_deserializer=postcompact_dot_v1_dot_postcompact__pb2.TruncateTokensBatchRequest.FromString,
                     response_serializer=postcompact_dot_v1_dot_postcompact__pb2.TruncateTokensBatchResponse.SerializeToString,
+            ),
+            'ImportTranscript': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportTranscript,
+                    request_deserializer=postcompact_dot_v1_dot_postcompact__pb2.ImportTranscriptRequest.FromString,
+                    response_serializer=postcompact_dot_v1_dot_postcompact__pb2.ImportTranscriptResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1126,6 +1143,33 @@ class PostcompactService:
             '/postcompact.v1.PostcompactService/TruncateTokensBatch',
             postcompact_dot_v1_dot_postcompact__pb2.TruncateTokensBatchRequest.SerializeToString,
             postcompact_dot_v1_dot_postcompact__pb2.TruncateTokensBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportTranscript(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/postcompact.v1.PostcompactService/ImportTranscript',
+            postcompact_dot_v1_dot_postcompact__pb2.ImportTranscriptRequest.SerializeToString,
+            postcompact_dot_v1_dot_postcompact__pb2.ImportTranscriptResponse.FromString,
             options,
             channel_credentials,
             insecure,

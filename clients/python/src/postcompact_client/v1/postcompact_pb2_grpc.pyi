@@ -5,9 +5,9 @@ postcompact API, version 1.
 
 One daemon per user, shared by agent harnesses over a Unix socket. State is kept per session
 (one conversation) and per agent within it (agent_id "" is the main thread). On compaction the
-daemon returns the restoration attachments, each structured and as rendered text, with a
+daemon returns the restoration attachments, each structured and as rendered text blocks, with a
 decision for every candidate file and skill. Each restored byte crosses the socket once by
-default: the text is in the attachments' `rendered_text`; the raw copies (file, plan and skill
+default: the text is in the attachments' `blocks`; the raw copies (file, plan and skill
 content) come only with `include_content`, and the joined text is left to the client.
 
 Conventions: file content and free text travel as `bytes` (UTF-8 is validated by the daemon,
@@ -77,6 +77,8 @@ class PostcompactServiceStub:
     CountTokensBatch: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.CountTokensBatchRequest, _postcompact_pb2.CountTokensBatchResponse]
     TruncateTokens: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.TruncateTokensRequest, _postcompact_pb2.TruncateTokensResponse]
     TruncateTokensBatch: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.TruncateTokensBatchRequest, _postcompact_pb2.TruncateTokensBatchResponse]
+    ImportTranscript: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.ImportTranscriptRequest, _postcompact_pb2.ImportTranscriptResponse]
+    """Transcripts: a session's state built from a Claude Code transcript (JSONL)."""
 
 @_typing.type_check_only
 class PostcompactServiceAsyncStub(PostcompactServiceStub):
@@ -114,6 +116,8 @@ class PostcompactServiceAsyncStub(PostcompactServiceStub):
     CountTokensBatch: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.CountTokensBatchRequest, _postcompact_pb2.CountTokensBatchResponse]  # type: ignore[assignment]
     TruncateTokens: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.TruncateTokensRequest, _postcompact_pb2.TruncateTokensResponse]  # type: ignore[assignment]
     TruncateTokensBatch: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.TruncateTokensBatchRequest, _postcompact_pb2.TruncateTokensBatchResponse]  # type: ignore[assignment]
+    ImportTranscript: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.ImportTranscriptRequest, _postcompact_pb2.ImportTranscriptResponse]  # type: ignore[assignment]
+    """Transcripts: a session's state built from a Claude Code transcript (JSONL)."""
 
 class PostcompactServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -298,5 +302,13 @@ class PostcompactServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _postcompact_pb2.TruncateTokensBatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_postcompact_pb2.TruncateTokensBatchResponse, _abc.Awaitable[_postcompact_pb2.TruncateTokensBatchResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ImportTranscript(
+        self,
+        request: _postcompact_pb2.ImportTranscriptRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_postcompact_pb2.ImportTranscriptResponse, _abc.Awaitable[_postcompact_pb2.ImportTranscriptResponse]]:
+        """Transcripts: a session's state built from a Claude Code transcript (JSONL)."""
 
 def add_PostcompactServiceServicer_to_server(servicer: PostcompactServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,161 @@
+"""Profiles: whose rules and words a session gets (docs/profiles.md). The one owner of every
+difference between them.
+
+- `default`: postcompact's own rules (the design chapter's): ReadFile stores the read time, a
+  re-read of an unchanged range is the "unchanged" stub, an oversize file is cut to a head with a
+  marker, every attachment is user-placed and wrapped. Read state is carried over compaction and
+  running background shells are reported, as in current Claude Code, because its users miss them.
+- `claude-code`: Claude Code as it ships today (2.1.328; docs/claude-code.md).
+- `claude-code-2.1.88`: the Claude Code snapshot postcompact was first built from.
+
+Safety rules (no inserted text can close its reminder) and the CR rule (a file is measured and
+attached with its line ends' `\\r` removed) hold in every profile; they are not listed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from postcompact.render import CLAUDE_CODE_TEMPLATES, DEFAULT_TEMPLATES, Templates
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = ["NAMES", "Rules", "name_of", "parse", "rules"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    profile: pb.Profile.ValueType
+    name: str  # as in config files and on the command line
+    # ReadFile stores the file's mtime (floor ms) as the entry's timestamp; else the read time.
+    mtime_timestamps: bool
+    # ReadFile of an unchanged range answers the "File unchanged since last read" stub.
+    unchanged_stub: bool
+    # The 50K file budget measures JSON.stringify of the attachment payload only; else the whole
+    # attachment message (uuid and timestamp included).
+    payload_cost: bool
+    # Every attachment but a restored file is a section of one system message, unwrapped; else
+    # everything is user-placed and wrapped.
+    system_sections: bool
+    # The skill listing is announced again after compaction (against the kept tail's listing).
+    reannounce_skill_listing: bool
+    # A restored skill overwrites the stored one: dropped by the budget -> emptied (never
+    # restored again), truncated -> its truncated text.
+    rewrite_skills: bool
+    # Running background shells (local_bash) get a status line, for the agent that started them.
+    shell_status: bool
+    # Tasks of the compacting agent's parent are not reported either.
+    skip_parent_task: bool
+    # A file restored as a too-large note stays a candidate at the next compaction.
+    references_stay_candidates: bool
+    # CheckStale's write-command markers include `sed -i` / `gsed -i`.
+    sed_markers: bool
+    # A file over a quarter of the per-file cap by the rough estimate is measured again as
+    # Claude Code's countTokens API would count it, estimated offline as this many UTF-16 units
+    # a token (docs/claude-code.md §3); None: the rough estimate decides alone.
+    api_units_per_token: int | None
+    # Per-agent file-state cache entries when limits.cache_max_entries is not configured.
+    cache_max_entries: int
+    # Policy defaults where they differ between profiles.
+    oversize: pb.OversizePolicy.ValueType
+    malware_reminder: bool
+    carry_read_state: bool
+    templates: Templates
+
+
+_DEFAULT = Rules(
+    profile=pb.PROFILE_DEFAULT,
+    name="default",
+    mtime_timestamps=False,
+    unchanged_stub=True,
+    payload_cost=False,
+    system_sections=False,
+    reannounce_skill_listing=False,
+    rewrite_skills=False,
+    shell_status=True,
+    skip_parent_task=False,
+    references_stay_candidates=False,
+    sed_markers=True,
+    api_units_per_token=None,
+    cache_max_entries=100,
+    oversize=pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
+    malware_reminder=True,
+    carry_read_state=True,
+    templates=DEFAULT_TEMPLATES,
+)
+
+_CLAUDE_CODE = Rules(
+    profile=pb.PROFILE_CLAUDE_CODE,
+    name="claude-code",
+    mtime_timestamps=True,
+    unchanged_stub=False,
+    payload_cost=True,
+    system_sections=True,
+    reannounce_skill_listing=True,
+    rewrite_skills=True,
+    shell_status=True,
+    skip_parent_task=True,
+    references_stay_candidates=True,
+    sed_markers=True,
+    api_units_per_token=3,
+    cache_max_entries=5000,
+    oversize=pb.OVERSIZE_POLICY_REFERENCE,
+    malware_reminder=False,
+    carry_read_state=True,
+    templates=CLAUDE_CODE_TEMPLATES,
+)
+
+_CLAUDE_CODE_2_1_88 = Rules(
+    profile=pb.PROFILE_CLAUDE_CODE_2_1_88,
+    name="claude-code-2.1.88",
+    mtime_timestamps=True,
+    unchanged_stub=True,
+    payload_cost=False,
+    system_sections=False,
+    reannounce_skill_listing=False,
+    rewrite_skills=False,
+    shell_status=False,
+    skip_parent_task=False,
+    references_stay_candidates=False,
+    sed_markers=False,
+    api_units_per_token=3,
+    cache_max_entries=100,
+    oversize=pb.OVERSIZE_POLICY_REFERENCE,
+    malware_reminder=True,
+    carry_read_state=False,
+    templates=DEFAULT_TEMPLATES,
+)
+
+_BY_PROFILE: dict[int, Rules] = {
+    r.profile: r for r in (_DEFAULT, _CLAUDE_CODE, _CLAUDE_CODE_2_1_88)
+}
+
+# Names accepted in config files, environment and flags (the first of each is the canonical one).
+NAMES: dict[str, pb.Profile.ValueType] = {
+    "default": pb.PROFILE_DEFAULT,
+    "claude-code": pb.PROFILE_CLAUDE_CODE,
+    "claude_code": pb.PROFILE_CLAUDE_CODE,
+    "claude-code-2.1.88": pb.PROFILE_CLAUDE_CODE_2_1_88,
+    "claude_code_2_1_88": pb.PROFILE_CLAUDE_CODE_2_1_88,
+}
+
+
+def rules(profile: pb.Profile.ValueType) -> Rules:
+    """The rules of `profile` (UNSPECIFIED: the default profile's)."""
+    return _BY_PROFILE.get(profile, _DEFAULT)
+
+
+def known(profile: int) -> bool:
+    return profile in _BY_PROFILE
+
+
+def parse(name: str) -> pb.Profile.ValueType:
+    """The profile named `name`; ValueError listing the names otherwise."""
+    try:
+        return NAMES[name]
+    except KeyError:
+        choices = ", ".join(r.name for r in _BY_PROFILE.values())
+        raise ValueError(f"unknown profile {name!r} (one of {choices})") from None
+
+
+def name_of(profile: pb.Profile.ValueType) -> str:
+    return rules(profile).name

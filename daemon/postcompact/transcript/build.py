@@ -1,0 +1,366 @@
+"""Transcript events into a session's state, and a compaction at each boundary
+(docs/transcripts.md).
+
+`Builder` applies the events of a parsed transcript to a `Session` held in memory only: the
+caller registers and stores the session once everything applied (import), or throws it away
+(replay), so nothing is ever half-imported.
+
+- Reads (`RecordRead` semantics: offset default 1, the range's text), writes (`RecordWrite`: no
+  range, the text after the write when known), the file-unchanged stub (a use: recency), files
+  changed on disk (their entry's timestamp moves, as Claude Code re-reads them), skills, plan
+  mode, the plan file, background tasks, and the catalogue as its announcements built it, each
+  for the agent whose records they are (a sidechain's agent is started on first sight).
+- Timestamps: `stamp(event, path)` decides (import: the record's time, as Claude Code's own
+  `--resume` rebuilds them; replay: the recreated file's mtime).
+- A resumed process (`Resumed`) rebuilds the agent's file state from the records since the last
+  boundary, as Claude Code does on `--resume`: whole-file reads (timestamps their record times)
+  and writes; ranged reads are not kept.
+- A boundary runs postcompact's own Compact on the state just before it: FULL, or PARTIAL with
+  the preserved segment as the kept messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from postcompact import _core
+from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.transcript.parse import (
+    Announced,
+    Boundary,
+    Event,
+    FileChanged,
+    FileRead,
+    FileUnchanged,
+    FileWritten,
+    ModeChanged,
+    PlanFile,
+    PlanSlug,
+    Record,
+    Resumed,
+    SkillInvoked,
+    TaskChanged,
+)
+from postcompact.transcript.paths import PathMap, join
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = ["Builder", "conversation"]
+
+_MODES = {
+    "plan": pb.PERMISSION_MODE_PLAN,
+    "default": pb.PERMISSION_MODE_DEFAULT,
+    "acceptEdits": pb.PERMISSION_MODE_ACCEPT_EDITS,
+    "bypassPermissions": pb.PERMISSION_MODE_BYPASS_PERMISSIONS,
+    "auto": pb.PERMISSION_MODE_DEFAULT,
+}
+_STATUS = {
+    "running": pb.TASK_STATUS_RUNNING,
+    "completed": pb.TASK_STATUS_COMPLETED,
+    "failed": pb.TASK_STATUS_FAILED,
+    "killed": pb.TASK_STATUS_KILLED,
+}
+_AGENT_LINE = re.compile(r"\A- ([^:]+): (.*?)(?: \(Tools: (.*)\))?\Z", re.DOTALL)
+_SKILL_LINE = re.compile(r"\A- ([^:]+)(?:: (.*))?\Z", re.DOTALL)
+
+Stamp = Callable[[Event, str], int]
+OnBoundary = Callable[[Boundary, AgentState, list[pb.ConversationMessage]], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class Builder:
+    session: Session
+    paths: PathMap
+    new_cache: Callable[[Session], _core.FileStateCache]
+    stamp: Stamp
+    on_boundary: OnBoundary
+    home: str = ""  # the transcript machine's home (for plan slugs)
+    warnings: list[str] = field(default_factory=list)
+    applied: int = 0
+    skipped_paths: set[str] = field(default_factory=set)
+    # Per agent: the file events since its last boundary (for a resume's rebuild).
+    since_boundary: dict[str, list[tuple[Event, str]]] = field(default_factory=dict)
+    # The catalogue as announced so far, per agent: (kind -> name -> line or block).
+    catalogue: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+
+    def warn(self, event: Event, message: str) -> None:
+        if len(self.warnings) < 200:
+            self.warnings.append(f"line {event.line}: {message}")
+
+    def agent(self, agent_id: str) -> AgentState:
+        a = self.session.agents.get(agent_id)
+        if a is None:
+            a = AgentState(agent_id, self.new_cache(self.session))
+            self.session.agents[agent_id] = a
+        return a
+
+    def local(self, event: Event, path: str) -> str | None:
+        out = self.paths.local(path)
+        if out is None and path not in self.skipped_paths:
+            self.skipped_paths.add(path)
+            self.warn(event, f"no local place for {path!r} (map its prefix): skipped")
+        return out
+
+    async def run(self, events: Sequence[Event]) -> None:
+        for e in events:
+            await self.event(e)
+
+    async def event(self, e: Event) -> None:
+        a = self.agent(e.agent)
+        if isinstance(e, FileRead):
+            path = self.local(e, e.path)
+            if path is None:
+                return
+            offset = e.offset if e.offset is not None else 1
+            content = e.content.encode("utf-8", "surrogatepass")
+            a.files.set(path, _core.FileState(content, self.stamp(e, path), offset, e.limit, False))
+            a.read_mtimes.pop(path, None)
+            self._since(e, path)
+        elif isinstance(e, FileUnchanged):
+            path = self.local(e, e.path)
+            if path is not None:
+                a.files.get(path)  # a use: the entry becomes the most recently used
+        elif isinstance(e, FileWritten):
+            path = self.local(e, e.path)
+            if path is None:
+                return
+            content = (e.content or "").encode("utf-8", "surrogatepass")
+            a.files.set(path, _core.FileState(content, self.stamp(e, path), None, None, False))
+            a.read_mtimes.pop(path, None)
+            self._since(e, path)
+        elif isinstance(e, FileChanged):
+            path = self.local(e, e.path)
+            entry = a.files.peek(path) if path is not None else None
+            if path is not None and entry is not None:
+                stamp = self.stamp(e, path)
+                a.files.set(
+                    path, _core.FileState(entry.content, stamp, 1, None, entry.partial_view)
+                )
+        elif isinstance(e, SkillInvoked):
+            content = e.content.encode("utf-8", "surrogatepass")
+            a.skills.pop(e.name, None)
+            a.skills[e.name] = InvokedSkill(e.name, e.path, content, e.time_ms)
+        elif isinstance(e, ModeChanged):
+            if e.mode in _MODES:
+                a.mode = _MODES[e.mode]
+        elif isinstance(e, PlanFile):
+            path = self.local(e, e.path)
+            if path is not None:
+                a.plan_file_path = path
+        elif isinstance(e, PlanSlug):
+            if self.home:
+                plan = join(self.home, ".claude", "plans", f"{e.slug}.md")
+                path = self.local(e, plan)
+                if path is not None:
+                    a.plan_file_path = path
+        elif isinstance(e, TaskChanged):
+            self._task(e, a)
+        elif isinstance(e, Announced):
+            self._announced(e, a)
+        elif isinstance(e, Resumed):
+            self._resume(a)
+        elif isinstance(e, Boundary):
+            preserved = conversation(e.preserved, self.paths)
+            await self.on_boundary(e, a, preserved)
+            self.since_boundary[e.agent] = []
+        else:
+            return
+        self.applied += 1
+
+    def _since(self, e: Event, path: str) -> None:
+        self.since_boundary.setdefault(e.agent, []).append((e, path))
+
+    def _resume(self, a: AgentState) -> None:
+        """Claude Code on `--resume`: the file state rebuilt from the records since the last
+        boundary, whole reads and writes only, each with its record's time."""
+        a.files.clear()
+        a.read_mtimes.clear()
+        for e, path in self.since_boundary.get(a.agent_id, []):
+            if isinstance(e, FileRead):
+                whole = e.offset in (None, 1) and e.limit is None
+                if whole:
+                    content = e.content.encode("utf-8", "surrogatepass")
+                    a.files.set(path, _core.FileState(content, e.time_ms, 1, None, False))
+            elif isinstance(e, FileWritten):
+                content = (e.content or "").encode("utf-8", "surrogatepass")
+                a.files.set(path, _core.FileState(content, e.time_ms, None, None, False))
+
+    def _task(self, e: TaskChanged, a: AgentState) -> None:
+        tasks = self.session.tasks
+        t = tasks.get(e.task_id)
+        if t is None:
+            t = pb.Task(task_id=e.task_id, task_type=e.task_type or "local_agent")
+            if e.task_type == "local_bash":
+                t.agent_id = a.agent_id  # the agent that started the shell
+            tasks[e.task_id] = t
+        if e.task_type and not t.task_type:
+            t.task_type = e.task_type
+        if e.status is not None:
+            t.status = _STATUS[e.status]
+        if e.description is not None and e.description:
+            t.description = e.description
+        if e.command is not None:
+            t.command = e.command
+        if e.output_file_path:
+            out = self.paths.local(e.output_file_path)
+            t.output_file_path = out if out is not None else e.output_file_path
+        if e.retrieved is not None:
+            t.retrieved = e.retrieved
+        if e.summary:
+            if t.status == pb.TASK_STATUS_RUNNING:
+                t.progress_summary = e.summary
+            elif t.status == pb.TASK_STATUS_FAILED:
+                t.error = e.summary
+
+    def _announced(self, e: Announced, a: AgentState) -> None:
+        """The catalogue as its announcements built it; what was announced is marked so."""
+        book = self.catalogue.setdefault(a.agent_id, {}).setdefault(e.kind, {})
+        cat = a.catalog
+        if e.kind == "skill_listing":
+            for line in e.added_lines:
+                m = _SKILL_LINE.match(line)
+                if m:
+                    book[m.group(1).strip()] = (m.group(2) or "").strip()
+            cat.skill_listing = [
+                pb.SkillListingEntry(name=n, description=d) for n, d in book.items()
+            ]
+            cat.sent_skill_names.update(book)
+            return
+        lines = dict(zip(e.added, e.added_lines, strict=False))
+        for name in e.added:
+            book[name] = lines.get(name, "")
+        for name in e.removed:
+            book.pop(name, None)
+        if e.kind == "deferred_tools":
+            cat.deferred_tools = list(book)
+            cat.announced_tools = set(book)
+        elif e.kind == "agent_types":
+            cat.agent_types = [_agent_type(n, line) for n, line in book.items()]
+            cat.announced_agent_types = set(book)
+        elif e.kind == "mcp":
+            cat.mcp_servers = {n: _mcp_instructions(n, block) for n, block in book.items()}
+            cat.announced_mcp = {n for n, text in cat.mcp_servers.items() if text}
+
+
+def _agent_type(name: str, line: str) -> pb.AgentType:
+    m = _AGENT_LINE.match(line)
+    if not m:
+        return pb.AgentType(agent_type=name)
+    tools = [t.strip() for t in (m.group(3) or "").split(",") if t.strip()]
+    if tools in (["*"], ["All tools"]):
+        tools = []
+    return pb.AgentType(agent_type=name, when_to_use=m.group(2), tools=tools)
+
+
+def _mcp_instructions(name: str, block: str) -> str:
+    head = f"## {name}\n"
+    return block[len(head) :] if block.startswith(head) else block
+
+
+def conversation(records: Sequence[Record], paths: PathMap) -> list[pb.ConversationMessage]:
+    """Kept records as the messages a PARTIAL Compact takes (text, tool uses and results,
+    delta and skill attachments); Read inputs name the local paths."""
+    out: list[pb.ConversationMessage] = []
+    for r in records:
+        msg = r.data.get("message")
+        if r.type in ("user", "assistant") and isinstance(msg, dict):
+            m = pb.ConversationMessage(role=pb.ROLE_USER if r.type == "user" else pb.ROLE_ASSISTANT)
+            content = msg.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            for b in blocks:
+                _block(m, b, paths)
+            out.append(m)
+        elif r.type == "attachment":
+            att = _kept_attachment(r.data.get("attachment"))
+            if att is not None:
+                out.append(
+                    pb.ConversationMessage(
+                        role=pb.ROLE_USER, content=[pb.ContentBlock(attachment=att)]
+                    )
+                )
+    return out
+
+
+def _block(m: pb.ConversationMessage, b: Any, paths: PathMap) -> None:
+    if not isinstance(b, dict):
+        return
+    kind = b.get("type")
+    if kind == "text" and isinstance(b.get("text"), str):
+        m.content.add(text=b["text"].encode("utf-8", "surrogatepass"))
+    elif kind == "tool_use" and isinstance(b.get("input"), dict):
+        inp = dict(b["input"])
+        fp = inp.get("file_path")
+        if isinstance(fp, str):
+            local = paths.local(fp)
+            if local is not None:
+                inp["file_path"] = local
+        m.content.add(
+            tool_use=pb.ToolUse(
+                id=str(b.get("id", "")), name=str(b.get("name", "")), input_json=json.dumps(inp)
+            )
+        )
+    elif kind == "tool_result":
+        c = b.get("content")
+        text = (
+            c
+            if isinstance(c, str)
+            else "".join(x.get("text", "") for x in c if isinstance(x, dict))
+            if isinstance(c, list)
+            else ""
+        )
+        m.content.add(
+            tool_result=pb.ToolResult(
+                tool_use_id=str(b.get("tool_use_id", "")),
+                content=text.encode("utf-8", "surrogatepass"),
+                is_error=b.get("is_error") is True,
+            )
+        )
+
+
+def _kept_attachment(a: Any) -> pb.Attachment | None:
+    if not isinstance(a, dict):
+        return None
+    kind = a.get("type")
+
+    def strs(key: str) -> list[str]:
+        v = a.get(key)
+        return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
+
+    if kind == "deferred_tools_delta":
+        return pb.Attachment(
+            kind=pb.ATTACHMENT_KIND_DEFERRED_TOOLS_DELTA,
+            deferred_tools_delta=pb.DeferredToolsDelta(
+                added_names=strs("addedNames"), removed_names=strs("removedNames")
+            ),
+        )
+    if kind == "agent_listing_delta":
+        return pb.Attachment(
+            kind=pb.ATTACHMENT_KIND_AGENT_LISTING_DELTA,
+            agent_listing_delta=pb.AgentListingDelta(
+                added_types=strs("addedTypes"), removed_types=strs("removedTypes")
+            ),
+        )
+    if kind == "mcp_instructions_delta":
+        return pb.Attachment(
+            kind=pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA,
+            mcp_instructions_delta=pb.McpInstructionsDelta(
+                added_names=strs("addedNames"), removed_names=strs("removedNames")
+            ),
+        )
+    if kind == "invoked_skills":
+        skills = [
+            pb.InvokedSkill(
+                name=str(s.get("name", "")),
+                path=str(s.get("path", "")),
+                content=str(s.get("content", "")).encode("utf-8", "surrogatepass"),
+            )
+            for s in a.get("skills", [])
+            if isinstance(s, dict)
+        ]
+        return pb.Attachment(
+            kind=pb.ATTACHMENT_KIND_INVOKED_SKILLS, invoked_skills=pb.InvokedSkills(skills=skills)
+        )
+    return None

@@ -1,0 +1,162 @@
+"""ImportTranscript: a session's state on the running daemon, built from a Claude Code
+transcript (docs/transcripts.md).
+
+The transcript is parsed whole first (a bad line fails the call, naming it), the session is
+built in memory (`build.Builder`, timestamps from the records' times, as Claude Code's own
+`--resume` rebuilds them), each compaction is replayed through the pipeline on the spot (hooks do
+not run), and only then is the session registered and written to the state database in one
+transaction: nothing is half-imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+
+from postcompact.errors import AlreadyExists, InvalidArgument
+from postcompact.restore.pipeline import run_compact
+from postcompact.service.sessions import Registry, check_abs_path, check_id, now_ms
+from postcompact.state import AgentState
+from postcompact.transcript.build import Builder
+from postcompact.transcript.parse import (
+    Boundary,
+    Event,
+    RecordedItem,
+    Transcript,
+    TranscriptError,
+    parse,
+)
+from postcompact.transcript.paths import PathMap
+from postcompact.transcript.session import guess_home, new_session
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = ["import_transcript"]
+
+_KINDS = {pb.ATTACHMENT_KIND_FILE: "file", pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE: "reference"}
+MAX_WARNINGS = 50
+
+
+def _user_home() -> str:
+    return os.path.expanduser("~")
+
+
+def _path_map(t: Transcript, req: pb.ImportTranscriptRequest, cwd: str) -> PathMap:
+    paths = PathMap()
+    try:
+        for m in req.path_map:
+            paths.add(m.source, check_abs_path("path_map[].target", m.target))
+        if t.cwd:
+            paths.add(t.cwd, cwd)
+    except ValueError as exc:
+        raise InvalidArgument("BAD_PATH_MAP", str(exc)) from None
+    return paths
+
+
+async def import_transcript(
+    registry: Registry,
+    req: pb.ImportTranscriptRequest,
+    *,
+    config_policy: pb.RestorePolicy,
+    deny_globs: tuple[str, ...],
+) -> pb.ImportTranscriptResponse:
+    if not req.transcript:
+        raise InvalidArgument("TRANSCRIPT_REQUIRED", "transcript must not be empty")
+    cwd = check_abs_path("cwd", req.cwd)
+    try:
+        t = await asyncio.to_thread(parse, req.transcript)
+    except TranscriptError as exc:
+        details = {"line": str(exc.line)} if exc.line else {}
+        raise InvalidArgument("BAD_TRANSCRIPT", str(exc), details) from None
+    sid = check_id("session", req.session_id, allow_empty=True) or t.session_id or uuid.uuid4().hex
+    check_id("session", sid)
+    existing = registry.sessions.get(sid)
+    if existing is not None and not req.replace:
+        raise AlreadyExists(
+            "SESSION_EXISTS",
+            f"session {sid!r} exists; pass replace to import over it",
+            {"session_id": sid},
+        )
+    profile = req.profile or registry.config.profile
+    home = check_abs_path("home", req.home) if req.home else _user_home()
+    paths = _path_map(t, req, cwd)
+    policy = pb.RestorePolicy()
+    policy.CopyFrom(req.policy)
+    s = new_session(
+        t,
+        paths,
+        session_id=sid,
+        cwd=cwd,
+        home=home,
+        profile=profile,
+        policy=policy,
+        new_cache=registry.new_cache,
+        now_ms=now_ms(),
+    )
+    boundaries: list[pb.TranscriptBoundary] = []
+
+    def stamp(e: Event, local: str) -> int:
+        return e.time_ms
+
+    async def on_boundary(
+        b: Boundary, agent: AgentState, preserved: list[pb.ConversationMessage]
+    ) -> None:
+        creq = pb.CompactRequest(
+            session_id=sid,
+            agent_id=agent.agent_id,
+            kind=pb.COMPACT_KIND_PARTIAL if preserved else pb.COMPACT_KIND_FULL,
+            preserved_messages=preserved,
+            skip_hooks=True,
+        )
+        resp = await run_compact(
+            s,
+            agent,
+            creq,
+            config_policy=config_policy,
+            deny_globs=deny_globs,
+            hash_contents=False,
+            carry_limit=agent.files.max_entries,
+        )
+        boundaries.append(_boundary(b, resp, paths))
+
+    builder = Builder(s, paths, registry.new_cache, stamp, on_boundary, home=guess_home(t))
+    await builder.run(t.events)
+    if existing is not None:
+        registry.close(sid)
+    registry.adopt(s)
+    warnings = [*t.warnings, *builder.warnings]
+    return pb.ImportTranscriptResponse(
+        session_id=sid,
+        session=registry.session_info(s),
+        records=len(t.records),
+        events=builder.applied,
+        boundaries=boundaries,
+        warnings=warnings[:MAX_WARNINGS],
+    )
+
+
+def _items(items: list[RecordedItem]) -> list[pb.RestoredItem]:
+    return [pb.RestoredItem(kind=x.kind, path=x.path) for x in items]
+
+
+def _boundary(b: Boundary, resp: pb.CompactResponse, paths: PathMap) -> pb.TranscriptBoundary:
+    restored = [
+        RecordedItem(
+            _KINDS[a.kind],
+            paths.original(
+                a.file.path if a.kind == pb.ATTACHMENT_KIND_FILE else a.file_reference.path
+            ),
+        )
+        for a in resp.attachments
+        if a.kind in _KINDS
+    ]
+    return pb.TranscriptBoundary(
+        uuid=b.uuid,
+        line=b.line,
+        trigger=b.trigger,
+        timestamp_ms=b.time_ms,
+        preserved_messages=len(b.preserved),
+        has_recorded_restore=b.has_recorded_restore,
+        recorded=_items(list(b.recorded)),
+        restored=_items(restored),
+    )

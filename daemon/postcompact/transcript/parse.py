@@ -1,0 +1,809 @@
+"""Claude Code transcripts (JSONL) into events (docs/transcripts.md).
+
+A transcript is one JSON object a line. `parse` reads them all first: a line that is not a JSON
+object (a bad or truncated line) is a `TranscriptError` naming its line, and nothing is
+returned, so an import either sees the whole transcript or nothing of it.
+
+The events are what postcompact's state is built from, in record order, each with the agent it
+belongs to ("" for the main thread; a sidechain record's `agentId` otherwise) and its record's
+time:
+
+- a Read's result (`FileRead`: the range and the text read; `FileUnchanged` for the dedup stub;
+  `FileReadFailed` for an error, which tells the replay's disk what it knows: missing, too large);
+- a successful Edit, MultiEdit or Write (`FileWritten`, with the text after it when it can be
+  known: a Write's content, an Edit applied to its `originalFile`);
+- a file the harness saw change on disk (`edited_text_file`: `FileChanged`);
+- a skill invoked by the Skill tool or by a slash command (`SkillInvoked`);
+- the permission mode (`ModeChanged`) and the plan file (`PlanFile`);
+- background tasks: shells and agents started in the background, stopped, finished, read
+  (`TaskChanged`);
+- catalogue announcements (`Announced`: deferred tools, agent types, MCP instructions, skill
+  listing, from attachment records);
+- a resumed process (`Resumed`: a `SessionStart:resume` hook record);
+- a compaction (`Boundary`: the compact_boundary record, its preserved segment and the
+  attachments Claude Code recorded after it, 2.1.92 on).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Announced",
+    "Boundary",
+    "Event",
+    "FileChanged",
+    "FileRead",
+    "FileReadFailed",
+    "FileUnchanged",
+    "FileWritten",
+    "ModeChanged",
+    "PlanFile",
+    "PlanSlug",
+    "Record",
+    "RecordedItem",
+    "Resumed",
+    "SkillInvoked",
+    "TaskChanged",
+    "Transcript",
+    "TranscriptError",
+    "parse",
+]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class TranscriptError(ValueError):
+    """The transcript cannot be read; `line` is the 1-based line at fault (0: the whole)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}" if line else message)
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    line: int
+    data: Mapping[str, Any]
+
+    @property
+    def type(self) -> str:
+        t = self.data.get("type")
+        return t if isinstance(t, str) else ""
+
+    @property
+    def uuid(self) -> str:
+        u = self.data.get("uuid")
+        return u if isinstance(u, str) else ""
+
+    @property
+    def agent(self) -> str:
+        """ "" for the main thread; the sidechain's agent id (or "sidechain") otherwise."""
+        if self.data.get("isSidechain") is True:
+            aid = self.data.get("agentId")
+            return aid if isinstance(aid, str) and aid else "sidechain"
+        return ""
+
+    @property
+    def time_ms(self) -> int:
+        return _time_ms(self.data.get("timestamp"))
+
+
+def _time_ms(value: Any) -> int:
+    if not isinstance(value, str) or not value:
+        return 0
+    try:
+        t = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=datetime.UTC)
+    return int(t.timestamp() * 1000)
+
+
+# --- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    line: int
+    time_ms: int
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead(Event):
+    path: str
+    offset: int | None  # as requested (None: the default, line 1)
+    limit: int | None
+    content: str  # the text of the range read, without numbering
+    start_line: int
+    num_lines: int
+    total_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileUnchanged(Event):
+    path: str
+    offset: int | None
+    limit: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileReadFailed(Event):
+    path: str
+    missing: bool  # "File does not exist"
+    tokens: int | None  # "File content (N tokens) exceeds maximum allowed tokens"
+    size_bytes: int | None  # "File content (3.1MB) exceeds maximum allowed size"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    old: str
+    new: str
+    replace_all: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FileWritten(Event):
+    path: str
+    tool: str  # "Edit", "MultiEdit", "Write", "NotebookEdit"
+    content: str | None  # the whole text after the write, when the record tells it
+    original: str | None  # the whole text before it, when the record tells it
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileChanged(Event):
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkillInvoked(Event):
+    name: str
+    path: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChanged(Event):
+    mode: str  # Claude Code's permission mode: "plan", "default", "acceptEdits", ...
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFile(Event):
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSlug(Event):
+    """The session's plan-file slug (records carry it): the plan file is
+    `~/.claude/plans/<slug>.md` from here on."""
+
+    slug: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskChanged(Event):
+    task_id: str
+    task_type: str  # "local_bash" or "local_agent"
+    status: str | None = None  # "running", "completed", "failed", "killed"
+    description: str | None = None
+    command: str | None = None
+    output_file_path: str | None = None
+    retrieved: bool | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Announced(Event):
+    kind: str  # "deferred_tools", "agent_types", "mcp", "skill_listing"
+    added: tuple[str, ...] = ()
+    added_lines: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed(Event):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedItem:
+    kind: str  # "file" or "reference"
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary(Event):
+    uuid: str
+    trigger: str
+    preserved: tuple[Record, ...]  # the kept messages, in order
+    recorded_types: tuple[str, ...]  # attachment types Claude Code recorded after it
+    recorded: tuple[RecordedItem, ...]  # its files and too-large notes, in order
+
+    @property
+    def has_recorded_restore(self) -> bool:
+        return bool(self.recorded_types)
+
+
+@dataclass(slots=True)
+class Transcript:
+    records: list[Record]
+    events: list[Event]
+    cwd: str  # the working directory of the first record that names one
+    session_id: str
+    slug: str  # the plan-file slug, when the records carry it
+    versions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def boundaries(self) -> list[Boundary]:
+        return [e for e in self.events if isinstance(e, Boundary)]
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _records(data: bytes) -> list[Record]:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    out: list[Record] = []
+    lines = data.split(b"\n")
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            raise TranscriptError(n, f"the line is over {MAX_LINE_BYTES} bytes")
+        try:
+            value = json.loads(raw)
+        except UnicodeDecodeError as exc:
+            raise TranscriptError(n, f"not UTF-8 (byte {exc.start})") from None
+        except (ValueError, RecursionError) as exc:
+            last = n == len(lines) or (n == len(lines) - 1 and not lines[-1])
+            what = "truncated" if last and not raw.rstrip().endswith(b"}") else "not valid JSON"
+            raise TranscriptError(n, f"{what}: {exc}") from None
+        if not isinstance(value, dict):
+            raise TranscriptError(n, f"a record is a JSON object, not {type(value).__name__}")
+        out.append(Record(n, value))
+    if not out:
+        raise TranscriptError(0, "the transcript holds no records")
+    return out
+
+
+def _content(message: Any) -> list[Any]:
+    if not isinstance(message, dict):
+        return []
+    c = message.get("content")
+    if isinstance(c, list):
+        return c
+    if isinstance(c, str):
+        return [{"type": "text", "text": c}]
+    return []
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_TOKENS_OVER = re.compile(r"File content \((\d+) tokens\) exceeds maximum allowed tokens")
+_SIZE_OVER = re.compile(r"File content \(([\d.]+)\s*(B|KB|MB|GB)\) exceeds maximum allowed size")
+_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+_BG_SHELL = re.compile(r"running in background with ID: (\w+)")
+_BG_OUTPUT = re.compile(r"Output is being written to: (\S+)")
+_TASK_NOTE = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
+_COMMAND = re.compile(r"<command-name>/?([^<]+)</command-name>")
+_SKILL_BASE = re.compile(r"\ABase directory for this skill: ([^\n]+)")
+_TASK_STATUSES = {"running", "completed", "failed", "killed"}
+
+
+def _tag(text: str, name: str) -> str | None:
+    m = re.search(rf"<{name}>(.*?)</{name}>", text, re.DOTALL)
+    return m.group(1).strip() if m else None
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str | None:
+    """`text` after `edits` (each replaces its first occurrence, or all), None when one of them
+    does not apply (the old text is not there)."""
+    for e in edits:
+        if e.old == "":
+            text = e.new + text if text == "" else text
+            continue
+        if e.old not in text:
+            return None
+        text = text.replace(e.old, e.new) if e.replace_all else text.replace(e.old, e.new, 1)
+    return text
+
+
+class _Builder:
+    def __init__(self, records: list[Record]) -> None:
+        self.records = records
+        self.events: list[Event] = []
+        self.uses: dict[str, tuple[str, Mapping[str, Any], Record]] = {}
+        self.warnings: list[str] = []
+        self.by_uuid = {r.uuid: r for r in records if r.uuid}
+        self.done_results: set[str] = set()
+        self.pending_command: tuple[str, Record] | None = None
+        self.resumed_at = -(10**15)
+        self.slugs: dict[str, str] = {}
+
+    def add(self, event: Event) -> None:
+        self.events.append(event)
+
+    def warn(self, line: int, message: str) -> None:
+        if len(self.warnings) < 200:
+            self.warnings.append(f"line {line}: {message}")
+
+    # --- records ---
+
+    def slug(self, r: Record) -> None:
+        slug = r.data.get("slug")
+        if isinstance(slug, str) and slug and slug != self.slugs.get(r.agent):
+            self.slugs[r.agent] = slug
+            self.add(PlanSlug(r.line, r.time_ms, r.agent, slug))
+
+    def record(self, r: Record) -> None:
+        self.slug(r)
+        t = r.type
+        if t == "assistant":
+            for block in _content(r.data.get("message")):
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    uid, name = block.get("id"), block.get("name")
+                    inp = block.get("input")
+                    if isinstance(uid, str) and isinstance(name, str) and isinstance(inp, dict):
+                        self.uses[uid] = (name, inp, r)
+        elif t == "user":
+            self.user(r)
+        elif t == "attachment":
+            self.attachment(r)
+        elif t == "permission-mode":
+            mode = _str(r.data.get("permissionMode"))
+            if mode:
+                self.add(ModeChanged(r.line, r.time_ms, r.agent, mode))
+
+    def user(self, r: Record) -> None:
+        msg = r.data.get("message")
+        blocks = _content(msg)
+        tur = r.data.get("toolUseResult")
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result":
+                uid = block.get("tool_use_id")
+                if not isinstance(uid, str) or uid in self.done_results:
+                    continue
+                self.done_results.add(uid)
+                use = self.uses.get(uid)
+                if use is None:
+                    continue
+                self.tool_result(r, use[0], use[1], block, tur)
+            elif block.get("type") == "text":
+                self.user_text(r, block.get("text", ""))
+
+    def user_text(self, r: Record, text: Any) -> None:
+        if not isinstance(text, str):
+            return
+        if r.data.get("isMeta") is True:
+            source = _str(r.data.get("sourceToolUseID"))
+            name = None
+            if source is not None and source in self.uses:
+                use = self.uses[source]
+                if use[0] == "Skill":
+                    name = _str(use[1].get("skill")) or _str(use[1].get("command"))
+            elif self.pending_command is not None:
+                name = self.pending_command[0]
+            self.pending_command = None
+            if name:
+                base = _SKILL_BASE.match(text)
+                path = f"{base.group(1).strip()}/SKILL.md" if base else name
+                self.add(SkillInvoked(r.line, r.time_ms, r.agent, name, path, text))
+            return
+        m = _COMMAND.search(text)
+        self.pending_command = (m.group(1).strip(), r) if m else None
+        for note in _TASK_NOTE.findall(text):
+            task_id = _tag(note, "task-id")
+            status = _tag(note, "status")
+            if task_id and status in _TASK_STATUSES:
+                self.add(
+                    TaskChanged(
+                        r.line,
+                        r.time_ms,
+                        r.agent,
+                        task_id,
+                        "",
+                        status=status,
+                        summary=_tag(note, "summary"),
+                        output_file_path=_tag(note, "output-file"),
+                    )
+                )
+
+    def tool_result(
+        self,
+        r: Record,
+        name: str,
+        inp: Mapping[str, Any],
+        block: Mapping[str, Any],
+        tur: Any,
+    ) -> None:
+        error = block.get("is_error") is True or isinstance(tur, str)
+        text = _text_of(block.get("content"))
+        agent, at, line = r.agent, r.time_ms, r.line
+        if name == "Read":
+            path = _str(inp.get("file_path"))
+            if path is None:
+                return
+            offset, limit = _int(inp.get("offset")), _int(inp.get("limit"))
+            if error:
+                blob = text if text else (tur if isinstance(tur, str) else "")
+                tokens = _TOKENS_OVER.search(blob)
+                size = _SIZE_OVER.search(blob)
+                missing = "File does not exist" in blob
+                if missing or tokens or size:
+                    size_bytes = int(float(size.group(1)) * _UNITS[size.group(2)]) if size else None
+                    self.add(
+                        FileReadFailed(
+                            line,
+                            at,
+                            agent,
+                            path,
+                            missing,
+                            int(tokens.group(1)) if tokens else None,
+                            size_bytes,
+                        )
+                    )
+                return
+            if not isinstance(tur, dict):
+                return
+            kind = tur.get("type")
+            if kind == "file_unchanged":
+                self.add(FileUnchanged(line, at, agent, path, offset, limit))
+                return
+            f = tur.get("file")
+            if kind != "text" or not isinstance(f, dict) or not isinstance(f.get("content"), str):
+                return  # images, PDFs, notebooks: not kept as file state
+            start = _int(f.get("startLine")) or 1
+            content = f["content"]
+            num = _int(f.get("numLines"))
+            total = _int(f.get("totalLines"))
+            if num is None:
+                num = content.count("\n") + 1 if content else 0
+            self.add(
+                FileRead(
+                    line,
+                    at,
+                    agent,
+                    path,
+                    offset,
+                    limit,
+                    content,
+                    start,
+                    num,
+                    total if total is not None else start + num - 1,
+                )
+            )
+        elif name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+            if error:
+                return
+            path = _str(inp.get("file_path")) or _str(inp.get("notebook_path"))
+            if path is None:
+                return
+            t = tur if isinstance(tur, dict) else {}
+            original = _str(t.get("originalFile"))
+            if name == "Write":
+                content = _str(inp.get("content"))
+                if content is None:
+                    content = _str(t.get("content"))
+                self.add(FileWritten(line, at, agent, path, name, content, original))
+            elif name == "NotebookEdit":
+                self.add(FileWritten(line, at, agent, path, name, None, original))
+            else:
+                raw = inp.get("edits") if name == "MultiEdit" else [inp]
+                edits = tuple(
+                    Edit(
+                        _str(e.get("old_string")) or "",
+                        _str(e.get("new_string")) or "",
+                        e.get("replace_all") is True,
+                    )
+                    for e in (raw if isinstance(raw, list) else [])
+                    if isinstance(e, dict)
+                )
+                after = apply_edits(original, edits) if original is not None else None
+                self.add(FileWritten(line, at, agent, path, name, after, original, edits))
+        elif name == "Skill":
+            pass  # the skill's text comes in the isMeta record that follows (user_text)
+        elif name in ("Bash", "PowerShell") and inp.get("run_in_background") is True:
+            t = tur if isinstance(tur, dict) else {}
+            task_id = _str(t.get("backgroundTaskId"))
+            m = _BG_SHELL.search(text)
+            if task_id is None and m:
+                task_id = m.group(1)
+            if task_id and not error:
+                out = _BG_OUTPUT.search(text)
+                self.add(
+                    TaskChanged(
+                        line,
+                        at,
+                        agent,
+                        task_id,
+                        "local_bash",
+                        status="running",
+                        description=_str(inp.get("description")) or "",
+                        command=_str(inp.get("command")) or "",
+                        output_file_path=out.group(1) if out else "",
+                    )
+                )
+        elif name in ("Agent", "Task") and isinstance(tur, dict) and not error:
+            if tur.get("status") == "async_launched" or tur.get("isAsync") is True:
+                task_id = _str(tur.get("agentId"))
+                if task_id:
+                    self.add(
+                        TaskChanged(
+                            line,
+                            at,
+                            agent,
+                            task_id,
+                            "local_agent",
+                            status="running",
+                            description=_str(tur.get("description"))
+                            or _str(inp.get("description"))
+                            or "",
+                            output_file_path=_str(tur.get("outputFile")) or "",
+                        )
+                    )
+        elif name in ("TaskOutput", "BashOutput", "AgentOutputTool") and isinstance(tur, dict):
+            task = tur.get("task")
+            if isinstance(task, dict) and isinstance(task.get("task_id"), str):
+                status = _str(task.get("status"))
+                done = status in ("completed", "failed", "killed")
+                self.add(
+                    TaskChanged(
+                        line,
+                        at,
+                        agent,
+                        task["task_id"],
+                        _str(task.get("task_type")) or "",
+                        status=status if status in _TASK_STATUSES else None,
+                        description=_str(task.get("description")),
+                        retrieved=True if done else None,
+                    )
+                )
+        elif name in ("TaskStop", "KillShell", "KillBash") and isinstance(tur, dict) and not error:
+            task_id = (
+                _str(tur.get("task_id")) or _str(inp.get("task_id")) or _str(inp.get("shell_id"))
+            )
+            if task_id:
+                self.add(
+                    TaskChanged(
+                        line,
+                        at,
+                        agent,
+                        task_id,
+                        _str(tur.get("task_type")) or "",
+                        status="killed",
+                    )
+                )
+        elif name == "ExitPlanMode" and isinstance(tur, dict) and not error:
+            plan = _str(tur.get("filePath"))
+            if plan:
+                self.add(PlanFile(line, at, agent, plan))
+
+    def attachment(self, r: Record) -> None:
+        a = r.data.get("attachment")
+        if not isinstance(a, dict):
+            return
+        kind = a.get("type")
+        agent, at, line = r.agent, r.time_ms, r.line
+        if kind == "edited_text_file":
+            path = _str(a.get("filename"))
+            if path:
+                self.add(FileChanged(line, at, agent, path))
+        elif kind in ("plan_mode", "plan_mode_exit", "plan_mode_reentry", "plan_file_reference"):
+            path = _str(a.get("planFilePath"))
+            if path:
+                self.add(PlanFile(line, at, agent, path))
+        elif kind == "deferred_tools_delta":
+            self.add(
+                Announced(
+                    line,
+                    at,
+                    agent,
+                    "deferred_tools",
+                    _strs(a.get("addedNames")),
+                    _strs(a.get("addedLines")),
+                    _strs(a.get("removedNames")),
+                )
+            )
+        elif kind == "agent_listing_delta":
+            self.add(
+                Announced(
+                    line,
+                    at,
+                    agent,
+                    "agent_types",
+                    _strs(a.get("addedTypes")),
+                    _strs(a.get("addedLines")),
+                    _strs(a.get("removedTypes")),
+                )
+            )
+        elif kind == "mcp_instructions_delta":
+            self.add(
+                Announced(
+                    line,
+                    at,
+                    agent,
+                    "mcp",
+                    _strs(a.get("addedNames")),
+                    _strs(a.get("addedBlocks")),
+                    _strs(a.get("removedNames")),
+                )
+            )
+        elif kind == "skill_listing":
+            content = _str(a.get("content")) or ""
+            lines = tuple(x for x in content.split("\n") if x.startswith("- "))
+            self.add(Announced(line, at, agent, "skill_listing", (), lines, ()))
+        elif kind in ("hook_success", "hook_additional_context", "hook_system_message"):
+            hook = _str(a.get("hookName")) or ""
+            # One resume writes a record per hook: count them once.
+            if hook.startswith("SessionStart:resume") and at - self.resumed_at > 60_000:
+                self.resumed_at = at
+                self.add(Resumed(line, at, agent))
+
+    # --- boundaries ---
+
+    def preserved_uuids(self, meta: Mapping[str, Any]) -> list[str]:
+        """The kept records' uuids, in order: `preservedMessages` when recorded, else the
+        `preservedSegment` chain walked from its tail back to its head by `parentUuid`."""
+        kept = meta.get("preservedMessages")
+        if isinstance(kept, dict):
+            return [u for u in _strs(kept.get("allUuids") or kept.get("uuids")) if u]
+        seg = meta.get("preservedSegment")
+        if not isinstance(seg, dict):
+            return []
+        head, tail = _str(seg.get("headUuid")), _str(seg.get("tailUuid"))
+        chain: list[str] = []
+        at = tail
+        while at and at in self.by_uuid and len(chain) < 100_000:
+            chain.append(at)
+            if at == head:
+                return chain[::-1]
+            at = _str(self.by_uuid[at].data.get("parentUuid"))
+        return [u for u in (head, tail) if u]
+
+    def boundary(self, index: int, r: Record) -> set[str]:
+        """The Boundary event for records[index]; returns the uuids it consumed (the preserved
+        records and the restoration Claude Code recorded), which the caller then skips."""
+        meta = r.data.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        uuids = self.preserved_uuids(meta)
+        wanted = set(uuids)
+        preserved = tuple(self.by_uuid[u] for u in uuids if u in self.by_uuid)
+        # Claude Code's restoration follows the summary (and the preserved records written
+        # after it): attachment records up to the first assistant record or user prompt.
+        types: list[str] = []
+        recorded: list[RecordedItem] = []
+        consumed: set[str] = set()
+        for later in self.records[index + 1 :]:
+            if later.uuid in wanted:
+                continue
+            if later.type == "user" and later.data.get("isCompactSummary") is True:
+                continue
+            if later.type == "attachment":
+                a = later.data.get("attachment")
+                kind = a.get("type") if isinstance(a, dict) else None
+                if isinstance(kind, str):
+                    types.append(kind)
+                    path = _str(a.get("filename")) if isinstance(a, dict) else None
+                    if kind == "file" and path:
+                        recorded.append(RecordedItem("file", path))
+                    elif kind == "compact_file_reference" and path:
+                        recorded.append(RecordedItem("reference", path))
+                consumed.add(later.uuid)
+                continue
+            if later.type == "assistant":
+                break
+            if later.type == "user" and not _is_meta_user(later):
+                break
+            if later.type == "system" and later.data.get("subtype") == "compact_boundary":
+                break
+        trigger = _str(meta.get("trigger")) or "auto"
+        self.add(
+            Boundary(
+                r.line,
+                r.time_ms,
+                r.agent,
+                r.uuid,
+                trigger,
+                preserved,
+                tuple(types),
+                tuple(recorded),
+            )
+        )
+        return consumed
+
+
+def _is_meta_user(r: Record) -> bool:
+    """A user record that is not a prompt: tool results, meta and local-command records."""
+    if r.data.get("isMeta") is True:
+        return True
+    blocks = _content(r.data.get("message"))
+    if blocks and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+        return True
+    text = _text_of(
+        r.data.get("message", {}).get("content") if isinstance(r.data.get("message"), dict) else ""
+    )
+    return text.startswith(("<local-command", "<command-name>", "<command-message>"))
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, str))
+
+
+def _first(records: Sequence[Record], key: str) -> str:
+    for r in records:
+        v = r.data.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return ""
+
+
+def parse(data: bytes) -> Transcript:
+    """Every record and the events they make; TranscriptError for a bad line (nothing else is
+    returned then)."""
+    records = _records(data)
+    b = _Builder(records)
+    skip: set[str] = set()
+    for index, r in enumerate(records):
+        if r.uuid and r.uuid in skip:
+            continue
+        if r.type == "system" and r.data.get("subtype") == "compact_boundary":
+            for kept in _preserved_records(b, r):
+                b.record(kept)  # what the kept messages did happened before the compaction
+            b.slug(r)  # the plan file at the compaction
+            skip |= b.boundary(index, r)
+            skip |= {p.uuid for p in b.events[-1].preserved}  # type: ignore[attr-defined]
+            continue
+        b.record(r)
+    versions = list(
+        dict.fromkeys(v for r in records if isinstance(v := r.data.get("version"), str))
+    )
+    return Transcript(
+        records=records,
+        events=b.events,
+        cwd=_first(records, "cwd"),
+        session_id=_first(records, "sessionId"),
+        slug=_first(records, "slug"),
+        versions=versions,
+        warnings=b.warnings,
+    )
+
+
+def _preserved_records(b: _Builder, r: Record) -> Iterator[Record]:
+    meta = r.data.get("compactMetadata")
+    if not isinstance(meta, dict):
+        return
+    for u in b.preserved_uuids(meta):
+        rec = b.by_uuid.get(u)
+        if rec is not None and rec.line > r.line:  # written after the boundary: not seen yet
+            yield rec
