@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from postcompact_client import PostcompactError, Session, pb, rendered_text
+from postcompact_client import PostcompactError, Session, join, pb, rendered_text
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, text_of
 
@@ -129,6 +129,16 @@ class Runner:
             elif key == "rendered_text":  # the response does not carry it: the client joins it
                 text = rendered_text(result)
                 assert text == want, f"{where}: rendered_text = {text!r}, want {want!r}"
+            elif key == "user_blocks":
+                blocks = join(result).user_blocks
+                assert blocks == want, f"{where}: user_blocks = {blocks!r}, want {want!r}"
+            elif key == "system_text":
+                text = join(result).system_text
+                assert text == want, f"{where}: system_text = {text!r}, want {want!r}"
+            elif key == "boundaries":
+                self.check_boundaries(where, want, list(result.boundaries))
+            elif key == "warnings":
+                assert len(result.warnings) == want, f"{where}: warnings {list(result.warnings)}"
             else:
                 value = getattr(result, key)
                 if isinstance(value, bytes):
@@ -144,6 +154,11 @@ class Runner:
             if "path" in w:
                 path = a.file.path if a.HasField("file") else a.file_reference.path
                 assert path == self.abs_path(w["path"]), f"{where}: attachment {j} path {path}"
+            if "placement" in w:
+                placement = pb.Placement.Name(a.placement).removeprefix("PLACEMENT_")
+                assert placement == w["placement"], f"{where}: attachment {j} is {placement}"
+            if "blocks" in w:
+                assert list(a.blocks) == w["blocks"], f"{where}: attachment {j} blocks"
             if "rendered_text" in w:
                 assert text_of(a) == w["rendered_text"], f"{where}: attachment {j} text"
             for part in w.get("rendered_contains", []):
@@ -153,6 +168,16 @@ class Runner:
                 assert got_content == w["file_content"], (
                     f"{where}: attachment {j} file content {got_content!r}"
                 )
+
+    def check_boundaries(
+        self, where: str, want: list[Any], got: list[pb.TranscriptBoundary]
+    ) -> None:
+        assert len(got) == len(want), f"{where}: {len(got)} boundaries, want {len(want)}"
+        for j, (w, b) in enumerate(zip(want, got, strict=True)):
+            for key in ("recorded", "restored"):
+                if key in w:
+                    items = [{"kind": x.kind, "path": x.path} for x in getattr(b, key)]
+                    assert items == w[key], f"{where}: boundary {j} {key} {items}"
 
     def check_decisions(self, where: str, want: list[Any], result: Any, exact: bool) -> None:
         got = {
@@ -293,6 +318,12 @@ class Runner:
             skip_hooks=step.get("skip_hooks", False),
             include_content=step.get("include_content", False),
         )
+
+    def op_import_transcript(self, step: Step) -> Any:
+        data = "".join(json.dumps(r) + "\n" for r in step["transcript"])
+        sid = f"{self.session.session_id}-{step['session_id']}"
+        resp = self.daemon.client.import_transcript(data, cwd=str(self.root), session_id=sid)
+        return resp
 
     def op_estimate_tokens(self, step: Step) -> Any:
         tokens = self.daemon.client.estimate_tokens(step["text"], step.get("ext", ""))

@@ -189,6 +189,37 @@ class AsyncClient:
         resp: pb.ListSessionsResponse = await self.call("ListSessions", pb.ListSessionsRequest())
         return list(resp.sessions)
 
+    # --- transcripts ------------------------------------------------------------------------
+    async def import_transcript(
+        self,
+        transcript: rq.Text,
+        *,
+        cwd: str,
+        session_id: str = "",
+        path_map: Mapping[str, str] | None = None,
+        profile: str | int | None = None,
+        policy: rq.PolicyArg = None,
+        home: str = "",
+        replace: bool = False,
+    ) -> pb.ImportTranscriptResponse:
+        """Build a session on the daemon from a Claude Code transcript (the JSONL bytes): its
+        reads, edits, skills, plan, tasks and catalogue, each compaction replayed. `cwd` is
+        where the transcript's working directory is here; `path_map` maps further transcript
+        prefixes to local directories. The session is `session_id` (default: the
+        transcript's own); `replace` imports over an existing one."""
+        req = rq.import_transcript(
+            transcript,
+            cwd=cwd,
+            session_id=session_id,
+            path_map=path_map,
+            profile_=profile,
+            policy_=policy,
+            home=home,
+            replace=replace,
+        )
+        resp: pb.ImportTranscriptResponse = await self.call("ImportTranscript", req)
+        return resp
+
     # --- tokens -----------------------------------------------------------------------------
     async def estimate_tokens(self, text: rq.Text, ext: str = "") -> int:
         resp = await self.call(

@@ -175,6 +175,32 @@ def compact(
     return req
 
 
+def import_transcript(
+    transcript: Text,
+    *,
+    cwd: str,
+    session_id: str = "",
+    path_map: Mapping[str, str] | None = None,
+    profile_: str | int | None = None,
+    policy_: PolicyArg = None,
+    home: str = "",
+    replace: bool = False,
+) -> pb.ImportTranscriptRequest:
+    req = pb.ImportTranscriptRequest(
+        transcript=as_bytes(transcript),
+        cwd=cwd,
+        session_id=session_id,
+        path_map=[pb.PathMapping(source=k, target=v) for k, v in (path_map or {}).items()],
+        profile=profile(profile_),
+        home=home,
+        replace=replace,
+    )
+    p = policy(policy_)
+    if p is not None:
+        req.policy.CopyFrom(p)
+    return req
+
+
 def preview(req: pb.CompactRequest) -> pb.PreviewCompactRequest:
     return pb.PreviewCompactRequest.FromString(req.SerializeToString())
 
