@@ -1,5 +1,5 @@
 """`postcompact` command line: serve | start | stop | status [--json] | version | demo |
-state check | state reset.
+state check | state reset | import TRANSCRIPT | replay TRANSCRIPT...
 
 Exit codes: 0 success; 1 failure (e.g. another daemon already holds the lock, or `state check`
 found a problem); 2 bad usage or configuration; 3 not running (`status`, `stop`), as
@@ -32,6 +32,7 @@ from postcompact.lifecycle import (
     pid_alive,
     read_server_json,
 )
+from postcompact.transcript import commands as transcript_commands
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pb_grpc
 
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(q)
     _add_state_flags(q)
     q.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    transcript_commands.add_parsers(sub, _add_common)
     return parser
 
 
@@ -463,6 +465,19 @@ def cmd_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    cfg = _control_config(args)
+    conn = Connection(cfg.socket)
+    try:
+        return transcript_commands.cmd_import(args, conn)
+    finally:
+        conn.close()
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    return transcript_commands.cmd_replay(args)
+
+
 COMMANDS = {
     "serve": cmd_serve,
     "start": cmd_start,
@@ -471,6 +486,8 @@ COMMANDS = {
     "version": cmd_version,
     "demo": cmd_demo,
     "state": cmd_state,
+    "import": cmd_import,
+    "replay": cmd_replay,
 }
 
 

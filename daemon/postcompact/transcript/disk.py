@@ -10,7 +10,10 @@ the model keeps what the records before a point tell:
 - missing, when a Read said "File does not exist" and nothing wrote it since;
 - the mtime: the time of the last record that wrote it (an Edit, a Write, an
   `edited_text_file` notice); for a file the transcript never saw written, a time before the
-  session began (`UNKNOWN_MTIME`): it existed before, and its real mtime is not recorded.
+  session began (`Disk.unknown_mtime_ms`): it existed before, and its real mtime is not
+  recorded. A Read that shows other text than the model holds for the lines it shows means the
+  file changed outside the transcript (a `git merge`, a formatter): its mtime becomes the time
+  of the last shell command before that Read (or the Read's own time when none ran since).
 
 `materialize` writes the files into a directory and sets their mtimes. A file known only in part
 gets its unknown lines filled with filler of the known lines' average length (`approximate`
@@ -30,6 +33,7 @@ from postcompact.transcript.parse import (
     FileRead,
     FileReadFailed,
     FileWritten,
+    ShellRan,
     apply_edits,
 )
 
@@ -66,20 +70,48 @@ class FileModel:
         return "\n".join(self.lines.get(n, filler) for n in range(1, total + 1))
 
 
+def _norm(text: str) -> str:
+    return text.replace("\r\n", "\n").rstrip("\n")
+
+
+def _differs(f: FileModel, e: FileRead) -> bool:
+    """Whether the Read `e` shows text other than what `f` holds for the lines it shows."""
+    if f.missing or (f.text is None and not f.lines):
+        return False
+    shown = e.content.split("\n")[: e.num_lines]
+    if f.text is not None:
+        known = f.text.split("\n")
+        if e.start_line == 1 and e.num_lines >= e.total_lines:
+            return _norm(f.text) != _norm(e.content)
+        part = known[e.start_line - 1 : e.start_line - 1 + len(shown)]
+        return [x.rstrip("\r") for x in part] != [x.rstrip("\r") for x in shown]
+    for i, line in enumerate(shown):
+        old = f.lines.get(e.start_line + i)
+        if old is not None and old.rstrip("\r") != line.rstrip("\r"):
+            return True
+    return False
+
+
 @dataclass(slots=True)
 class Disk:
     """Per transcript path, what is known; `unknown_mtime_ms` for files never written."""
 
     unknown_mtime_ms: int
     files: dict[str, FileModel] = field(default_factory=dict)
+    last_shell_ms: int = 0
 
     def apply(self, events: Iterable[Event]) -> None:
         for e in events:
             self.event(e)
 
     def event(self, e: Event) -> None:
-        if isinstance(e, FileRead):
+        if isinstance(e, ShellRan):
+            self.last_shell_ms = max(self.last_shell_ms, e.time_ms)
+        elif isinstance(e, FileRead):
             f = self.files.setdefault(e.path, FileModel())
+            if _differs(f, e):  # changed outside the transcript since it was last seen
+                seen = f.mtime_ms if f.mtime_ms is not None else self.unknown_mtime_ms
+                f.mtime_ms = self.last_shell_ms if self.last_shell_ms > seen else e.time_ms
             f.missing = False
             f.dirty = True
             whole = e.start_line == 1 and e.num_lines >= e.total_lines

@@ -48,6 +48,7 @@ __all__ = [
     "Record",
     "RecordedItem",
     "Resumed",
+    "ShellRan",
     "SkillInvoked",
     "TaskChanged",
     "Transcript",
@@ -162,6 +163,11 @@ class FileWritten(Event):
 @dataclass(frozen=True, slots=True)
 class FileChanged(Event):
     path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShellRan(Event):
+    """A shell command finished (its result's time): it may have changed files unseen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,7 +537,9 @@ class _Builder:
                 self.add(FileWritten(line, at, agent, path, name, after, original, edits))
         elif name == "Skill":
             pass  # the skill's text comes in the isMeta record that follows (user_text)
-        elif name in ("Bash", "PowerShell") and inp.get("run_in_background") is True:
+        elif name in ("Bash", "PowerShell") and inp.get("run_in_background") is not True:
+            self.add(ShellRan(line, at, agent))
+        elif name in ("Bash", "PowerShell"):
             t = tur if isinstance(tur, dict) else {}
             task_id = _str(t.get("backgroundTaskId"))
             m = _BG_SHELL.search(text)

@@ -29,8 +29,12 @@ from postcompact.transcript.parse import (
     Boundary,
     Event,
     FileChanged,
+    FileRead,
+    FileUnchanged,
     FileWritten,
+    Record,
     RecordedItem,
+    Resumed,
     Transcript,
     parse,
 )
@@ -41,6 +45,10 @@ from postcompact.v1 import postcompact_pb2 as pb
 __all__ = ["BoundaryResult", "replay", "replay_file"]
 
 DAY_MS = 86_400_000
+# An idle stretch this long before a boundary leaves what the transcript saw of a file before it
+# stale: the files may have changed while nothing was recorded (docs/parity.md).
+STALE_GAP_MS = 8 * 3_600_000
+NEVER = -(2**62)
 _KINDS = {pb.ATTACHMENT_KIND_FILE: "file", pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE: "reference"}
 
 
@@ -54,6 +62,51 @@ class BoundaryResult:
     postcompact: list[RecordedItem]
     decisions: list[dict[str, Any]] = field(default_factory=list)
     approximate: list[str] = field(default_factory=list)  # restored paths of estimated size
+    # Evidence of what was restored, from the records after the boundary: files whose first
+    # use after it is a successful Edit (Claude Code only allows it for a file it holds as read,
+    # which after a compaction without carried read state means: restored).
+    edited_without_read: list[str] = field(default_factory=list)
+    # What the transcript determines of each candidate (transcript path ->): the interval its
+    # entry's timestamp lies in (mtimes are not recorded), and whether its size and its whole
+    # record are known (`stale`: last seen before a long idle stretch).
+    intervals: dict[str, tuple[int, int]] = field(default_factory=dict)
+    stale: set[str] = field(default_factory=set)
+
+    def disagreements(self) -> list[str]:
+        """Where postcompact and Claude Code differ on what the transcript determines: the
+        order of two files both restored, a file one restored and the other did not, a file
+        restored whole by one and as a too-large note by the other. [] when they agree."""
+        if self.claude_code is None:
+            return []
+        ours = {x.path: (i, x.kind) for i, x in enumerate(self.postcompact)}
+        theirs = {x.path: (i, x.kind) for i, x in enumerate(self.claude_code)}
+        out: list[str] = []
+        both = [p for p in theirs if p in ours]
+        for i, a in enumerate(both):
+            for b in both[i + 1 :]:
+                swapped = (ours[a][0] < ours[b][0]) != (theirs[a][0] < theirs[b][0])
+                if swapped and self.determined(a, b):
+                    out.append(f"order of {a} and {b}")
+            if ours[a][1] != theirs[a][1] and a not in self.approximate and a not in self.stale:
+                out.append(f"{a}: {theirs[a][1]} for Claude Code, {ours[a][1]} for postcompact")
+        only_theirs = [p for p in theirs if p not in ours]
+        only_ours = [p for p in ours if p not in theirs]
+        for p in only_theirs:
+            if not any(not self.determined(p, q) for q in only_ours):
+                out.append(f"{p}: restored by Claude Code only")
+        for q in only_ours:
+            if not any(not self.determined(p, q) for p in only_theirs):
+                out.append(f"{q}: restored by postcompact only")
+        return out
+
+    def determined(self, a: str, b: str) -> bool:
+        """Whether the transcript fixes which of `a` and `b` ranks first."""
+        if a in self.stale or b in self.stale:
+            return False
+        ia, ib = self.intervals.get(a), self.intervals.get(b)
+        if ia is None or ib is None:
+            return False
+        return ia[0] > ib[1] or ib[0] > ia[1]
 
     @property
     def equal(self) -> bool | None:
@@ -118,6 +171,30 @@ async def replay(
             return e.time_ms
         return disk.mtime_of(e.path)  # type: ignore[attr-defined]
 
+    # Per (agent, transcript path): the interval the entry's timestamp lies in, and when the
+    # transcript last saw the file.
+    intervals: dict[tuple[str, str], tuple[int, int]] = {}
+    seen_at: dict[str, int] = {}
+
+    def track(e: Event) -> None:
+        path = getattr(e, "path", None)
+        if path is None:
+            return
+        seen_at[path] = e.time_ms
+        if isinstance(e, FileWritten | FileChanged) or (
+            isinstance(e, FileRead) and not rules.mtime_timestamps
+        ):
+            intervals[(e.agent, path)] = (e.time_ms, e.time_ms)
+        elif isinstance(e, FileRead):
+            f = disk.files.get(path)
+            low = f.mtime_ms if f is not None and f.mtime_ms is not None else NEVER
+            intervals[(e.agent, path)] = (low, e.time_ms)
+
+    def resumed(e: Resumed) -> None:
+        for (agent, path), (low, high) in list(intervals.items()):
+            if agent == e.agent:
+                intervals[(agent, path)] = (low if low == high else NEVER, high)
+
     async def on_boundary(
         b: Boundary, agent: AgentState, preserved: list[pb.ConversationMessage]
     ) -> None:
@@ -146,6 +223,18 @@ async def replay(
         approximate = [
             x.path for x in restored if (m := disk.files.get(x.path)) is not None and m.approximate
         ]
+        idle_from = _idle_before(t.records, b.time_ms)
+        candidates = {
+            paths.original(d.name) for d in resp.decisions if d.subject == pb.SUBJECT_FILE
+        }
+        for x in b.recorded:
+            candidates.add(x.path)
+        spans = {
+            p: intervals[(agent.agent_id, p)]
+            for p in candidates
+            if (agent.agent_id, p) in intervals
+        }
+        stale = {p for p in candidates if seen_at.get(p, NEVER) < idle_from}
         decisions = [
             {
                 "path": paths.original(d.name) if d.subject == pb.SUBJECT_FILE else d.name,
@@ -167,17 +256,61 @@ async def replay(
                 restored,
                 decisions,
                 approximate,
+                edits_without_read(t.events, b),
+                spans,
+                stale,
             )
         )
+        for x in restored:  # re-seeded: the file's mtime now, as far as the model knows it
+            f = disk.files.get(x.path)
+            low = f.mtime_ms if f is not None and f.mtime_ms is not None else NEVER
+            intervals[(agent.agent_id, x.path)] = (low, b.time_ms)
 
     builder = Builder(session, paths, cache, stamp, on_boundary, home=guess_home(t))
     for e in t.events:
         if isinstance(e, Boundary):
             await builder.event(e)
-        else:
-            disk.event(e)
-            await builder.event(e)
+            continue
+        disk.event(e)
+        track(e)
+        if isinstance(e, Resumed):
+            resumed(e)
+        await builder.event(e)
     return results
+
+
+def _idle_before(records: Sequence[Record], at_ms: int) -> int:
+    """The start of the last idle stretch of `STALE_GAP_MS` or more before `at_ms` (NEVER if
+    none): the time of the record before it."""
+    times = sorted(r.time_ms for r in records if 0 < r.time_ms <= at_ms)
+    for earlier, later in zip(reversed(times[:-1]), reversed(times[1:]), strict=True):
+        if later - earlier >= STALE_GAP_MS:
+            return earlier + 1
+    return NEVER
+
+
+def edits_without_read(events: Sequence[Event], boundary: Boundary) -> list[str]:
+    """Paths whose first use after `boundary` (up to the next one) is a successful Edit or
+    MultiEdit of the main thread."""
+    after = False
+    seen: set[str] = set()
+    out: list[str] = []
+    for e in events:
+        if e is boundary:
+            after = True
+            continue
+        if not after or e.agent:
+            continue
+        if isinstance(e, Boundary):
+            break
+        path = getattr(e, "path", None)
+        if path is None or path in seen:
+            continue
+        if isinstance(e, FileWritten | FileRead | FileUnchanged):
+            seen.add(path)
+            if isinstance(e, FileWritten) and e.tool in ("Edit", "MultiEdit"):
+                out.append(path)
+    return out
 
 
 def replay_file(path: str, **kw: Any) -> list[BoundaryResult]:
