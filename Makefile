@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync clean
+.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync parity-corpus clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -23,6 +23,7 @@ help:
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
+	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make protos  regenerate the committed gRPC code"
 	@echo "make unasync regenerate the sync Python client from the asyncio one"
 
@@ -57,6 +58,11 @@ test-rust:
 
 test-python: build $(NODE_STAMP)
 	$(PY) -m pytest
+
+# Every transcript of the shared corpus replayed and checked against what Claude Code recorded
+# (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
+parity-corpus: build
+	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/test_transcripts.py
 
 # The Go client: unit tests, then every tests/conformance scenario against a daemon it starts
 # (-count=1: go's test cache cannot see the daemon's own code change).

@@ -15,8 +15,8 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from postcompact_client import Client, Session

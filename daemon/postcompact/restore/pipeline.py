@@ -300,6 +300,7 @@ def _skills(
     kept: list[pb.InvokedSkill] = []
     texts: list[tuple[str, str, str]] = []  # (name, path, content) for the rendering
     rewrites: dict[str, bytes] = {}
+    restored: list[tuple[str, bool, int]] = []  # (name, truncated, tokens), decided below
     for skill in skills:
         if rules.rewrite_skills and not skill.content:
             out.decide(
@@ -341,36 +342,28 @@ def _skills(
                 truncated=truncated,
             )
         )
-        out.decide(
-            "skills",
-            pb.SUBJECT_SKILL,
-            skill.name,
-            pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED,
-            tokens=tokens,
-            detail=f"truncated to {policy.max_tokens_per_skill} tokens" if truncated else "",
-        )
-    if kept:
-        listed = [(n, p, c.encode()) for n, p, c in texts]
-        if rules.rewrite_skills and listed in _skills_in_tail(preserved):
-            for name, _, _ in texts:
-                out.decide(
-                    "skills",
-                    pb.SUBJECT_SKILL,
-                    name,
-                    pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL,
-                    detail="the same invoked_skills attachment is in the preserved messages",
-                )
+        restored.append((skill.name, truncated, tokens))
+    listed = [(n, p, c.encode()) for n, p, c in texts]
+    in_tail = bool(kept) and rules.rewrite_skills and listed in _skills_in_tail(preserved)
+    for name, truncated, tokens in restored:
+        if in_tail:
+            outcome = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
+            detail = "the same invoked_skills attachment is in the preserved messages"
         else:
-            text = render.invoked_skills(texts, templates)
-            out.attach(
-                "skills",
-                make(
-                    pb.ATTACHMENT_KIND_INVOKED_SKILLS,
-                    placement,
-                    render.blocks([text], placement, templates),
-                    invoked_skills=pb.InvokedSkills(skills=kept),
-                ),
-            )
+            outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
+            detail = f"truncated to {policy.max_tokens_per_skill} tokens" if truncated else ""
+        out.decide("skills", pb.SUBJECT_SKILL, name, outcome, tokens=tokens, detail=detail)
+    if kept and not in_tail:
+        text = render.invoked_skills(texts, templates)
+        out.attach(
+            "skills",
+            make(
+                pb.ATTACHMENT_KIND_INVOKED_SKILLS,
+                placement,
+                render.blocks([text], placement, templates),
+                invoked_skills=pb.InvokedSkills(skills=kept),
+            ),
+        )
     return rewrites if rules.rewrite_skills else {}
 
 

@@ -14,6 +14,7 @@ import asyncio
 import os
 import uuid
 
+from postcompact import _core
 from postcompact.errors import AlreadyExists, InvalidArgument
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import Registry, check_abs_path, check_id, now_ms
@@ -118,6 +119,13 @@ async def import_transcript(
             carry_limit=agent.files.max_entries,
         )
         boundaries.append(_boundary(b, resp, paths))
+        # The import's clock is the transcript's: what the compaction re-seeded (stamped with
+        # the files' mtimes, which are today's) is stamped with the boundary's time instead.
+        for path, st in reversed(agent.files.snapshot()):
+            if st.timestamp > b.time_ms:
+                seed = _core.FileState(st.content, b.time_ms, st.offset, st.limit, st.partial_view)
+                agent.files.set(path, seed)
+                agent.read_mtimes.pop(path, None)
 
     builder = Builder(s, paths, registry.new_cache, stamp, on_boundary, home=guess_home(t))
     await builder.run(t.events)
