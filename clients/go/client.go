@@ -1,13 +1,17 @@
 // Package postcompact is the Go client of the postcompact daemon: address resolution, auto-start,
 // the TCP token, typed errors (*Error), every RPC of postcompact.v1 and the common flow in a few
-// calls (OpenSession → *Session → Compact).
+// calls (OpenSession → *Session → Compact → Join).
 //
 //	c, err := postcompact.New()
 //	defer c.Close()
 //	s, err := c.OpenSession(ctx, &postcompactv1.OpenSessionRequest{Cwd: dir})
 //	_, err = s.ReadFile(ctx, "src/a.go")
 //	res, err := s.Compact(ctx)
-//	fmt.Println(res.RenderedText)
+//	inj := res.Injection() // postcompact.Join(res.Attachments)
+//	// inj.UserBlocks: the text blocks of the user message after the summary, in order;
+//	// inj.SystemText: the system message at the end ("" when no attachment is system-placed).
+//	fmt.Println(strings.Join(inj.UserBlocks, "\n"))
+//	fmt.Println(inj.SystemText)
 package postcompact
 
 import (

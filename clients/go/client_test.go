@@ -16,6 +16,7 @@ import (
 	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -221,13 +222,16 @@ func TestSessionFlowAgainstFake(t *testing.T) {
 		t.Fatalf("RecordRead: %q %v", p, err)
 	}
 	res, err := s.Compact(ctx, AdditionalContext("ctx"))
-	if err != nil || len(res.Attachments) != 2 || res.RenderedText != "A\nB" || res.Compaction != 1 ||
+	if err != nil || len(res.Attachments) != 2 || res.RenderedText != "A1\nA2\nB" || res.Compaction != 1 ||
 		res.Decisions[0].GetOutcome() != pb.Outcome_OUTCOME_RESTORED {
 		t.Fatalf("Compact: %+v %v", res, err)
 	}
 	prev, err := s.PreviewCompact(ctx, Partial(&pb.ConversationMessage{Role: pb.Role_ROLE_USER}), IncludeContent())
 	if err != nil || prev.RenderedText != "P" {
 		t.Fatalf("PreviewCompact: %+v %v", prev, err)
+	}
+	if inj := res.Injection(); strings.Join(inj.UserBlocks, "|") != "A1|A2" || inj.SystemText != "B" {
+		t.Fatalf("Injection: %+v", inj)
 	}
 
 	f.mu.Lock()
@@ -254,6 +258,82 @@ func TestSessionFlowAgainstFake(t *testing.T) {
 	}
 	if f.auth[0] != "" {
 		t.Errorf("a Unix-socket call carried authorization %q", f.auth[0])
+	}
+}
+
+func TestJoin(t *testing.T) {
+	user := func(kind pb.AttachmentKind, blocks ...string) *pb.Attachment {
+		return &pb.Attachment{Kind: kind, Placement: pb.Placement_PLACEMENT_USER, Blocks: blocks}
+	}
+	system := func(kind pb.AttachmentKind, section string) *pb.Attachment {
+		return &pb.Attachment{Kind: kind, Placement: pb.Placement_PLACEMENT_SYSTEM, Blocks: []string{section}}
+	}
+	atts := []*pb.Attachment{
+		system(pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, "plan\nmode"),
+		user(pb.AttachmentKind_ATTACHMENT_KIND_FILE, "call a", "result a", "note a"),
+		system(pb.AttachmentKind_ATTACHMENT_KIND_TASK_STATUS, "task"),
+		// UNSPECIFIED placement (an older daemon's shape) is user-placed.
+		{Kind: pb.AttachmentKind_ATTACHMENT_KIND_FILE, Blocks: []string{"call b", "result b"}},
+		user(pb.AttachmentKind_ATTACHMENT_KIND_COMPACT_FILE_REFERENCE), // no blocks
+		system(pb.AttachmentKind_ATTACHMENT_KIND_INVOKED_SKILLS, "skills"),
+	}
+	inj := Join(atts)
+	if want := []string{"call a", "result a", "note a", "call b", "result b"}; fmt.Sprintf("%q", inj.UserBlocks) != fmt.Sprintf("%q", want) {
+		t.Errorf("UserBlocks = %q, want %q", inj.UserBlocks, want)
+	}
+	if want := "plan\nmode\n\ntask\n\nskills"; inj.SystemText != want {
+		t.Errorf("SystemText = %q, want %q", inj.SystemText, want)
+	}
+	// RenderedText flattens every block of every attachment, in attachment order, joined by "\n".
+	if got, want := JoinRenderedText(atts), "plan\nmode\ncall a\nresult a\nnote a\ntask\ncall b\nresult b\nskills"; got != want {
+		t.Errorf("JoinRenderedText = %q, want %q", got, want)
+	}
+	res := newCompactResult(atts, nil, nil, 3)
+	if res.RenderedText != JoinRenderedText(atts) || fmt.Sprint(res.Injection()) != fmt.Sprint(inj) {
+		t.Errorf("CompactResult: %q %+v", res.RenderedText, res.Injection())
+	}
+	// Everything user-placed (the default profile): the blocks are the whole text.
+	only := []*pb.Attachment{user(pb.AttachmentKind_ATTACHMENT_KIND_FILE, "x", "y"), user(pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, "z")}
+	if j := Join(only); strings.Join(j.UserBlocks, "\n") != JoinRenderedText(only) || j.SystemText != "" {
+		t.Errorf("user-only Join: %+v", j)
+	}
+	if j := Join(nil); j.UserBlocks != nil || j.SystemText != "" || JoinRenderedText(nil) != "" {
+		t.Errorf("Join(nil) = %+v", j)
+	}
+}
+
+func TestImportTranscriptAgainstFake(t *testing.T) {
+	isolate(t)
+	f, sock := unixFake(t)
+	c, err := New(WithAddress(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	policy := &pb.RestorePolicy{CarryReadState: proto.Bool(false)}
+	resp, err := c.ImportTranscript(ctx, []byte("{}\n{}\n"), ImportOptions{
+		Cwd: "/proj", SessionID: "imp", PathMap: map[string]string{"/orig/lib": "/lib", "C:\\orig": "/win", "/orig": "/o"},
+		Profile: pb.Profile_PROFILE_CLAUDE_CODE_2_1_88, Policy: policy, Home: "/home/u", Replace: true,
+	})
+	if err != nil || resp.GetSessionId() != "imp" || resp.GetRecords() != 2 || resp.GetSession().GetCwd() != "/proj" {
+		t.Fatalf("ImportTranscript: %v %v", resp, err)
+	}
+	if _, err := c.ImportTranscript(ctx, nil, ImportOptions{}); ReasonOf(err) != "CWD_REQUIRED" {
+		t.Fatalf("ImportTranscript without cwd: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	req := f.requests[0].(*pb.ImportTranscriptRequest)
+	var pm []string
+	for _, m := range req.GetPathMap() {
+		pm = append(pm, m.GetSource()+"="+m.GetTarget())
+	}
+	if string(req.GetTranscript()) != "{}\n{}\n" || req.GetCwd() != "/proj" || req.GetSessionId() != "imp" ||
+		req.GetProfile() != pb.Profile_PROFILE_CLAUDE_CODE_2_1_88 || !proto.Equal(req.GetPolicy(), policy) ||
+		req.GetHome() != "/home/u" || !req.GetReplace() ||
+		strings.Join(pm, ",") != "/orig=/o,/orig/lib=/lib,C:\\orig=/win" {
+		t.Errorf("ImportTranscript request: %v", req)
 	}
 }
 

@@ -258,12 +258,13 @@ func runExampleHarness(t *testing.T, socket string) {
 }
 
 type runner struct {
-	t    *testing.T
-	c    *postcompact.Client
-	root string
-	s    *postcompact.Session
-	ctx  context.Context
-	step string // "step 3 (compact)" for messages
+	t        *testing.T
+	c        *postcompact.Client
+	root     string
+	s        *postcompact.Session
+	imported []string // sessions made by import_transcript, closed with the scenario's
+	ctx      context.Context
+	step     string // "step 3 (compact)" for messages
 }
 
 func (r *runner) fatalf(format string, args ...any) {
@@ -313,6 +314,8 @@ func (r *runner) run(sc *scenario) {
 				req.Profile = pb.Profile_PROFILE_DEFAULT
 			case "claude-code":
 				req.Profile = pb.Profile_PROFILE_CLAUDE_CODE
+			case "claude-code-2.1.88":
+				req.Profile = pb.Profile_PROFILE_CLAUDE_CODE_2_1_88
 			default:
 				r.fatalf("unknown profile %v", v)
 			}
@@ -327,7 +330,12 @@ func (r *runner) run(sc *scenario) {
 		r.fatalf("OpenSession: %v", err)
 	}
 	r.s = s
-	defer func() { _ = s.Close(context.Background()) }()
+	defer func() {
+		_ = s.Close(context.Background())
+		for _, id := range r.imported {
+			_ = r.c.Session(id).Close(context.Background())
+		}
+	}()
 
 	for i, raw := range sc.Steps {
 		step := subst(raw, root).(map[string]any)
@@ -606,7 +614,9 @@ func (r *runner) runStep(op string, step map[string]any) {
 	ctx := r.ctx
 	s := r.agent(step)
 	var resp proto.Message // compared against `expect` by field name
-	var rendered *string   // compact: the client's joined text (`rendered_text`; not a response field)
+	// compact: what the client's helpers compute (not response fields): `rendered_text`
+	// (RenderedText), `user_blocks` and `system_text` (Join).
+	var client map[string]func(want any)
 	var err error
 	switch op {
 	case "write_file":
@@ -696,7 +706,50 @@ func (r *runner) runStep(op string, step map[string]any) {
 		if err == nil {
 			resp = &pb.CompactResponse{Attachments: res.Attachments, Decisions: res.Decisions, Totals: res.Totals,
 				Compaction: res.Compaction}
-			rendered = &res.RenderedText
+			inj := postcompact.Join(res.Attachments)
+			if got := res.Injection(); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", inj) {
+				r.errorf("CompactResult.Injection() = %q, Join = %q", got, inj)
+			}
+			client = map[string]func(want any){
+				"rendered_text": func(want any) {
+					if w := r.str(want); res.RenderedText != w {
+						r.errorf("rendered_text =\n%s\nwant\n%s", res.RenderedText, w)
+					}
+				},
+				"user_blocks": func(want any) { r.compareStrings("user_blocks", inj.UserBlocks, r.strings(want)) },
+				"system_text": func(want any) {
+					if w := r.str(want); inj.SystemText != w {
+						r.errorf("system_text =\n%s\nwant\n%s", inj.SystemText, w)
+					}
+				},
+			}
+		}
+	case "import_transcript":
+		r.checkKeys(step, "transcript", "session_id")
+		var jsonl bytes.Buffer
+		enc := json.NewEncoder(&jsonl) // one record a line, each followed by "\n"
+		enc.SetEscapeHTML(false)
+		for _, rec := range r.list(step["transcript"]) {
+			if err := enc.Encode(rec); err != nil {
+				r.fatalf("transcript record: %v", err)
+			}
+		}
+		id := r.s.ID + "-" + r.str(step["session_id"])
+		var ir *pb.ImportTranscriptResponse
+		ir, err = r.c.ImportTranscript(ctx, jsonl.Bytes(), postcompact.ImportOptions{Cwd: r.root, SessionID: id})
+		if err == nil {
+			r.imported = append(r.imported, ir.GetSessionId())
+			if ir.GetSessionId() != id {
+				r.errorf("session_id = %q, want %q", ir.GetSessionId(), id)
+			}
+			resp = ir
+			client = map[string]func(want any){
+				"warnings": func(want any) { // a count: the texts are the daemon's own
+					if n := int64(len(ir.GetWarnings())); n != r.num(want) {
+						r.errorf("warnings: %d %q, want %d", n, ir.GetWarnings(), r.num(want))
+					}
+				},
+			}
 		}
 	case "estimate_tokens":
 		r.checkKeys(step, "text", "ext")
@@ -731,19 +784,15 @@ func (r *runner) runStep(op string, step map[string]any) {
 	if resp == nil {
 		r.fatalf("op %q has no response to check `expect` against", op)
 	}
-	if want, ok := exp["rendered_text"]; ok && rendered != nil {
-		if *rendered != r.str(want) {
-			r.errorf("rendered_text =\n%s\nwant\n%s", *rendered, r.str(want))
+	rest := make(map[string]any, len(exp))
+	for k, v := range exp {
+		if check, ok := client[k]; ok {
+			check(v)
+		} else {
+			rest[k] = v
 		}
-		rest := make(map[string]any, len(exp))
-		for k, v := range exp {
-			if k != "rendered_text" {
-				rest[k] = v
-			}
-		}
-		exp = rest
 	}
-	r.compareMessage("", resp.ProtoReflect(), exp)
+	r.compareMessage("", resp.ProtoReflect(), rest)
 }
 
 func (r *runner) expectsError(step map[string]any) bool {
@@ -1000,7 +1049,16 @@ func (r *runner) compareValue(where string, fd protoreflect.FieldDescriptor, got
 			return
 		}
 		for i := range wl {
-			r.compareScalar(fmt.Sprintf("%s[%d]", where, i), fd, l.Get(i), wl[i])
+			at := fmt.Sprintf("%s[%d]", where, i)
+			if fd.Kind() == protoreflect.MessageKind {
+				sub, ok := wl[i].(map[string]any)
+				if !ok {
+					r.fatalf("expect %s: want an object", at)
+				}
+				r.compareMessage(at+".", l.Get(i).Message(), sub)
+				continue
+			}
+			r.compareScalar(at, fd, l.Get(i), wl[i])
 		}
 		return
 	}
@@ -1092,14 +1150,22 @@ func (r *runner) compareAttachments(where string, got protoreflect.List, want []
 				} else if p != r.abs(r.str(v)) {
 					r.errorf("%s.path = %q, want %q", at, p, r.abs(r.str(v)))
 				}
-			case "rendered_text":
-				if a.GetRenderedText() != r.str(v) {
-					r.errorf("%s.rendered_text =\n%s\nwant\n%s", at, a.GetRenderedText(), r.str(v))
+			case "placement":
+				wp := pb.Placement(r.enumValue(a.GetPlacement().Descriptor(), r.str(v)))
+				if a.GetPlacement() != wp {
+					r.errorf("%s.placement = %s, want %s", at, a.GetPlacement(), wp)
+				}
+			case "blocks":
+				r.compareStrings(at+".blocks", a.GetBlocks(), r.strings(v))
+			case "rendered_text": // that attachment's blocks joined by "\n"
+				if got := strings.Join(a.GetBlocks(), "\n"); got != r.str(v) {
+					r.errorf("%s.rendered_text =\n%s\nwant\n%s", at, got, r.str(v))
 				}
 			case "rendered_contains":
+				got := strings.Join(a.GetBlocks(), "\n")
 				for _, sub := range r.strings(v) {
-					if !strings.Contains(a.GetRenderedText(), sub) {
-						r.errorf("%s.rendered_text does not contain %q:\n%s", at, sub, a.GetRenderedText())
+					if !strings.Contains(got, sub) {
+						r.errorf("%s.rendered_text does not contain %q:\n%s", at, sub, got)
 					}
 				}
 			case "file_content":
@@ -1181,6 +1247,20 @@ func (r *runner) decisionMatches(d *pb.Decision, w map[string]any) bool {
 		return false
 	}
 	return true
+}
+
+// compareStrings checks an exact list of strings (same length, same order).
+func (r *runner) compareStrings(where string, got, want []string) {
+	r.t.Helper()
+	if len(got) != len(want) {
+		r.errorf("%s: %d items, want %d:\n got %q\nwant %q", where, len(got), len(want), got, want)
+		return
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			r.errorf("%s[%d] =\n%s\nwant\n%s", where, i, got[i], want[i])
+		}
+	}
 }
 
 func (r *runner) comparePathSet(where string, got []string, want []string) {

@@ -1,6 +1,7 @@
 package postcompact
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -124,8 +125,10 @@ func (f *fakeServer) Compact(ctx context.Context, req *pb.CompactRequest) (*pb.C
 		return nil, err
 	}
 	return &pb.CompactResponse{
-		Attachments: []*pb.Attachment{{Kind: pb.AttachmentKind_ATTACHMENT_KIND_FILE, RenderedText: "A"},
-			{Kind: pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, RenderedText: "B"}},
+		Attachments: []*pb.Attachment{
+			{Kind: pb.AttachmentKind_ATTACHMENT_KIND_FILE, Placement: pb.Placement_PLACEMENT_USER, Blocks: []string{"A1", "A2"}},
+			{Kind: pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, Placement: pb.Placement_PLACEMENT_SYSTEM, Blocks: []string{"B"}},
+		},
 		Decisions:  []*pb.Decision{{Subject: pb.Subject_SUBJECT_FILE, Name: "/a", Outcome: pb.Outcome_OUTCOME_RESTORED}},
 		Compaction: 1,
 	}, nil
@@ -136,8 +139,24 @@ func (f *fakeServer) PreviewCompact(ctx context.Context, req *pb.PreviewCompactR
 		return nil, err
 	}
 	return &pb.PreviewCompactResponse{
-		Attachments: []*pb.Attachment{{Kind: pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, RenderedText: "P"}},
+		Attachments: []*pb.Attachment{{Kind: pb.AttachmentKind_ATTACHMENT_KIND_PLAN_MODE, Placement: pb.Placement_PLACEMENT_USER, Blocks: []string{"P"}}},
 	}, nil
+}
+
+func (f *fakeServer) ImportTranscript(ctx context.Context, req *pb.ImportTranscriptRequest) (*pb.ImportTranscriptResponse, error) {
+	if err := f.seen(ctx, req); err != nil {
+		return nil, err
+	}
+	if req.GetCwd() == "" {
+		return nil, daemonError(ctx, codes.InvalidArgument, "CWD_REQUIRED", "cwd is required", true, true)
+	}
+	id := req.GetSessionId()
+	if id == "" {
+		id = "from-transcript"
+	}
+	lines := int64(bytes.Count(req.GetTranscript(), []byte("\n")))
+	return &pb.ImportTranscriptResponse{SessionId: id, Session: &pb.SessionInfo{SessionId: id, Cwd: req.GetCwd()},
+		Records: lines}, nil
 }
 
 // serveFake serves f on lis with a health service reporting SERVING; it stops with the test.

@@ -79,9 +79,16 @@ func IsIdempotent(method string, req any) bool {
 	case "RecordSkill":
 		r, ok := req.(*pb.RecordSkillRequest)
 		return ok && r.GetInvokedAtMs() != 0
+	// Not idempotent, so retried only when not sent: ReadFile (a repeat answers the "unchanged"
+	// stub), Compact (it clears the file state and bumps the count: a repeat restores another
+	// set), SetCatalog (the delta is announced once), StartAgent, MergeFileState, CloseSession (a
+	// repeat fails or reports other counts), ImportTranscript (it creates the session: a repeat
+	// answers ALREADY_EXISTS).
+	case "ReadFile", "Compact", "SetCatalog", "StartAgent", "MergeFileState", "CloseSession",
+		"ImportTranscript":
+		return false
 	}
-	// ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is
-	// announced once), StartAgent, MergeFileState, CloseSession: only when not sent.
+	// Any other (unknown) call: only when not sent.
 	return false
 }
 

@@ -1,7 +1,9 @@
 package postcompact
 
 // Every RPC of postcompact.v1 on *Client, with the generated request and response messages
-// (OpenSession, which returns a *Session, is in session.go; c.API().OpenSession is the raw one).
+// (OpenSession, which returns a *Session, and ImportTranscript, which takes the transcript and
+// ImportOptions, are in session.go; c.API().OpenSession and c.API().ImportTranscript are the raw
+// ones).
 
 import (
 	"context"

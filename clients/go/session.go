@@ -2,6 +2,7 @@ package postcompact
 
 import (
 	"context"
+	"sort"
 	"strings"
 
 	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
@@ -28,6 +29,53 @@ func (c *Client) OpenSession(ctx context.Context, req *pb.OpenSessionRequest, op
 		return nil, err
 	}
 	return &Session{c: c, ID: resp.GetSessionId(), Resumed: resp.GetResumed(), Info: resp.GetSession()}, nil
+}
+
+// ImportOptions tunes ImportTranscript.
+type ImportOptions struct {
+	// Cwd is where the transcript's working directory is on this machine (absolute; required):
+	// paths under the transcript's cwd are mapped under it.
+	Cwd string
+	// SessionID is the imported session's id ("" = the transcript's own session id).
+	SessionID string
+	// PathMap maps further transcript path prefixes (POSIX or Windows form, as in the transcript)
+	// to absolute local directories; the longest match wins.
+	PathMap map[string]string
+	// Profile is the imported session's profile (PROFILE_UNSPECIFIED = the daemon's default).
+	Profile pb.Profile
+	// Policy is the imported session's restore policy (nil = inherit).
+	Policy *pb.RestorePolicy
+	// Home is the imported session's home for ~ expansion ("" = the daemon user's).
+	Home string
+	// Replace replaces a session with that id (else the call fails with ALREADY_EXISTS).
+	Replace bool
+}
+
+// ImportTranscript builds a new session on the daemon from a Claude Code transcript (its JSONL
+// bytes): its reads, edits, writes, skills, plan, mode and tasks become the session's state, and
+// each compaction in it is replayed (the response's Boundaries hold what Claude Code recorded and
+// what postcompact restored). c.Session(resp.GetSessionId()) then works on the imported session.
+// The call is not idempotent (a repeat of one that succeeded answers ALREADY_EXISTS): after a
+// transport failure it is retried only when it was never sent. c.API().ImportTranscript is the
+// raw call.
+func (c *Client) ImportTranscript(ctx context.Context, transcript []byte, o ImportOptions, opts ...grpc.CallOption) (*pb.ImportTranscriptResponse, error) {
+	return c.api.ImportTranscript(ctx, importRequest(transcript, o), opts...)
+}
+
+func importRequest(transcript []byte, o ImportOptions) *pb.ImportTranscriptRequest {
+	req := &pb.ImportTranscriptRequest{
+		Transcript: transcript, SessionId: o.SessionID, Cwd: o.Cwd, Profile: o.Profile, Policy: o.Policy,
+		Home: o.Home, Replace: o.Replace,
+	}
+	sources := make([]string, 0, len(o.PathMap))
+	for src := range o.PathMap {
+		sources = append(sources, src)
+	}
+	sort.Strings(sources) // a stable request; the daemon picks the longest match whatever the order
+	for _, src := range sources {
+		req.PathMap = append(req.PathMap, &pb.PathMapping{Source: src, Target: o.PathMap[src]})
+	}
+	return req
 }
 
 // Session returns a handle on an existing session without a call.
@@ -209,33 +257,74 @@ func SkipHooks() CompactOption { return func(r *pb.CompactRequest) { r.SkipHooks
 
 // IncludeContent also fills the raw copies: FileAttachment.Content, PlanFileReference.PlanContent
 // and InvokedSkill.Content. Without it they are empty: the same text is in each attachment's
-// RenderedText, so by default it crosses the socket once.
+// Blocks, so by default it crosses the socket once.
 func IncludeContent() CompactOption { return func(r *pb.CompactRequest) { r.IncludeContent = true } }
 
 // CompactResult is what a compaction restores: the attachments in injection order (each with its
-// RenderedText), a decision for every candidate file and skill, per-category totals, and the
-// attachments' text joined by "\n" (joined here: the daemon does not send it).
+// Placement and its text Blocks), a decision for every candidate file and skill, per-category
+// totals, and all the attachments' blocks joined by "\n" (joined here: the daemon does not send
+// it). Injection lays the text out as a harness injects it (Join).
 type CompactResult struct {
 	Attachments  []*pb.Attachment
 	Decisions    []*pb.Decision
 	Totals       []*pb.CategoryTotals
-	RenderedText string
-	Compaction   int64 // the agent's compaction count after the call
+	RenderedText string // JoinRenderedText(Attachments)
+	Compaction   int64  // the agent's compaction count after the call
 }
 
-// JoinRenderedText is the text to inject: every attachment's RenderedText, in order, joined by "\n".
+// Injection returns the result's text laid out for the request: Join(r.Attachments).
+func (r *CompactResult) Injection() Injection { return Join(r.Attachments) }
+
+// Injection is where a harness puts the attachments' text, as Claude Code lays out a request.
+type Injection struct {
+	// UserBlocks are the text blocks of the user message after the summary, in order: the blocks
+	// of every attachment not placed in the system message (a restored file is several blocks:
+	// the Read call, the Read result, and a note when its text had to be escaped).
+	UserBlocks []string
+	// SystemText is one system message to put at the end: the sections of the system-placed
+	// attachments joined by "\n\n" ("" when there is none).
+	SystemText string
+}
+
+// Join lays attachments out for the request: the blocks of those whose Placement is not
+// PLACEMENT_SYSTEM, in order, as the user message's text blocks, and the blocks (one section
+// each) of the PLACEMENT_SYSTEM ones joined by "\n\n" as the system text. Under the default and
+// claude-code-2.1.88 profiles every attachment is user-placed; under claude-code only restored
+// files are. It takes a compaction's attachments or SetCatalog's deltas alike.
+func Join(attachments []*pb.Attachment) Injection {
+	var inj Injection
+	var system []string
+	for _, a := range attachments {
+		if a.GetPlacement() == pb.Placement_PLACEMENT_SYSTEM {
+			system = append(system, a.GetBlocks()...)
+		} else {
+			inj.UserBlocks = append(inj.UserBlocks, a.GetBlocks()...)
+		}
+	}
+	inj.SystemText = strings.Join(system, "\n\n")
+	return inj
+}
+
+// JoinRenderedText is all the text as one string: every attachment's blocks, in order, joined by
+// "\n" (where everything is user-placed, the user message's text; Join keeps the placement).
 func JoinRenderedText(attachments []*pb.Attachment) string {
 	n := 0
 	for _, a := range attachments {
-		n += len(a.GetRenderedText()) + 1
+		for _, b := range a.GetBlocks() {
+			n += len(b) + 1
+		}
 	}
 	var b strings.Builder
 	b.Grow(n)
-	for i, a := range attachments {
-		if i > 0 {
-			b.WriteByte('\n')
+	first := true
+	for _, a := range attachments {
+		for _, blk := range a.GetBlocks() {
+			if !first {
+				b.WriteByte('\n')
+			}
+			first = false
+			b.WriteString(blk)
 		}
-		b.WriteString(a.GetRenderedText())
 	}
 	return b.String()
 }

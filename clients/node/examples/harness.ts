@@ -4,7 +4,7 @@
 //
 // Without --address the daemon is found as every client finds it (POSTCOMPACT_ADDRESS,
 // server.json, the default socket) and started when absent (`postcompact serve`).
-import { PostcompactClient, PostcompactError } from "../src/index.js";
+import { PostcompactClient, PostcompactError, joinAttachments } from "../src/index.js";
 
 async function main(argv: string[]): Promise<number> {
   let address: string | undefined;
@@ -31,8 +31,12 @@ async function main(argv: string[]): Promise<number> {
     console.log(`\ncompaction #${result.compaction}: ${result.attachments.length} attachments`);
     for (const d of result.decisions)
       console.log(`  ${d.subject.replace("SUBJECT_", "").padEnd(5)} ${d.outcome.replace("OUTCOME_", "").padEnd(24)} ${d.name}${d.detail ? ` (${d.detail})` : ""}`);
-    console.log("\n--- would inject ---");
-    console.log(result.renderedText);
+    // The user message after the summary gets the user-placed blocks, in order; the system
+    // message gets the system-placed sections, joined by a blank line.
+    const { userBlocks, systemText } = joinAttachments(result.attachments);
+    console.log(`\n--- would inject: ${userBlocks.length} user text block(s) ---`);
+    for (const block of userBlocks) console.log(block);
+    if (systemText) console.log(`\n--- and append to the system message ---\n${systemText}`);
     await session.close();
     return 0;
   } catch (e) {

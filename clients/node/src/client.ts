@@ -6,7 +6,7 @@ import { LOCAL_CHANNEL_OPTIONS, healthCheck, HEALTH_SERVING, spawnDaemon, waitFo
 import { ClientReason, PostcompactError } from "./errors.js";
 import { encodeBytesFields, loadProto } from "./proto.js";
 import { isIdempotent, isTransportFailure, notSent, withRetry, type RetryPolicy } from "./retry.js";
-import { Session, type OpenSessionOptions } from "./session.js";
+import { Session, importTranscriptRequest, type ImportTranscriptOptions, type OpenSessionOptions } from "./session.js";
 import type * as T from "./types.js";
 
 // The generated definition extends grpc.ServiceDefinition (a string index signature): keep only
@@ -147,6 +147,22 @@ export class PostcompactClient {
   async openSession(options: OpenSessionOptions): Promise<Session> {
     const res = await this.rpc.openSession(Session.openRequest(options));
     return new Session(this, res.sessionId, "", res.resumed, res.session ?? undefined);
+  }
+
+  /**
+   * Build a new session on the daemon from a Claude Code transcript (its JSONL bytes; a string is
+   * sent as UTF-8): its reads, edits, writes, skills, plan, mode, tasks and catalogue, each
+   * compaction replayed. `cwd` is where the transcript's working directory is here; `pathMap`
+   * maps further transcript prefixes to local directories. The session is `sessionId` (default:
+   * the transcript's own); an existing one fails ALREADY_EXISTS unless `replace`. Not idempotent:
+   * retried only when it was never sent. `client.session(res.sessionId)` is a handle on it.
+   */
+  async importTranscript(
+    transcript: T.Bytes,
+    opts: ImportTranscriptOptions,
+    options?: CallOptions,
+  ): Promise<T.ImportTranscriptResponse> {
+    return this.rpc.importTranscript(importTranscriptRequest(transcript, opts), options);
   }
 
   /** A handle on an existing session without a call. */

@@ -1,10 +1,19 @@
 export { PostcompactClient, enumName } from "./client.js";
 export type { CallOptions, ClientOptions, RawRpc, RequestOf, ResponseOf, RpcMethod } from "./client.js";
 export { Session, joinRenderedText } from "./session.js";
+/**
+ * The join every harness does with the attachments of Compact, PreviewCompact or SetCatalog:
+ * `userBlocks`, the blocks of the user-placed attachments (placement not PLACEMENT_SYSTEM), in
+ * order: the text blocks of the user message after the summary; `systemText`, the sections of
+ * the PLACEMENT_SYSTEM attachments joined by "\n\n", for the system message.
+ */
+export { joinAttachments } from "./session.js";
 export type {
   CatalogInput,
   CompactOptions,
   CompactResult,
+  ImportTranscriptOptions,
+  Injection,
   MessageInput,
   OpenSessionOptions,
   PolicyInput,

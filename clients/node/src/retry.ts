@@ -72,6 +72,8 @@ export function isIdempotent(method: string, request: unknown): boolean {
       return nonzero(r["timestampMs"]);
     case "RecordSkill":
       return nonzero(r["invokedAtMs"]);
+    case "ImportTranscript": // creates the session: a repeat of one that succeeded fails ALREADY_EXISTS
+      return false;
     default:
       // ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is
       // announced once), StartAgent, MergeFileState, CloseSession: only when not sent.

@@ -1,6 +1,6 @@
 import type { CallOptions, PostcompactClient } from "./client.js";
 import { enumName } from "./client.js";
-import type * as T from "./types.js";
+import * as T from "./types.js";
 
 /** RestorePolicy with enum values also accepted without their prefix ("REFERENCE", "EXACT"). */
 export type PolicyInput = Omit<T.RestorePolicyInput, "oversize" | "counter"> & {
@@ -20,6 +20,25 @@ export interface OpenSessionOptions {
   policy?: PolicyInput;
   profile?: T.ProfileName;
   home?: string;
+}
+
+export interface ImportTranscriptOptions {
+  /** Where the transcript's working directory is on this machine (absolute; required): paths
+   * under the transcript's cwd are mapped under it. */
+  cwd: string;
+  /** The new session's id; empty: the transcript's own session id. */
+  sessionId?: string;
+  /** Further path prefixes, as in the transcript (POSIX or Windows form) -> absolute local
+   * path; the longest match wins. */
+  pathMap?: Record<string, string>;
+  /** The imported session's profile (default: the daemon's). */
+  profile?: T.ProfileName;
+  /** The imported session's policy. */
+  policy?: PolicyInput;
+  /** The imported session's home (for ~ expansion); empty: the daemon user's. */
+  home?: string;
+  /** Replace a session with that id (else the call fails ALREADY_EXISTS). */
+  replace?: boolean;
 }
 
 export interface ReadResult {
@@ -83,27 +102,81 @@ export interface CompactOptions {
   /**
    * Also fill the raw copies (`file.content`, `planFileReference.planContent`,
    * `invokedSkills.skills[].content`). Off by default: the same text is in each attachment's
-   * `renderedText`, so it crosses the socket once.
+   * `blocks`, so it crosses the socket once.
    */
   includeContent?: boolean;
 }
 
 /**
- * What Compact returns: the attachments in injection order, decisions, totals and `renderedText`,
- * the text to inject (every attachment's `renderedText` joined by "\n", computed here: the
- * response does not carry it).
+ * Where a harness puts the attachments' text, as Claude Code lays out a request (see
+ * `joinAttachments`).
  */
-export interface CompactResult extends T.CompactResponse {
+export interface Injection {
+  /** The text blocks of the user message after the summary: every user-placed attachment's
+   * blocks, in order. */
+  userBlocks: string[];
+  /** The system message's text: the system-placed sections joined by "\n\n" ("" when none). */
+  systemText: string;
+}
+
+/**
+ * What Compact returns: the attachments in injection order, decisions, totals, and the text to
+ * inject, joined here (the response does not carry it): `userBlocks` and `systemText` as
+ * `joinAttachments` lays them out, and `renderedText`, all of it as one string (every
+ * attachment's blocks, in order, joined by "\n", as `joinRenderedText`).
+ */
+export interface CompactResult extends T.CompactResponse, Injection {
   renderedText: string;
 }
 
-/** The text to inject: every attachment's `renderedText`, in order, joined by "\n". */
-export function joinRenderedText(attachments: readonly Pick<T.Attachment, "renderedText">[]): string {
-  return attachments.map((a) => a.renderedText).join("\n");
+/**
+ * All the text as one string: every attachment's `blocks`, in order, flattened and joined by
+ * "\n". Under the default and claude-code-2.1.88 profiles, where everything is user-placed, this
+ * is the user message's text; `joinAttachments` keeps the placement.
+ */
+export function joinRenderedText(attachments: readonly Pick<T.Attachment, "blocks">[]): string {
+  return attachments.flatMap((a) => a.blocks).join("\n");
+}
+
+/**
+ * The join every harness does, as Claude Code lays out a request: `userBlocks`, the blocks of the attachments
+ * whose placement is not PLACEMENT_SYSTEM, in order (the text blocks of the user message after
+ * the summary); `systemText`, the blocks of the PLACEMENT_SYSTEM attachments (one section each)
+ * joined by "\n\n" (appended to the system message).
+ *
+ * ```ts
+ * const { userBlocks, systemText } = joinAttachments(result.attachments);
+ * ```
+ */
+export function joinAttachments(attachments: readonly Pick<T.Attachment, "placement" | "blocks">[]): Injection {
+  const userBlocks: string[] = [];
+  const system: string[] = [];
+  for (const a of attachments) (a.placement === "PLACEMENT_SYSTEM" ? system : userBlocks).push(...a.blocks);
+  return { userBlocks, systemText: system.join("\n\n") };
 }
 
 function compactResult(r: T.CompactResponse): CompactResult {
-  return { ...r, renderedText: joinRenderedText(r.attachments) };
+  return { ...r, ...joinAttachments(r.attachments), renderedText: joinRenderedText(r.attachments) };
+}
+
+/** Config/CLI profile names and the enum value each one means. */
+const PROFILE_NAMES: Readonly<Record<string, T.Profile__Output>> = {
+  default: "PROFILE_DEFAULT",
+  "claude-code": "PROFILE_CLAUDE_CODE",
+  "claude-code-2.1.88": "PROFILE_CLAUDE_CODE_2_1_88",
+};
+
+/**
+ * A profile by its config/CLI name ("default", "claude-code", "claude-code-2.1.88") or its enum
+ * name, with or without the prefix ("CLAUDE_CODE_2_1_88", "PROFILE_CLAUDE_CODE"). An unknown
+ * name throws (protobuf would silently send it as PROFILE_UNSPECIFIED).
+ */
+export function profileRequest(p: T.ProfileName | undefined): T.Profile | undefined {
+  if (!p) return undefined;
+  const named = PROFILE_NAMES[p.toLowerCase().replace(/_/g, "-")];
+  const value = named ?? enumName("PROFILE_", p);
+  if (!(value in T.Profile)) throw new TypeError(`unknown profile ${JSON.stringify(p)}: expected one of ${Object.keys(PROFILE_NAMES).join(", ")}`);
+  return value as T.Profile;
 }
 
 export function policyRequest(p: PolicyInput | undefined): T.RestorePolicyInput | undefined {
@@ -112,6 +185,19 @@ export function policyRequest(p: PolicyInput | undefined): T.RestorePolicyInput 
     ...p,
     oversize: p.oversize ? (enumName("OVERSIZE_POLICY_", p.oversize) as T.OversizePolicy) : undefined,
     counter: p.counter ? (enumName("TOKEN_COUNTER_", p.counter) as T.TokenCounter) : undefined,
+  };
+}
+
+export function importTranscriptRequest(transcript: T.Bytes, o: ImportTranscriptOptions): T.ImportTranscriptRequestInput {
+  return {
+    transcript,
+    sessionId: o.sessionId ?? "",
+    cwd: o.cwd,
+    pathMap: Object.entries(o.pathMap ?? {}).map(([source, target]) => ({ source, target })),
+    profile: profileRequest(o.profile),
+    policy: policyRequest(o.policy),
+    home: o.home ?? "",
+    replace: o.replace ?? false,
   };
 }
 
@@ -141,7 +227,7 @@ export class Session {
       memory: o.memory,
       plansDirectory: o.plansDirectory ?? "",
       policy: policyRequest(o.policy),
-      profile: o.profile ? (enumName("PROFILE_", o.profile) as T.Profile) : undefined,
+      profile: profileRequest(o.profile),
       home: o.home ?? "",
     };
   }
@@ -294,9 +380,10 @@ export class Session {
   }
 
   /**
-   * Compact: the restoration attachments in injection order (each with `renderedText`), a
-   * decision for every candidate file and skill, totals per category and `renderedText`, the
-   * text to inject (joined here). Clears the agent's read state as the reference does.
+   * Compact: the restoration attachments in injection order (each with its `placement` and text
+   * `blocks`), a decision for every candidate file and skill, totals per category, and the text
+   * to inject, joined here: `userBlocks` and `systemText` (as `joinAttachments`) and
+   * `renderedText` (all of it as one string). Clears the agent's read state as the reference does.
    */
   async compact(opts: CompactOptions = {}, options?: CallOptions): Promise<CompactResult> {
     return compactResult(await this.client.rpc.compact(this.compactRequest(opts), options));

@@ -22,7 +22,8 @@ export type TokenCounterName = Short<TokenCounter__Output, "TOKEN_COUNTER_">;
 export type OversizePolicyName = Short<OversizePolicy__Output, "OVERSIZE_POLICY_">;
 export type AgentModeName = Short<AgentMode__Output, "AGENT_MODE_">;
 export type CompactKindName = Short<CompactKind__Output, "COMPACT_KIND_">;
-export type ProfileName = Short<Profile__Output, "PROFILE_">;
+/** A profile by its config/CLI name ("claude-code-2.1.88") or its enum name ("CLAUDE_CODE_2_1_88"). */
+export type ProfileName = Short<Profile__Output, "PROFILE_"> | "default" | "claude-code" | "claude-code-2.1.88";
 export type RoleName = Short<Role__Output, "ROLE_">;
 
 /** Text for a `bytes` field: a string is sent as UTF-8. */

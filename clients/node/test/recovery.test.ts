@@ -46,7 +46,8 @@ after(async () => {
 
 test("the idempotence table and the backoff", () => {
   for (const m of ["GetStats", "CheckWrite", "SetPlan", "UpsertTask", "TruncateTokens"]) assert.ok(isIdempotent(m, {}), m);
-  for (const m of ["ReadFile", "Compact", "SetCatalog", "StartAgent", "CloseSession", "MergeFileState"]) assert.ok(!isIdempotent(m, {}), m);
+  for (const m of ["ReadFile", "Compact", "SetCatalog", "StartAgent", "CloseSession", "MergeFileState", "ImportTranscript"]) assert.ok(!isIdempotent(m, {}), m);
+  assert.ok(!isIdempotent("ImportTranscript", { sessionId: "s", cwd: "/" })); // a repeat answers ALREADY_EXISTS
   assert.ok(isIdempotent("OpenSession", { sessionId: "s", cwd: "/" }));
   assert.ok(!isIdempotent("OpenSession", { cwd: "/" }));
   assert.ok(isIdempotent("RecordRead", { timestampMs: 5 }));

@@ -1,6 +1,7 @@
 // Command harness is a tiny agent harness on the postcompact Go client: it reads a few files
 // through the daemon (as an agent's Read tool would), compacts, and prints what it would inject
-// into the fresh context after the summary.
+// into the fresh context after the summary (postcompact.Join: the user message's text blocks and
+// the system message).
 //
 //	go run ./examples/harness [-addr unix:///path] [-cwd DIR] [FILE...]
 //
@@ -76,9 +77,22 @@ func run(addr, cwd string, autoStart bool, files []string) error {
 		fmt.Printf("  %-13s %-40s %-26s rank %d, %d tokens %s\n", d.GetSubject(), rel(root, d.GetName()),
 			d.GetOutcome(), d.GetRank(), d.GetTokens(), d.GetDetail())
 	}
-	fmt.Println("\n--- what the harness would inject after the summary ---")
+	fmt.Println("\nattachments, in injection order:")
 	for _, a := range res.Attachments {
-		fmt.Printf("[%s, ~%d tokens]\n%s\n", a.GetKind(), a.GetTokens(), a.GetRenderedText())
+		fmt.Printf("  %-40s %-16s %d block(s), ~%d tokens\n", a.GetKind(), a.GetPlacement(), len(a.GetBlocks()), a.GetTokens())
+	}
+
+	// Join lays the text out as the request carries it: the user-placed blocks are the text
+	// blocks of the user message after the summary; the system-placed sections form one system
+	// message at the end.
+	inj := res.Injection() // = postcompact.Join(res.Attachments)
+	fmt.Printf("\n--- the user message after the summary: %d text block(s) ---\n", len(inj.UserBlocks))
+	for i, b := range inj.UserBlocks {
+		fmt.Printf("[block %d]\n%s\n", i+1, b)
+	}
+	if inj.SystemText != "" {
+		fmt.Println("\n--- the system message at the end ---")
+		fmt.Println(inj.SystemText)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, mkdtempSync,
 import { dirname, isAbsolute, join } from "node:path";
 import {
   PostcompactError,
+  joinAttachments,
+  joinRenderedText,
   type Attachment,
   type CatalogInput,
   type CompactOptions,
@@ -14,7 +16,9 @@ import {
   type MessageInput,
   type PolicyInput,
   type PostcompactClient,
+  type ProfileName,
   type Session,
+  type TranscriptBoundary,
 } from "../../src/index.js";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -53,8 +57,10 @@ const list = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : v === unde
 const POLICY_KEYS = [
   "max_files", "file_token_budget", "max_tokens_per_file", "max_tokens_per_skill", "skills_token_budget",
   "oversize", "skill_truncation_marker", "file_truncation_marker", "counter", "encoding",
-  "max_file_size_bytes", "malware_reminder",
+  "max_file_size_bytes", "malware_reminder", "carry_read_state",
 ];
+
+const PROFILES = ["default", "claude-code", "claude-code-2.1.88"];
 
 function policy(p: Json | undefined): PolicyInput | undefined {
   if (p === undefined || p === null) return undefined;
@@ -68,6 +74,8 @@ const decode = (v: unknown): unknown => (Buffer.isBuffer(v) ? v.toString("utf8")
 export class ScenarioRun {
   readonly root: string;
   private session!: Session;
+  /** Sessions made by import_transcript steps, closed with the scenario's own. */
+  private readonly imported: string[] = [];
 
   constructor(
     private readonly client: PostcompactClient,
@@ -101,6 +109,7 @@ export class ScenarioRun {
     const s = (substitute(sc.session ?? {}, this.root) ?? {}) as Obj;
     onlyKeys("session", s, ["policy", "memory_file_names", "memory_paths", "roots", "profile"]);
     const profile = optStr(s["profile"]);
+    if (profile !== undefined && !PROFILES.includes(profile)) throw new Error(`unknown profile ${profile}`);
     this.session = await this.client.openSession({
       cwd: this.root,
       sessionId: `conformance-${sc.name}-${randomUUID()}`,
@@ -110,9 +119,7 @@ export class ScenarioRun {
           ? { fileNames: list(s["memory_file_names"]).map(String), paths: list(s["memory_paths"]).map(String) }
           : undefined,
       roots: list(s["roots"]).map((r) => this.abs(String(r))),
-      profile: profile === undefined ? undefined : profile === "claude-code" ? "CLAUDE_CODE" : profile === "default" ? "DEFAULT" : (() => {
-        throw new Error(`unknown profile ${profile}`);
-      })(),
+      profile: profile as ProfileName | undefined, // the config names, mapped by the client
     });
     try {
       for (const [i, raw] of sc.steps.entries()) {
@@ -127,6 +134,7 @@ export class ScenarioRun {
       }
     } finally {
       await this.session.close().catch(() => undefined);
+      for (const id of this.imported) await this.client.closeSession(id).catch(() => undefined);
     }
   }
 
@@ -229,7 +237,7 @@ export class ScenarioRun {
     }],
     upsert_task: [["task"], [], async (s) => {
       const t = s["task"] as Obj;
-      onlyKeys("task", t, ["task_id", "task_type", "description", "status", "progress_summary", "error", "retrieved", "output_file_path", "agent_id"]);
+      onlyKeys("task", t, ["task_id", "task_type", "description", "status", "progress_summary", "error", "retrieved", "output_file_path", "agent_id", "command", "monitor"]);
       const task = Object.fromEntries(Object.entries(t).map(([k, v]) => [camel(k), v])) as { taskId: string };
       await this.session.upsertTask(task);
       return undefined;
@@ -260,6 +268,13 @@ export class ScenarioRun {
     }],
     compact: [COMPACT_FIELDS, COMPACT_EXPECT, async (s, session) => ({ ...(await session.compact(compactOptions(s))) })],
     preview_compact: [COMPACT_FIELDS, COMPACT_EXPECT, async (s, session) => ({ ...(await session.previewCompact(compactOptions(s))) })],
+    import_transcript: [["transcript", "session_id"], ["records", "events", "boundaries", "warnings"], async (s) => {
+      if (!Array.isArray(s["transcript"])) throw new Error("transcript must be a list of JSON records");
+      const jsonl = s["transcript"].map((r) => JSON.stringify(r) + "\n").join("");
+      const sessionId = `${this.session.id}-${str(s["session_id"], "session_id")}`;
+      this.imported.push(sessionId);
+      return { ...(await this.client.importTranscript(Buffer.from(jsonl, "utf8"), { cwd: this.root, sessionId })) };
+    }],
     estimate_tokens: [["text", "ext"], ["tokens"], async (s) => ({
       tokens: await this.client.estimateTokens(optStr(s["text"]) ?? "", optStr(s["ext"]) ?? ""),
     })],
@@ -284,6 +299,28 @@ export class ScenarioRun {
       switch (key) {
         case "attachments":
           this.checkAttachments(got as Attachment[], want);
+          break;
+        case "rendered_text": // compact: the client's join of every attachment's blocks
+          assert.equal(got, joinRenderedText(result["attachments"] as Attachment[]), `${op}.renderedText vs joinRenderedText`);
+          assert.equal(got, str(want, "rendered_text"), `${op}.rendered_text`);
+          break;
+        case "user_blocks":
+        case "system_text": {
+          const joined = joinAttachments(result["attachments"] as Attachment[]);
+          const value = key === "user_blocks" ? joined.userBlocks : joined.systemText;
+          assert.deepEqual(got, value, `${op}.${camel(key)} vs joinAttachments`); // the result's copy
+          assert.deepEqual(value, key === "user_blocks" ? list(want).map((b) => str(b, "user_blocks[]")) : str(want, key), `${op}.${key}`);
+          break;
+        }
+        case "records": // import_transcript (int64: a number, longs: Number)
+        case "events":
+          assert.equal(Number(got), want, `${op}.${key}`);
+          break;
+        case "boundaries":
+          this.checkBoundaries(got as TranscriptBoundary[], want);
+          break;
+        case "warnings": // a count
+          assert.equal((got as string[]).length, want, `${op}.warnings: got ${JSON.stringify(got)}`);
           break;
         case "decisions":
           this.checkDecisions(got as Decision[], want, expect["decisions_exact"] === true);
@@ -310,22 +347,48 @@ export class ScenarioRun {
 
   private checkAttachments(got: Attachment[], want: Json): void {
     const wanted = list(want) as Obj[];
+    const text = (a: Attachment): string => a.blocks.join("\n");
     const summary = (): string =>
-      JSON.stringify(got.map((a) => ({ kind: a.kind, path: a.file?.path ?? a.fileReference?.path, text: a.renderedText.slice(0, 120) })), null, 1);
+      JSON.stringify(got.map((a) => ({ kind: a.kind, placement: a.placement, path: a.file?.path ?? a.fileReference?.path, text: text(a).slice(0, 120) })), null, 1);
     assert.equal(got.length, wanted.length, `number of attachments; got ${summary()}`);
     wanted.forEach((w, i) => {
-      onlyKeys(`attachments[${i}]`, w, ["kind", "path", "rendered_text", "rendered_contains", "file_content"]);
+      onlyKeys(`attachments[${i}]`, w, ["kind", "path", "placement", "blocks", "rendered_text", "rendered_contains", "file_content"]);
       const a = got[i]!;
       assert.equal(a.kind, `ATTACHMENT_KIND_${str(w["kind"], "kind")}`, `attachments[${i}].kind; got ${summary()}`);
       if (w["path"] !== undefined) {
         const path = a.file?.path ?? a.fileReference?.path;
         assert.equal(path, this.expectPath(w["path"]), `attachments[${i}].path; got ${summary()}`);
       }
-      if (w["rendered_text"] !== undefined) assert.equal(a.renderedText, w["rendered_text"], `attachments[${i}].rendered_text`);
+      if (w["placement"] !== undefined)
+        assert.equal(a.placement, `PLACEMENT_${str(w["placement"], "placement")}`, `attachments[${i}].placement; got ${summary()}`);
+      if (w["blocks"] !== undefined)
+        assert.deepEqual(a.blocks, list(w["blocks"]).map((b) => str(b, "blocks[]")), `attachments[${i}].blocks`);
+      // An attachment's text: its blocks joined by "\n".
+      if (w["rendered_text"] !== undefined) assert.equal(text(a), str(w["rendered_text"], "rendered_text"), `attachments[${i}].rendered_text`);
       for (const sub of list(w["rendered_contains"]))
-        assert.ok(a.renderedText.includes(str(sub, "rendered_contains")), `attachments[${i}].rendered_text lacks ${JSON.stringify(sub)}:\n${a.renderedText}`);
+        assert.ok(text(a).includes(str(sub, "rendered_contains")), `attachments[${i}].rendered_text lacks ${JSON.stringify(sub)}:\n${text(a)}`);
       if (w["file_content"] !== undefined)
         assert.equal(a.file?.content.toString("utf8"), str(w["file_content"], "file_content"), `attachments[${i}].file_content`);
+    });
+  }
+
+  private checkBoundaries(got: TranscriptBoundary[], want: Json): void {
+    const wanted = list(want) as Obj[];
+    const items = (b: TranscriptBoundary, key: "recorded" | "restored"): { kind: string; path: string }[] =>
+      b[key].map((x) => ({ kind: x.kind, path: x.path }));
+    const show = (): string => JSON.stringify(got.map((b) => ({ recorded: items(b, "recorded"), restored: items(b, "restored") })), null, 1);
+    assert.equal(got.length, wanted.length, `number of boundaries; got ${show()}`);
+    wanted.forEach((w, i) => {
+      onlyKeys(`boundaries[${i}]`, w, ["recorded", "restored"]);
+      for (const key of ["recorded", "restored"] as const) {
+        if (w[key] === undefined) continue;
+        const expected = list(w[key]).map((x, j) => {
+          const o = x as Obj;
+          onlyKeys(`boundaries[${i}].${key}[${j}]`, o, ["kind", "path"]);
+          return { kind: str(o["kind"], "kind"), path: str(o["path"], "path") }; // paths as in the transcript
+        });
+        assert.deepEqual(items(got[i]!, key), expected, `boundaries[${i}].${key}; got ${show()}`);
+      }
     });
   }
 
@@ -352,7 +415,7 @@ export class ScenarioRun {
 }
 
 const COMPACT_FIELDS = ["kind", "preserved_messages", "policy", "additional_context", "skip_hooks", "include_content"];
-const COMPACT_EXPECT = ["attachments", "decisions", "decisions_exact", "rendered_text", "compaction"];
+const COMPACT_EXPECT = ["attachments", "decisions", "decisions_exact", "rendered_text", "user_blocks", "system_text", "compaction"];
 
 function compactOptions(s: Obj): CompactOptions {
   const o: CompactOptions = {};

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { ClientReason, PostcompactClient, PostcompactError, readServerJson } from "../../src/index.js";
+import { ClientReason, PostcompactClient, PostcompactError, joinAttachments, joinRenderedText, readServerJson, type Attachment } from "../../src/index.js";
 import { daemonError, startFakeServer, type FakeServer } from "../fixtures/fake-server.js";
 
 const tmp = mkdtempSync("/tmp/pc-node-cli-");
@@ -24,13 +24,22 @@ describe("over a Unix socket (fake daemon)", () => {
       RecordRead: (r) => ({ path: r["path"] }),
       Compact: () => ({
         attachments: [
-          { kind: "ATTACHMENT_KIND_FILE", renderedText: "x", file: { path: "/p/a" } },
-          { kind: "ATTACHMENT_KIND_INVOKED_SKILLS", renderedText: "y", invokedSkills: { skills: [] } },
+          { kind: "ATTACHMENT_KIND_FILE", placement: "PLACEMENT_USER", blocks: ["call a", "result a"], file: { path: "/p/a" } },
+          { kind: "ATTACHMENT_KIND_TASK_STATUS", placement: "PLACEMENT_SYSTEM", blocks: ["task"], taskStatus: { taskId: "t" } },
+          { kind: "ATTACHMENT_KIND_FILE", placement: "PLACEMENT_USER", blocks: ["call b", "result b", "note b"], file: { path: "/p/b" } },
+          { kind: "ATTACHMENT_KIND_INVOKED_SKILLS", placement: "PLACEMENT_SYSTEM", blocks: ["skills"], invokedSkills: { skills: [] } },
         ],
         decisions: [{ subject: "SUBJECT_FILE", name: "/p/a", outcome: "OUTCOME_RESTORED", rank: 1 }],
         compaction: 1,
       }),
       EstimateTokens: (r) => ({ tokens: (r["text"] as Buffer).length }),
+      ImportTranscript: (r) => ({
+        sessionId: r["sessionId"] || "from-transcript",
+        records: 9,
+        events: 3,
+        boundaries: [{ uuid: "b1", line: 6, recorded: [{ kind: "file", path: "/orig/a.ts" }], restored: [{ kind: "file", path: "/orig/a.ts" }] }],
+        warnings: ["line 7: skipped"],
+      }),
     });
     client = new PostcompactClient({ address: fake.address });
   });
@@ -90,17 +99,80 @@ describe("over a Unix socket (fake daemon)", () => {
 
   test("compact returns ordered attachments and decisions", async () => {
     const res = await client.session("s-1").compact();
-    assert.equal(res.attachments.length, 2);
+    assert.equal(res.attachments.length, 4);
     assert.equal(res.attachments[0]!.kind, "ATTACHMENT_KIND_FILE");
     assert.equal(res.attachments[0]!.payload, "file");
     assert.equal(res.attachments[0]!.file!.path, "/p/a");
     assert.equal(res.decisions[0]!.outcome, "OUTCOME_RESTORED");
-    assert.equal(res.renderedText, "x\ny"); // joined by the client
+    assert.equal(res.attachments[1]!.placement, "PLACEMENT_SYSTEM");
+    assert.deepEqual(res.attachments[2]!.blocks, ["call b", "result b", "note b"]);
+    // joined by the client: every block in order, and the user/system split
+    assert.equal(res.renderedText, "call a\nresult a\ntask\ncall b\nresult b\nnote b\nskills");
+    assert.deepEqual(res.userBlocks, ["call a", "result a", "call b", "result b", "note b"]);
+    assert.equal(res.systemText, "task\n\nskills");
     assert.equal(res.compaction, 1);
     await client.session("s-1").compact({ includeContent: true });
     const sent = fake.calls.filter((x) => x.method === "Compact").map((x) => x.request);
     assert.equal(sent.at(-2)!["includeContent"], false); // off by default
     assert.equal(sent.at(-1)!["includeContent"], true);
+  });
+
+  test("importTranscript builds the request as openSession does and returns the response", async () => {
+    const jsonl = '{"type":"user","cwd":"/orig"}\n';
+    const res = await client.importTranscript(jsonl, {
+      cwd: "/p",
+      sessionId: "s-imp",
+      pathMap: { "/orig": "/p", "C:\\work": "/w" },
+      profile: "claude-code-2.1.88",
+      policy: { maxFiles: 3, oversize: "REFERENCE", carryReadState: false },
+      home: "/home/me",
+      replace: true,
+    });
+    assert.equal(res.sessionId, "s-imp");
+    assert.equal(res.records, 9);
+    assert.equal(res.events, 3);
+    assert.equal(res.boundaries[0]!.line, 6);
+    assert.deepEqual(res.boundaries[0]!.restored.map((x) => ({ ...x })), [{ kind: "file", path: "/orig/a.ts" }]);
+    assert.deepEqual(res.warnings, ["line 7: skipped"]);
+    const req = fake.calls.filter((c) => c.method === "ImportTranscript").at(-1)!.request;
+    assert.equal((req["transcript"] as Buffer).toString("utf8"), jsonl); // UTF-8, not base64
+    assert.equal(req["cwd"], "/p");
+    assert.equal(req["sessionId"], "s-imp");
+    assert.deepEqual((req["pathMap"] as object[]).map((m) => ({ ...m })), [
+      { source: "/orig", target: "/p" },
+      { source: "C:\\work", target: "/w" },
+    ]);
+    assert.equal(req["profile"], "PROFILE_CLAUDE_CODE_2_1_88");
+    const policy = req["policy"] as Record<string, unknown>;
+    assert.equal(policy["maxFiles"], 3);
+    assert.equal(policy["oversize"], "OVERSIZE_POLICY_REFERENCE");
+    assert.equal(policy["carryReadState"], false); // optional: sent although false
+    assert.equal(req["home"], "/home/me");
+    assert.equal(req["replace"], true);
+
+    await client.importTranscript(new Uint8Array(Buffer.from(jsonl)), { cwd: "/p" });
+    const bare = fake.calls.filter((c) => c.method === "ImportTranscript").at(-1)!.request;
+    assert.equal((bare["transcript"] as Buffer).toString("utf8"), jsonl);
+    assert.equal(bare["sessionId"], ""); // the transcript's own
+    assert.deepEqual(bare["pathMap"], []);
+    assert.equal(bare["profile"], "PROFILE_UNSPECIFIED");
+    assert.equal(bare["replace"], false);
+  });
+
+  test("profiles by config name or enum name; an unknown one throws before any call", async () => {
+    const sent = async (profile: string): Promise<unknown> => {
+      await client.openSession({ cwd: "/p", profile: profile as "default" });
+      return fake.calls.filter((c) => c.method === "OpenSession").at(-1)!.request["profile"];
+    };
+    assert.equal(await sent("default"), "PROFILE_DEFAULT");
+    assert.equal(await sent("claude-code"), "PROFILE_CLAUDE_CODE");
+    assert.equal(await sent("claude-code-2.1.88"), "PROFILE_CLAUDE_CODE_2_1_88");
+    assert.equal(await sent("CLAUDE_CODE_2_1_88"), "PROFILE_CLAUDE_CODE_2_1_88");
+    assert.equal(await sent("PROFILE_CLAUDE_CODE"), "PROFILE_CLAUDE_CODE");
+    const before = fake.calls.length;
+    await assert.rejects(client.openSession({ cwd: "/p", profile: "claude-code-2.1.89" as "default" }), TypeError);
+    await assert.rejects(client.importTranscript("", { cwd: "/p", profile: "claude" as "default" }), TypeError);
+    assert.equal(fake.calls.length, before);
   });
 
   test("daemon errors become PostcompactError with code and reason", async () => {
@@ -118,9 +190,38 @@ describe("over a Unix socket (fake daemon)", () => {
   });
 
   test("every RPC has a raw promise method", () => {
-    for (const m of ["getServerInfo", "getStats", "openSession", "closeSession", "listSessions", "startAgent", "mergeFileState", "readFile", "recordRead", "recordWrite", "checkWrite", "checkStale", "recordSkill", "setPlan", "setMode", "upsertTask", "setCatalog", "compact", "previewCompact", "estimateTokens", "estimateTokensBatch", "countTokens", "countTokensBatch", "truncateTokens", "truncateTokensBatch"])
+    for (const m of ["getServerInfo", "getStats", "openSession", "closeSession", "listSessions", "startAgent", "mergeFileState", "readFile", "recordRead", "recordWrite", "checkWrite", "checkStale", "recordSkill", "setPlan", "setMode", "upsertTask", "setCatalog", "compact", "previewCompact", "estimateTokens", "estimateTokensBatch", "countTokens", "countTokensBatch", "truncateTokens", "truncateTokensBatch", "importTranscript"])
       assert.equal(typeof (client.rpc as unknown as Record<string, unknown>)[m], "function", m);
-    assert.equal(Object.keys(client.rpc).length, 25);
+    assert.equal(Object.keys(client.rpc).length, 26);
+  });
+});
+
+describe("joinAttachments and joinRenderedText", () => {
+  const att = (placement: Attachment["placement"], ...blocks: string[]): Pick<Attachment, "placement" | "blocks"> => ({ placement, blocks });
+
+  test("user blocks in order; system sections joined by a blank line", () => {
+    const attachments = [
+      att("PLACEMENT_USER", "read call a", "read result a"),
+      att("PLACEMENT_SYSTEM", "task section"),
+      att("PLACEMENT_USER", "read call b", "read result b", "note b"),
+      att("PLACEMENT_SYSTEM", "skills section\nwith two lines"),
+    ];
+    assert.deepEqual(joinAttachments(attachments), {
+      userBlocks: ["read call a", "read result a", "read call b", "read result b", "note b"],
+      systemText: "task section\n\nskills section\nwith two lines",
+    });
+    assert.equal(
+      joinRenderedText(attachments),
+      "read call a\nread result a\ntask section\nread call b\nread result b\nnote b\nskills section\nwith two lines",
+    );
+  });
+
+  test("anything not PLACEMENT_SYSTEM is user-placed; empty input joins to nothing", () => {
+    assert.deepEqual(joinAttachments([att("PLACEMENT_UNSPECIFIED", "u"), att("PLACEMENT_USER", "v")]), { userBlocks: ["u", "v"], systemText: "" });
+    assert.deepEqual(joinAttachments([att("PLACEMENT_SYSTEM", "only")]), { userBlocks: [], systemText: "only" });
+    assert.deepEqual(joinAttachments([]), { userBlocks: [], systemText: "" });
+    assert.equal(joinRenderedText([]), "");
+    assert.equal(joinRenderedText([att("PLACEMENT_USER"), att("PLACEMENT_USER", "x")]), "x");
   });
 });
 

@@ -64,6 +64,7 @@ describe("auto-start after a call the daemon may have applied", () => {
     fake = await startFakeServer(`unix://${upstream}`, {
       Compact: applyThenCut({ attachments: [], decisions: [], compaction: 1 }),
       PreviewCompact: applyThenCut({ attachments: [], decisions: [], compaction: 1 }),
+      ImportTranscript: applyThenCut({ sessionId: "imported", records: 1 }),
     });
     proxy = await startProxy(join(tmp, "proxy.sock"), upstream);
   });
@@ -84,6 +85,23 @@ describe("auto-start after a call the daemon may have applied", () => {
         return true;
       });
       assert.equal(count("Compact"), 1);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("ImportTranscript is not sent again, even with a session id (a repeat answers ALREADY_EXISTS)", async () => {
+    const client = new PostcompactClient(options);
+    try {
+      await client.rpc.previewCompact({ sessionId: "s" }); // connected
+      armed = true;
+      await assert.rejects(client.importTranscript("{}\n", { cwd: "/p", sessionId: "imported" }), (e: unknown) => {
+        assert.ok(e instanceof PostcompactError);
+        assert.equal(e.code, grpc.status.UNAVAILABLE);
+        assert.ok(e.details.includes("failed during ImportTranscript, which is not retried"), e.details);
+        return true;
+      });
+      assert.equal(count("ImportTranscript"), 1);
     } finally {
       client.close();
     }
