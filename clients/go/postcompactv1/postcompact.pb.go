@@ -700,6 +700,7 @@ const (
 	Outcome_OUTCOME_HOOK_OK                  Outcome = 12
 	Outcome_OUTCOME_HOOK_FAILED              Outcome = 13
 	Outcome_OUTCOME_HOOK_TIMED_OUT           Outcome = 14
+	Outcome_OUTCOME_EXCLUDED_ARTIFACT        Outcome = 15 // a saved tool-result artifact (tool-results/artifact-*)
 )
 
 // Enum value maps for Outcome.
@@ -720,6 +721,7 @@ var (
 		12: "OUTCOME_HOOK_OK",
 		13: "OUTCOME_HOOK_FAILED",
 		14: "OUTCOME_HOOK_TIMED_OUT",
+		15: "OUTCOME_EXCLUDED_ARTIFACT",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED":              0,
@@ -737,6 +739,7 @@ var (
 		"OUTCOME_HOOK_OK":                  12,
 		"OUTCOME_HOOK_FAILED":              13,
 		"OUTCOME_HOOK_TIMED_OUT":           14,
+		"OUTCOME_EXCLUDED_ARTIFACT":        15,
 	}
 )
 
@@ -6988,7 +6991,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x13SUBJECT_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSUBJECT_FILE\x10\x01\x12\x11\n" +
 	"\rSUBJECT_SKILL\x10\x02\x12\x10\n" +
-	"\fSUBJECT_HOOK\x10\x03*\x95\x03\n" +
+	"\fSUBJECT_HOOK\x10\x03*\xb4\x03\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10OUTCOME_RESTORED\x10\x01\x12\x15\n" +
@@ -7005,7 +7008,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0eOUTCOME_BINARY\x10\v\x12\x13\n" +
 	"\x0fOUTCOME_HOOK_OK\x10\f\x12\x17\n" +
 	"\x13OUTCOME_HOOK_FAILED\x10\r\x12\x1a\n" +
-	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e2\xba\x12\n" +
+	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e\x12\x1d\n" +
+	"\x19OUTCOME_EXCLUDED_ARTIFACT\x10\x0f2\xba\x12\n" +
 	"\x12PostcompactService\x12\\\n" +
 	"\rGetServerInfo\x12$.postcompact.v1.GetServerInfoRequest\x1a%.postcompact.v1.GetServerInfoResponse\x12M\n" +
 	"\bGetStats\x12\x1f.postcompact.v1.GetStatsRequest\x1a .postcompact.v1.GetStatsResponse\x12V\n" +

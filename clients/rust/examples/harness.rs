@@ -1,5 +1,5 @@
 //! A tiny agent harness: reads a few files through the daemon, compacts, and prints what it
-//! would inject into the new context.
+//! would inject into the new context, and where (the `join` helper: user blocks and system text).
 //!
 //! ```sh
 //! cargo run -p postcompact-client --example harness -- [PROJECT_DIR] [FILE...]
@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use postcompact_client::pb::{AttachmentKind, Outcome};
-use postcompact_client::{Client, Error};
+use postcompact_client::{join, Client, Error};
 
 fn pick_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -81,7 +81,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             AttachmentKind::CompactFileReference => "file reference",
             _ => kind.as_str_name(),
         };
-        println!("--- [{label}] ---\n{}", a.rendered_text);
+        let place = if a.is_system() { "system" } else { "user" };
+        println!(
+            "--- [{label}, {place}, {} block(s)] ---\n{}",
+            a.blocks.len(),
+            a.rendered_text()
+        );
+    }
+    // What the harness injects where: the user-placed blocks in order (text blocks of the user
+    // message after the summary) and the system-placed sections joined by "\n\n" (one system
+    // message at the end).
+    let injection = join(&compaction.attachments);
+    println!(
+        "=== injection: {} user block(s), {} bytes of system text ===",
+        injection.user_blocks.len(),
+        injection.system_text.len()
+    );
+    for (i, block) in injection.user_blocks.iter().enumerate() {
+        println!("--- user block {} ---\n{block}", i + 1);
+    }
+    if !injection.system_text.is_empty() {
+        println!("--- system message ---\n{}", injection.system_text);
     }
     println!("=== decisions ===");
     for d in &compaction.decisions {

@@ -169,7 +169,8 @@ struct Conn {
 ///
 /// Every RPC of `postcompact.v1.PostcompactService` has a method here taking the request
 /// message and returning the response message (OpenSession is [`Client::open_session_with`],
-/// which returns a [`crate::Session`]). When auto-start is on and a call finds the
+/// which returns a [`crate::Session`]; ImportTranscript is [`Client::import_transcript`] with
+/// [`crate::ImportOptions`], or [`Client::import_transcript_with`] with the request). When auto-start is on and a call finds the
 /// daemon gone (a transport-level UNAVAILABLE), the client starts it again and retries the call
 /// once when that is safe (an idempotent call, or one never sent). Each call has a deadline,
 /// [`Options::timeout`]. [`Client::open_session`] gives the higher-level [`crate::Session`] flow.

@@ -3,10 +3,15 @@
 pub mod address;
 pub mod client;
 pub mod error;
+pub mod profile;
 pub mod retry;
 pub mod session;
+pub mod transcript;
 
 /// The generated `postcompact.v1` messages, enums and tonic client.
+///
+/// The crate adds [`pb::Attachment::rendered_text`] (an attachment's blocks joined by `"\n"`)
+/// and [`pb::Attachment::is_system`] (its placement is `PLACEMENT_SYSTEM`).
 #[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
 pub mod pb {
     tonic::include_proto!("postcompact.v1");
@@ -21,6 +26,8 @@ pub mod health_pb {
 pub use address::{Address, AddressSource};
 pub use client::{Client, Options};
 pub use error::{code_name, Error, RpcError};
+pub use profile::{parse_profile, profile_name};
 pub use retry::{RetryPolicy, REASON_DAEMON_UNAVAILABLE};
-pub use session::{join_rendered_text, Compaction, Session};
+pub use session::{join, join_rendered_text, Compaction, Injection, Session};
 pub use tonic::Code;
+pub use transcript::ImportOptions;

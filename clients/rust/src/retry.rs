@@ -98,11 +98,13 @@ rpcs! { |_r| true;
 }
 
 // ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is announced
-// once), StartAgent, MergeFileState, CloseSession: retried only when not sent.
+// once), StartAgent, MergeFileState, CloseSession, ImportTranscript (a repeat of an import that
+// succeeded answers ALREADY_EXISTS, or with `replace` imports over what happened since): retried
+// only when not sent.
 rpcs! { |_r| false;
     ReadFileRequest => "ReadFile", CompactRequest => "Compact", SetCatalogRequest => "SetCatalog",
     StartAgentRequest => "StartAgent", MergeFileStateRequest => "MergeFileState",
-    CloseSessionRequest => "CloseSession",
+    CloseSessionRequest => "CloseSession", ImportTranscriptRequest => "ImportTranscript",
 }
 
 rpcs! { |r| !r.session_id.is_empty(); OpenSessionRequest => "OpenSession" }
@@ -154,6 +156,17 @@ mod tests {
         assert!(!pb::ReadFileRequest::default().is_idempotent());
         assert!(!pb::CompactRequest::default().is_idempotent());
         assert!(!pb::SetCatalogRequest::default().is_idempotent());
+        let import = pb::ImportTranscriptRequest {
+            session_id: "s".into(),
+            replace: true,
+            ..Default::default()
+        };
+        assert!(!import.is_idempotent());
+        assert!(!pb::ImportTranscriptRequest::default().is_idempotent());
+        assert_eq!(
+            <pb::ImportTranscriptRequest as Rpc>::METHOD,
+            "ImportTranscript"
+        );
         let named = pb::OpenSessionRequest {
             session_id: "s".into(),
             ..Default::default()

@@ -20,38 +20,100 @@ pub struct Session {
 }
 
 /// The result of [`Session::compact`] or [`Session::preview_compact`]: the attachments in
-/// injection order (each with its `rendered_text`), a decision for every candidate file, skill
-/// and hook, the per-category totals and all the rendered text joined by `"\n"` (joined by the
-/// client: the daemon does not send the joined copy).
+/// injection order (each with its placement and text `blocks`), a decision for every candidate
+/// file, skill and hook, the per-category totals, and all the text joined by `"\n"` (joined by
+/// the client: the daemon does not send the joined copy).
+///
+/// Where each attachment goes is its placement: [`Compaction::injection`] (the same as
+/// [`join`]) gives the user-placed blocks, in order, and the system-placed sections joined by
+/// `"\n\n"`, as Claude Code lays out the request after a compaction. [`Compaction::rendered_text`]
+/// is everything as one string, for logs or a harness that puts all of it in one place.
 ///
 /// The raw copies (`FileAttachment::content`, `PlanFileReference::plan_content`,
 /// `InvokedSkill::content`) are empty unless the request sets `include_content`: the same text
-/// is in each attachment's `rendered_text`, so by default it crosses the socket once.
+/// is in each attachment's `blocks`, so by default it crosses the socket once.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Compaction {
     pub attachments: Vec<pb::Attachment>,
     pub decisions: Vec<pb::Decision>,
     pub totals: Vec<pb::CategoryTotals>,
-    /// Every attachment's `rendered_text`, in order, joined by `"\n"`: the text to inject.
+    /// Every attachment's blocks, in attachment order, flattened and joined by `"\n"`
+    /// ([`join_rendered_text`]). Under the `default` and `claude-code-2.1.88` profiles, where
+    /// every attachment is user-placed, this is the text of the user message; otherwise use
+    /// [`Compaction::injection`], which keeps the placement.
     pub rendered_text: String,
     /// This agent's compaction count after the call (unchanged by a preview).
     pub compaction: i64,
 }
 
-/// The text to inject: every attachment's `rendered_text`, in order, joined by `"\n"`.
+/// Where a harness puts the attachments' text, as Claude Code lays out the request after a
+/// compaction: [`join`] computes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Injection {
+    /// The blocks of the user-placed attachments (every placement but `PLACEMENT_SYSTEM`), in
+    /// order: the text blocks of the user message after the summary.
+    pub user_blocks: Vec<String>,
+    /// The blocks of the system-placed attachments, in order, joined by `"\n\n"`: one system
+    /// message at the end (`""` when no attachment is system-placed).
+    pub system_text: String,
+}
+
+impl Injection {
+    /// True when there is nothing to inject.
+    pub fn is_empty(&self) -> bool {
+        self.user_blocks.is_empty() && self.system_text.is_empty()
+    }
+}
+
+/// Splits the attachments by placement: the blocks of those not `PLACEMENT_SYSTEM` in order,
+/// and the blocks of the `PLACEMENT_SYSTEM` ones (each exactly one block, its section) joined
+/// by `"\n\n"`.
+pub fn join(attachments: &[pb::Attachment]) -> Injection {
+    let mut user_blocks = Vec::new();
+    let mut sections: Vec<&str> = Vec::new();
+    for a in attachments {
+        if a.placement() == pb::Placement::System {
+            sections.extend(a.blocks.iter().map(String::as_str));
+        } else {
+            user_blocks.extend(a.blocks.iter().cloned());
+        }
+    }
+    Injection {
+        user_blocks,
+        system_text: sections.join("\n\n"),
+    }
+}
+
+/// All the text as one string: every attachment's blocks, in attachment order, flattened and
+/// joined by `"\n"` (placement aside: see [`join`]).
 pub fn join_rendered_text(attachments: &[pb::Attachment]) -> String {
     let len = attachments
         .iter()
-        .map(|a| a.rendered_text.len() + 1)
+        .flat_map(|a| &a.blocks)
+        .map(|b| b.len() + 1)
         .sum::<usize>();
     let mut out = String::with_capacity(len);
-    for (i, a) in attachments.iter().enumerate() {
+    for (i, b) in attachments.iter().flat_map(|a| &a.blocks).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&a.rendered_text);
+        out.push_str(b);
     }
     out
+}
+
+impl pb::Attachment {
+    /// This attachment's text: its blocks joined by `"\n"` (the text its `tokens` estimate
+    /// counts).
+    pub fn rendered_text(&self) -> String {
+        self.blocks.join("\n")
+    }
+
+    /// True when a harness puts this attachment in the system message (`PLACEMENT_SYSTEM`);
+    /// any other placement is user-placed.
+    pub fn is_system(&self) -> bool {
+        self.placement() == pb::Placement::System
+    }
 }
 
 impl From<pb::CompactResponse> for Compaction {
@@ -79,9 +141,25 @@ impl From<pb::PreviewCompactResponse> for Compaction {
 }
 
 impl Compaction {
-    /// The rendered text of each attachment, in order: what the harness injects.
-    pub fn rendered(&self) -> impl Iterator<Item = &str> {
-        self.attachments.iter().map(|a| a.rendered_text.as_str())
+    /// What to inject where: the user-placed blocks in order and the system-placed sections
+    /// joined by `"\n\n"` ([`join`] of the attachments).
+    pub fn injection(&self) -> Injection {
+        join(&self.attachments)
+    }
+
+    /// Every text block of every attachment, in order (placement aside).
+    pub fn blocks(&self) -> impl Iterator<Item = &str> {
+        self.attachments
+            .iter()
+            .flat_map(|a| &a.blocks)
+            .map(String::as_str)
+    }
+
+    /// Each attachment's text, in order: its blocks joined by `"\n"`
+    /// ([`pb::Attachment::rendered_text`]). Joined by `"\n"` they make
+    /// [`Compaction::rendered_text`].
+    pub fn rendered(&self) -> impl Iterator<Item = String> + '_ {
+        self.attachments.iter().map(pb::Attachment::rendered_text)
     }
 
     /// The decisions about files (path and outcome).
@@ -396,7 +474,7 @@ impl Session {
     }
 
     /// A full compaction that also fills the raw copies of the restored text
-    /// (`include_content`: file, plan and skill content besides `rendered_text`).
+    /// (`include_content`: file, plan and skill content besides the attachments' `blocks`).
     pub async fn compact_with_content(&self) -> Result<Compaction, Error> {
         self.compact_with(pb::CompactRequest {
             include_content: true,
@@ -432,5 +510,86 @@ impl Session {
             })
             .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn att(kind: pb::AttachmentKind, placement: pb::Placement, blocks: &[&str]) -> pb::Attachment {
+        pb::Attachment {
+            kind: kind as i32,
+            placement: placement as i32,
+            blocks: blocks.iter().map(|b| (*b).to_owned()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn join_splits_by_placement() {
+        use pb::{AttachmentKind as K, Placement as P};
+        let atts = [
+            att(K::File, P::User, &["call a", "result a"]),
+            att(K::TaskStatus, P::System, &["task"]),
+            att(K::File, P::User, &["call b", "result b", "note b"]),
+            // Anything not PLACEMENT_SYSTEM is user-placed.
+            att(K::PlanMode, P::Unspecified, &["plan mode"]),
+            att(K::InvokedSkills, P::System, &["skills\n\nbody"]),
+        ];
+        let inj = join(&atts);
+        assert_eq!(
+            inj.user_blocks,
+            [
+                "call a",
+                "result a",
+                "call b",
+                "result b",
+                "note b",
+                "plan mode"
+            ]
+        );
+        assert_eq!(inj.system_text, "task\n\nskills\n\nbody");
+        assert!(!inj.is_empty());
+        assert!(atts[1].is_system() && !atts[0].is_system() && !atts[3].is_system());
+
+        assert_eq!(
+            join_rendered_text(&atts),
+            "call a\nresult a\ntask\ncall b\nresult b\nnote b\nplan mode\nskills\n\nbody"
+        );
+        assert_eq!(atts[2].rendered_text(), "call b\nresult b\nnote b");
+
+        let c = Compaction::from(pb::CompactResponse {
+            attachments: atts.to_vec(),
+            ..Default::default()
+        });
+        assert_eq!(c.injection(), inj);
+        assert_eq!(c.rendered_text, join_rendered_text(&atts));
+        assert_eq!(c.rendered().collect::<Vec<_>>().join("\n"), c.rendered_text);
+        assert_eq!(c.blocks().collect::<Vec<_>>().join("\n"), c.rendered_text);
+        assert_eq!(c.blocks().count(), 8);
+    }
+
+    #[test]
+    fn join_of_nothing_is_empty() {
+        let inj = join(&[]);
+        assert!(inj.is_empty());
+        assert_eq!(inj, Injection::default());
+        assert_eq!(join_rendered_text(&[]), "");
+        // Only user-placed: no system text; only system-placed: no user blocks.
+        let user = [att(pb::AttachmentKind::File, pb::Placement::User, &["x"])];
+        assert_eq!(join(&user).system_text, "");
+        let sys = [att(
+            pb::AttachmentKind::TaskStatus,
+            pb::Placement::System,
+            &["s"],
+        )];
+        assert_eq!(
+            join(&sys),
+            Injection {
+                user_blocks: vec![],
+                system_text: "s".into()
+            }
+        );
     }
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use common::{nanos, repo_root, Daemon};
 
 use postcompact_client::pb;
-use postcompact_client::{code_name, Client, Error, Session};
+use postcompact_client::{code_name, join, parse_profile, Client, Error, ImportOptions, Session};
 use serde_json::{json, Map, Value};
 
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -170,6 +171,7 @@ fn parse_policy(v: &Value, what: &str) -> R<pb::RestorePolicy> {
         encoding: f.str("encoding")?,
         max_file_size_bytes: f.int("max_file_size_bytes")?,
         malware_reminder: f.bool("malware_reminder")?,
+        carry_read_state: f.bool("carry_read_state")?,
         ..Default::default()
     };
     if let Some(o) = f.str("oversize")? {
@@ -249,6 +251,8 @@ fn parse_task(v: &Value, what: &str) -> R<pb::Task> {
         retrieved: f.bool("retrieved")?.unwrap_or(false),
         output_file_path: f.str("output_file_path")?.unwrap_or_default(),
         agent_id: f.str("agent_id")?.unwrap_or_default(),
+        command: f.str("command")?.unwrap_or_default(),
+        monitor: f.bool("monitor")?.unwrap_or(false),
         ..Default::default()
     };
     if let Some(s) = f.str("status")? {
@@ -270,7 +274,13 @@ fn attachment_json(a: &pb::Attachment) -> Value {
         "kind".into(),
         enum_name(a.kind().as_str_name(), "ATTACHMENT_KIND_").into(),
     );
-    o.insert("rendered_text".into(), a.rendered_text.clone().into());
+    o.insert(
+        "placement".into(),
+        enum_name(a.placement().as_str_name(), "PLACEMENT_").into(),
+    );
+    o.insert("blocks".into(), a.blocks.clone().into());
+    // The attachment's text: its blocks joined by "\n".
+    o.insert("rendered_text".into(), a.rendered_text().into());
     o.insert("tokens".into(), a.tokens.into());
     match &a.payload {
         Some(Payload::File(f)) => {
@@ -318,6 +328,8 @@ fn decision_json(d: &pb::Decision) -> Value {
 }
 
 fn compaction_json(c: &postcompact_client::Compaction) -> Value {
+    // The join helper: what the client hands the harness, by placement.
+    let injection = join(&c.attachments);
     json!({
         "attachments": c.attachments.iter().map(attachment_json).collect::<Vec<_>>(),
         "decisions": c.decisions.iter().map(decision_json).collect::<Vec<_>>(),
@@ -326,7 +338,34 @@ fn compaction_json(c: &postcompact_client::Compaction) -> Value {
             "dropped": t.dropped, "tokens": t.tokens,
         })).collect::<Vec<_>>(),
         "rendered_text": c.rendered_text,
+        "user_blocks": injection.user_blocks,
+        "system_text": injection.system_text,
         "compaction": c.compaction,
+    })
+}
+
+fn restored_items_json(items: &[pb::RestoredItem]) -> Value {
+    items
+        .iter()
+        .map(|x| json!({"kind": x.kind, "path": x.path}))
+        .collect()
+}
+
+fn import_json(r: &pb::ImportTranscriptResponse) -> Value {
+    json!({
+        "session_id": r.session_id,
+        "records": r.records,
+        "events": r.events,
+        "boundaries": r.boundaries.iter().map(|b| json!({
+            "uuid": b.uuid, "line": b.line, "trigger": b.trigger,
+            "timestamp_ms": b.timestamp_ms, "preserved_messages": b.preserved_messages,
+            "has_recorded_restore": b.has_recorded_restore,
+            "recorded": restored_items_json(&b.recorded),
+            "restored": restored_items_json(&b.restored),
+        })).collect::<Vec<_>>(),
+        // The expectation is the count; the texts are shown when it differs.
+        "warnings": r.warnings.len(),
+        "warning_texts": r.warnings,
     })
 }
 
@@ -336,6 +375,8 @@ fn compaction_json(c: &postcompact_client::Compaction) -> Value {
 struct Ctx {
     root: PathBuf,
     root_s: String,
+    /// The sessions `import_transcript` made, closed with the scenario's own.
+    imported: RefCell<Vec<String>>,
 }
 
 impl Ctx {
@@ -423,6 +464,51 @@ impl Ctx {
                 };
                 let ev = &e[&k];
                 self.compare(&format!("{w} ({gk}) {k}"), &k, ev, gv)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `boundaries`: exactly this many, in order; `recorded` and `restored` are lists of
+    /// `{kind, path}` compared exactly and in order (paths as in the transcript: no path rule),
+    /// any other key the response field of that name.
+    fn check_boundaries(&self, exp: &Value, got: &[Value], what: &str) -> R<()> {
+        let exp = exp
+            .as_array()
+            .ok_or_else(|| format!("{what}: `boundaries` must be a list"))?;
+        if exp.len() != got.len() {
+            return Err(format!(
+                "{what}: expected {} boundaries, got {}: {}",
+                exp.len(),
+                got.len(),
+                Value::Array(got.to_vec())
+            ));
+        }
+        for (i, (e, g)) in exp.iter().zip(got).enumerate() {
+            let w = format!("{what}: boundary [{i}]");
+            let eo = e
+                .as_object()
+                .ok_or_else(|| format!("{w}: expected a JSON object, got {e}"))?;
+            for (k, ev) in eo {
+                let gv = g
+                    .get(k)
+                    .ok_or_else(|| format!("{w}: the Rust runner does not understand `{k}`"))?;
+                if k == "recorded" || k == "restored" {
+                    let items = ev
+                        .as_array()
+                        .ok_or_else(|| format!("{w}: `{k}` must be a list"))?;
+                    for (j, item) in items.iter().enumerate() {
+                        let mut fi = Fields::new(format!("{w} {k}[{j}]"), item)?;
+                        fi.str("kind")?;
+                        fi.str("path")?;
+                        fi.done()?;
+                    }
+                    if ev != gv {
+                        return Err(format!("{w}: `{k}`: expected {ev}, got {gv}"));
+                    }
+                } else if ev != gv {
+                    return Err(format!("{w}: `{k}`: expected {ev}, got {gv}"));
+                }
             }
         }
         Ok(())
@@ -550,6 +636,10 @@ impl Ctx {
                     }
                 }
                 ("attachments", Some(Value::Array(ga))) => self.check_attachments(ev, ga, what)?,
+                ("boundaries", Some(Value::Array(gb))) => self.check_boundaries(ev, gb, what)?,
+                ("warnings", Some(gv)) => self
+                    .compare(&format!("{what}: `warnings` (count)"), k, ev, gv)
+                    .map_err(|e| format!("{e}\nwarnings: {}", got["warning_texts"]))?,
                 ("decisions", Some(Value::Array(gd))) => {
                     self.check_decisions(ev, exact, gd, what)?
                 }
@@ -832,6 +922,24 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
             };
             Ok(Some(compaction_json(&c)))
         }
+        "import_transcript" => {
+            // One JSON record a line (`${root}` already substituted), into
+            // "<the scenario's session id>-<session_id>", with cwd = the project directory.
+            let records = bad(f.list("transcript"))?
+                .ok_or_else(|| Err(format!("{what}: import_transcript needs `transcript`")))?;
+            let mut data = Vec::new();
+            for r in records {
+                bad(serde_json::to_writer(&mut data, r).map_err(|e| e.to_string()))?;
+                data.push(b'\n');
+            }
+            let suffix = bad(f.req_str("session_id"))?;
+            let session_id = format!("{}-{suffix}", main.id());
+            ctx.imported.borrow_mut().push(session_id.clone());
+            let r = rpc(client
+                .import_transcript(data, ImportOptions::new(&ctx.root).session_id(session_id))
+                .await)?;
+            Ok(Some(import_json(&r)))
+        }
         "estimate_tokens" => {
             let r = rpc(client
                 .estimate_tokens(pb::EstimateTokensRequest {
@@ -965,6 +1073,7 @@ async fn run_scenario(client: &Client, work: &Path, file: &Path) -> R<()> {
     let ctx = Ctx {
         root: root.clone(),
         root_s: root_s.clone(),
+        imported: RefCell::new(Vec::new()),
     };
 
     if let Some(files) = f.get("files") {
@@ -1007,9 +1116,13 @@ async fn run_scenario(client: &Client, work: &Path, file: &Path) -> R<()> {
             req.roots = roots.iter().map(|r| ctx.exp_path(r)).collect();
         }
         if let Some(p) = fs_.str("profile")? {
-            req.profile = enum_value("session", "PROFILE_", &p, |s| {
-                pb::Profile::from_str_name(s).map(|e| e as i32)
-            })?;
+            // The config/CLI names ("default", "claude-code", "claude-code-2.1.88").
+            req.profile = parse_profile(&p).ok_or_else(|| {
+                format!(
+                    "session: unknown profile {p:?} (expected \"default\", \"claude-code\" or \
+                     \"claude-code-2.1.88\")"
+                )
+            })? as i32;
         }
         if let Some(p) = fs_.str("plans_directory")? {
             req.plans_directory = ctx.exp_path(&p);
@@ -1035,6 +1148,9 @@ async fn run_scenario(client: &Client, work: &Path, file: &Path) -> R<()> {
             result = Err(e);
             break;
         }
+    }
+    for id in ctx.imported.take() {
+        let _ = client.session(id).close().await;
     }
     let _ = session.close().await;
     let _ = fs::remove_dir_all(&root);
@@ -1158,6 +1274,48 @@ async fn runner_reports_every_kind_of_mismatch() {
                 {"op": "estimate_tokens", "text": "abcd", "expect": {"nonsense": 1}}]}"#,
         ),
         ("no steps", r#"{"name": "x", "steps": []}"#),
+        (
+            "`user_blocks`",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "record_read", "path": "a.ts", "timestamp_ms": 1, "offset": 1},
+                {"op": "compact", "expect": {"user_blocks": ["nope"], "system_text": ""}}]}"#,
+        ),
+        (
+            "`system_text`",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "compact", "expect": {"system_text": "nope"}}]}"#,
+        ),
+        (
+            "attachment [0] (FILE) placement",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "record_read", "path": "a.ts", "timestamp_ms": 1, "offset": 1},
+                {"op": "compact", "expect": {"attachments": [{"kind": "FILE", "placement": "SYSTEM"}]}}]}"#,
+        ),
+        (
+            "attachment [0] (FILE) blocks",
+            r#"{"name": "x", "files": {"a.ts": "a"}, "steps": [
+                {"op": "record_read", "path": "a.ts", "timestamp_ms": 1, "offset": 1},
+                {"op": "compact", "expect": {"attachments": [{"kind": "FILE", "blocks": ["a"]}]}}]}"#,
+        ),
+        (
+            "unknown profile",
+            r#"{"name": "x", "session": {"profile": "claude-code-9"}, "steps": [
+                {"op": "estimate_tokens", "text": "abcd"}]}"#,
+        ),
+        (
+            "expected 1 boundaries, got 0",
+            r#"{"name": "x", "steps": [{"op": "import_transcript", "session_id": "i",
+                "transcript": [{"type": "user", "uuid": "u1", "sessionId": "o", "cwd": "/o",
+                  "message": {"role": "user", "content": "hi"}}],
+                "expect": {"boundaries": [{"recorded": []}]}}]}"#,
+        ),
+        (
+            "`warnings` (count)",
+            r#"{"name": "x", "steps": [{"op": "import_transcript", "session_id": "i",
+                "transcript": [{"type": "user", "uuid": "u1", "sessionId": "o", "cwd": "/o",
+                  "message": {"role": "user", "content": "hi"}}],
+                "expect": {"warnings": 7}}]}"#,
+        ),
     ];
     let mut daemon = Daemon::start("neg", &[]);
     let client = daemon.wait_healthy().await;

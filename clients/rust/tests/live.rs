@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::{alive, short_private_dir, terminate, venv_bin, Daemon};
 use postcompact_client::pb;
-use postcompact_client::{Client, Code, Error, Options};
+use postcompact_client::{join, Client, Code, Error, ImportOptions, Options};
 
 #[tokio::test]
 async fn auto_start_spawns_a_detached_daemon_and_waits_for_health() {
@@ -187,11 +187,22 @@ async fn session_flow_reads_and_compacts() {
         compaction.rendered_text,
         compaction.rendered().collect::<Vec<_>>().join("\n")
     );
+    assert_eq!(
+        compaction.rendered_text,
+        compaction.blocks().collect::<Vec<_>>().join("\n")
+    );
+    // The default profile places everything in the user message.
+    let injection = compaction.injection();
+    assert_eq!(injection.system_text, "");
+    assert_eq!(
+        injection.user_blocks,
+        compaction.blocks().map(str::to_owned).collect::<Vec<_>>()
+    );
     assert!(compaction
         .file_decisions()
         .all(|d| d.outcome() == pb::Outcome::Restored));
 
-    // The raw copies come only with include_content: by default the text is in rendered_text.
+    // The raw copies come only with include_content: by default the text is in the blocks.
     let contents = |c: &postcompact_client::Compaction| -> Vec<Vec<u8>> {
         c.attachments
             .iter()
@@ -229,6 +240,209 @@ async fn session_flow_reads_and_compacts() {
     session.close().await.unwrap();
     daemon.stop();
     let _ = fs::remove_dir_all(&project);
+}
+
+/// Under claude-code, restored files are user-placed blocks and every other attachment one
+/// system section: `join` gives the blocks in order and the sections joined by a blank line.
+#[tokio::test]
+async fn join_splits_the_injection_by_placement() {
+    let mut daemon = Daemon::start("join", &[]);
+    let client = daemon.wait_healthy().await;
+    let project = short_private_dir("joinp").canonicalize().unwrap();
+    fs::write(project.join("a.txt"), "alpha\n").unwrap();
+    fs::write(project.join("b.txt"), "beta\n").unwrap();
+    let session = client
+        .open_session_with(pb::OpenSessionRequest {
+            cwd: project.to_string_lossy().into_owned(),
+            profile: postcompact_client::parse_profile("claude-code").unwrap() as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(session.info().unwrap().profile(), pb::Profile::ClaudeCode);
+    session.record_read("a.txt", "alpha\n", 1000).await.unwrap();
+    session.record_read("b.txt", "beta\n", 2000).await.unwrap();
+    session
+        .upsert_task(pb::Task {
+            task_id: "sh1".into(),
+            task_type: "local_bash".into(),
+            description: "dev server".into(),
+            status: pb::TaskStatus::Running as i32,
+            command: "npm run dev".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    session
+        .record_skill("review", "userSettings:review", "Check every diff.", 5)
+        .await
+        .unwrap();
+    let c = session
+        .compact_with(pb::CompactRequest {
+            skip_hooks: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    let (files, others): (Vec<&pb::Attachment>, Vec<&pb::Attachment>) = c
+        .attachments
+        .iter()
+        .partition(|a| a.kind() == pb::AttachmentKind::File);
+    assert_eq!(files.len(), 2, "{c:#?}");
+    assert!(others.len() >= 2, "{c:#?}");
+    for a in &files {
+        assert_eq!(a.placement(), pb::Placement::User);
+        assert!(
+            a.blocks.len() >= 2,
+            "a restored file is the Read call and result: {a:#?}"
+        );
+        assert!(!a.is_system());
+    }
+    for a in &others {
+        assert_eq!(a.placement(), pb::Placement::System, "{a:#?}");
+        assert_eq!(
+            a.blocks.len(),
+            1,
+            "a system attachment is one section: {a:#?}"
+        );
+    }
+
+    let injection = join(&c.attachments);
+    assert_eq!(injection, c.injection());
+    let want_user: Vec<String> = files.iter().flat_map(|a| a.blocks.clone()).collect();
+    assert_eq!(injection.user_blocks, want_user);
+    let sections: Vec<&str> = others.iter().map(|a| a.blocks[0].as_str()).collect();
+    assert_eq!(injection.system_text, sections.join("\n\n"));
+    assert!(injection.system_text.contains("Check every diff."));
+    assert!(injection.system_text.contains("npm run dev"));
+    // rendered_text keeps every block, in attachment order, placement aside.
+    assert_eq!(
+        c.rendered_text,
+        c.attachments
+            .iter()
+            .map(pb::Attachment::rendered_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    session.close().await.unwrap();
+    daemon.stop();
+    let _ = fs::remove_dir_all(&project);
+}
+
+/// ImportTranscript builds a session from a Claude Code transcript; a repeat answers
+/// ALREADY_EXISTS unless it replaces.
+#[tokio::test]
+async fn import_transcript_builds_a_session() {
+    let mut daemon = Daemon::start("imp", &[]);
+    let client = daemon.wait_healthy().await;
+    let project = short_private_dir("impp").canonicalize().unwrap();
+    let lib = short_private_dir("impl").canonicalize().unwrap();
+    fs::write(project.join("a.ts"), "export const a = 1;\n").unwrap();
+    fs::write(lib.join("l.ts"), "export const l = 2;\n").unwrap();
+
+    let record = |uuid: &str, kind: &str, extra: serde_json::Value| {
+        let mut r = serde_json::json!({
+            "sessionId": "orig", "cwd": "/orig/app", "version": "2.1.220",
+            "isSidechain": false, "type": kind, "uuid": uuid,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+        });
+        r.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        r
+    };
+    let read = |n: u32, path: &str, content: &str| {
+        [
+            record(
+                &format!("a{n}"),
+                "assistant",
+                serde_json::json!({"message": {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": format!("t{n}"), "name": "Read",
+                     "input": {"file_path": path}}]}}),
+            ),
+            record(
+                &format!("u{n}"),
+                "user",
+                serde_json::json!({
+                    "message": {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": format!("t{n}"),
+                         "content": format!("1\t{}", content.trim_end())}]},
+                    "toolUseResult": {"type": "text", "file": {
+                        "filePath": path, "content": content,
+                        "numLines": 2, "startLine": 1, "totalLines": 2}}}),
+            ),
+        ]
+    };
+    let mut records = vec![record(
+        "u0",
+        "user",
+        serde_json::json!({"message": {"role": "user", "content": "go"}}),
+    )];
+    records.extend(read(1, "/orig/app/a.ts", "export const a = 1;\n"));
+    records.extend(read(2, "/orig/lib/l.ts", "export const l = 2;\n"));
+    let jsonl: String = records.iter().map(|r| format!("{r}\n")).collect();
+
+    let opts = ImportOptions::new(&project)
+        .session_id("imported-1")
+        .map_path("/orig/lib", &lib)
+        .profile(pb::Profile::ClaudeCode2188);
+    let r = client
+        .import_transcript(jsonl.clone(), opts.clone())
+        .await
+        .unwrap();
+    assert_eq!(r.session_id, "imported-1");
+    assert_eq!(r.records, 5);
+    assert_eq!(r.events, 2, "{r:#?}");
+    assert!(r.boundaries.is_empty());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let info = r.session.as_ref().expect("the session's info");
+    assert_eq!(info.profile(), pb::Profile::ClaudeCode2188);
+    assert_eq!(info.cwd, project.to_string_lossy());
+
+    // The imported reads are the session's state: a compaction restores both files.
+    let session = client.session(&r.session_id);
+    let c = session.preview_compact().await.unwrap();
+    let mut paths: Vec<String> = c
+        .attachments
+        .iter()
+        .filter_map(|a| match &a.payload {
+            Some(pb::attachment::Payload::File(f)) => Some(f.path.clone()),
+            _ => None,
+        })
+        .collect();
+    paths.sort();
+    let mut want = vec![
+        project.join("a.ts").to_string_lossy().into_owned(),
+        lib.join("l.ts").to_string_lossy().into_owned(),
+    ];
+    want.sort();
+    assert_eq!(paths, want, "{c:#?}");
+
+    // Not idempotent: a repeat answers ALREADY_EXISTS; `replace` imports over it.
+    let err = client
+        .import_transcript(jsonl.clone(), opts.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::AlreadyExists, "{err}");
+    assert!(err.reason().is_some(), "{err}");
+    let again = client
+        .import_transcript(jsonl, opts.replace(true))
+        .await
+        .unwrap();
+    assert_eq!(again.records, 5);
+
+    // cwd is required.
+    let err = client
+        .import_transcript("", ImportOptions::new(""))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
+
+    session.close().await.unwrap();
+    daemon.stop();
+    let _ = fs::remove_dir_all(&project);
+    let _ = fs::remove_dir_all(&lib);
 }
 
 #[tokio::test]

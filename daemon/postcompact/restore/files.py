@@ -557,4 +557,5 @@ _EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {
     pb.OUTCOME_EXCLUDED_PLAN_FILE: "the plan file (restored by the plan attachment)",
     pb.OUTCOME_EXCLUDED_MEMORY_FILE: "a memory file (re-read by the harness)",
     pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL: "its Read is still visible in the preserved messages",
+    pb.OUTCOME_EXCLUDED_ARTIFACT: "a saved tool-result artifact",
 }

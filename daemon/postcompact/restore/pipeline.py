@@ -110,8 +110,17 @@ def _exclusions(
         excluded[path] = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
     for path in session.memory_paths:
         excluded[_key(agent, path)] = pb.OUTCOME_EXCLUDED_MEMORY_FILE
+    for path in agent.files.keys():  # noqa: SIM118 (FileStateCache is not iterable)
+        if _is_artifact(path):
+            excluded[path] = pb.OUTCOME_EXCLUDED_ARTIFACT
     excluded[_key(agent, plan_path(session, agent))] = pb.OUTCOME_EXCLUDED_PLAN_FILE
     return excluded
+
+
+def _is_artifact(path: str) -> bool:
+    """A tool result Claude Code saved to disk (`…/tool-results/artifact-*`): never restored."""
+    head, name = os.path.split(path)
+    return name.startswith("artifact-") and os.path.basename(head) == "tool-results"
 
 
 def _task_status(session: Session, agent: AgentState, templates: Templates, out: Outcome) -> None:

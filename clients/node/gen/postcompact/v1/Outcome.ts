@@ -31,6 +31,10 @@ export const Outcome = {
   OUTCOME_HOOK_OK: 'OUTCOME_HOOK_OK',
   OUTCOME_HOOK_FAILED: 'OUTCOME_HOOK_FAILED',
   OUTCOME_HOOK_TIMED_OUT: 'OUTCOME_HOOK_TIMED_OUT',
+  /**
+   * a saved tool-result artifact (tool-results/artifact-*)
+   */
+  OUTCOME_EXCLUDED_ARTIFACT: 'OUTCOME_EXCLUDED_ARTIFACT',
 } as const;
 
 export type Outcome =
@@ -79,5 +83,10 @@ export type Outcome =
   | 13
   | 'OUTCOME_HOOK_TIMED_OUT'
   | 14
+  /**
+   * a saved tool-result artifact (tool-results/artifact-*)
+   */
+  | 'OUTCOME_EXCLUDED_ARTIFACT'
+  | 15
 
 export type Outcome__Output = typeof Outcome[keyof typeof Outcome]

@@ -354,6 +354,8 @@ class _OutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Outcome.Value
     OUTCOME_HOOK_OK: _Outcome.ValueType  # 12
     OUTCOME_HOOK_FAILED: _Outcome.ValueType  # 13
     OUTCOME_HOOK_TIMED_OUT: _Outcome.ValueType  # 14
+    OUTCOME_EXCLUDED_ARTIFACT: _Outcome.ValueType  # 15
+    """a saved tool-result artifact (tool-results/artifact-*)"""
 
 class Outcome(_Outcome, metaclass=_OutcomeEnumTypeWrapper): ...
 
@@ -377,6 +379,8 @@ OUTCOME_BINARY: Outcome.ValueType  # 11
 OUTCOME_HOOK_OK: Outcome.ValueType  # 12
 OUTCOME_HOOK_FAILED: Outcome.ValueType  # 13
 OUTCOME_HOOK_TIMED_OUT: Outcome.ValueType  # 14
+OUTCOME_EXCLUDED_ARTIFACT: Outcome.ValueType  # 15
+"""a saved tool-result artifact (tool-results/artifact-*)"""
 Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 
 @_typing.final
