@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync parity-corpus clean
+.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -63,6 +63,10 @@ test-python: build $(NODE_STAMP)
 # (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
 parity-corpus: build
 	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/test_transcripts.py
+
+# Rewrite docs/parity.md's tables from the shared transcripts.
+parity-table: build
+	$(PY) scripts/parity_table.py
 
 # The Go client: unit tests, then every tests/conformance scenario against a daemon it starts
 # (-count=1: go's test cache cannot see the daemon's own code change).

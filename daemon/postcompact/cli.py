@@ -106,7 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     sub.add_parser("version", help="print the version")
-    p = sub.add_parser("demo", help="replay the design chapter's §10.9 example through the daemon")
+    p = sub.add_parser(
+        "demo", help="replay the design chapter's refactoring example through the daemon"
+    )
     _add_common(p)
     p.add_argument("--no-start", action="store_true", help="do not start a daemon if none runs")
     p = sub.add_parser("state", help="inspect or reset the daemon's state database")

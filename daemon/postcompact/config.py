@@ -31,7 +31,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
 
-    [policy]                          # daemon-wide RestorePolicy defaults (reference constants)
+    [policy]                          # daemon-wide RestorePolicy defaults (Claude Code's constants)
     max_files = 5
     file_token_budget = 50000
     max_tokens_per_file = 5000

@@ -1,4 +1,5 @@
-"""`postcompact demo`: the design chapter's worked example (§10.9) through the running daemon.
+"""`postcompact demo`: the design chapter's worked example, a refactoring session, through the
+running daemon.
 
 A refactoring session reads src/utils/format.ts, tests/unit/format.test.ts, src/types/index.ts and
 README.md (the 4-file session: all four come back), then also src/config/default.ts,
@@ -178,7 +179,7 @@ class Demo:
 
     def run(self) -> int:
         self.write_project()
-        self.say("postcompact demo — design chapter §10.9, a refactoring session")
+        self.say("postcompact demo — docs/profiles.md, a refactoring session")
         self.say(f"project: {self.root}")
         self.say()
         self.say("1) Four files read, then compaction: all four fit (5 files, 50K tokens).")

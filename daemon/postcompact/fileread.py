@@ -1,4 +1,5 @@
-"""The daemon's file-read backend for ReadFile and restoration's re-reads (DESIGN.md §4, §5).
+"""The daemon's file-read backend for ReadFile and restoration's re-reads
+(docs/architecture.md §4, §5).
 
 `read_text` is synchronous. Callers on the event loop use `off_loop`: the read runs inline when it
 is small and every byte is in the page cache (`inline=True`: `preadv2(RWF_NOWAIT)`, which fails
@@ -11,7 +12,7 @@ reads a whole file only when it is within `max_bytes`.
 
 Line model (Claude Code's `readFileInRange`): a file is split on "\\n"; a trailing newline
 leaves a final empty line, so "a\\nb\\n" has 3 lines and an empty file has 0 (postcompact's
-choice, so that an empty file gets the reference's empty-file warning). `content` is the exact
+choice, so that an empty file gets Claude Code's empty-file warning). `content` is the exact
 bytes of the selected lines (CRLF kept inside the range, the terminator of the last selected line
 excluded), so a whole read of a file returns the file's bytes unchanged; rendering splits lines on
 `\\r?\\n` as Claude Code does. Bytes are not decoded here: renderers decode with replacement, as

@@ -1,4 +1,5 @@
-"""Runtime paths, the single-instance lock, server.json and the TCP token file (DESIGN.md §5).
+"""Runtime paths, the single-instance lock, server.json and the TCP token file
+(docs/architecture.md §5).
 
 Layout of the runtime directory (default `$XDG_RUNTIME_DIR/postcompact/`, fallback
 `/tmp/postcompact-<uid>/`; with `--socket PATH` it is the socket's directory):

@@ -1,6 +1,7 @@
-"""Durable state: an embedded SQLite database in WAL mode (DESIGN.md §5; docs/persistence.md).
+"""Durable state: an embedded SQLite database in WAL mode (docs/architecture.md §5,
+docs/persistence.md).
 
-What is stored is the small durable record of DESIGN.md §2 — sessions (settings, policy,
+What is stored is the small durable record of docs/architecture.md §2 — sessions (settings, policy,
 profile, memory paths, roots, plans directory, times), agents (plan file, permission mode,
 compaction count, nested-memory set, catalogue and what was announced, skill names already
 listed), file-state METADATA (path, timestamp, range, partial view, SHA-256 and length of the

@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------
-# Constants with the reference's exact text (also the defaults of the matching template fields).
+# Constants with Claude Code's exact text (also the defaults of the matching template fields).
 
 FILE_UNCHANGED_STUB = (
     "File unchanged since last read. The content from the earlier Read tool_result in this "
@@ -97,14 +97,14 @@ MALWARE_REMINDER = (
     "reports, or answer questions about the code behavior.\n</system-reminder>\n"
 )
 
-# postcompact's own wording (the design chapter's TRUNCATE_HEAD behaviour, §10.2).
+# postcompact's own wording (the default profile's TRUNCATE_HEAD behaviour, docs/profiles.md).
 FILE_TRUNCATION_MARKER = (
     "\n\n[... file truncated for compaction at line {shown_lines} of {total_lines}; use Read on "
     "{path} with offset {next_offset} to see the rest]"
 )
 
 # postcompact's own wording: the full plan-mode reminder (Claude Code's prose is not copied; the
-# two plan-file lines are the reference's).
+# two plan-file lines are Claude Code's).
 PLAN_MODE_FULL = (
     "Plan mode is active. The user wants a plan before any change is made: do not edit, create "
     "or delete files (the plan file below is the only exception), do not run commands that "
@@ -214,12 +214,12 @@ _PLACEHOLDERS: dict[str, frozenset[str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Templates:
-    """Every model-facing template. Defaults are the reference's exact text."""
+    """Every model-facing template. Defaults are Claude Code's exact text."""
 
     # Wrapper (utils/messages.ts wrapInSystemReminder).
     system_reminder: str = "<system-reminder>\n{content}\n</system-reminder>"
 
-    # Restored file = two user messages (reference §6.5).
+    # Restored file = two user messages (docs/claude-code.md §3).
     read_call: str = "Called the Read tool with the following input: {input_json}"
     read_result: str = "Result of calling the Read tool:\n{result}"
     malware_reminder: str = MALWARE_REMINDER
@@ -231,7 +231,7 @@ class Templates:
         "({start_line}). The file has {total_lines} lines.</system-reminder>"
     )
 
-    # Read dedup and the Edit/Write preconditions (reference §5.3).
+    # Read dedup and the Edit/Write preconditions (docs/claude-code.md §4).
     file_unchanged_stub: str = FILE_UNCHANGED_STUB
     write_not_read: str = "File has not been read yet. Read it first before writing to it."
     write_modified: str = (
@@ -242,7 +242,7 @@ class Templates:
         "File has been unexpectedly modified. Read it again before attempting to write it."
     )
 
-    # Stale-read hint (reference §14.1).
+    # Stale-read hint (docs/claude-code.md §4).
     stale_read_hint: str = (
         "[This command modified {count} {noun} you've previously read: {paths}{more}. "
         "Call Read before editing.]"
@@ -251,14 +251,14 @@ class Templates:
     stale_read_noun_one: str = "file"
     stale_read_noun_many: str = "files"
 
-    # Oversize files (reference §6.5; the TRUNCATE_HEAD marker is postcompact's own wording).
+    # Oversize files (docs/claude-code.md §3; the TRUNCATE_HEAD marker is postcompact's own).
     compact_file_reference: str = (
         "Note: {path} was read before the last conversation was summarized, but the contents "
         "are too large to include. Use Read tool if you need to access it."
     )
     file_truncation_marker: str = FILE_TRUNCATION_MARKER
 
-    # Invoked skills (reference §7.2, §7.3).
+    # Invoked skills (docs/claude-code.md §5).
     skills_header: str = (
         "The following skills were invoked in this session. Continue to follow these "
         "guidelines:\n\n{skills}"
@@ -267,7 +267,7 @@ class Templates:
     skill_separator: str = "\n\n---\n\n"
     skill_truncation_marker: str = SKILL_TRUNCATION_MARKER
 
-    # Plan and plan mode (reference §8.2; the long instructions are postcompact's own wording).
+    # Plan and plan mode (docs/claude-code.md §8; the long instructions are postcompact's own).
     plan_file_reference: str = (
         "A plan file exists from plan mode at: {path}\n\nPlan contents:\n\n{content}\n\n"
         "If this plan is relevant to the current work and not already complete, continue "
@@ -278,7 +278,7 @@ class Templates:
     plan_exists_line: str = PLAN_EXISTS_LINE
     plan_missing_line: str = PLAN_MISSING_LINE
 
-    # Background tasks (reference §9); parts are joined with a space.
+    # Background tasks (docs/claude-code.md §6); parts are joined with a space.
     task_killed: str = 'Task "{description}" ({task_id}) was stopped by the user.'
     task_running: str = 'Background agent "{description}" ({task_id}) is still running.'
     task_running_progress: str = "Progress: {summary}"
@@ -319,7 +319,7 @@ class Templates:
     # Appended (after "\n") to each removal notice of the catalogue deltas; 2.1.88 has none.
     removal_note: str = ""
 
-    # Catalogue deltas (reference §12); parts are joined with "\n\n".
+    # Catalogue deltas (docs/claude-code.md §7); parts are joined with "\n\n".
     deferred_tools_added: str = (
         "The following deferred tools are now available via ToolSearch:\n{lines}"
     )
@@ -347,7 +347,7 @@ class Templates:
         "apply:\n{names}"
     )
 
-    # Session-start hooks (reference §13).
+    # Session-start hooks (docs/claude-code.md §9).
     hook_additional_context: str = "SessionStart hook additional context: {context}"
 
     # Skill listing (Claude Code's header and lines; 2.1.88 never re-sends it after compaction,

@@ -1,4 +1,4 @@
-"""The daemon's in-memory state model (DESIGN.md §2).
+"""The daemon's in-memory state model (docs/architecture.md §2).
 
 Sessions hold agents; everything is per (session, agent) except memory files, tasks and the
 session's settings. The file-state cache is the Rust core's `FileStateCache`; the rest is plain
@@ -37,7 +37,7 @@ class Catalog:
     announced_tools: set[str] = field(default_factory=set)
     announced_agent_types: set[str] = field(default_factory=set)
     announced_mcp: set[str] = field(default_factory=set)
-    # Skill listing already sent: deliberately NOT reset by compaction (reference §7.4).
+    # Skill listing already sent: deliberately NOT reset by compaction (docs/claude-code.md §5).
     sent_skill_names: set[str] = field(default_factory=set)
 
 

@@ -1,4 +1,4 @@
-//! The file-state cache: Claude Code's `readFileState` (reference §5).
+//! The file-state cache: Claude Code's `readFileState` (docs/claude-code.md §4).
 //!
 //! An [`LruCache`] of at most 100 entries and 25 MiB by default, keyed by normalised paths
 //! ([`crate::path::expand_key`] with the cache's cwd and home), each entry sized

@@ -1,4 +1,4 @@
-//! Path keys of the file-state cache: Claude Code's `expandPath` (reference §5.1) on POSIX.
+//! Path keys of the file-state cache: Claude Code's `expandPath` (docs/claude-code.md §4) on POSIX.
 //!
 //! [`expand_path`] trims the path (JavaScript `String.prototype.trim` whitespace), rejects NUL
 //! bytes, expands `~` and `~/…` against the given home, resolves a relative path against the

@@ -37,7 +37,8 @@ def _decision(resp: pb.CompactResponse, suffix: str) -> pb.Decision:
 
 
 def test_design_chapter_example(daemon: RunningDaemon, project: Path) -> None:
-    """§10.9: 4 files all restored; 8 files → the 5 newest; re-reading format.ts puts it first."""
+    """The design chapter's example: 4 files all restored; 8 files → the 5 newest; re-reading
+    format.ts puts it first."""
     for rel in EIGHT:
         _write(project, rel, f"// {rel}\nexport {{}};\n")
     four = daemon.client.open_session(str(project), session_id=new_session_id("four"))

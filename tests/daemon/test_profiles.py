@@ -12,6 +12,7 @@ from postcompact.service.sessions import auto_memory_path, project_dir_name
 from postcompact.state import InvokedSkill
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact_client import join
+from postcompact_client import pb as cpb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, set_mtime, text_of
 from tests.daemon.test_restore_pipeline import World, kinds, outcome
@@ -489,14 +490,14 @@ def test_carried_read_state_allows_edits_after_compaction(
         s.read_file("src/a.py")
         s.read_file("src/b.py", offset=1, limit=1)  # ranged: not carried
         s.compact(skip_hooks=True, policy={"max_files": 0})  # nothing restored
-        want = pb.WRITE_CHECK_ALLOWED if carried else pb.WRITE_CHECK_NOT_READ
+        want = cpb.WRITE_CHECK_ALLOWED if carried else cpb.WRITE_CHECK_NOT_READ
         assert s.check_write("src/a.py").result == want
-        assert s.check_write("src/b.py").result == pb.WRITE_CHECK_NOT_READ
+        assert s.check_write("src/b.py").result == cpb.WRITE_CHECK_NOT_READ
         # Changed on disk since the read: no longer vouched for.
         original = (project / "src/a.py").read_bytes()
         (project / "src/a.py").write_bytes(original + b"# more\n")
         try:
-            assert s.check_write("src/a.py").result == pb.WRITE_CHECK_NOT_READ
+            assert s.check_write("src/a.py").result == cpb.WRITE_CHECK_NOT_READ
         finally:
             (project / "src/a.py").write_bytes(original)
 
@@ -510,7 +511,7 @@ def test_the_harness_can_turn_carried_read_state_off(daemon: RunningDaemon, proj
     )
     s.read_file("src/a.py")
     s.compact(skip_hooks=True, policy={"max_files": 0})
-    assert s.check_write("src/a.py").result == pb.WRITE_CHECK_NOT_READ
+    assert s.check_write("src/a.py").result == cpb.WRITE_CHECK_NOT_READ
 
 
 def test_claude_code_sessions_get_5000_cache_entries(daemon: RunningDaemon, project: Path) -> None:
@@ -547,4 +548,14 @@ def test_sessions_stored_as_profile_2_get_current_behaviour(tmp_path: Path) -> N
     """A session stored before the upgrade with profile 2 loads as claude-code, which now
     means current Claude Code (docs/profiles.md; CHANGELOG)."""
     assert profiles.rules(pb.Profile.Value("PROFILE_CLAUDE_CODE")).unchanged_stub is False
-    assert json.dumps(profiles.name_of(2)) == '"claude-code"'
+    assert json.dumps(profiles.name_of(pb.PROFILE_CLAUDE_CODE)) == '"claude-code"'
+
+
+async def test_saved_tool_result_artifacts_are_never_restored(cc: World) -> None:
+    cc.write("tool-results/artifact-1a2b.txt", "a saved tool output\n")
+    cc.write("tool-results/notes.txt", "an ordinary file\n")
+    cc.read("tool-results/artifact-1a2b.txt", 2)
+    cc.read("tool-results/notes.txt", 1)
+    resp = await cc.compact()
+    assert restored(resp) == ["notes.txt"]
+    assert outcome(resp, "artifact-1a2b.txt").outcome == pb.OUTCOME_EXCLUDED_ARTIFACT

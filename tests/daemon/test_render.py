@@ -129,7 +129,7 @@ def test_fixed_strings() -> None:
         "\n\n[... skill content truncated for compaction; use Read on the skill path if you "
         "need the full text]"
     )
-    assert len(render.SKILL_TRUNCATION_MARKER) == 100  # the reference's 100 UTF-16 units
+    assert len(render.SKILL_TRUNCATION_MARKER) == 100  # Claude Code's 100 UTF-16 units
 
 
 def test_stale_read_hint() -> None:

@@ -1,6 +1,6 @@
 """The restoration pipeline in-process: real files in a temp dir, real Session/AgentState.
 
-One test per pipeline rule (reference §6-§9, §12, §13; design chapter §10.9).
+One test per pipeline rule (docs/claude-code.md §3; docs/profiles.md).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def totals(resp: pb.CompactResponse, category: str) -> pb.CategoryTotals:
     return next(t for t in resp.totals if t.category == category)
 
 
-# --- design chapter §10.9 ----------------------------------------------------------------------
+# --- docs/profiles.md ----------------------------------------------------------------------
 
 FOUR = ["src/utils/format.ts", "tests/unit/format.test.ts", "src/types/index.ts", "README.md"]
 EIGHT = [
@@ -670,7 +670,7 @@ async def test_deltas_full_compaction_reannounces_everything(world: World) -> No
         pb.ATTACHMENT_KIND_DEFERRED_TOOLS_DELTA,
         pb.ATTACHMENT_KIND_AGENT_LISTING_DELTA,
         pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA,
-    ]  # and not the skill listing (reference §7.4)
+    ]  # and not the skill listing (docs/claude-code.md §5)
     tools, agents, mcp = resp.attachments
     assert list(tools.deferred_tools_delta.added_names) == ["mcp__a", "mcp__b"]
     assert text_of(tools) == render.wrap_system_reminder(

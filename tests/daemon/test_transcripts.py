@@ -22,6 +22,7 @@ from postcompact_client import PostcompactError
 
 from tests.daemon.conftest import RunningDaemon, new_session_id
 
+
 def _corpus_dir() -> Path:
     """The shared transcripts: $POSTCOMPACT_TRANSCRIPTS, else ../shared/transcripts beside the
     checkout, else the workplace's /work/shared/transcripts (a clone elsewhere)."""
@@ -185,7 +186,7 @@ def test_import_over_the_rpc(daemon: RunningDaemon, tmp_path: Path) -> None:
     # The state is the daemon's: a Compact now restores what the main thread read since.
     s = daemon.client.session(sid)
     after = s.preview_compact(skip_hooks=True)
-    files = [a.file.path for a in after.attachments if a.kind == pb.ATTACHMENT_KIND_FILE]
+    files = [a.file.path for a in after.attachments if a.WhichOneof("payload") == "file"]
     assert files[0] == str(project / "src/b.ts")
     # Importing again needs replace.
     with pytest.raises(PostcompactError) as err:

@@ -303,7 +303,7 @@ export class Session {
     return (await this.client.rpc.recordWrite({ ...this.ids, path, content, timestampMs }, options)).path;
   }
 
-  /** May the agent write `path` now? (NOT_READ / MODIFIED carry the reference's error text.) */
+  /** May the agent write `path` now? (NOT_READ / MODIFIED carry Claude Code's error text.) */
   async checkWrite(path: string, options?: CallOptions): Promise<T.CheckWriteResponse> {
     return this.client.rpc.checkWrite({ ...this.ids, path }, options);
   }
@@ -383,7 +383,7 @@ export class Session {
    * Compact: the restoration attachments in injection order (each with its `placement` and text
    * `blocks`), a decision for every candidate file and skill, totals per category, and the text
    * to inject, joined here: `userBlocks` and `systemText` (as `joinAttachments`) and
-   * `renderedText` (all of it as one string). Clears the agent's read state as the reference does.
+   * `renderedText` (all of it as one string). Clears the agent's read state as Claude Code does.
    */
   async compact(opts: CompactOptions = {}, options?: CallOptions): Promise<CompactResult> {
     return compactResult(await this.client.rpc.compact(this.compactRequest(opts), options));

@@ -387,7 +387,7 @@ rpc_methods! {
     record_write(RecordWriteRequest) -> RecordWriteResponse;
     /// The write precondition (read first, not modified since).
     check_write(CheckWriteRequest) -> CheckWriteResponse;
-    /// Read files modified behind the agent's back, with the reference's hint.
+    /// Read files modified behind the agent's back, with Claude Code's hint.
     check_stale(CheckStaleRequest) -> CheckStaleResponse;
     /// Records an invoked skill.
     record_skill(RecordSkillRequest) -> RecordSkillResponse;

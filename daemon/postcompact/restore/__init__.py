@@ -1,7 +1,7 @@
-"""The restoration pipeline (DESIGN.md §3): what Compact hands back after a compaction.
+"""The restoration pipeline (docs/architecture.md §3): what Compact hands back after a compaction.
 
-- `policy`: RestorePolicy layers resolved into one `Policy` (defaults = reference constants).
-- `pipeline.run_compact`: the pipeline, in the reference's order.
+- `policy`: RestorePolicy layers resolved into one `Policy` (defaults = Claude Code's constants).
+- `pipeline.run_compact`: the pipeline, in Claude Code's order.
 - `files`: file selection, parallel re-read, per-file cap, first-fit budget, cache re-seed.
 - `catalog`: SetCatalog and the deferred-tools / agent-listing / MCP-instructions deltas.
 - `hooks`: session-start hooks run at Compact.

@@ -8,7 +8,7 @@ current minus announced (added) and announced minus current (removed); nothing i
 empty. After a FULL compaction the baseline is empty, so everything current is announced again;
 after a PARTIAL one it is what the preserved tail's attachments announced.
 
-Sorting follows the reference: deferred-tool names by JavaScript's default sort (UTF-16 code
+Sorting follows Claude Code: deferred-tool names by JavaScript's default sort (UTF-16 code
 units), agent types and MCP server names by `localeCompare` (approximated, see
 `render.locale_sort_key`). MCP servers without instructions announce nothing.
 
@@ -103,7 +103,7 @@ def catalog_deltas(
     templates: Templates = DEFAULT_TEMPLATES,
     placement: str = render.USER,
 ) -> tuple[list[pb.Attachment], Announced]:
-    """The delta attachments against `announced` (reference order) and the sets after them.
+    """The delta attachments against `announced` (Claude Code's order) and the sets after them.
 
     A catalogue never set (None) yields no delta and keeps its announced set as given.
     """

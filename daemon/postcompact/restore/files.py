@@ -1,4 +1,4 @@
-"""File restoration (docs/claude-code.md §3; design chapter §10.2).
+"""File restoration (docs/claude-code.md §3; docs/profiles.md).
 
 Given the snapshot of the agent's file-state cache (MRU first), plus, under profiles that keep
 them (`Rules.references_stay_candidates`), the files restored as too-large notes last time:

@@ -1,4 +1,5 @@
-"""Session-start hooks run at Compact (reference §13). Commands come from the daemon's config only.
+"""Session-start hooks run at Compact (docs/claude-code.md §9). Commands come from the daemon's
+config only.
 
 Each hook runs as `/bin/sh -c <command>` in the session's cwd, in its own process group, with this
 JSON on stdin:

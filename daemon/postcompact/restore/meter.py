@@ -14,7 +14,7 @@ from postcompact import _core
 
 __all__ = ["JSON_EXTS", "Meter", "rough"]
 
-# Extensions the rough estimate counts at 2 UTF-16 units per token (reference §2.1).
+# Extensions the rough estimate counts at 2 UTF-16 units per token (docs/claude-code.md §2).
 JSON_EXTS = frozenset({"json", "jsonl", "jsonc"})
 
 

@@ -159,8 +159,8 @@ def _mtime_seen(s: Session, a: AgentState, path: str, entry: _core.FileState) ->
 
 
 def _changed(s: Session, a: AgentState, path: str, entry: _core.FileState, current: int) -> bool:
-    """Whether the file was modified since `entry` was read (reference §5.3 and §14.1: its mtime
-    is newer than the entry's timestamp; with the mtime the read saw, any other mtime)."""
+    """Whether the file was modified since `entry` was read (docs/claude-code.md §4: its mtime is
+    newer than the entry's timestamp; with the mtime the read saw, any other mtime)."""
     seen = _mtime_seen(s, a, path, entry)
     return current > entry.timestamp if seen is None else current != seen
 
@@ -217,8 +217,8 @@ class FileService:
         if entry is not None and current is not None:
             stub = s.rules.templates.file_unchanged_stub
             # The stub is a use of the file. Under the default profile (timestamps are read
-            # times) it is a read now: restoration ranks the file by it (design chapter
-            # §10.9). Under claude-code the timestamp stays the file's mtime; only the recency
+            # times) it is a read now: restoration ranks the file by it (docs/profiles.md).
+            # Under claude-code-2.1.88 the timestamp stays the file's mtime; only the recency
             # moves.
             stamp = entry.timestamp
             if not s.rules.mtime_timestamps:
@@ -363,7 +363,7 @@ class FileService:
     # --- CheckWrite ---------------------------------------------------------------------------
 
     def check_write(self, req: pb.CheckWriteRequest) -> pb.CheckWriteResponse:
-        """Reference §5.3. A file that does not exist yet may be written without a read."""
+        """docs/claude-code.md §4 A file that does not exist yet may be written without a read."""
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         current = mtime_ms(path)
@@ -447,7 +447,7 @@ class FileService:
         # Capped at the int64 maximum (the proto's and SQLite's): after a skill recorded at
         # 2**63-1, "strictly later" does not exist.
         at = req.invoked_at_ms or min(max(now_ms(), latest + 1), INT64_MAX)
-        a.skills.pop(req.name, None)  # same name: overwrite and refresh (reference §7.1)
+        a.skills.pop(req.name, None)  # same name: overwrite and refresh (docs/claude-code.md §5)
         skill = InvokedSkill(req.name, req.path, req.content, at)
         a.skills[req.name] = skill
         self.store.put_skill(s, a, skill)
