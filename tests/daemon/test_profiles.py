@@ -15,7 +15,7 @@ from postcompact_client import join
 from postcompact_client import pb as cpb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, set_mtime, text_of
-from tests.daemon.test_restore_pipeline import World, kinds, outcome
+from tests.daemon.test_restore_pipeline import World, kinds, outcome, restored
 
 CC = pb.PROFILE_CLAUDE_CODE
 CC88 = pb.PROFILE_CLAUDE_CODE_2_1_88
