@@ -172,6 +172,37 @@ def test_acknowledged_calls_survive_kill_9(base: Path) -> None:
         d.stop()
 
 
+def test_what_a_compaction_carried_survives_kill_9(base: Path) -> None:
+    """Under claude-code: the reads carried over a compaction (the Edit/Write check), the files
+    restored as too-large notes (candidates again) and the skills the budget rewrote are in the
+    database."""
+    project = write_project(base / "p")
+    big = project / "big.txt"
+    big.write_text("".join(f"line {i:05d} of a long file\n" for i in range(2000)))
+    d = start_daemon(runtime_dir=base)
+    s = d.client.open_session(
+        str(project), session_id=new_session_id("carry"), profile="claude-code"
+    )
+    s.read_file("src/a.py")
+    s.read_file("big.txt")
+    s.record_skill("huge", content="h" * 40_000)
+    first = s.compact(skip_hooks=True, policy={"max_files": 1, "skills_token_budget": 10})
+    assert [a.kind for a in first.attachments] == [pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE]
+    d.proc.send_signal(signal.SIGKILL)
+    d = _restart(d, signal.SIGKILL)
+    try:
+        s = d.client.session(s.session_id)
+        assert s.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED  # carried
+        again = s.preview_compact(skip_hooks=True)
+        kinds = [a.kind for a in again.attachments]
+        assert pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE in kinds  # still a candidate
+        assert pb.ATTACHMENT_KIND_INVOKED_SKILLS not in kinds  # emptied by the budget
+        dropped = [d for d in again.decisions if d.name == "huge"]
+        assert "emptied" in dropped[0].detail
+    finally:
+        d.stop()
+
+
 def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
     project = write_project(base / "p")
     d = start_daemon(runtime_dir=base)
