@@ -536,8 +536,8 @@ def run(quick: bool = False) -> Section:
         intro += (
             f"\n\nOne Compact response is {res.compact_bytes / 1024:.0f} KB of protobuf against "
             "the echo's 100 KB: each file's text crosses the socket once, in its attachment's "
-            "`rendered_text` (the raw content comes only with `include_content`, and the clients "
-            "join the rendered texts themselves)."
+            "`blocks` (the raw content comes only with `include_content`, and the clients "
+            "join the blocks themselves)."
         )
     if res.problems:
         intro += (
