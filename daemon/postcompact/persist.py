@@ -430,16 +430,26 @@ def _announced_json(cat: Catalog) -> str:
     )
 
 
-def _carried_json(a: AgentState) -> str:
+def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
+    """The agent's carried reads and notes as stored. A read still holding its content gets its
+    SHA-256 here — from the file row of that very content when there is one (no hashing), else
+    computed — and drops the content (memory stays bounded by the cache)."""
     if not a.carried_reads and not a.carried_refs:
         return "{}"
-    reads = {p: [r.sha256.hex(), r.length] for p, r in sorted(a.carried_reads.items())}
+    reads: dict[str, list[Any]] = {}
+    for path, r in sorted(a.carried_reads.items()):
+        if r.sha256 is None and r.content is not None:
+            row = rows.get(path)
+            same = row is not None and row.state.content is r.content
+            r.sha256 = row.digest if same and row is not None else content_digest(r.content)
+            r.content = None
+        reads[path] = [(r.sha256 or b"").hex(), r.length]
     return json.dumps({"reads": reads, "refs": dict(sorted(a.carried_refs.items()))})
 
 
 def _restore_carried(a: AgentState, carried: Mapping[str, Any]) -> None:
     for path, (digest, length) in carried.get("reads", {}).items():
-        a.carried_reads[path] = CarriedRead(bytes.fromhex(digest), int(length))
+        a.carried_reads[path] = CarriedRead(int(length), sha256=bytes.fromhex(digest))
     a.carried_refs.update({p: int(ts) for p, ts in carried.get("refs", {}).items()})
 
 
@@ -798,7 +808,7 @@ class SqliteStore(NullStore):
                     json.dumps(sorted(a.nested_memory)),
                     _announced_json(a.catalog),
                     a.parent_agent_id,
-                    _carried_json(a),
+                    _carried_json(a, self._files.get((s.session_id, a.agent_id), {})),
                 ),
             )
             self._touch(s)

@@ -223,8 +223,8 @@ class Servicer:
         if not preview and self.registry.live(s, a):
             store = self.registry.store
             with store.tx((s.session_id, a.agent_id)):
+                store.put_agent(s, a)  # first: the carried reads take the file rows' hashes
                 store.sync_files(s, a)
-                store.put_agent(s, a)
                 for name, skill in a.skills.items():
                     if skills.get(name) is not skill:  # rewritten by the compaction
                         store.put_skill(s, a, skill)

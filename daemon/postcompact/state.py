@@ -41,13 +41,16 @@ class Catalog:
     sent_skill_names: set[str] = field(default_factory=set)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CarriedRead:
     """A full read from before a compaction, for the Edit/Write check after it (policy
-    `carry_read_state`): the SHA-256 and length of the content the agent saw."""
+    `carry_read_state`): the content the agent saw, kept as the object the cache held (no
+    copy, no hash on Compact's path), until the state database stores its SHA-256 and length
+    (`sha256` set, `content` then dropped)."""
 
-    sha256: bytes
     length: int
+    sha256: bytes | None = None
+    content: bytes | None = None
 
 
 @dataclass(slots=True)

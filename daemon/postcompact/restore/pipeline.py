@@ -36,7 +36,6 @@ answer); their stdin JSON then carries `"preview": true`.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import re
@@ -71,8 +70,6 @@ _TASK_STATUS: dict[pb.TaskStatus.ValueType, str] = {
 LOCAL_AGENT = "local_agent"
 LOCAL_BASH = "local_bash"
 _MAX_PLAN_BYTES = 16 * 1024 * 1024  # sanity bound only: plan content has no token cap
-# Hash the carried reads on a worker thread once they are this large in all.
-_HASH_OFF_LOOP_BYTES = 256 * 1024
 
 
 def _check_markers(policy: Policy, meter: Meter, templates: Templates) -> None:
@@ -432,8 +429,7 @@ def carried_reads_of(
         if not full or agent.unverified.get(path) is st:
             continue
         out.pop(path, None)
-        content = st.content
-        out[path] = CarriedRead(hashlib.sha256(content).digest(), len(content))
+        out[path] = CarriedRead(len(st.content), content=st.content)
     while len(out) > limit:
         del out[next(iter(out))]
     return out
@@ -571,13 +567,7 @@ async def run_compact(
     if preview:
         await steps
         return out.response(agent.compactions)
-    carried: dict[str, CarriedRead] | None = None
-    if policy.carry_read_state:
-        size = sum(len(st.content) for _, st in snapshot)
-        if size >= _HASH_OFF_LOOP_BYTES:
-            carried = await asyncio.to_thread(carried_reads_of, agent, snapshot, carry_limit)
-        else:
-            carried = carried_reads_of(agent, snapshot, carry_limit)
+    carried = carried_reads_of(agent, snapshot, carry_limit) if policy.carry_read_state else None
     nested, marks = set(agent.nested_memory), dict(agent.read_mtimes)
     agent.files.clear()
     agent.nested_memory.clear()

@@ -401,7 +401,11 @@ class FileService:
         if carried is None or not session_policy(s, self.config).carry_read_state:
             return False
         content = _disk_content(s, path, carried.length, self.config)
-        return content is not None and content_digest(content) == carried.sha256
+        if content is None or len(content) != carried.length:
+            return False
+        if carried.content is not None:
+            return content == carried.content
+        return content_digest(content) == carried.sha256
 
     # --- CheckStale ---------------------------------------------------------------------------
 
