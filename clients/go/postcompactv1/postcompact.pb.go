@@ -771,7 +771,7 @@ func (Outcome) EnumDescriptor() ([]byte, []int) {
 }
 
 // Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
-// → the reference constant).
+// → Claude Code's constant).
 type RestorePolicy struct {
 	state                 protoimpl.MessageState `protogen:"open.v1"`
 	MaxFiles              *int32                 `protobuf:"varint,1,opt,name=max_files,json=maxFiles,proto3,oneof" json:"max_files,omitempty"`                                // 5
@@ -1195,7 +1195,7 @@ type MemoryFiles struct {
 	// File names looked up in cwd. Empty = ["CLAUDE.md", "CLAUDE.local.md"]; ["AGENTS.md"] for Codex.
 	FileNames []string `protobuf:"bytes,1,rep,name=file_names,json=fileNames,proto3" json:"file_names,omitempty"`
 	// Further memory paths (absolute or ~-relative). Empty = ["~/.claude/CLAUDE.md"] plus the
-	// managed and auto-memory entry points of the reference.
+	// managed and auto-memory entry points Claude Code uses (docs/claude-code.md §3).
 	Paths         []string `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2432,7 +2432,7 @@ func (x *CheckWriteRequest) GetPath() string {
 type CheckWriteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Result        WriteCheck             `protobuf:"varint,1,opt,name=result,proto3,enum=postcompact.v1.WriteCheck" json:"result,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`                       // the reference's exact error text; empty when allowed
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`                       // Claude Code's exact error text; empty when allowed
 	ErrorCode     int32                  `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"` // 6 or 7; 0 when allowed
 	Path          string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2502,7 +2502,7 @@ type CheckStaleRequest struct {
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	AgentId   string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// The shell command that just ran. When set, the hint is produced only if it matches the
-	// write-command markers (formatters, linters), as the reference §14.1 says.
+	// write-command markers (formatters, linters), as the docs/claude-code.md §4 says.
 	Command       string `protobuf:"bytes,3,opt,name=command,proto3" json:"command,omitempty"`
 	StartedAtMs   int64  `protobuf:"varint,4,opt,name=started_at_ms,json=startedAtMs,proto3" json:"started_at_ms,omitempty"` // the command's start: only mtimes newer than this count; 0 = any
 	unknownFields protoimpl.UnknownFields
@@ -2752,7 +2752,7 @@ type SetPlanRequest struct {
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	AgentId   string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// "" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
-	// ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
+	// ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, docs/claude-code.md §8).
 	PlanFilePath  string `protobuf:"bytes,3,opt,name=plan_file_path,json=planFilePath,proto3" json:"plan_file_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3598,7 +3598,7 @@ func (x *SetCatalogRequest) GetSkillListing() *SkillListing {
 
 type SetCatalogResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Attachments   []*Attachment          `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty"` // the deltas to announce now, in the reference's order
+	Attachments   []*Attachment          `protobuf:"bytes,1,rep,name=attachments,proto3" json:"attachments,omitempty"` // the deltas to announce now, in Claude Code's order
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -7,7 +7,7 @@ export interface CheckStaleRequest {
   'agentId'?: (string);
   /**
    * The shell command that just ran. When set, the hint is produced only if it matches the
-   * write-command markers (formatters, linters), as the reference §14.1 says.
+   * write-command markers (formatters, linters), as the docs/claude-code.md §4 says.
    */
   'command'?: (string);
   /**
@@ -21,7 +21,7 @@ export interface CheckStaleRequest__Output {
   'agentId': (string);
   /**
    * The shell command that just ran. When set, the hint is produced only if it matches the
-   * write-command markers (formatters, linters), as the reference §14.1 says.
+   * write-command markers (formatters, linters), as the docs/claude-code.md §4 says.
    */
   'command': (string);
   /**

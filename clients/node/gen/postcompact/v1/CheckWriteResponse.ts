@@ -5,7 +5,7 @@ import type { WriteCheck as _postcompact_v1_WriteCheck, WriteCheck__Output as _p
 export interface CheckWriteResponse {
   'result'?: (_postcompact_v1_WriteCheck);
   /**
-   * the reference's exact error text; empty when allowed
+   * Claude Code's exact error text; empty when allowed
    */
   'message'?: (string);
   /**
@@ -18,7 +18,7 @@ export interface CheckWriteResponse {
 export interface CheckWriteResponse__Output {
   'result': (_postcompact_v1_WriteCheck__Output);
   /**
-   * the reference's exact error text; empty when allowed
+   * Claude Code's exact error text; empty when allowed
    */
   'message': (string);
   /**

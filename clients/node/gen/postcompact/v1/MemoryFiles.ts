@@ -11,7 +11,7 @@ export interface MemoryFiles {
   'fileNames'?: (string)[];
   /**
    * Further memory paths (absolute or ~-relative). Empty = ["~/.claude/CLAUDE.md"] plus the
-   * managed and auto-memory entry points of the reference.
+   * managed and auto-memory entry points Claude Code uses (docs/claude-code.md §3).
    */
   'paths'?: (string)[];
 }
@@ -26,7 +26,7 @@ export interface MemoryFiles__Output {
   'fileNames': (string)[];
   /**
    * Further memory paths (absolute or ~-relative). Empty = ["~/.claude/CLAUDE.md"] plus the
-   * managed and auto-memory entry points of the reference.
+   * managed and auto-memory entry points Claude Code uses (docs/claude-code.md §3).
    */
   'paths': (string)[];
 }

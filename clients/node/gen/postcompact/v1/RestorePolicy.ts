@@ -6,7 +6,7 @@ import type { Long } from '@grpc/proto-loader';
 
 /**
  * Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
- * → the reference constant).
+ * → Claude Code's constant).
  */
 export interface RestorePolicy {
   /**
@@ -75,7 +75,7 @@ export interface RestorePolicy {
 
 /**
  * Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
- * → the reference constant).
+ * → Claude Code's constant).
  */
 export interface RestorePolicy__Output {
   /**

@@ -4,14 +4,14 @@ import type { Attachment as _postcompact_v1_Attachment, Attachment__Output as _p
 
 export interface SetCatalogResponse {
   /**
-   * the deltas to announce now, in the reference's order
+   * the deltas to announce now, in Claude Code's order
    */
   'attachments'?: (_postcompact_v1_Attachment)[];
 }
 
 export interface SetCatalogResponse__Output {
   /**
-   * the deltas to announce now, in the reference's order
+   * the deltas to announce now, in Claude Code's order
    */
   'attachments': (_postcompact_v1_Attachment__Output)[];
 }

@@ -6,7 +6,7 @@ export interface SetPlanRequest {
   'agentId'?: (string);
   /**
    * "" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
-   * ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
+   * ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, docs/claude-code.md §8).
    */
   'planFilePath'?: (string);
 }
@@ -16,7 +16,7 @@ export interface SetPlanRequest__Output {
   'agentId': (string);
   /**
    * "" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
-   * ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
+   * ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, docs/claude-code.md §8).
    */
   'planFilePath': (string);
 }

@@ -386,7 +386,7 @@ Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 @_typing.final
 class RestorePolicy(_message.Message):
     """Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
-    → the reference constant).
+    → Claude Code's constant).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -643,7 +643,7 @@ class MemoryFiles(_message.Message):
     @_builtins.property
     def paths(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Further memory paths (absolute or ~-relative). Empty = ["~/.claude/CLAUDE.md"] plus the
-        managed and auto-memory entry points of the reference.
+        managed and auto-memory entry points Claude Code uses (docs/claude-code.md §3).
         """
 
     def __init__(
@@ -1208,7 +1208,7 @@ class CheckWriteResponse(_message.Message):
     PATH_FIELD_NUMBER: _builtins.int
     result: Global___WriteCheck.ValueType
     message: _builtins.str
-    """the reference's exact error text; empty when allowed"""
+    """Claude Code's exact error text; empty when allowed"""
     error_code: _builtins.int
     """6 or 7; 0 when allowed"""
     path: _builtins.str
@@ -1240,7 +1240,7 @@ class CheckStaleRequest(_message.Message):
     agent_id: _builtins.str
     command: _builtins.str
     """The shell command that just ran. When set, the hint is produced only if it matches the
-    write-command markers (formatters, linters), as the reference §14.1 says.
+    write-command markers (formatters, linters), as the docs/claude-code.md §4 says.
     """
     started_at_ms: _builtins.int
     """the command's start: only mtimes newer than this count; 0 = any"""
@@ -1356,7 +1356,7 @@ class SetPlanRequest(_message.Message):
     agent_id: _builtins.str
     plan_file_path: _builtins.str
     """"" = the default: <plans_directory>/plan-<12 hex of the session id's SHA-256>.md, and
-    ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, reference §8.1).
+    ...-agent-<agent id>.md for a sub-agent (Claude Code's layout, docs/claude-code.md §8).
     """
     def __init__(
         self,
@@ -1733,7 +1733,7 @@ class SetCatalogResponse(_message.Message):
     ATTACHMENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def attachments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Attachment]:
-        """the deltas to announce now, in the reference's order"""
+        """the deltas to announce now, in Claude Code's order"""
 
     def __init__(
         self,
