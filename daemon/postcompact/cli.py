@@ -270,7 +270,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     conn = Connection(cfg.socket)
     try:
         if conn.serving():
-            print(f"postcompact is already running on {cfg.socket}")
+            pid = _daemon_pid(cfg)
+            print(f"postcompact is already running (pid {pid if pid else '?'}) on {cfg.socket}")
             return 0
     finally:
         conn.close()
