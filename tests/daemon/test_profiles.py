@@ -559,3 +559,20 @@ async def test_saved_tool_result_artifacts_are_never_restored(cc: World) -> None
     resp = await cc.compact()
     assert restored(resp) == ["notes.txt"]
     assert outcome(resp, "artifact-1a2b.txt").outcome == pb.OUTCOME_EXCLUDED_ARTIFACT
+
+
+async def test_a_tail_read_with_a_path_over_4096_characters_is_not_visible(cc: World) -> None:
+    path = cc.write("a.ts", "a\n")
+    cc.read("a.ts", 1)
+
+    def tail(file_path: str) -> list[pb.ConversationMessage]:
+        use = pb.ToolUse(id="t", name="Read", input_json=json.dumps({"file_path": file_path}))
+        return [
+            pb.ConversationMessage(role=pb.ROLE_ASSISTANT, content=[pb.ContentBlock(tool_use=use)])
+        ]
+
+    seen = await cc.compact(kind=pb.COMPACT_KIND_PARTIAL, preserved=tail(path), preview=True)
+    assert outcome(seen, "a.ts").outcome == pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
+    padded = path.replace("/a.ts", "/" + "./" * 2100 + "a.ts")  # the same file, a long spelling
+    unseen = await cc.compact(kind=pb.COMPACT_KIND_PARTIAL, preserved=tail(padded), preview=True)
+    assert outcome(unseen, "a.ts").outcome == pb.OUTCOME_RESTORED

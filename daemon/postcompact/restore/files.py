@@ -71,6 +71,8 @@ from postcompact.v1 import postcompact_pb2 as pb
 __all__ = ["FileStep", "read_paths_in_tail", "restore_files"]
 
 READ_TOOL_NAME = "Read"
+# A Read in the kept tail counts as visible only with a file_path up to this long (Claude Code).
+MAX_TAIL_PATH = 4096
 # Re-read the selected files on one thread each once they add up to this much (what the cache
 # held); below it one worker thread reads them all (see step 3).
 PARALLEL_READ_BYTES = 256 * 1024
@@ -168,8 +170,9 @@ def read_paths_in_tail(
 ) -> set[str]:
     """Cache keys of files whose Read is visible in `messages` (Claude Code's
     `collectReadToolFilePaths`): pass 1 collects the tool_use ids answered by an unchanged stub,
-    pass 2 takes `expandPath(input.file_path)` of every other `Read` tool_use. Roles are not
-    checked (tool_use blocks count wherever they appear); malformed inputs are ignored."""
+    pass 2 takes `expandPath(input.file_path)` of every other `Read` tool_use whose path is at
+    most `MAX_TAIL_PATH` characters. Roles are not checked (tool_use blocks count wherever they
+    appear); malformed inputs are ignored."""
     messages = list(messages)
     stub_prefixes = [s.encode() for s in dict.fromkeys(stubs) if s]
     stub_ids: set[str] = set()
@@ -192,7 +195,7 @@ def read_paths_in_tail(
             except (ValueError, RecursionError):  # malformed, or nested past the parser's depth
                 continue
             file_path = data.get("file_path") if isinstance(data, dict) else None
-            if not isinstance(file_path, str):
+            if not isinstance(file_path, str) or len(file_path) > MAX_TAIL_PATH:
                 continue
             try:
                 paths.add(key(_core.expand_path(file_path, cwd, home)))
