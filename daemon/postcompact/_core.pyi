@@ -14,6 +14,7 @@ __all__ = [
     "__version__",
     "count",
     "count_batch",
+    "escape_reminder_tags",
     "estimate",
     "estimate_batch",
     "estimate_from_utf16_len",
@@ -240,6 +241,11 @@ def number_lines(text: str | bytes, start_line: int = 1) -> str:
     """Claude Code's addLineNumbers: every line of `text` (split on \\r?\\n) as f"{n}\\t{line}",
     numbered from `start_line`, joined by "\\n"; "" for empty text. UnicodeEncodeError for a str
     with lone surrogates."""
+
+def escape_reminder_tags(text: str, opening: bool = False) -> str | None:
+    """`text` with the `<` of each closing `</system-reminder` tag (with `opening`, each opening
+    one too), any case, spaces allowed around the `/`, written as `&lt;`; None when there is
+    none. UnicodeEncodeError for a str with lone surrogates."""
 
 def json_utf16_len(text: str | bytes) -> int:
     """len(JSON.stringify(text)) in UTF-16 units, quotes included, without building the JSON

@@ -525,11 +525,15 @@ _ANY_TAG = re.compile(r"<(?=\s*/?\s*system-reminder)", re.IGNORECASE)
 
 def escape_reminder_tags(text: str, *, opening: bool = False) -> str:
     """`text` with the `<` of each closing `</system-reminder` (and with `opening`, of each
-    opening one) written as `&lt;`, so that the text cannot end (or open) a reminder."""
-    pattern = _ANY_TAG if opening else _CLOSING_TAG
-    if pattern.search(text) is None:  # the common case: no copy
-        return text
-    return pattern.sub("&lt;", text)
+    opening one) written as `&lt;`, so that the text cannot end (or open) a reminder. The scan
+    runs in the core (`_core.escape_reminder_tags`); a str with lone surrogates takes the
+    equivalent regex. The text itself comes back when there is nothing to escape."""
+    try:
+        escaped = _core.escape_reminder_tags(text, opening)
+    except UnicodeEncodeError:
+        pattern = _ANY_TAG if opening else _CLOSING_TAG
+        return text if pattern.search(text) is None else pattern.sub("&lt;", text)
+    return text if escaped is None else escaped
 
 
 # Characters a path in a note may not carry as they are: the tag brackets, and what does not

@@ -3,6 +3,10 @@
 //! * [`number_lines`]: Claude Code's `addLineNumbers` — every line of the text, split on
 //!   `\r?\n`, as `{n}\t{line}`, joined by `"\n"`; `""` for `""`. The surrounding strings
 //!   (wrappers, reminders, markers) stay in the Python templates (`render.py`).
+//! * [`escape_reminder_tags`]: the `<` of each closing `</system-reminder` tag (with `opening`,
+//!   of each opening one too) written as `&lt;`, so that inserted text cannot end (or open) the
+//!   `<system-reminder>` around it. Spaces may sit around the `/` and the case is free, as
+//!   Python's `re.IGNORECASE` and `\s` have them (`ſ` is an `s`, `İ` and `ı` are `i`).
 //! * [`json_utf16_len`]: the UTF-16 length of `JSON.stringify(text)` (quotes included) without
 //!   building the JSON: `"` and `\` cost 2 units, `\b \f \n \r \t` 2, other C0 controls 6
 //!   (`\u00xx`), astral characters 2, everything else its UTF-16 length (DEL, U+2028 and U+2029
@@ -216,10 +220,94 @@ pub fn number_lines(text: &str, start_line: i64) -> String {
     String::from_utf8(out).expect("numbered text is UTF-8")
 }
 
+/// Python's `str.isspace()` (what `\s` matches in a `str` pattern): Unicode White_Space and the
+/// four information separators U+001C..U+001F.
+#[inline]
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Whether `c` equals the ASCII lowercase letter `want` ignoring case, as Python's
+/// `re.IGNORECASE` does for the letters of "system-reminder".
+#[inline]
+fn ignorecase_eq(c: char, want: u8) -> bool {
+    if c.is_ascii() {
+        return (c as u8).to_ascii_lowercase() == want;
+    }
+    match want {
+        b's' => c == '\u{17f}',
+        b'i' => c == '\u{130}' || c == '\u{131}',
+        _ => false,
+    }
+}
+
+/// Whether `rest` (the text after a `<`) goes on as the rest of a reminder tag: spaces, a `/`
+/// (required unless `opening`), spaces, then `system-reminder` in any case.
+fn tag_follows(rest: &str, opening: bool) -> bool {
+    let mut chars = rest.chars().peekable();
+    while chars.next_if(|&c| is_space(c)).is_some() {}
+    if chars.next_if_eq(&'/').is_some() {
+        while chars.next_if(|&c| is_space(c)).is_some() {}
+    } else if !opening {
+        return false;
+    }
+    b"system-reminder".iter().all(|&want| match chars.next() {
+        Some(c) => ignorecase_eq(c, want),
+        None => false,
+    })
+}
+
+/// `text` with the `<` of every closing reminder tag (and with `opening`, every opening one)
+/// written as `&lt;`; `None` when there is none (the caller keeps its text, no copy).
+pub fn escape_reminder_tags(text: &str, opening: bool) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    for at in memchr::memchr_iter(b'<', bytes) {
+        if tag_follows(&text[at + 1..], opening) {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            o.push_str(&text[copied..at]);
+            o.push_str("&lt;");
+            copied = at + 1;
+        }
+    }
+    let mut o = out?;
+    o.push_str(&text[copied..]);
+    Some(o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn escaping_examples() {
+        assert_eq!(escape_reminder_tags("plain text", false), None);
+        assert_eq!(escape_reminder_tags("a < b", false), None);
+        assert_eq!(
+            escape_reminder_tags("x</system-reminder>y", false).as_deref(),
+            Some("x&lt;/system-reminder>y")
+        );
+        assert_eq!(
+            escape_reminder_tags("< / SYSTEM-Reminder >", false).as_deref(),
+            Some("&lt; / SYSTEM-Reminder >")
+        );
+        assert_eq!(escape_reminder_tags("<system-reminder>", false), None);
+        assert_eq!(
+            escape_reminder_tags("<system-reminder>", true).as_deref(),
+            Some("&lt;system-reminder>")
+        );
+        assert_eq!(
+            escape_reminder_tags("<\u{a0}/\u{1c}\u{17f}ystem-remınder", false).as_deref(),
+            Some("&lt;\u{a0}/\u{1c}\u{17f}ystem-remınder")
+        );
+        assert_eq!(escape_reminder_tags("</system-remind", false), None);
+        assert_eq!(
+            escape_reminder_tags("é</system-reminder>中</system-reminder>", false).as_deref(),
+            Some("é&lt;/system-reminder>中&lt;/system-reminder>")
+        );
+    }
 
     /// The reference: `re.split(r"\r?\n")` and an f-string per line.
     fn reference(text: &str, start: i64) -> String {

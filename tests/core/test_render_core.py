@@ -49,6 +49,35 @@ def test_number_lines_matches_python(text: str, start: int) -> None:
     assert render.add_line_numbers(text, start) == numbered_reference(text, start)
 
 
+_CLOSING = re.compile(r"<(?=\s*/\s*system-reminder)", re.IGNORECASE)
+_ANY = re.compile(r"<(?=\s*/?\s*system-reminder)", re.IGNORECASE)
+
+# Pieces of tags: the brackets, slashes, every kind of space, the letters in every case,
+# Python's case-insensitive look-alikes (U+017F for s, U+0130 and U+0131 for i).
+_TAG_PIECES = st.sampled_from(
+    ["<", "/", ">", " ", "\t", "\n", "\xa0", "\x1c", "\u3000", "system-reminder",
+     "SYSTEM-REMINDER", "System-Reminder", "\u017fystem-rem\u0131nder", "system-remİnder",
+     "system-remind", "x", "é", "😀"]
+)  # fmt: skip
+
+
+@given(st.lists(_TAG_PIECES, max_size=30).map("".join), st.booleans())
+@settings(max_examples=600, deadline=None)
+def test_escape_matches_the_python_regex(text: str, opening: bool) -> None:
+    """The core's scan escapes exactly what Python's regex spaces and IGNORECASE match."""
+    pattern = _ANY if opening else _CLOSING
+    want = pattern.sub("&lt;", text)
+    got = _core.escape_reminder_tags(text, opening)
+    assert (got if got is not None else text) == want
+    assert (got is None) == (want == text)
+    assert render.escape_reminder_tags(text, opening=opening) == want
+
+
+def test_escape_of_lone_surrogates_takes_the_regex() -> None:
+    text = "\ud800</system-reminder>"
+    assert render.escape_reminder_tags(text) == "\ud800&lt;/system-reminder>"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

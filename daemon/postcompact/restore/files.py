@@ -57,7 +57,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from postcompact import _core, fileread, profiles, render
 from postcompact.persist import content_digest
@@ -160,6 +160,12 @@ def _file_message_units(
     return int(_core.utf16_len(render.js_json_stringify(_message(attachment, payload_only))))
 
 
+def _blocks_tokens(blocks: Sequence[str]) -> int:
+    """`rough("\\n".join(blocks))` without building the joined copy."""
+    units = sum(int(_core.utf16_len(b)) for b in blocks) + len(blocks) - 1
+    return int(_core.estimate_from_utf16_len(units))
+
+
 def read_paths_in_tail(
     messages: Iterable[pb.ConversationMessage],
     *,
@@ -243,10 +249,10 @@ class FileStep:
     templates: Templates
     deny_globs: tuple[str, ...]
     include_content: bool = True  # fill FileAttachment.content (else only the blocks have it)
+    rules: profiles.Rules = field(init=False)
 
-    @property
-    def rules(self) -> profiles.Rules:
-        return self.session.rules
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", self.session.rules)  # looked up once, used per file
 
     def _display(self, path: str) -> str:
         return display_path(path, self.session.cwd, relative=self.rules.payload_cost)
@@ -407,7 +413,7 @@ class FileStep:
             kind=pb.ATTACHMENT_KIND_FILE,
             placement=render.USER,
             blocks=blocks,
-            tokens=rough("\n".join(blocks)),
+            tokens=_blocks_tokens(blocks),
             file=pb.FileAttachment(
                 path=path,
                 display_path=display,

@@ -116,6 +116,8 @@ def _exclusions(
 
 def _is_artifact(path: str) -> bool:
     """A tool result Claude Code saved to disk (`…/tool-results/artifact-*`): never restored."""
+    if "/tool-results/artifact-" not in path:  # the common case: one substring search
+        return False
     head, name = os.path.split(path)
     return name.startswith("artifact-") and os.path.basename(head) == "tool-results"
 

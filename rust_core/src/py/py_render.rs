@@ -1,5 +1,5 @@
-//! Python bindings of [`crate::render`]: `number_lines`, `json_utf16_len` and
-//! `estimate_from_utf16_len`.
+//! Python bindings of [`crate::render`]: `number_lines`, `escape_reminder_tags`,
+//! `json_utf16_len` and `estimate_from_utf16_len`.
 //!
 //! `str` input is borrowed through CPython's cached UTF-8 (no copy for ASCII); `bytes` input is
 //! decoded as Python's `bytes.decode("utf-8", "replace")` does (each maximal invalid subpart
@@ -62,6 +62,25 @@ fn number_lines<'py>(
     Ok(PyString::new(py, &out))
 }
 
+/// `text` with the `<` of each closing `</system-reminder` tag (with `opening`, of each opening
+/// one too) written as `&lt;`; `None` when there is nothing to escape. A `str` with lone
+/// surrogates raises UnicodeEncodeError (the caller falls back to its own path).
+#[pyfunction]
+#[pyo3(signature = (text, opening = false))]
+fn escape_reminder_tags<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+    opening: bool,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let t = text.to_str()?;
+    let out = if t.len() >= DETACH_BYTES {
+        py.detach(|| render::escape_reminder_tags(t, opening))
+    } else {
+        render::escape_reminder_tags(t, opening)
+    };
+    Ok(out.map(|o| PyString::new(py, &o)))
+}
+
 /// The UTF-16 length of `JSON.stringify(text)`, quotes included (lone surrogates in a `str`
 /// cost 6 units, as well-formed JSON.stringify escapes them).
 #[pyfunction]
@@ -102,6 +121,7 @@ fn estimate_from_utf16_len(units: i64, ext: Option<&str>) -> PyResult<usize> {
 /// Adds the rendering functions to `postcompact._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(number_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(escape_reminder_tags, m)?)?;
     m.add_function(wrap_pyfunction!(json_utf16_len, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_from_utf16_len, m)?)?;
     Ok(())
