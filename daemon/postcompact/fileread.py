@@ -144,10 +144,11 @@ async def off_loop(read: Callable[[bool], _T]) -> _T:
 class FileReadError(Exception):
     """A read refused or failed; `kind` is machine-readable, `message` names the path."""
 
-    def __init__(self, kind: FileReadErrorKind, message: str) -> None:
+    def __init__(self, kind: FileReadErrorKind, message: str, size: int | None = None) -> None:
         super().__init__(message)
         self.kind: FileReadErrorKind = kind
         self.message = message
+        self.size = size  # too_large: the file's size in bytes, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +339,7 @@ def _refusal(
         "changed": ("outside_roots", f"{path} changed while reading"),
     }
     kind, message = messages[code]
-    return FileReadError(kind, message)
+    return FileReadError(kind, message, size if code == "too_large" else None)
 
 
 def _os_error(path: str, phase: str, err: int | None) -> FileReadError:

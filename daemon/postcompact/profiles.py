@@ -49,6 +49,8 @@ class Rules:
     references_stay_candidates: bool
     # CheckStale's write-command markers include `sed -i` / `gsed -i`.
     sed_markers: bool
+    # ReadFile refuses a file over the size cap with current Claude Code's own message.
+    claude_read_errors: bool
     # A file over a quarter of the per-file cap by the rough estimate is measured again as
     # Claude Code's countTokens API would count it, estimated offline as this many UTF-16 units
     # a token (docs/claude-code.md §3); None: the rough estimate decides alone.
@@ -75,6 +77,7 @@ _DEFAULT = Rules(
     skip_parent_task=False,
     references_stay_candidates=False,
     sed_markers=True,
+    claude_read_errors=False,
     api_units_per_token=None,
     cache_max_entries=100,
     oversize=pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
@@ -96,6 +99,7 @@ _CLAUDE_CODE = Rules(
     skip_parent_task=True,
     references_stay_candidates=True,
     sed_markers=True,
+    claude_read_errors=True,
     api_units_per_token=3,
     cache_max_entries=5000,
     oversize=pb.OVERSIZE_POLICY_REFERENCE,
@@ -117,6 +121,7 @@ _CLAUDE_CODE_2_1_88 = Rules(
     skip_parent_task=False,
     references_stay_candidates=False,
     sed_markers=False,
+    claude_read_errors=False,
     api_units_per_token=3,
     cache_max_entries=100,
     oversize=pb.OVERSIZE_POLICY_REFERENCE,

@@ -39,6 +39,7 @@ from postcompact import _core
 __all__ = [
     "CLAUDE_CODE_TEMPLATES",
     "DEFAULT_TEMPLATES",
+    "FILE_TOO_LARGE",
     "FILE_UNCHANGED_STUB",
     "MALWARE_REMINDER",
     "SKILL_TRUNCATION_MARKER",
@@ -55,7 +56,9 @@ __all__ = [
     "deferred_tools_delta",
     "escape_reminder_tags",
     "file_blocks",
+    "file_too_large",
     "file_truncation_marker",
+    "format_file_size",
     "hook_additional_context",
     "invoked_skills",
     "js_json_stringify",
@@ -727,6 +730,32 @@ def file_truncation_marker(
 def compact_file_reference(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
     """The path-only note for an oversize file (its path made safe, `note_path`)."""
     return _fmt(templates.compact_file_reference, path=note_path(path))
+
+
+def format_file_size(size: int) -> str:
+    """Claude Code's file size: `N bytes` under 1 KB, else KB, MB or GB with one decimal as
+    JavaScript's `toFixed(1)` rounds it (halves up), a trailing `.0` dropped (262144 -> `256KB`,
+    3250586 -> `3.1MB`)."""
+    if size < 1024:
+        return f"{size} bytes"
+    for power, unit in ((1, "KB"), (2, "MB"), (3, "GB")):
+        if size < 1024 ** (power + 1) or unit == "GB":
+            tenths = (20 * size + 1024**power) // (2 * 1024**power)  # round(size * 10 / 1024^p)
+            whole, tenth = divmod(tenths, 10)
+            return (f"{whole}" if tenth == 0 else f"{whole}.{tenth}") + unit
+    raise AssertionError("unreachable")
+
+
+FILE_TOO_LARGE = (
+    "File content ({size}) exceeds maximum allowed size ({max}). Use offset and limit "
+    "parameters to read specific portions of the file, or search for specific content instead "
+    "of reading the whole file."
+)
+
+
+def file_too_large(size: int, max_bytes: int) -> str:
+    """Current Claude Code's Read refusal of a file over the byte cap."""
+    return FILE_TOO_LARGE.format(size=format_file_size(size), max=format_file_size(max_bytes))
 
 
 def stale_read_hint(

@@ -576,3 +576,29 @@ async def test_a_tail_read_with_a_path_over_4096_characters_is_not_visible(cc: W
     padded = path.replace("/a.ts", "/" + "./" * 2100 + "a.ts")  # the same file, a long spelling
     unseen = await cc.compact(kind=pb.COMPACT_KIND_PARTIAL, preserved=tail(padded), preview=True)
     assert outcome(unseen, "a.ts").outcome == pb.OUTCOME_RESTORED
+
+
+def test_file_sizes_are_written_as_claude_code_writes_them() -> None:
+    sizes = [500, 1024, 1280, 1536, 262_144, 3_250_586, 5 * 2**20 + 1, 2 * 2**30]
+    assert [render.format_file_size(n) for n in sizes] == [
+        "500 bytes", "1KB", "1.3KB", "1.5KB", "256KB", "3.1MB", "5MB", "2GB"
+    ]  # fmt: skip
+
+
+def test_claude_code_refuses_a_file_over_the_size_cap_in_its_own_words(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    from postcompact_client import PostcompactError
+
+    (project / "huge.txt").write_text("y" * 99 + "\n" * 1 + "z" * 300_000)
+    for profile, words in (("claude-code", True), ("claude-code-2.1.88", False)):
+        s = daemon.client.open_session(str(project), session_id=new_session_id(), profile=profile)
+        with pytest.raises(PostcompactError) as err:
+            s.read_file("huge.txt")
+        assert err.value.reason == "FILE_TOO_LARGE"
+        said = (
+            "File content (293.1KB) exceeds maximum allowed size (256KB). Use offset and limit "
+            "parameters to read specific portions of the file, or search for specific content "
+            "instead of reading the whole file."
+        )
+        assert (said in str(err.value)) == words

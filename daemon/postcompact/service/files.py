@@ -262,6 +262,9 @@ class FileService:
         try:
             tf, digest = await fileread.off_loop(read)
         except fileread.FileReadError as exc:
+            if exc.kind == "too_large" and exc.size is not None and s.rules.claude_read_errors:
+                # Current Claude Code's own refusal, word for word (docs/claude-code.md §4).
+                exc.message = render.file_too_large(exc.size, max_bytes)
             raise file_read_error(exc, path) from None
         if not self.registry.live(s, a):
             # Closed or expired during the read: recording it would write rows for a session
