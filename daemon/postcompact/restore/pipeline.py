@@ -122,15 +122,36 @@ def _is_artifact(path: str) -> bool:
     return name.startswith("artifact-") and os.path.basename(head) == "tool-results"
 
 
+def _attach_task(
+    out: Outcome, task: pb.Task, text: str, summary: str, placement: str, templates: Templates
+) -> None:
+    out.attach(
+        "tasks",
+        make(
+            pb.ATTACHMENT_KIND_TASK_STATUS,
+            placement,
+            render.blocks([text], placement, templates),
+            task_status=pb.TaskStatusAttachment(
+                task_id=task.task_id,
+                task_type=task.task_type,
+                description=task.description,
+                status=task.status,
+                delta_summary=summary,
+                output_file_path=task.output_file_path,
+            ),
+        ),
+    )
+
+
 def _task_status(session: Session, agent: AgentState, templates: Templates, out: Outcome) -> None:
     rules = session.rules
     placement = _placement(session)
     skipped = {agent.agent_id} if agent.agent_id else set()
     if rules.skip_parent_task and agent.agent_id:
         skipped.add(agent.parent_agent_id)
-    agents = [t for t in session.tasks.values() if t.task_type == LOCAL_AGENT]
-    shells = [t for t in session.tasks.values() if t.task_type == LOCAL_BASH]
-    for task in agents:
+    for task in session.tasks.values():
+        if task.task_type != LOCAL_AGENT:
+            continue
         status = _TASK_STATUS.get(task.status)
         if task.retrieved or status is None:
             continue  # pending and unknown statuses are skipped too
@@ -146,27 +167,14 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
             output_file_path=task.output_file_path,
             templates=templates,
         )
-        out.attach(
-            "tasks",
-            make(
-                pb.ATTACHMENT_KIND_TASK_STATUS,
-                placement,
-                render.blocks([text], placement, templates),
-                task_status=pb.TaskStatusAttachment(
-                    task_id=task.task_id,
-                    task_type=task.task_type,
-                    description=task.description,
-                    status=task.status,
-                    delta_summary=summary,
-                    output_file_path=task.output_file_path,
-                ),
-            ),
-        )
+        _attach_task(out, task, text, summary, placement, templates)
     if not rules.shell_status:
         return
-    for task in shells:
-        if task.status != pb.TASK_STATUS_RUNNING or task.agent_id != agent.agent_id:
-            continue  # only running shells, and only to the agent that started them
+    for task in session.tasks.values():
+        if task.task_type != LOCAL_BASH or task.status != pb.TASK_STATUS_RUNNING:
+            continue
+        if task.agent_id != agent.agent_id:
+            continue  # only to the agent that started the shell
         text = render.shell_status(
             task_id=task.task_id,
             description=task.description,
@@ -175,21 +183,7 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
             monitor=task.monitor,
             templates=templates,
         )
-        out.attach(
-            "tasks",
-            make(
-                pb.ATTACHMENT_KIND_TASK_STATUS,
-                placement,
-                render.blocks([text], placement, templates),
-                task_status=pb.TaskStatusAttachment(
-                    task_id=task.task_id,
-                    task_type=task.task_type,
-                    description=task.description,
-                    status=task.status,
-                    output_file_path=task.output_file_path,
-                ),
-            ),
-        )
+        _attach_task(out, task, text, "", placement, templates)
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")

@@ -41,6 +41,7 @@ from postcompact.transcript.parse import (
     PlanFile,
     PlanSlug,
     Record,
+    RecordedItem,
     Resumed,
     SkillInvoked,
     TaskChanged,
@@ -48,7 +49,7 @@ from postcompact.transcript.parse import (
 from postcompact.transcript.paths import PathMap, join
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["Builder", "conversation"]
+__all__ = ["Builder", "conversation", "restored_items"]
 
 _MODES = {
     "plan": pb.PERMISSION_MODE_PLAN,
@@ -258,6 +259,27 @@ def _agent_type(name: str, line: str) -> pb.AgentType:
 def _mcp_instructions(name: str, block: str) -> str:
     head = f"## {name}\n"
     return block[len(head) :] if block.startswith(head) else block
+
+
+_RESTORED_KINDS = {
+    pb.ATTACHMENT_KIND_FILE: "file",
+    pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE: "reference",
+}
+
+
+def restored_items(resp: pb.CompactResponse, paths: PathMap) -> list[RecordedItem]:
+    """The files and too-large notes `resp` restored, in order, paths as the transcript has
+    them."""
+    return [
+        RecordedItem(
+            _RESTORED_KINDS[a.kind],
+            paths.original(
+                a.file.path if a.kind == pb.ATTACHMENT_KIND_FILE else a.file_reference.path
+            ),
+        )
+        for a in resp.attachments
+        if a.kind in _RESTORED_KINDS
+    ]
 
 
 def conversation(records: Sequence[Record], paths: PathMap) -> list[pb.ConversationMessage]:

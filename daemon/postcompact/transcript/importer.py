@@ -19,7 +19,7 @@ from postcompact.errors import AlreadyExists, InvalidArgument
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import Registry, check_abs_path, check_id, now_ms
 from postcompact.state import AgentState
-from postcompact.transcript.build import Builder
+from postcompact.transcript.build import Builder, restored_items
 from postcompact.transcript.parse import (
     Boundary,
     Event,
@@ -34,7 +34,6 @@ from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["import_transcript"]
 
-_KINDS = {pb.ATTACHMENT_KIND_FILE: "file", pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE: "reference"}
 MAX_WARNINGS = 50
 
 
@@ -148,16 +147,7 @@ def _items(items: list[RecordedItem]) -> list[pb.RestoredItem]:
 
 
 def _boundary(b: Boundary, resp: pb.CompactResponse, paths: PathMap) -> pb.TranscriptBoundary:
-    restored = [
-        RecordedItem(
-            _KINDS[a.kind],
-            paths.original(
-                a.file.path if a.kind == pb.ATTACHMENT_KIND_FILE else a.file_reference.path
-            ),
-        )
-        for a in resp.attachments
-        if a.kind in _KINDS
-    ]
+    restored = restored_items(resp, paths)
     return pb.TranscriptBoundary(
         uuid=b.uuid,
         line=b.line,

@@ -321,6 +321,12 @@ _TASK_NOTE = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTA
 _COMMAND = re.compile(r"<command-name>/?([^<]+)</command-name>")
 _SKILL_BASE = re.compile(r"\ABase directory for this skill: ([^\n]+)")
 _TASK_STATUSES = {"running", "completed", "failed", "killed"}
+# Delta attachment type -> (Announced.kind, its added, added-lines and removed keys).
+_DELTAS = {
+    "deferred_tools_delta": ("deferred_tools", "addedNames", "addedLines", "removedNames"),
+    "agent_listing_delta": ("agent_types", "addedTypes", "addedLines", "removedTypes"),
+    "mcp_instructions_delta": ("mcp", "addedNames", "addedBlocks", "removedNames"),
+}
 
 
 def _tag(text: str, name: str) -> str | None:
@@ -629,46 +635,23 @@ class _Builder:
             path = _str(a.get("planFilePath"))
             if path:
                 self.add(PlanFile(line, at, agent, path))
-        elif kind == "deferred_tools_delta":
+        elif isinstance(kind, str) and kind in _DELTAS:
+            what, added, added_lines, removed = _DELTAS[kind]
             self.add(
                 Announced(
                     line,
                     at,
                     agent,
-                    "deferred_tools",
-                    _strs(a.get("addedNames")),
-                    _strs(a.get("addedLines")),
-                    _strs(a.get("removedNames")),
-                )
-            )
-        elif kind == "agent_listing_delta":
-            self.add(
-                Announced(
-                    line,
-                    at,
-                    agent,
-                    "agent_types",
-                    _strs(a.get("addedTypes")),
-                    _strs(a.get("addedLines")),
-                    _strs(a.get("removedTypes")),
-                )
-            )
-        elif kind == "mcp_instructions_delta":
-            self.add(
-                Announced(
-                    line,
-                    at,
-                    agent,
-                    "mcp",
-                    _strs(a.get("addedNames")),
-                    _strs(a.get("addedBlocks")),
-                    _strs(a.get("removedNames")),
+                    what,
+                    _strs(a.get(added)),
+                    _strs(a.get(added_lines)),
+                    _strs(a.get(removed)),
                 )
             )
         elif kind == "skill_listing":
             content = _str(a.get("content")) or ""
-            lines = tuple(x for x in content.split("\n") if x.startswith("- "))
-            self.add(Announced(line, at, agent, "skill_listing", (), lines, ()))
+            listed = tuple(x for x in content.split("\n") if x.startswith("- "))
+            self.add(Announced(line, at, agent, "skill_listing", (), listed, ()))
         elif kind in ("hook_success", "hook_additional_context", "hook_system_message"):
             hook = _str(a.get("hookName")) or ""
             # One resume writes a record per hook: count them once.

@@ -23,7 +23,7 @@ from typing import Any
 from postcompact import _core, profiles
 from postcompact.restore.pipeline import run_compact
 from postcompact.state import AgentState, Session
-from postcompact.transcript.build import Builder
+from postcompact.transcript.build import Builder, restored_items
 from postcompact.transcript.disk import Disk
 from postcompact.transcript.parse import (
     Boundary,
@@ -49,7 +49,6 @@ DAY_MS = 86_400_000
 # stale: the files may have changed while nothing was recorded (docs/parity.md).
 STALE_GAP_MS = 8 * 3_600_000
 NEVER = -(2**62)
-_KINDS = {pb.ATTACHMENT_KIND_FILE: "file", pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE: "reference"}
 
 
 @dataclass(slots=True)
@@ -210,16 +209,7 @@ async def replay(
         resp = await run_compact(
             session, agent, req, hash_contents=False, carry_limit=agent.files.max_entries
         )
-        restored = [
-            RecordedItem(
-                _KINDS[a.kind],
-                paths.original(
-                    a.file.path if a.kind == pb.ATTACHMENT_KIND_FILE else a.file_reference.path
-                ),
-            )
-            for a in resp.attachments
-            if a.kind in _KINDS
-        ]
+        restored = restored_items(resp, paths)
         approximate = [
             x.path for x in restored if (m := disk.files.get(x.path)) is not None and m.approximate
         ]
