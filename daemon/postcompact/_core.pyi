@@ -290,6 +290,7 @@ def read_range(
     sniff_bytes: int,
     binary_name: bool = False,
     inline_max: int | None = None,
+    max_answer: int | None = None,
 ) -> tuple[bytes, int, int, int, int, bool]:
     """Read lines [start, start+limit) (1-based; limit None: to the end) of the regular file at
     `path` (a real path), streaming, without the GIL:
@@ -297,4 +298,7 @@ def read_range(
     line's terminator (and a "\\r" before it) when it ends before EOF; `head_bytes` cuts it to at
     most that many bytes at a line boundary (a UTF-8 character boundary when the first line is
     longer) and sets `truncated`. Raises ReadRefused as read_whole does (a NUL anywhere is
-    "binary"; never "too_large" or "grew")."""
+    "binary"; never "too_large" or "grew"), and "answer_too_large" (size: the bytes it would
+    take) before reading a range whose answer — its bytes twice, as content and as numbered
+    text, plus each line's number — would be over `max_answer` (not checked with
+    `head_bytes`)."""

@@ -37,7 +37,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_tokens_per_file = 5000
     max_tokens_per_skill = 5000
     skills_token_budget = 25000
-    max_file_size_bytes = 262144      # a file over it is restored by `oversize`
+    max_file_size_bytes = 262144      # a file over it is restored by `oversize` (at most 64 MiB)
+    max_read_tokens = 25000           # a whole ReadFile over it: refused or its first page
     oversize = "truncate_head"        # or "reference"
     counter = "rough"                 # or "exact"
     encoding = "o200k_base"           # for counter = "exact" (or "cl100k_base")
@@ -80,6 +81,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
 _INT_POLICY_KEYS = (
+    "max_read_tokens",
     "max_files",
     "file_token_budget",
     "max_tokens_per_file",

@@ -63,6 +63,7 @@ FileReadErrorKind = Literal[
     "binary",
     "too_large",
     "invalid_range",
+    "answer_too_large",
 ]
 
 # Secrets never injected into a model's context. Matched against the full path and the base name.
@@ -264,6 +265,7 @@ def read_text(
     head_bytes: int | None = None,
     scope: ReadScope | None = None,
     inline: bool = False,
+    max_answer: int | None = None,
 ) -> TextFile:
     """Read lines [offset, offset+limit) (1-based; default the whole file) of a text file.
 
@@ -277,6 +279,10 @@ def read_text(
     - `scope`: `ReadScope.of(roots)`, shared by a caller reading several files.
     - `inline`: read only from the page cache and only a file within `INLINE_READ_BYTES`;
       otherwise raise `WouldBlock` (see `off_loop`).
+    - `max_answer`: refuse (`answer_too_large`) a read whose answer — the bytes twice, as content
+      and as numbered text, plus each line's number — would take more bytes than this; a
+      ranged read is refused before its range is read (the line scan streams), so the work is
+      bounded before it is done.
     """
     if not path or "\0" in path:
         raise FileReadError("invalid_path", f"invalid path {path!r}")
@@ -307,18 +313,36 @@ def read_text(
             content, mtime_ns, _size, total = _core.read_whole(
                 real, max_bytes, SNIFF_BYTES, binary_name, inline_max
             )
+            if max_answer is not None:
+                need = answer_bytes(len(content), total)
+                if need > max_answer:
+                    raise _refusal(path, ext, max_bytes, "answer_too_large", 0, need, max_answer)
             return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
         start = offset or 1
         content, mtime_ns, size, total, num_lines, truncated = _core.read_range(
-            real, start, limit, head_bytes, SNIFF_BYTES, binary_name, inline_max
+            real, start, limit, head_bytes, SNIFF_BYTES, binary_name, inline_max, max_answer
         )
     except _core.ReadRefused as exc:
-        raise _refusal(path, ext, max_bytes, *exc.args) from None
+        code, err, size = exc.args
+        raise _refusal(path, ext, max_bytes, code, err, size, max_answer) from None
     return TextFile(real, content, mtime_ns // 1_000_000, total, start, num_lines, size, truncated)
 
 
+def answer_bytes(size: int, lines: int, first: int = 1) -> int:
+    """The bytes of an answer holding `size` bytes of `lines` lines numbered from `first`: the
+    bytes as content and again as text, and `{n}\\t` before each line (the core's rule)."""
+    last = max(1, first + max(lines, 1) - 1)
+    return 2 * size + lines * (len(str(last)) + 1)
+
+
 def _refusal(
-    path: str, ext: str, max_bytes: int, code: str, err: int, size: int
+    path: str,
+    ext: str,
+    max_bytes: int,
+    code: str,
+    err: int,
+    size: int,
+    max_answer: int | None = None,
 ) -> FileReadError | WouldBlock:
     """What to raise for the core's `ReadRefused(code, errno, size)` (see `_core.read_whole`)."""
     if code == "would_block":
@@ -337,9 +361,15 @@ def _refusal(
         ),
         "grew": ("too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"),
         "changed": ("outside_roots", f"{path} changed while reading"),
+        "answer_too_large": (
+            "answer_too_large",
+            f"the answer for {path} would take {size} bytes (the text twice, as content and "
+            f"numbered), over the {max_answer}-byte answer limit; read it in parts with offset "
+            "and limit",
+        ),
     }
     kind, message = messages[code]
-    return FileReadError(kind, message, size if code == "too_large" else None)
+    return FileReadError(kind, message, size if code in ("too_large", "answer_too_large") else None)
 
 
 def _os_error(path: str, phase: str, err: int | None) -> FileReadError:

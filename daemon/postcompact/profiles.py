@@ -51,6 +51,9 @@ class Rules:
     sed_markers: bool
     # ReadFile refuses a file over the size cap with current Claude Code's own message.
     claude_read_errors: bool
+    # A whole ReadFile over max_read_tokens answers its first page, marked partial; else it is
+    # refused with Claude Code's message.
+    page_over_read_tokens: bool
     # A file over a quarter of the per-file cap by the rough estimate is measured again as
     # Claude Code's countTokens API would count it, estimated offline as this many UTF-16 units
     # a token (docs/claude-code.md §3); None: the rough estimate decides alone.
@@ -78,6 +81,7 @@ _DEFAULT = Rules(
     references_stay_candidates=False,
     sed_markers=True,
     claude_read_errors=False,
+    page_over_read_tokens=True,
     api_units_per_token=None,
     cache_max_entries=100,
     oversize=pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
@@ -100,6 +104,7 @@ _CLAUDE_CODE = Rules(
     references_stay_candidates=True,
     sed_markers=True,
     claude_read_errors=True,
+    page_over_read_tokens=True,
     api_units_per_token=3,
     cache_max_entries=5000,
     oversize=pb.OVERSIZE_POLICY_REFERENCE,
@@ -122,6 +127,7 @@ _CLAUDE_CODE_2_1_88 = Rules(
     references_stay_candidates=False,
     sed_markers=False,
     claude_read_errors=False,
+    page_over_read_tokens=False,
     api_units_per_token=3,
     cache_max_entries=100,
     oversize=pb.OVERSIZE_POLICY_REFERENCE,

@@ -70,7 +70,9 @@ __all__ = [
     "plan_file_reference",
     "plan_mode",
     "read_call",
+    "read_page_marker",
     "read_result",
+    "read_tokens_exceeded",
     "read_tool_result",
     "shell_status",
     "skill_listing",
@@ -101,6 +103,17 @@ MALWARE_REMINDER = (
 )
 
 # postcompact's own wording (the default profile's TRUNCATE_HEAD behaviour, docs/profiles.md).
+READ_PAGE_MARKER = (
+    "\n\n[... showing lines 1-{shown_lines} of {total_lines}: the file is {tokens} tokens, over "
+    "the {max_tokens}-token read limit; use Read on {path} with offset {next_offset} to see the "
+    "rest]"
+)
+# Claude Code's MaxFileReadTokenExceededError (docs/claude-code.md §4), exact.
+READ_TOKENS_EXCEEDED = (
+    "File content ({tokens} tokens) exceeds maximum allowed tokens ({max_tokens}). Use offset "
+    "and limit parameters to read specific portions of the file, or search for specific content "
+    "instead of reading the whole file."
+)
 FILE_TRUNCATION_MARKER = (
     "\n\n[... file truncated for compaction at line {shown_lines} of {total_lines}; use Read on "
     "{path} with offset {next_offset} to see the rest]"
@@ -173,6 +186,10 @@ _PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stale_read_noun_many": frozenset(),
     "compact_file_reference": frozenset({"path"}),
     "file_truncation_marker": frozenset({"path", "shown_lines", "total_lines", "next_offset"}),
+    "read_page_marker": frozenset(
+        {"path", "shown_lines", "total_lines", "next_offset", "tokens", "max_tokens"}
+    ),
+    "read_tokens_exceeded": frozenset({"tokens", "max_tokens"}),
     "skills_header": frozenset({"skills"}),
     "skill_block": frozenset({"name", "path", "content"}),
     "skill_separator": frozenset(),
@@ -260,6 +277,10 @@ class Templates:
         "are too large to include. Use Read tool if you need to access it."
     )
     file_truncation_marker: str = FILE_TRUNCATION_MARKER
+    # A whole ReadFile over max_read_tokens answered with its first page (postcompact's words;
+    # Claude Code marks the page partial without text, so its profile has none).
+    read_page_marker: str = READ_PAGE_MARKER
+    read_tokens_exceeded: str = READ_TOKENS_EXCEEDED
 
     # Invoked skills (docs/claude-code.md §5).
     skills_header: str = (
@@ -429,6 +450,7 @@ CLAUDE_CODE_TEMPLATES = dataclasses.replace(
     deferred_tools_added=CLAUDE_CODE_DEFERRED_TOOLS_ADDED,
     agent_concurrency_note=CLAUDE_CODE_AGENT_CONCURRENCY_NOTE,
     removal_note=AMBIENT_CONTEXT_NOTE,
+    read_page_marker="",
 )
 
 
@@ -756,6 +778,34 @@ FILE_TOO_LARGE = (
 def file_too_large(size: int, max_bytes: int) -> str:
     """Current Claude Code's Read refusal of a file over the byte cap."""
     return FILE_TOO_LARGE.format(size=format_file_size(size), max=format_file_size(max_bytes))
+
+
+def read_page_marker(
+    path: str,
+    *,
+    shown_lines: int,
+    total_lines: int,
+    tokens: int,
+    max_tokens: int,
+    templates: Templates = DEFAULT_TEMPLATES,
+) -> str:
+    """The note after the first page of a whole ReadFile over max_read_tokens ("" for none)."""
+    return _fmt(
+        templates.read_page_marker,
+        path=path,
+        shown_lines=shown_lines,
+        total_lines=total_lines,
+        next_offset=shown_lines + 1,
+        tokens=tokens,
+        max_tokens=max_tokens,
+    )
+
+
+def read_tokens_exceeded(
+    tokens: int, max_tokens: int, templates: Templates = DEFAULT_TEMPLATES
+) -> str:
+    """The refusal of a whole ReadFile over max_read_tokens (Claude Code's words)."""
+    return _fmt(templates.read_tokens_exceeded, tokens=tokens, max_tokens=max_tokens)
 
 
 def stale_read_hint(

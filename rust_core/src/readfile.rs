@@ -41,6 +41,9 @@ pub enum ReadFailure {
     Binary,
     /// Grew past the cap between `stat` and the read.
     Grew,
+    /// The range's answer (its bytes as content and again as numbered text, with each line's
+    /// number) would take this many bytes, over `Range::max_answer`; nothing of it was read.
+    AnswerTooLarge(u64),
     /// `read` failed.
     Read(io::Error),
 }
@@ -121,6 +124,19 @@ pub struct Range {
     /// Read at most this many bytes of the range, cut back to a line boundary (or to a UTF-8
     /// character boundary when the first line alone is longer).
     pub head_bytes: Option<u64>,
+    /// Refuse, before reading it, a range whose answer would take more bytes than this (see
+    /// [`answer_bytes`]); unused with `head_bytes`.
+    pub max_answer: Option<u64>,
+}
+
+/// The bytes an answer holding a range of `bytes` bytes and `lines` lines, numbered from
+/// `first`, takes: the bytes as content, again as text, and `{n}\t` before each line.
+pub fn answer_bytes(bytes: u64, lines: u64, first: u64) -> u64 {
+    let last = first.saturating_add(lines.saturating_sub(1)).max(1);
+    let digits = u64::from(last.ilog10()) + 1;
+    bytes
+        .saturating_mul(2)
+        .saturating_add(lines.saturating_mul(digits + 1))
 }
 
 /// A range of a file's lines and what the caller reports about it.
@@ -201,6 +217,16 @@ pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, R
     // Pass 2: the range. One ending before EOF excludes its last line's terminator.
     let stop = end_off.map_or(size, |e| e - 1);
     let want = stop.saturating_sub(start_off);
+    let range_lines = match end {
+        None => total_lines - start + 1,
+        Some(end) => end.min(total_lines + 1) - start,
+    };
+    if let (None, Some(max)) = (range.head_bytes, range.max_answer) {
+        let need = answer_bytes(want, range_lines, start);
+        if need > max {
+            return Err(ReadFailure::AnswerTooLarge(need));
+        }
+    }
     let truncated = range.head_bytes.is_some_and(|h| want > h);
     let mut data = if let (true, Some(head)) = (truncated, range.head_bytes) {
         let mut data = io.pread_full(head.saturating_add(1), start_off)?;
@@ -229,10 +255,7 @@ pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, R
     let num_lines = if truncated {
         count_newlines(&data) as u64 + 1
     } else {
-        match end {
-            None => total_lines - start + 1,
-            Some(end) => end.min(total_lines + 1) - start,
-        }
+        range_lines
     };
     Ok(Ranged {
         data,
@@ -539,6 +562,7 @@ mod tests {
                     start,
                     limit,
                     head_bytes,
+                    max_answer: None,
                 },
             )
             .unwrap();
@@ -568,11 +592,28 @@ mod tests {
             start: 1,
             limit: None,
             head_bytes: None,
+            max_answer: None,
         };
         assert_eq!(
             read_range(&p, huge, whole).unwrap().data,
             b"l1\r\nl2\nl3\nl4".to_vec()
         );
+        // An answer over `max_answer` is refused before the range is read: lines 2..4 are
+        // 8 bytes ("l2\nl3\nl4"), twice, plus "2\t" "3\t" "4\t": 22 bytes.
+        assert_eq!(answer_bytes(8, 3, 2), 22);
+        let bounded = |max| Range {
+            start: 2,
+            limit: None,
+            head_bytes: None,
+            max_answer: Some(max),
+        };
+        assert_eq!(read_range(&p, limits(0), bounded(22)).unwrap().num_lines, 3);
+        assert!(matches!(
+            read_range(&p, limits(0), bounded(21)),
+            Err(ReadFailure::AnswerTooLarge(22))
+        ));
+        assert_eq!(answer_bytes(0, 0, 1), 0);
+        assert_eq!(answer_bytes(10, 10, 1), 20 + 10 * 3);
         let nul = write(
             &d,
             "n.txt",
@@ -589,7 +630,8 @@ mod tests {
                 Range {
                     start: 2,
                     limit: None,
-                    head_bytes: None
+                    head_bytes: None,
+                    max_answer: None,
                 }
             ),
             Err(ReadFailure::Binary)

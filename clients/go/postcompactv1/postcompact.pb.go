@@ -790,8 +790,12 @@ type RestorePolicy struct {
 	// still matches disk (claude-code: on; the harness turns it off for the legacy models that
 	// Claude Code keeps strict, docs/claude-code.md §4).
 	CarryReadState *bool `protobuf:"varint,13,opt,name=carry_read_state,json=carryReadState,proto3,oneof" json:"carry_read_state,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// 25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
+	// answered with its first page, marked partial (claude-code, default). Rough tokens of the
+	// file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+	MaxReadTokens *int64 `protobuf:"varint,14,opt,name=max_read_tokens,json=maxReadTokens,proto3,oneof" json:"max_read_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RestorePolicy) Reset() {
@@ -913,6 +917,13 @@ func (x *RestorePolicy) GetCarryReadState() bool {
 		return *x.CarryReadState
 	}
 	return false
+}
+
+func (x *RestorePolicy) GetMaxReadTokens() int64 {
+	if x != nil && x.MaxReadTokens != nil {
+		return *x.MaxReadTokens
+	}
+	return 0
 }
 
 type GetServerInfoRequest struct {
@@ -1990,16 +2001,19 @@ func (x *ReadFileRequest) GetLimit() int64 {
 }
 
 type ReadFileResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`                                   // the normalised absolute path (the state key)
-	Unchanged     bool                   `protobuf:"varint,2,opt,name=unchanged,proto3" json:"unchanged,omitempty"`                        // `text` is the "File unchanged since last read" stub
-	Text          []byte                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`                                   // the model-facing tool result: `N\tline` numbered text, or the stub
-	Content       []byte                 `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`                             // the raw text of the range read (empty when unchanged)
-	TimestampMs   int64                  `protobuf:"varint,5,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"` // what was stored as the entry's timestamp
-	StartLine     int64                  `protobuf:"varint,6,opt,name=start_line,json=startLine,proto3" json:"start_line,omitempty"`
-	NumLines      int64                  `protobuf:"varint,7,opt,name=num_lines,json=numLines,proto3" json:"num_lines,omitempty"`
-	TotalLines    int64                  `protobuf:"varint,8,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
-	Tokens        int64                  `protobuf:"varint,9,opt,name=tokens,proto3" json:"tokens,omitempty"` // rough estimate of `text`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Path        string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`                                   // the normalised absolute path (the state key)
+	Unchanged   bool                   `protobuf:"varint,2,opt,name=unchanged,proto3" json:"unchanged,omitempty"`                        // `text` is the "File unchanged since last read" stub
+	Text        []byte                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`                                   // the model-facing tool result: `N\tline` numbered text, or the stub
+	Content     []byte                 `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`                             // the raw text of the range read (empty when unchanged)
+	TimestampMs int64                  `protobuf:"varint,5,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"` // what was stored as the entry's timestamp
+	StartLine   int64                  `protobuf:"varint,6,opt,name=start_line,json=startLine,proto3" json:"start_line,omitempty"`
+	NumLines    int64                  `protobuf:"varint,7,opt,name=num_lines,json=numLines,proto3" json:"num_lines,omitempty"`
+	TotalLines  int64                  `protobuf:"varint,8,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
+	Tokens      int64                  `protobuf:"varint,9,opt,name=tokens,proto3" json:"tokens,omitempty"` // rough estimate of `text`
+	// A whole read over the policy's max_read_tokens: `text` and `content` are its first page
+	// (lines 1..num_lines of total_lines), recorded as a read of that range.
+	Partial       bool `protobuf:"varint,10,opt,name=partial,proto3" json:"partial,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2095,6 +2109,13 @@ func (x *ReadFileResponse) GetTokens() int64 {
 		return x.Tokens
 	}
 	return 0
+}
+
+func (x *ReadFileResponse) GetPartial() bool {
+	if x != nil {
+		return x.Partial
+	}
+	return false
 }
 
 type RecordReadRequest struct {
@@ -6449,7 +6470,7 @@ var File_postcompact_v1_postcompact_proto protoreflect.FileDescriptor
 
 const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\n" +
-	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\x94\a\n" +
+	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\xd5\a\n" +
 	"\rRestorePolicy\x12 \n" +
 	"\tmax_files\x18\x01 \x01(\x05H\x00R\bmaxFiles\x88\x01\x01\x12/\n" +
 	"\x11file_token_budget\x18\x02 \x01(\x03H\x01R\x0ffileTokenBudget\x88\x01\x01\x122\n" +
@@ -6465,7 +6486,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x13max_file_size_bytes\x18\v \x01(\x03H\bR\x10maxFileSizeBytes\x88\x01\x01\x12.\n" +
 	"\x10malware_reminder\x18\f \x01(\bH\tR\x0fmalwareReminder\x88\x01\x01\x12-\n" +
 	"\x10carry_read_state\x18\r \x01(\bH\n" +
-	"R\x0ecarryReadState\x88\x01\x01B\f\n" +
+	"R\x0ecarryReadState\x88\x01\x01\x12+\n" +
+	"\x0fmax_read_tokens\x18\x0e \x01(\x03H\vR\rmaxReadTokens\x88\x01\x01B\f\n" +
 	"\n" +
 	"_max_filesB\x14\n" +
 	"\x12_file_token_budgetB\x16\n" +
@@ -6477,7 +6499,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\t_encodingB\x16\n" +
 	"\x14_max_file_size_bytesB\x13\n" +
 	"\x11_malware_reminderB\x13\n" +
-	"\x11_carry_read_state\"\x16\n" +
+	"\x11_carry_read_stateB\x12\n" +
+	"\x10_max_read_tokens\"\x16\n" +
 	"\x14GetServerInfoRequest\"\x89\x02\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1f\n" +
@@ -6565,7 +6588,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x06offset\x18\x04 \x01(\x03H\x00R\x06offset\x88\x01\x01\x12\x19\n" +
 	"\x05limit\x18\x05 \x01(\x03H\x01R\x05limit\x88\x01\x01B\t\n" +
 	"\a_offsetB\b\n" +
-	"\x06_limit\"\x8a\x02\n" +
+	"\x06_limit\"\xa4\x02\n" +
 	"\x10ReadFileResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1c\n" +
 	"\tunchanged\x18\x02 \x01(\bR\tunchanged\x12\x12\n" +
@@ -6577,7 +6600,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\tnum_lines\x18\a \x01(\x03R\bnumLines\x12\x1f\n" +
 	"\vtotal_lines\x18\b \x01(\x03R\n" +
 	"totalLines\x12\x16\n" +
-	"\x06tokens\x18\t \x01(\x03R\x06tokens\"\xb3\x02\n" +
+	"\x06tokens\x18\t \x01(\x03R\x06tokens\x12\x18\n" +
+	"\apartial\x18\n" +
+	" \x01(\bR\apartial\"\xb3\x02\n" +
 	"\x11RecordReadRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +

@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from postcompact import _core, fileread, profiles, render
 from postcompact.persist import content_digest
 from postcompact.render import Templates
-from postcompact.restore.meter import Meter, rough
+from postcompact.restore.meter import Meter, file_ext, rough
 from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session
@@ -97,11 +97,6 @@ def display_path(path: str, cwd: str, *, relative: bool = False) -> str:
         return os.path.relpath(path, cwd) if path != cwd else ""
     prefix = cwd.rstrip("/") + "/"
     return path[len(prefix) :] if path.startswith(prefix) else path
-
-
-def _ext(path: str) -> str | None:
-    ext = os.path.splitext(path)[1].lower().lstrip(".")
-    return ext or None
 
 
 def _message(attachment: Mapping[str, object], payload_only: bool) -> Mapping[str, object]:
@@ -326,14 +321,9 @@ class FileStep:
         stamp = tf.mtime_ms if self.rules.mtime_timestamps else read_at
         # Measured and attached as Claude Code does: each line's "\r" removed.
         text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
-        ext = _ext(path)
-        tokens = self.meter.measure(text, ext)
+        ext = file_ext(path)
         cap = p.max_tokens_per_file
-        per = self.rules.api_units_per_token
-        if per is not None and not p.exact and tokens > cap // 4:
-            # Claude Code asks its countTokens API here: the offline estimate of that count.
-            units = int(_core.utf16_len(text))
-            tokens = max(tokens, (2 * units + per) // (2 * per))
+        tokens = self.meter.file_tokens(text, ext, cap, self.rules.api_units_per_token)
 
         if not over_size and tokens <= cap:
             return self._file(path, rank, text, tf, stamp, limit=None, marker="", detail="")

@@ -20,6 +20,7 @@ from postcompact.v1 import postcompact_pb2 as pb
 __all__ = [
     "ENCODINGS",
     "FILE_MARKER_PLACEHOLDERS",
+    "MAX_FILE_SIZE_BYTES",
     "Policy",
     "profile_policy",
     "resolve_policy",
@@ -30,6 +31,7 @@ ENCODINGS = ("o200k_base", "cl100k_base")
 FILE_MARKER_PLACEHOLDERS = frozenset({"path", "shown_lines", "total_lines", "next_offset"})
 
 _IntField = Literal[
+    "max_read_tokens",
     "max_files",
     "file_token_budget",
     "max_tokens_per_file",
@@ -39,6 +41,7 @@ _IntField = Literal[
 ]
 _StrField = Literal["encoding", "skill_truncation_marker", "file_truncation_marker"]
 _INT_FIELDS: tuple[_IntField, ...] = (
+    "max_read_tokens",
     "max_files",
     "file_token_budget",
     "max_tokens_per_file",
@@ -52,7 +55,12 @@ _STR_FIELDS: tuple[_StrField, ...] = (
     "file_truncation_marker",
 )
 # Zero is meaningless for these (nothing could ever be restored, or truncation cannot fit).
-_POSITIVE_FIELDS = frozenset({"max_tokens_per_file", "max_tokens_per_skill", "max_file_size_bytes"})
+_POSITIVE_FIELDS = frozenset(
+    {"max_tokens_per_file", "max_tokens_per_skill", "max_file_size_bytes", "max_read_tokens"}
+)
+# The largest file read whole: past it a whole read holds the file (and its numbered copy) in
+# memory for nothing a client could be sent (docs/reliability.md).
+MAX_FILE_SIZE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,7 @@ class Policy:
     counter: pb.TokenCounter.ValueType = pb.TOKEN_COUNTER_ROUGH
     encoding: str = "o200k_base"
     max_file_size_bytes: int = 262_144
+    max_read_tokens: int = 25_000
     malware_reminder: bool = True
     carry_read_state: bool = False
 
@@ -90,6 +99,12 @@ def validate_policy(layer: pb.RestorePolicy) -> None:
             raise _bad("NEGATIVE_BUDGET", name, f"must not be negative, got {value}")
         if value == 0 and name in _POSITIVE_FIELDS:
             raise _bad("INVALID_POLICY", name, "must be positive, got 0")
+        if name == "max_file_size_bytes" and value > MAX_FILE_SIZE_BYTES:
+            raise _bad(
+                "INVALID_POLICY",
+                name,
+                f"must be at most {MAX_FILE_SIZE_BYTES} (64 MiB), got {value}",
+            )
     if layer.oversize not in pb.OversizePolicy.values():
         raise _bad("INVALID_POLICY", "oversize", f"is not a known value: {layer.oversize}")
     if layer.counter not in pb.TokenCounter.values():

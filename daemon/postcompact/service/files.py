@@ -29,6 +29,7 @@ file exists (docs/persistence.md).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -43,13 +44,17 @@ from postcompact.errors import (
     ResourceExhausted,
 )
 from postcompact.persist import ROW_BYTES, NullStore, content_digest
+from postcompact.profiles import Rules
+from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.service.sessions import Registry, now_ms
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
-DEFAULT_MAX_FILE_SIZE_BYTES = 256 * 1024
 INT64_MAX = 2**63 - 1
+# Bytes of a ReadFile answer besides the path, the content and the numbered text (its numbers,
+# the tags): the room `max_answer` leaves (docs/reliability.md).
+ANSWER_OVERHEAD = 1024
 
 # Formatters and linters that rewrite files in place (docs/claude-code.md §4).
 WRITE_COMMAND_MARKERS = re.compile(
@@ -243,7 +248,12 @@ class FileService:
         hashing = self.store.path is not None
         previous = entry.content if entry is not None else None
 
-        def read(inline: bool) -> tuple[fileread.TextFile, bytes | None]:
+        # What the answer may take: the message limit less room for the path and the numbers.
+        max_answer = self.config.max_message_bytes - 2 * len(path.encode()) - ANSWER_OVERHEAD
+
+        whole = offset == 1 and limit is None
+
+        def read(inline: bool) -> tuple[fileread.TextFile, bytes | None, int | None]:
             tf = fileread.read_text(
                 path,
                 roots=roots,
@@ -252,20 +262,26 @@ class FileService:
                 limit=limit,
                 deny_globs=deny,
                 inline=inline,
+                max_answer=max_answer,
             )
+            over = None
+            if whole:  # measured here rather than on the event loop
+                tf, over = _first_page(tf, path, policy, s.rules)
             # The store's content hash, computed here rather than on the event loop; not needed
             # for the content the entry already held (the store keeps that row's hash).
             if not hashing or tf.content == previous:
-                return tf, None
-            return tf, content_digest(tf.content)
+                return tf, None, over
+            return tf, content_digest(tf.content), over
 
         try:
-            tf, digest = await fileread.off_loop(read)
+            tf, digest, over = await fileread.off_loop(read)
         except fileread.FileReadError as exc:
             if exc.kind == "too_large" and exc.size is not None and s.rules.claude_read_errors:
                 # Current Claude Code's own refusal, word for word (docs/claude-code.md §4).
                 exc.message = render.file_too_large(exc.size, max_bytes)
             raise file_read_error(exc, path) from None
+        if over is not None:  # the first page stands for a read of its lines
+            limit = tf.num_lines
         if not self.registry.live(s, a):
             # Closed or expired during the read: recording it would write rows for a session
             # that is no longer stored.
@@ -276,11 +292,22 @@ class FileService:
                 {"session_id": s.session_id, "path": path},
             )
         stored = tf.mtime_ms if s.rules.mtime_timestamps else read_at
+        marker = ""
+        if over is not None:
+            marker = render.read_page_marker(
+                path,
+                shown_lines=tf.num_lines,
+                total_lines=tf.total_lines,
+                tokens=over,
+                max_tokens=policy.max_read_tokens,
+                templates=s.rules.templates,
+            )
         text = render.read_tool_result(
             tf.content.decode("utf-8", errors="replace"),
             start_line=offset,
             total_lines=tf.total_lines,
             malware_reminder=policy.malware_reminder,
+            truncation_marker=marker,
             templates=s.rules.templates,
         )
         resp = pb.ReadFileResponse(
@@ -293,6 +320,7 @@ class FileService:
             num_lines=tf.num_lines,
             total_lines=tf.total_lines,
             tokens=_core.estimate(text),
+            partial=over is not None,
         )
         # An answer gRPC would refuse to send must not be recorded: the retry would get the
         # "unchanged" stub for content the client never received.
@@ -553,6 +581,34 @@ def _display(path: str, cwd: str) -> str:
     return os.path.relpath(path, cwd) if _within(path, cwd) and path != cwd else path
 
 
+def _first_page(
+    tf: fileread.TextFile, path: str, policy: Policy, rules: Rules
+) -> tuple[fileread.TextFile, int | None]:
+    """A whole read against `policy.max_read_tokens`, measured as Claude Code measures a file
+    against its cap: `tf` and None when within it; else its first page (the longest head of
+    whole lines within the cap) and the file's tokens, or FailedPrecondition in Claude Code's
+    words when the profile refuses (or not even the first line fits)."""
+    cap, ext = policy.max_read_tokens, file_ext(path)
+    meter = Meter(exact=policy.exact, encoding=policy.encoding)
+    text = tf.content.decode("utf-8", errors="replace")
+    tokens = meter.file_tokens(text, ext, cap, rules.api_units_per_token)
+    if tokens <= cap:
+        return tf, None
+    head = ""
+    if rules.page_over_read_tokens:
+        head = meter.head_lines(text, cap, ext, rules.api_units_per_token)
+    if not head:
+        raise FailedPrecondition(
+            "READ_TOKENS_EXCEEDED",
+            render.read_tokens_exceeded(tokens, cap, rules.templates),
+            {"path": path, "tokens": str(tokens), "limit": "max_read_tokens"},
+        )
+    lines = head.count("\n") + 1
+    # "\n" is one byte in UTF-8 and survives the decoding: the page is the first `lines` lines.
+    content = b"\n".join(tf.content.split(b"\n", lines)[:lines])
+    return dataclasses.replace(tf, content=content, num_lines=lines), tokens
+
+
 _READ_ERRORS: dict[str, tuple[type[PostcompactError], str]] = {
     "invalid_path": (InvalidArgument, "BAD_PATH"),
     "invalid_range": (InvalidArgument, "BAD_RANGE"),
@@ -564,6 +620,7 @@ _READ_ERRORS: dict[str, tuple[type[PostcompactError], str]] = {
     "device": (FailedPrecondition, "FILE_IS_DEVICE"),
     "binary": (FailedPrecondition, "FILE_IS_BINARY"),
     "too_large": (FailedPrecondition, "FILE_TOO_LARGE"),
+    "answer_too_large": (ResourceExhausted, "RESPONSE_TOO_LARGE"),
 }
 
 

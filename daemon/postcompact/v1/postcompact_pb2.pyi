@@ -404,6 +404,7 @@ class RestorePolicy(_message.Message):
     MAX_FILE_SIZE_BYTES_FIELD_NUMBER: _builtins.int
     MALWARE_REMINDER_FIELD_NUMBER: _builtins.int
     CARRY_READ_STATE_FIELD_NUMBER: _builtins.int
+    MAX_READ_TOKENS_FIELD_NUMBER: _builtins.int
     max_files: _builtins.int
     """5"""
     file_token_budget: _builtins.int
@@ -432,6 +433,11 @@ class RestorePolicy(_message.Message):
     still matches disk (claude-code: on; the harness turns it off for the legacy models that
     Claude Code keeps strict, docs/claude-code.md §4).
     """
+    max_read_tokens: _builtins.int
+    """25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
+    answered with its first page, marked partial (claude-code, default). Rough tokens of the
+    file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+    """
     def __init__(
         self,
         *,
@@ -448,10 +454,11 @@ class RestorePolicy(_message.Message):
         max_file_size_bytes: _builtins.int | None = ...,
         malware_reminder: _builtins.bool | None = ...,
         carry_read_state: _builtins.bool | None = ...,
+        max_read_tokens: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__carry_read_state: _TypeAlias = _typing.Literal["carry_read_state"]  # noqa: Y015
     _WhichOneofArgType__carry_read_state: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state"]  # noqa: Y015
@@ -467,6 +474,8 @@ class RestorePolicy(_message.Message):
     _WhichOneofArgType__max_file_size_bytes: _TypeAlias = _typing.Literal["_max_file_size_bytes", b"_max_file_size_bytes"]  # noqa: Y015
     _WhichOneofReturnType__max_files: _TypeAlias = _typing.Literal["max_files"]  # noqa: Y015
     _WhichOneofArgType__max_files: _TypeAlias = _typing.Literal["_max_files", b"_max_files"]  # noqa: Y015
+    _WhichOneofReturnType__max_read_tokens: _TypeAlias = _typing.Literal["max_read_tokens"]  # noqa: Y015
+    _WhichOneofArgType__max_read_tokens: _TypeAlias = _typing.Literal["_max_read_tokens", b"_max_read_tokens"]  # noqa: Y015
     _WhichOneofReturnType__max_tokens_per_file: _TypeAlias = _typing.Literal["max_tokens_per_file"]  # noqa: Y015
     _WhichOneofArgType__max_tokens_per_file: _TypeAlias = _typing.Literal["_max_tokens_per_file", b"_max_tokens_per_file"]  # noqa: Y015
     _WhichOneofReturnType__max_tokens_per_skill: _TypeAlias = _typing.Literal["max_tokens_per_skill"]  # noqa: Y015
@@ -489,6 +498,8 @@ class RestorePolicy(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_file_size_bytes) -> _WhichOneofReturnType__max_file_size_bytes | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_files) -> _WhichOneofReturnType__max_files | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__max_read_tokens) -> _WhichOneofReturnType__max_read_tokens | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_tokens_per_file) -> _WhichOneofReturnType__max_tokens_per_file | None: ...
     @_typing.overload
@@ -1011,6 +1022,7 @@ class ReadFileResponse(_message.Message):
     NUM_LINES_FIELD_NUMBER: _builtins.int
     TOTAL_LINES_FIELD_NUMBER: _builtins.int
     TOKENS_FIELD_NUMBER: _builtins.int
+    PARTIAL_FIELD_NUMBER: _builtins.int
     path: _builtins.str
     """the normalised absolute path (the state key)"""
     unchanged: _builtins.bool
@@ -1026,6 +1038,10 @@ class ReadFileResponse(_message.Message):
     total_lines: _builtins.int
     tokens: _builtins.int
     """rough estimate of `text`"""
+    partial: _builtins.bool
+    """A whole read over the policy's max_read_tokens: `text` and `content` are its first page
+    (lines 1..num_lines of total_lines), recorded as a read of that range.
+    """
     def __init__(
         self,
         *,
@@ -1038,10 +1054,11 @@ class ReadFileResponse(_message.Message):
         num_lines: _builtins.int = ...,
         total_lines: _builtins.int = ...,
         tokens: _builtins.int = ...,
+        partial: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "num_lines", b"num_lines", "path", b"path", "start_line", b"start_line", "text", b"text", "timestamp_ms", b"timestamp_ms", "tokens", b"tokens", "total_lines", b"total_lines", "unchanged", b"unchanged"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "num_lines", b"num_lines", "partial", b"partial", "path", b"path", "start_line", b"start_line", "text", b"text", "timestamp_ms", b"timestamp_ms", "tokens", b"tokens", "total_lines", b"total_lines", "unchanged", b"unchanged"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

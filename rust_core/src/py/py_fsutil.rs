@@ -51,6 +51,7 @@ fn failure(f: &ReadFailure) -> (&'static str, i32, u64) {
         ReadFailure::Changed => ("changed", 0, 0),
         ReadFailure::Binary => ("binary", 0, 0),
         ReadFailure::Grew => ("grew", 0, 0),
+        ReadFailure::AnswerTooLarge(need) => ("answer_too_large", 0, *need),
         ReadFailure::Read(e) => ("read", errno(e), 0),
     }
 }
@@ -90,10 +91,12 @@ fn limits(
 
 /// Read lines `[start, start + limit)` of the regular file at `path` (a real path), without the
 /// GIL: `(content, mtime_ns, size, total_lines, num_lines, truncated)`. Raises
-/// `ReadRefused(code, errno, size)` as `read_whole` does (never "too_large" or "grew").
+/// `ReadRefused(code, errno, size)` as `read_whole` does (never "too_large" or "grew"), and
+/// "answer_too_large" with the bytes the answer would take when over `max_answer`.
 #[pyfunction]
 #[pyo3(signature = (
-    path, start, limit, head_bytes, sniff_bytes, binary_name = false, inline_max = None
+    path, start, limit, head_bytes, sniff_bytes, binary_name = false, inline_max = None,
+    max_answer = None
 ))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn read_range<'py>(
@@ -105,12 +108,14 @@ fn read_range<'py>(
     sniff_bytes: usize,
     binary_name: bool,
     inline_max: Option<u64>,
+    max_answer: Option<u64>,
 ) -> PyResult<(Bound<'py, PyBytes>, i128, u64, u64, u64, bool)> {
     let limits = limits(u64::MAX, sniff_bytes, binary_name, inline_max);
     let range = Range {
         start,
         limit,
         head_bytes,
+        max_answer,
     };
     match py.detach(|| readfile::read_range(&path, limits, range)) {
         Ok(r) => Ok((

@@ -30,6 +30,11 @@ export interface ReadFileResponse {
    * rough estimate of `text`
    */
   'tokens'?: (number | string | Long);
+  /**
+   * A whole read over the policy's max_read_tokens: `text` and `content` are its first page
+   * (lines 1..num_lines of total_lines), recorded as a read of that range.
+   */
+  'partial'?: (boolean);
 }
 
 export interface ReadFileResponse__Output {
@@ -60,4 +65,9 @@ export interface ReadFileResponse__Output {
    * rough estimate of `text`
    */
   'tokens': (number);
+  /**
+   * A whole read over the policy's max_read_tokens: `text` and `content` are its first page
+   * (lines 1..num_lines of total_lines), recorded as a read of that range.
+   */
+  'partial': (boolean);
 }

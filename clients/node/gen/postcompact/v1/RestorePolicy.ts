@@ -60,6 +60,12 @@ export interface RestorePolicy {
    * Claude Code keeps strict, docs/claude-code.md §4).
    */
   'carryReadState'?: (boolean);
+  /**
+   * 25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
+   * answered with its first page, marked partial (claude-code, default). Rough tokens of the
+   * file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+   */
+  'maxReadTokens'?: (number | string | Long);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -71,6 +77,7 @@ export interface RestorePolicy {
   '_maxFileSizeBytes'?: "maxFileSizeBytes";
   '_malwareReminder'?: "malwareReminder";
   '_carryReadState'?: "carryReadState";
+  '_maxReadTokens'?: "maxReadTokens";
 }
 
 /**
@@ -129,6 +136,12 @@ export interface RestorePolicy__Output {
    * Claude Code keeps strict, docs/claude-code.md §4).
    */
   'carryReadState'?: (boolean);
+  /**
+   * 25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
+   * answered with its first page, marked partial (claude-code, default). Rough tokens of the
+   * file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+   */
+  'maxReadTokens'?: (number);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -140,4 +153,5 @@ export interface RestorePolicy__Output {
   '_maxFileSizeBytes'?: "maxFileSizeBytes";
   '_malwareReminder'?: "malwareReminder";
   '_carryReadState'?: "carryReadState";
+  '_maxReadTokens'?: "maxReadTokens";
 }
