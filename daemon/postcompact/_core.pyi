@@ -7,6 +7,7 @@ from typing import final, overload
 # The module's __all__ (PyO3 adds every registered name); stubtest checks it is complete.
 __all__ = [
     "ENCODINGS",
+    "Charge",
     "FileState",
     "FileStateCache",
     "LruCache",
@@ -19,6 +20,7 @@ __all__ = [
     "estimate_batch",
     "estimate_from_utf16_len",
     "expand_path",
+    "held_bytes",
     "json_utf16_len",
     "number_lines",
     "read_range",
@@ -71,6 +73,17 @@ class LruCache:
     def dump(self) -> list[tuple[str, object, int]]: ...
     def load(self, entries: Iterable[tuple[str, object, int]]) -> None:
         """Replace the contents with (key, value, size) given most recently used first."""
+
+def held_bytes() -> int:
+    """Bytes of content held by live `FileState`s and `Charge`s (the daemon's content ledger)."""
+
+@final
+class Charge:
+    """`size` bytes counted in `held_bytes` for as long as this object lives."""
+
+    def __new__(cls, size: int) -> Charge: ...
+    @property
+    def size(self) -> int: ...
 
 @final
 class FileState:

@@ -25,6 +25,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact import __version__
 from postcompact.config import Config, ConfigError, load_config, socket_only
+from postcompact.errors import REASON_METADATA_KEY
 from postcompact.lifecycle import (
     InstanceLock,
     LifecycleError,
@@ -257,10 +258,15 @@ def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from postcompact import failpoints
     from postcompact.logs import setup_logging
     from postcompact.server import serve
 
     cfg = _config(args)
+    try:
+        failpoints.configure(os.environ.get(failpoints.ENV))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     setup_logging(cfg.log_level, cfg.log_file)
     return serve(cfg)
 
@@ -318,7 +324,14 @@ def cmd_stop(args: argparse.Namespace) -> int:
     return EXIT_FAILURE
 
 
-def status_dict(info: pb.GetServerInfoResponse, stats: pb.GetStatsResponse) -> dict[str, Any]:
+STATUS_SESSIONS_SHOWN = 20  # `status` lists this many sessions (`--json`: all of them)
+
+
+def status_dict(
+    info: pb.GetServerInfoResponse,
+    stats: pb.GetStatsResponse,
+    sessions: list[pb.SessionInfo],
+) -> dict[str, Any]:
     return {
         "running": True,
         "pid": info.pid,
@@ -333,6 +346,8 @@ def status_dict(info: pb.GetServerInfoResponse, stats: pb.GetStatsResponse) -> d
         "agents": stats.agents,
         "cached_entries": stats.cached_entries,
         "cached_bytes": stats.cached_bytes,
+        "content_bytes": stats.content_bytes,
+        "max_content_bytes": stats.max_content_bytes,
         "compactions": stats.compactions,
         "evictions": stats.evictions,
         "session_infos": [
@@ -344,18 +359,57 @@ def status_dict(info: pb.GetServerInfoResponse, stats: pb.GetStatsResponse) -> d
                 "cached_bytes": s.cached_bytes,
                 "compactions": s.compactions,
             }
-            for s in stats.session_infos
+            for s in sessions
         ],
     }
+
+
+def _sessions(conn: Connection, limit: int | None) -> list[pb.SessionInfo]:
+    """Sessions in id order, page by page (at most `limit`; None: all)."""
+    out: list[pb.SessionInfo] = []
+    token = ""
+    while limit is None or len(out) < limit:
+        page = conn.stub.ListSessions(pb.ListSessionsRequest(page_token=token), timeout=5.0)
+        out.extend(page.sessions)
+        token = page.next_page_token
+        if not token:
+            break
+    return out if limit is None else out[:limit]
+
+
+def _answered(exc: grpc.RpcError) -> bool:
+    """Whether the daemon itself answered (an error status), as opposed to nothing listening:
+    no socket, a refused connection, or no answer in time."""
+    code = exc.code() if isinstance(exc, grpc.Call) else None
+    return code not in (None, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def _rpc_error(exc: grpc.RpcError) -> str:
+    if not isinstance(exc, grpc.Call):
+        return str(exc)
+    reason = dict(exc.trailing_metadata() or ()).get(REASON_METADATA_KEY)
+    return f"{exc.code().name}{f' {reason}' if reason else ''}: {exc.details()}"
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     cfg = _control_config(args)
     conn = Connection(cfg.socket)
+    step = "GetServerInfo"
     try:
         info = conn.stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=2.0)
-        stats = conn.stub.GetStats(pb.GetStatsRequest(), timeout=2.0)
-    except grpc.RpcError:
+        step = "GetStats"
+        stats = conn.stub.GetStats(pb.GetStatsRequest(), timeout=5.0)
+        step = "ListSessions"
+        sessions = _sessions(conn, None if args.json else STATUS_SESSIONS_SHOWN)
+    except grpc.RpcError as exc:
+        if _answered(exc):
+            # Running but answering an error: not the same as not running (exit 3).
+            what = _rpc_error(exc)
+            if args.json:
+                print(json.dumps({"running": True, "socket": str(cfg.socket), "error": what}))
+            else:
+                _err(f"postcompact is running on {cfg.socket} but {step} failed: {what}")
+            return EXIT_FAILURE
         if args.json:
             print(json.dumps({"running": False, "socket": str(cfg.socket)}))
         else:
@@ -363,7 +417,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_NOT_RUNNING
     finally:
         conn.close()
-    d = status_dict(info, stats)
+    d = status_dict(info, stats, sessions)
     if args.json:
         print(json.dumps(d, indent=2))
         return 0
@@ -374,12 +428,19 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"  uptime       {d['uptime_ms'] / 1000:.0f}s")
     print(f"  sessions     {d['sessions']}   agents {d['agents']}")
     print(f"  cached       {d['cached_entries']} files, {_human(d['cached_bytes'])}")
+    print(
+        f"  content      {_human(d['content_bytes'])} of {_human(d['max_content_bytes'])} "
+        "(limits.max_content_bytes)"
+    )
     print(f"  compactions  {d['compactions']}   evictions {d['evictions']}")
     for s in d["session_infos"]:
         print(
             f"    {s['session_id']}  {s['cwd']}  agents={len(s['agents'])} "
             f"files={s['cached_entries']} compactions={s['compactions']}"
         )
+    more = d["sessions"] - len(d["session_infos"])
+    if more > 0:
+        print(f"    ... and {more} more (postcompact status --json lists them all)")
     return 0
 
 

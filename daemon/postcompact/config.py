@@ -8,7 +8,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     tcp_host = "127.0.0.1"            # or "::1"; anything not loopback is refused
     log_level = "info"
     log_file = "~/.local/state/postcompact/daemon.log"   # default: stderr (`start`: this file)
-    max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB)
+    max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB; at least 64 KiB)
     profile = "default"               # or "claude-code", "claude-code-2.1.88" (docs/profiles.md)
     deny_globs = ["**/.env", "**/*.pem"]
 
@@ -27,6 +27,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_tasks_per_agent = 1000
     max_catalog_entries = 10000       # deferred tools + agent types + MCP servers + skills
     max_catalog_bytes = 4194304       # one agent's stored catalogue, serialised
+    max_roots = 256                   # roots of one session (each path at most 4096 bytes)
+    max_content_bytes = 268435456     # recorded content the daemon holds, all sessions (256 MiB)
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
@@ -130,6 +132,8 @@ class Config:
     max_tasks_per_agent: int = 1000
     max_catalog_entries: int = 10_000
     max_catalog_bytes: int = 4 * MIB
+    max_roots: int = 256
+    max_content_bytes: int = 256 * MIB
     session_ttl_s: float = 7 * 24 * 3600.0  # 0 = idle sessions never expire
     sweep_interval_s: float = 60.0
     max_state_bytes: int = 1024 * MIB
@@ -183,6 +187,8 @@ _INT_LIMITS = (
     "max_tasks_per_agent",
     "max_catalog_entries",
     "max_catalog_bytes",
+    "max_roots",
+    "max_content_bytes",
     "max_state_bytes",
 )
 
@@ -298,8 +304,9 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
             except LifecycleError as exc:
                 raise ConfigError(f"{source}: {exc}") from None
         elif key == "max_message_bytes":  # gRPC takes a C int
+            # At least 64 KiB: room for one session's paths (each up to 4 KiB) in any answer.
             changes["max_message_bytes"] = _int(
-                f"{source} max_message_bytes", value, 1024, INT32_MAX
+                f"{source} max_message_bytes", value, 64 * 1024, INT32_MAX
             )
         elif key == "log_level":
             level = str(value).lower()

@@ -123,10 +123,16 @@ Handler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
 
 
 def guard(name: str, fn: Handler) -> Handler:
-    """Wrap one unary-unary handler with the error mapping."""
+    """Wrap one unary-unary handler with the error mapping.
+
+    The status is sent outside the `except` block, from the error with its traceback dropped:
+    the traceback's frames hold the request and the session, and gRPC keeps the abort's chained
+    exception for a while, so a refused call would otherwise keep what it was refused for (the
+    content over the ceiling, a closed session's state) alive after it was answered."""
 
     @functools.wraps(fn)
     async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        failure: PostcompactError | None = None
         try:
             if isinstance(request, Oversize):
                 raise ResourceExhausted(
@@ -143,20 +149,24 @@ def guard(name: str, fn: Handler) -> Handler:
                 )
             return await fn(request, context)
         except PostcompactError as exc:
-            log.info(
-                "rpc error",
-                extra={
-                    "rpc": name,
-                    "code": exc.code.name,
-                    "reason": exc.reason,
-                    "error": exc.message,
-                },
-            )
-            await abort(context, exc)
+            failure = exc.with_traceback(None)
+            failure.__context__ = failure.__cause__ = None
         except grpc.aio.AbortError:
             raise
         except Exception:
             log.exception("unexpected error", extra={"rpc": name})
+        del request
+        if failure is None:
             await abort_internal(context)
+        log.info(
+            "rpc error",
+            extra={
+                "rpc": name,
+                "code": failure.code.name,
+                "reason": failure.reason,
+                "error": failure.message,
+            },
+        )
+        await abort(context, failure)
 
     return wrapper

@@ -55,3 +55,16 @@ class Unauthenticated(PostcompactError):
 
 class Unavailable(PostcompactError):
     code = grpc.StatusCode.UNAVAILABLE
+
+
+def check_answer(size: int, cap: int, what: str) -> None:
+    """RESOURCE_EXHAUSTED `RESPONSE_TOO_LARGE` unless an answer of `size` bytes can be sent
+    (`max_message_bytes`); callers check before anything is applied, so a refused call changes
+    nothing."""
+    if size > cap:
+        raise ResourceExhausted(
+            "RESPONSE_TOO_LARGE",
+            f"the answer to {what} would take {size} bytes, over max_message_bytes ({cap}); "
+            "nothing was changed",
+            {"limit": "max_message_bytes", "size": str(size)},
+        )

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from postcompact import __version__, fileread
-from postcompact._core import FileState, FileStateCache
+from postcompact._core import Charge, FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.lifecycle import (
     LifecycleError,
@@ -402,6 +402,7 @@ def catalog_entries(req: pb.SetCatalogRequest) -> int:
 
 def _restore_catalog(cat: Catalog, blob: bytes | None, announced: Mapping[str, Any]) -> None:
     if blob:
+        cat.charge = Charge(len(blob))
         req = pb.SetCatalogRequest.FromString(blob)
         if req.HasField("deferred_tools"):
             cat.deferred_tools = list(req.deferred_tools.names)

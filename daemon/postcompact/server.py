@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from postcompact import __version__, render
+from postcompact import __version__, _core, render
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
 from postcompact.errmap import guard, lenient_deserializer
@@ -106,7 +106,7 @@ class Servicer:
         return self.info
 
     async def GetStats(self, req: pb.GetStatsRequest, ctx: Ctx) -> pb.GetStatsResponse:
-        return self.registry.stats()
+        return await self.registry.stats()
 
     # --- sessions --------------------------------------------------------------------------
     async def OpenSession(self, req: pb.OpenSessionRequest, ctx: Ctx) -> pb.OpenSessionResponse:
@@ -120,9 +120,7 @@ class Servicer:
         return pb.CloseSessionResponse()
 
     async def ListSessions(self, req: pb.ListSessionsRequest, ctx: Ctx) -> pb.ListSessionsResponse:
-        return pb.ListSessionsResponse(
-            sessions=[self.registry.session_info(s) for s in self.registry.sessions.values()]
-        )
+        return self.registry.list_page(req)
 
     # --- agents ----------------------------------------------------------------------------
     async def StartAgent(self, req: pb.StartAgentRequest, ctx: Ctx) -> pb.StartAgentResponse:
@@ -168,9 +166,12 @@ class Servicer:
     async def SetCatalog(self, req: pb.SetCatalogRequest, ctx: Ctx) -> pb.SetCatalogResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         size = self._check_catalog_limits(a, req)
+        held = a.catalog.charge.size if a.catalog.charge is not None else 0
+        self.registry.admit(size, "SetCatalog", released=held)
         self.registry.store.check_room(size + ROW_BYTES)
         placement = render.SYSTEM if s.rules.system_sections else render.USER
         attachments = apply_catalog(a, req, s.rules.templates, placement)
+        a.catalog.charge = _core.Charge(size)
         self.registry.store.put_catalog(s, a)
         return pb.SetCatalogResponse(attachments=attachments)
 
@@ -217,6 +218,7 @@ class Servicer:
             preview=preview,
             hash_contents=self.registry.store.path is not None,
             carry_limit=a.files.max_entries,
+            max_answer=self.config.max_message_bytes,
         )
         # The pipeline awaited: persist only what is still registered (a concurrent
         # CloseSession or expiry removed the session from memory and disk).
@@ -257,7 +259,7 @@ class Servicer:
     async def EstimateTokens(
         self, req: pb.EstimateTokensRequest, ctx: Ctx
     ) -> pb.EstimateTokensResponse:
-        return self.tokens.estimate(req)
+        return await self.tokens.estimate(req)
 
     async def EstimateTokensBatch(
         self, req: pb.EstimateTokensBatchRequest, ctx: Ctx
@@ -265,7 +267,7 @@ class Servicer:
         return await self.tokens.estimate_batch(req)
 
     async def CountTokens(self, req: pb.CountTokensRequest, ctx: Ctx) -> pb.CountTokensResponse:
-        return self.tokens.count(req)
+        return await self.tokens.count(req)
 
     async def CountTokensBatch(
         self, req: pb.CountTokensBatchRequest, ctx: Ctx
@@ -275,7 +277,7 @@ class Servicer:
     async def TruncateTokens(
         self, req: pb.TruncateTokensRequest, ctx: Ctx
     ) -> pb.TruncateTokensResponse:
-        return self.tokens.truncate(req)
+        return await self.tokens.truncate(req)
 
     async def TruncateTokensBatch(
         self, req: pb.TruncateTokensBatchRequest, ctx: Ctx

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from postcompact import profiles
-from postcompact._core import FileState, FileStateCache
+from postcompact._core import Charge, FileState, FileStateCache
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
@@ -22,6 +22,11 @@ class InvokedSkill:
     path: str
     content: bytes
     invoked_at_ms: int
+    # Counted in the daemon's content ledger while the skill is held (docs/reliability.md).
+    charge: Charge = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.charge = Charge(len(self.content) + len(self.path) + len(self.name))
 
 
 @dataclass(slots=True)
@@ -39,6 +44,31 @@ class Catalog:
     announced_mcp: set[str] = field(default_factory=set)
     # Skill listing already sent: deliberately NOT reset by compaction (docs/claude-code.md §5).
     sent_skill_names: set[str] = field(default_factory=set)
+    # The catalogue's serialised size in the content ledger (set where it is stored).
+    charge: Charge | None = field(default=None, repr=False, compare=False)
+
+
+class Tasks(dict[str, pb.Task]):
+    """A session's tasks by id, insertion ordered; each counted in the content ledger (its
+    serialised size) while it is held. Only these mutators are used on it."""
+
+    __slots__ = ("_charges",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._charges: dict[str, Charge] = {}
+
+    def __setitem__(self, task_id: str, task: pb.Task) -> None:
+        super().__setitem__(task_id, task)
+        self._charges[task_id] = Charge(task.ByteSize())
+
+    def __delitem__(self, task_id: str) -> None:
+        super().__delitem__(task_id)
+        del self._charges[task_id]
+
+    def clear(self) -> None:
+        super().clear()
+        self._charges.clear()
 
 
 @dataclass(slots=True)
@@ -102,7 +132,7 @@ class Session:
     created_at_ms: int
     last_active_ms: int
     agents: dict[str, AgentState] = field(default_factory=dict)
-    tasks: dict[str, pb.Task] = field(default_factory=dict)  # by task id, insertion ordered
+    tasks: Tasks = field(default_factory=Tasks)  # by task id, insertion ordered
 
     @property
     def rules(self) -> profiles.Rules:

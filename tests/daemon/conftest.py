@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,3 +188,35 @@ def text_of(att: _HasBlocks) -> str:
     """An attachment's text as one string: its blocks joined by "\n" (what the clients'
     `rendered_text` joins for it)."""
     return "\n".join(att.blocks)
+
+
+class Hold:
+    """A failpoint held in the daemon (daemon/postcompact/failpoints.py): the worker that reaches
+    it waits until `release()`."""
+
+    def __init__(self, base: Path, name: str) -> None:
+        self.name = name
+        self.path = base / f"hold-{name}"
+
+    @property
+    def env(self) -> str:
+        return f"{self.name}=hold:{self.path}"
+
+    def wait_reached(self, timeout: float = 30.0) -> None:
+        marker = Path(f"{self.path}.reached")
+        deadline = time.monotonic() + timeout
+        while not marker.exists():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no worker reached the failpoint {self.name}")
+            time.sleep(0.01)
+
+    def release(self) -> None:
+        self.path.touch()
+
+
+def held_daemon(*names: str, config_toml: str | None = None) -> tuple[RunningDaemon, list[Hold]]:
+    """A daemon started with the failpoints `names` held."""
+    base = short_dir("pch")
+    holds = [Hold(base, n) for n in names]
+    env = {"POSTCOMPACT_FAILPOINTS": ";".join(h.env for h in holds)}
+    return start_daemon(env=env, config_toml=config_toml, runtime_dir=base), holds

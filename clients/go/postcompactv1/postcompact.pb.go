@@ -1107,11 +1107,14 @@ type GetStatsResponse struct {
 	Compactions   int64                  `protobuf:"varint,5,opt,name=compactions,proto3" json:"compactions,omitempty"` // of the sessions held (kept across restarts)
 	// File-state cache evictions since this daemon process started (a counter of its activity,
 	// not part of the stored state: 0 after a restart).
-	Evictions     int64          `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
-	UptimeMs      int64          `protobuf:"varint,7,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
-	SessionInfos  []*SessionInfo `protobuf:"bytes,8,rep,name=session_infos,json=sessionInfos,proto3" json:"session_infos,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Evictions int64 `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
+	UptimeMs  int64 `protobuf:"varint,7,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
+	// Bytes of recorded content the daemon holds (file contents, skills, plans, catalogues,
+	// tasks), against the daemon-wide limits.max_content_bytes (docs/reliability.md).
+	ContentBytes    int64 `protobuf:"varint,9,opt,name=content_bytes,json=contentBytes,proto3" json:"content_bytes,omitempty"`
+	MaxContentBytes int64 `protobuf:"varint,10,opt,name=max_content_bytes,json=maxContentBytes,proto3" json:"max_content_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1193,11 +1196,18 @@ func (x *GetStatsResponse) GetUptimeMs() int64 {
 	return 0
 }
 
-func (x *GetStatsResponse) GetSessionInfos() []*SessionInfo {
+func (x *GetStatsResponse) GetContentBytes() int64 {
 	if x != nil {
-		return x.SessionInfos
+		return x.ContentBytes
 	}
-	return nil
+	return 0
+}
+
+func (x *GetStatsResponse) GetMaxContentBytes() int64 {
+	if x != nil {
+		return x.MaxContentBytes
+	}
+	return 0
 }
 
 // Memory files (CLAUDE.md and the like) are never restored as files: the harness re-reads them.
@@ -1496,8 +1506,11 @@ func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
 	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
 }
 
+// Sessions in session-id order, a page at a time.
 type ListSessionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageSize      int32                  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`   // 0: 100; at most 1,000 (larger asks get 1,000); < 0 is INVALID_ARGUMENT
+	PageToken     string                 `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"` // next_page_token of the previous page; "" for the first
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1532,9 +1545,26 @@ func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
 	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
 }
 
+func (x *ListSessionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 type ListSessionsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sessions      []*SessionInfo         `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Also cut short of page_size so that the answer fits max_message_bytes.
+	Sessions      []*SessionInfo `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	NextPageToken string         `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"` // "" on the last page
+	TotalSessions int32          `protobuf:"varint,3,opt,name=total_sessions,json=totalSessions,proto3" json:"total_sessions,omitempty"`  // sessions held now
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1576,6 +1606,20 @@ func (x *ListSessionsResponse) GetSessions() []*SessionInfo {
 	return nil
 }
 
+func (x *ListSessionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsResponse) GetTotalSessions() int32 {
+	if x != nil {
+		return x.TotalSessions
+	}
+	return 0
+}
+
 type SessionInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1588,6 +1632,9 @@ type SessionInfo struct {
 	CreatedAtMs   int64                  `protobuf:"varint,8,opt,name=created_at_ms,json=createdAtMs,proto3" json:"created_at_ms,omitempty"`
 	LastActiveMs  int64                  `protobuf:"varint,9,opt,name=last_active_ms,json=lastActiveMs,proto3" json:"last_active_ms,omitempty"`
 	Profile       Profile                `protobuf:"varint,10,opt,name=profile,proto3,enum=postcompact.v1.Profile" json:"profile,omitempty"`
+	// roots and agent_ids are left out: with them this one session would not fit an answer
+	// (a max_message_bytes configured below the session's size).
+	Partial       bool `protobuf:"varint,11,opt,name=partial,proto3" json:"partial,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1690,6 +1737,13 @@ func (x *SessionInfo) GetProfile() Profile {
 		return x.Profile
 	}
 	return Profile_PROFILE_UNSPECIFIED
+}
+
+func (x *SessionInfo) GetPartial() bool {
+	if x != nil {
+		return x.Partial
+	}
+	return false
 }
 
 type StartAgentRequest struct {
@@ -6514,7 +6568,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\rstarted_at_ms\x18\a \x01(\x03R\vstartedAtMs\x12\x1f\n" +
 	"\vtcp_address\x18\b \x01(\tR\n" +
 	"tcpAddress\"\x11\n" +
-	"\x0fGetStatsRequest\"\xaf\x02\n" +
+	"\x0fGetStatsRequest\"\xd3\x02\n" +
 	"\x10GetStatsResponse\x12\x1a\n" +
 	"\bsessions\x18\x01 \x01(\x05R\bsessions\x12\x16\n" +
 	"\x06agents\x18\x02 \x01(\x05R\x06agents\x12%\n" +
@@ -6522,8 +6576,10 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\fcached_bytes\x18\x04 \x01(\x03R\vcachedBytes\x12 \n" +
 	"\vcompactions\x18\x05 \x01(\x03R\vcompactions\x12\x1c\n" +
 	"\tevictions\x18\x06 \x01(\x03R\tevictions\x12\x1b\n" +
-	"\tuptime_ms\x18\a \x01(\x03R\buptimeMs\x12@\n" +
-	"\rsession_infos\x18\b \x03(\v2\x1b.postcompact.v1.SessionInfoR\fsessionInfos\"B\n" +
+	"\tuptime_ms\x18\a \x01(\x03R\buptimeMs\x12#\n" +
+	"\rcontent_bytes\x18\t \x01(\x03R\fcontentBytes\x12*\n" +
+	"\x11max_content_bytes\x18\n" +
+	" \x01(\x03R\x0fmaxContentBytesJ\x04\b\b\x10\tR\rsession_infos\"B\n" +
 	"\vMemoryFiles\x12\x1d\n" +
 	"\n" +
 	"file_names\x18\x01 \x03(\tR\tfileNames\x12\x14\n" +
@@ -6546,10 +6602,15 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x13CloseSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\x16\n" +
-	"\x14CloseSessionResponse\"\x15\n" +
-	"\x13ListSessionsRequest\"O\n" +
+	"\x14CloseSessionResponse\"Q\n" +
+	"\x13ListSessionsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\x9e\x01\n" +
 	"\x14ListSessionsResponse\x127\n" +
-	"\bsessions\x18\x01 \x03(\v2\x1b.postcompact.v1.SessionInfoR\bsessions\"\xda\x02\n" +
+	"\bsessions\x18\x01 \x03(\v2\x1b.postcompact.v1.SessionInfoR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12%\n" +
+	"\x0etotal_sessions\x18\x03 \x01(\x05R\rtotalSessions\"\xf4\x02\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
@@ -6562,7 +6623,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\rcreated_at_ms\x18\b \x01(\x03R\vcreatedAtMs\x12$\n" +
 	"\x0elast_active_ms\x18\t \x01(\x03R\flastActiveMs\x121\n" +
 	"\aprofile\x18\n" +
-	" \x01(\x0e2\x17.postcompact.v1.ProfileR\aprofile\"\xa4\x01\n" +
+	" \x01(\x0e2\x17.postcompact.v1.ProfileR\aprofile\x12\x18\n" +
+	"\apartial\x18\v \x01(\bR\apartial\"\xa4\x01\n" +
 	"\x11StartAgentRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -7186,128 +7248,127 @@ var file_postcompact_v1_postcompact_proto_goTypes = []any{
 var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
 	2,  // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
 	3,  // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
-	25, // 2: postcompact.v1.GetStatsResponse.session_infos:type_name -> postcompact.v1.SessionInfo
-	18, // 3: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
-	13, // 4: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	0,  // 5: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
-	25, // 6: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
-	25, // 7: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
-	0,  // 8: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
-	5,  // 9: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
-	6,  // 10: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
-	4,  // 11: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
-	7,  // 12: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	46, // 13: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	50, // 14: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	52, // 15: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	54, // 16: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	49, // 17: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	51, // 18: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	53, // 19: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	55, // 20: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	78, // 21: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	58, // 22: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	59, // 23: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	78, // 24: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
-	9,  // 25: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	60, // 26: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
-	8,  // 27: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	61, // 28: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	13, // 29: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	78, // 30: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	79, // 31: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	80, // 32: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	8,  // 33: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	61, // 34: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	13, // 35: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	78, // 36: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	79, // 37: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	80, // 38: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	7,  // 39: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	71, // 40: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	54, // 41: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
-	10, // 42: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
-	1,  // 43: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
-	66, // 44: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	67, // 45: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	68, // 46: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	69, // 47: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	70, // 48: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	72, // 49: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	73, // 50: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	74, // 51: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	75, // 52: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	76, // 53: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	77, // 54: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
-	11, // 55: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
-	12, // 56: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
-	3,  // 57: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
-	3,  // 58: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	90, // 59: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	93, // 60: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
-	0,  // 61: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
-	13, // 62: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	96, // 63: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
-	96, // 64: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
-	25, // 65: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
-	95, // 66: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
-	14, // 67: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
-	16, // 68: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
-	19, // 69: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
-	21, // 70: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
-	23, // 71: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
-	26, // 72: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	28, // 73: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	30, // 74: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	32, // 75: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	34, // 76: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	36, // 77: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	38, // 78: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	40, // 79: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	42, // 80: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	44, // 81: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	47, // 82: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	56, // 83: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	62, // 84: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	64, // 85: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	81, // 86: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	83, // 87: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	85, // 88: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	87, // 89: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	89, // 90: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	91, // 91: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	94, // 92: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
-	15, // 93: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	17, // 94: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	20, // 95: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	22, // 96: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	24, // 97: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	27, // 98: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	29, // 99: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	31, // 100: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	33, // 101: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	35, // 102: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	37, // 103: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	39, // 104: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	41, // 105: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	43, // 106: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	45, // 107: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	48, // 108: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	57, // 109: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	63, // 110: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	65, // 111: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	82, // 112: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	84, // 113: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	86, // 114: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	88, // 115: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	90, // 116: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	92, // 117: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	97, // 118: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
-	93, // [93:119] is the sub-list for method output_type
-	67, // [67:93] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	18, // 2: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
+	13, // 3: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	0,  // 4: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
+	25, // 5: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
+	25, // 6: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
+	0,  // 7: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
+	5,  // 8: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
+	6,  // 9: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
+	4,  // 10: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
+	7,  // 11: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
+	46, // 12: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	50, // 13: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	52, // 14: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	54, // 15: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	49, // 16: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	51, // 17: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	53, // 18: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	55, // 19: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	78, // 20: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	58, // 21: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	59, // 22: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	78, // 23: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	9,  // 24: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
+	60, // 25: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	8,  // 26: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	61, // 27: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	13, // 28: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	78, // 29: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	79, // 30: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	80, // 31: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	8,  // 32: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	61, // 33: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	13, // 34: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	78, // 35: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	79, // 36: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	80, // 37: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	7,  // 38: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
+	71, // 39: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	54, // 40: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	10, // 41: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
+	1,  // 42: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
+	66, // 43: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	67, // 44: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	68, // 45: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	69, // 46: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	70, // 47: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	72, // 48: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	73, // 49: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	74, // 50: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	75, // 51: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	76, // 52: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	77, // 53: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	11, // 54: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
+	12, // 55: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
+	3,  // 56: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
+	3,  // 57: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
+	90, // 58: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	93, // 59: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	0,  // 60: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
+	13, // 61: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	96, // 62: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	96, // 63: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	25, // 64: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
+	95, // 65: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	14, // 66: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
+	16, // 67: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
+	19, // 68: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
+	21, // 69: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
+	23, // 70: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
+	26, // 71: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
+	28, // 72: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	30, // 73: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	32, // 74: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	34, // 75: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	36, // 76: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	38, // 77: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	40, // 78: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	42, // 79: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	44, // 80: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	47, // 81: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	56, // 82: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	62, // 83: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	64, // 84: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	81, // 85: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	83, // 86: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	85, // 87: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	87, // 88: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	89, // 89: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	91, // 90: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	94, // 91: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	15, // 92: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	17, // 93: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	20, // 94: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	22, // 95: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	24, // 96: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	27, // 97: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	29, // 98: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	31, // 99: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	33, // 100: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	35, // 101: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	37, // 102: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	39, // 103: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	41, // 104: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	43, // 105: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	45, // 106: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	48, // 107: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	57, // 108: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	63, // 109: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	65, // 110: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	82, // 111: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	84, // 112: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	86, // 113: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	88, // 114: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	90, // 115: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	92, // 116: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	97, // 117: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	92, // [92:118] is the sub-list for method output_type
+	66, // [66:92] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_postcompact_v1_postcompact_proto_init() }

@@ -42,7 +42,7 @@ import re
 from collections.abc import Sequence
 
 from postcompact import _core, fileread, render
-from postcompact.errors import InvalidArgument
+from postcompact.errors import InvalidArgument, check_answer
 from postcompact.render import Templates
 from postcompact.restore.catalog import (
     Announced,
@@ -516,12 +516,15 @@ async def run_compact(
     preview: bool = False,
     hash_contents: bool = True,
     carry_limit: int = 5000,
+    max_answer: int | None = None,
 ) -> pb.CompactResponse:
     """Run the pipeline for `agent` of `session`; see the module docstring.
 
     `hash_contents`: hash re-read contents that changed, for the state database (off when the
     daemon keeps no state on disk). `templates`: the session profile's unless given.
     `carry_limit`: at most this many reads are carried over (the agent's cache bound).
+    `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`) and nothing
+    is applied: the agent stays as it was.
 
     Policy layers: `base_policy` (the daemon config; `config_policy` is an alias), the session's,
     the request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
@@ -562,7 +565,7 @@ async def run_compact(
     )
     if preview:
         await steps
-        return out.response(agent.compactions)
+        return _checked(out.response(agent.compactions), max_answer)
     carried = carried_reads_of(agent, snapshot, carry_limit) if policy.carry_read_state else None
     nested, marks = set(agent.nested_memory), dict(agent.read_mtimes)
     agent.files.clear()
@@ -570,6 +573,7 @@ async def run_compact(
     agent.read_mtimes.clear()
     try:
         result = await steps
+        resp = _checked(out.response(agent.compactions + 1), max_answer)
     except BaseException:
         # Failed or cancelled half-way (nothing is written until the caller persists the
         # result): the agent goes back to what it was, which is what the database holds.
@@ -589,4 +593,10 @@ async def run_compact(
         old = agent.skills[name]
         agent.skills[name] = InvokedSkill(name, old.path, content, old.invoked_at_ms)
     agent.compactions += 1
-    return out.response(agent.compactions)
+    return resp
+
+
+def _checked(resp: pb.CompactResponse, max_answer: int | None) -> pb.CompactResponse:
+    if max_answer is not None:
+        check_answer(resp.ByteSize(), max_answer, "Compact")
+    return resp

@@ -33,7 +33,7 @@ import dataclasses
 import os
 import re
 
-from postcompact import _core, fileread, render
+from postcompact import _core, failpoints, fileread, render
 from postcompact.config import Config
 from postcompact.errors import (
     FailedPrecondition,
@@ -254,6 +254,8 @@ class FileService:
         whole = offset == 1 and limit is None
 
         def read(inline: bool) -> tuple[fileread.TextFile, bytes | None, int | None]:
+            if not inline:
+                failpoints.hit("readfile.worker")
             tf = fileread.read_text(
                 path,
                 roots=roots,
@@ -291,6 +293,7 @@ class FileService:
                 "nothing was recorded",
                 {"session_id": s.session_id, "path": path},
             )
+        self._admit(a, path, len(tf.content), "ReadFile")
         stored = tf.mtime_ms if s.rules.mtime_timestamps else read_at
         marker = ""
         if over is not None:
@@ -340,6 +343,13 @@ class FileService:
         self.store.sync_files(s, a)
         return resp
 
+    def _admit(self, a: AgentState, path: str, size: int, what: str) -> None:
+        """The content ceiling for a new entry of `size` bytes under `path` (its old entry's
+        bytes are released by it)."""
+        old = a.files.peek(path)
+        released = len(old.content) if old is not None else 0
+        self.registry.admit(size, f"{what} of {path} ({size} bytes)", released=released)
+
     @staticmethod
     def _prune_marks(a: AgentState) -> None:
         if len(a.read_mtimes) > 2 * len(a.files) + 64:
@@ -357,6 +367,7 @@ class FileService:
         limit = req.limit if req.HasField("limit") else None
         _range(offset, limit)
         ts = _timestamp(req.timestamp_ms)
+        self._admit(a, path, len(req.content), "RecordRead")
         self.store.check_room()
         a.files.set(path, _core.FileState(req.content, ts, offset, limit, req.partial_view))
         a.read_mtimes.pop(path, None)
@@ -385,6 +396,7 @@ class FileService:
                     {"path": path},
                 )
             ts = m
+        self._admit(a, path, len(req.content), "RecordWrite")
         self.store.check_room()
         a.files.set(path, _core.FileState(req.content, ts, None, None, False))
         a.read_mtimes.pop(path, None)
@@ -475,6 +487,12 @@ class FileService:
                 "(limits.max_skills_per_agent)",
                 {"limit": "max_skills_per_agent"},
             )
+        old = a.skills.get(req.name)
+        self.registry.admit(
+            len(req.content) + len(req.path) + len(req.name),
+            f"RecordSkill of {req.name!r}",
+            released=old.charge.size if old is not None else 0,
+        )
         self.store.check_room(req.ByteSize() + ROW_BYTES)
         # 0 = now, kept strictly after this agent's latest invocation so that of two calls in
         # the same millisecond the later one still ranks newer (skills sort newest first).
@@ -522,6 +540,9 @@ class FileService:
         if t.status not in pb.TaskStatus.values():
             raise InvalidArgument("BAD_TASK_STATUS", f"unknown task status {t.status}")
         self._check_task_limits(s, t)
+        old = s.tasks.get(t.task_id)
+        released = old.ByteSize() if old is not None else 0
+        self.registry.admit(t.ByteSize(), f"UpsertTask of {t.task_id!r}", released=released)
         self.store.check_room(t.ByteSize() + ROW_BYTES)
         task = pb.Task()
         task.CopyFrom(t)

@@ -5,6 +5,9 @@ Everything here is synchronous and runs on the daemon's one event loop, so no lo
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import bisect
 import logging
 import os
 import re
@@ -15,13 +18,23 @@ from dataclasses import dataclass, field
 
 from postcompact import _core, profiles
 from postcompact.config import Config
-from postcompact.errors import AlreadyExists, InvalidArgument, NotFound, ResourceExhausted
+from postcompact.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    ResourceExhausted,
+    check_answer,
+)
 from postcompact.persist import ROW_BYTES, NullStore, Written
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, AgentState, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAX_ID_LEN = 256
+# Linux's PATH_MAX: no path a session names (cwd, home, roots, plans, memory) may be longer.
+MAX_PATH_BYTES = 4096
+# Memory file names and memory paths of one session, each.
+MAX_MEMORY_ENTRIES = 64
 REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUND message
 DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 
@@ -46,11 +59,22 @@ def check_id(kind: str, value: str, *, allow_empty: bool = False) -> str:
     return value
 
 
+def check_path_length(field: str, value: str) -> None:
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATH_BYTES:
+        raise InvalidArgument(
+            "PATH_TOO_LONG",
+            f"{field} is {size} bytes, over the {MAX_PATH_BYTES}-byte path limit (PATH_MAX)",
+            {"field": field, "limit": str(MAX_PATH_BYTES)},
+        )
+
+
 def check_abs_path(field: str, value: str) -> str:
     if not value:
         raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
     if "\x00" in value:
         raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
+    check_path_length(field, value)
     if not os.path.isabs(value):
         raise InvalidArgument("PATH_NOT_ABSOLUTE", f"{field} must be an absolute path: {value!r}")
     return os.path.normpath(value)
@@ -95,6 +119,15 @@ def auto_memory_path(home: str, cwd: str) -> str:
 
 
 def memory_paths(req: pb.OpenSessionRequest, cwd: str, home: str) -> frozenset[str]:
+    for what, items in (("file_names", req.memory.file_names), ("paths", req.memory.paths)):
+        if len(items) > MAX_MEMORY_ENTRIES:
+            raise InvalidArgument(
+                "TOO_MANY_MEMORY_FILES",
+                f"memory.{what} has {len(items)} entries, over {MAX_MEMORY_ENTRIES}",
+                {"field": f"memory.{what}", "limit": str(MAX_MEMORY_ENTRIES)},
+            )
+        for item in items:
+            check_path_length(f"memory.{what}[]", item)
     names = list(req.memory.file_names) or list(DEFAULT_MEMORY_FILE_NAMES)
     for n in names:
         if not n or "/" in n or "\x00" in n or n in (".", ".."):
@@ -204,10 +237,12 @@ class Registry:
                 {"limit": "max_sessions"},
             )
         home = check_abs_path("home", req.home) if req.home else os.path.expanduser("~")
+        self.check_roots(len(req.roots))
         roots = [check_abs_path("roots[]", os.path.join(cwd, r)) for r in req.roots] or [cwd]
         plans = req.plans_directory or os.path.join(home, ".claude", "plans")
         if "\x00" in plans:
             raise InvalidArgument("PATH_HAS_NUL", "plans_directory contains a NUL byte")
+        check_path_length("plans_directory", plans)
         plans = _core.expand_path(plans, cwd, home)
         policy = pb.RestorePolicy()
         policy.CopyFrom(req.policy)
@@ -229,6 +264,8 @@ class Registry:
             last_active_ms=t,
         )
         s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.new_cache(s))
+        answer = pb.OpenSessionResponse(session_id=sid, session=self.session_info(s)).ByteSize()
+        check_answer(answer, self.config.max_message_bytes, f"opening session {sid}")
         self.store.check_room(req.ByteSize() + 2 * ROW_BYTES)
         self.store.put_session(s)
         self.sessions[sid] = s
@@ -271,6 +308,29 @@ class Registry:
                 del self.sessions[s.session_id]
             raise
         self.expired.pop(s.session_id, None)
+
+    def admit(self, size: int, what: str, *, released: int = 0) -> None:
+        """RESOURCE_EXHAUSTED `CONTENT_LIMIT` unless `size` more bytes of recorded content (less
+        the `released` bytes the call replaces) keep the daemon within limits.max_content_bytes:
+        the daemon-wide ceiling on what clients can make it hold (docs/reliability.md)."""
+        held, cap = _core.held_bytes(), self.config.max_content_bytes
+        after = held + size - min(released, held)
+        if after > cap:
+            raise ResourceExhausted(
+                "CONTENT_LIMIT",
+                f"{what} would bring the recorded content the daemon holds to {after} bytes, over "
+                f"limits.max_content_bytes ({cap}); close the sessions that are done "
+                "(CloseSession) or raise the limit",
+                {"limit": "max_content_bytes", "held": str(held)},
+            )
+
+    def check_roots(self, roots: int) -> None:
+        if roots > self.config.max_roots:
+            raise ResourceExhausted(
+                "TOO_MANY_ROOTS",
+                f"{roots} roots, over limits.max_roots ({self.config.max_roots})",
+                {"limit": "max_roots"},
+            )
 
     def new_cache(self, s: Session) -> _core.FileStateCache:
         entries = self.config.cache_max_entries or s.rules.cache_max_entries
@@ -406,16 +466,81 @@ class Registry:
             profile=s.profile,
         )
 
-    def stats(self) -> pb.GetStatsResponse:
-        infos = [self.session_info(s) for s in self.sessions.values()]
+    def list_page(self, req: pb.ListSessionsRequest) -> pb.ListSessionsResponse:
+        """One page of sessions in id order, at most `page_size` and within the message limit
+        (docs/reliability.md): the answer is bounded whatever the daemon holds."""
+        if req.page_size < 0:
+            raise InvalidArgument(
+                "BAD_PAGE_SIZE", f"page_size must be >= 0 (0 = {DEFAULT_PAGE}), got {req.page_size}"
+            )
+        size = min(req.page_size or DEFAULT_PAGE, MAX_PAGE)
+        after = _page_after(req.page_token)
+        ids = sorted(self.sessions)
+        start = bisect.bisect_right(ids, after) if after is not None else 0
+        budget = self.config.max_message_bytes - PAGE_OVERHEAD
+        resp = pb.ListSessionsResponse(total_sessions=len(ids))
+        used, end = 0, start
+        for sid in ids[start : start + size]:
+            info = self.session_info(self.sessions[sid])
+            cost = info.ByteSize() + 8  # the field's tag and length
+            if used + cost > budget:
+                if resp.sessions:
+                    break
+                del info.roots[:], info.agent_ids[:]  # alone it does not fit: the rest of it
+                info.partial = True
+                cost = info.ByteSize() + 8
+            resp.sessions.append(info)
+            used, end = used + cost, end + 1
+        if end < len(ids):
+            resp.next_page_token = _page_token(ids[end - 1]) if end > start else req.page_token
+        return resp
+
+    async def stats(self) -> pb.GetStatsResponse:
+        """The daemon's totals. Summing every agent is O(agents): the loop is yielded to other
+        calls every STATS_SLICE agents, so a daemon with many agents stalls nobody."""
+        agents = entries = size = compactions = evictions = 0
+        sessions = list(self.sessions.values())
+        for s in sessions:
+            members = list(s.agents.values())
+            for a in members:
+                entries += len(a.files)
+                size += a.files.total_size
+                compactions += a.compactions
+                evictions += a.files.evictions
+            agents += len(members)
+            if agents // STATS_SLICE != (agents - len(members)) // STATS_SLICE:
+                await asyncio.sleep(0)
         return pb.GetStatsResponse(
-            sessions=len(infos),
-            agents=sum(len(i.agent_ids) for i in infos),
-            cached_entries=sum(i.cached_entries for i in infos),
-            cached_bytes=sum(i.cached_bytes for i in infos),
-            compactions=sum(i.compactions for i in infos),
-            evictions=self.evictions_of_closed
-            + sum(a.files.evictions for s in self.sessions.values() for a in s.agents.values()),
+            sessions=len(sessions),
+            agents=agents,
+            cached_entries=entries,
+            cached_bytes=size,
+            compactions=compactions,
+            evictions=self.evictions_of_closed + evictions,
             uptime_ms=now_ms() - self.started_at_ms,
-            session_infos=infos,
+            content_bytes=_core.held_bytes(),
+            max_content_bytes=self.config.max_content_bytes,
         )
+
+
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
+PAGE_OVERHEAD = 1024  # the answer's own fields and the status around it
+STATS_SLICE = 2000
+
+
+def _page_token(last_id: str) -> str:
+    return base64.urlsafe_b64encode(last_id.encode("utf-8", "surrogatepass")).decode()
+
+
+def _page_after(token: str) -> str | None:
+    """The last session id of the previous page, from `token` ("": None)."""
+    if not token:
+        return None
+    try:
+        after = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True).decode()
+        if _page_token(after) == token:
+            return after
+    except (ValueError, UnicodeError):
+        pass
+    raise InvalidArgument("BAD_PAGE_TOKEN", "page_token is not a next_page_token this daemon gave")

@@ -15,7 +15,8 @@ import os
 import uuid
 
 from postcompact import _core
-from postcompact.errors import AlreadyExists, InvalidArgument
+from postcompact.errors import AlreadyExists, InvalidArgument, check_answer
+from postcompact.persist import catalog_parts
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import Registry, check_abs_path, check_id, now_ms
 from postcompact.state import AgentState
@@ -126,13 +127,15 @@ async def import_transcript(
                 agent.files.set(path, seed)
                 agent.read_mtimes.pop(path, None)
 
+    registry.check_roots(len(s.roots))
     builder = Builder(s, paths, registry.new_cache, stamp, on_boundary, home=guess_home(t))
     await builder.run(t.events)
-    if existing is not None:
-        registry.close(sid)
-    registry.adopt(s)
+    for a in s.agents.values():
+        a.catalog.charge = _core.Charge(catalog_parts(a.catalog).ByteSize())
+    # What the import built is live (counted) already: it must fit the ceiling as it is.
+    registry.admit(0, f"importing session {sid}")
     warnings = [*t.warnings, *builder.warnings]
-    return pb.ImportTranscriptResponse(
+    resp = pb.ImportTranscriptResponse(
         session_id=sid,
         session=registry.session_info(s),
         records=len(t.records),
@@ -140,6 +143,11 @@ async def import_transcript(
         boundaries=boundaries,
         warnings=warnings[:MAX_WARNINGS],
     )
+    check_answer(resp.ByteSize(), registry.config.max_message_bytes, "ImportTranscript")
+    if existing is not None:
+        registry.close(sid)
+    registry.adopt(s)
+    return resp
 
 
 def _items(items: list[RecordedItem]) -> list[pb.RestoredItem]:

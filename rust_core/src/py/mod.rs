@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 mod py_cache;
 mod py_cache_fast;
 mod py_fsutil;
+mod py_ledger;
 mod py_render;
 mod py_tokens;
 
@@ -16,5 +17,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_tokens::register(m)?;
     py_render::register(m)?;
     py_fsutil::register(m)?;
+    py_ledger::register(m)?;
     Ok(())
 }

@@ -552,6 +552,12 @@ pub struct FileState {
     partial_view: bool,
 }
 
+impl Drop for FileState {
+    fn drop(&mut self) {
+        super::py_ledger::sub(self.content_len);
+    }
+}
+
 impl FileStateValue for Py<FileState> {
     #[inline]
     fn timestamp(&self) -> i64 {
@@ -577,8 +583,10 @@ impl FileState {
     ) -> PyResult<Self> {
         let offset = offset.map(|v| non_negative("offset", v)).transpose()?;
         let limit = limit.map(|v| non_negative("limit", v)).transpose()?;
+        let content_len = content.as_bytes().len();
+        super::py_ledger::add(content_len);
         Ok(Self {
-            content_len: content.as_bytes().len(),
+            content_len,
             content: content.unbind(),
             timestamp,
             offset,

@@ -186,8 +186,23 @@ class AsyncClient:
         return AsyncSession(self, session_id, agent_id)
 
     async def list_sessions(self) -> list[pb.SessionInfo]:
-        resp: pb.ListSessionsResponse = await self.call("ListSessions", pb.ListSessionsRequest())
-        return list(resp.sessions)
+        """Every session, in id order (all pages of ListSessions)."""
+        out: list[pb.SessionInfo] = []
+        token = ""
+        while True:
+            page = await self.list_sessions_page(page_token=token)
+            out.extend(page.sessions)
+            token = page.next_page_token
+            if not token:
+                return out
+
+    async def list_sessions_page(
+        self, *, page_size: int = 0, page_token: str = ""
+    ) -> pb.ListSessionsResponse:
+        """One page of sessions (`page_size` 0: the daemon's default, 100)."""
+        req = pb.ListSessionsRequest(page_size=page_size, page_token=page_token)
+        resp: pb.ListSessionsResponse = await self.call("ListSessions", req)
+        return resp
 
     # --- transcripts ------------------------------------------------------------------------
     async def import_transcript(

@@ -1,6 +1,5 @@
 // Original file: ../../proto/postcompact/v1/postcompact.proto
 
-import type { SessionInfo as _postcompact_v1_SessionInfo, SessionInfo__Output as _postcompact_v1_SessionInfo__Output } from '../../postcompact/v1/SessionInfo.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface GetStatsResponse {
@@ -18,7 +17,12 @@ export interface GetStatsResponse {
    */
   'evictions'?: (number | string | Long);
   'uptimeMs'?: (number | string | Long);
-  'sessionInfos'?: (_postcompact_v1_SessionInfo)[];
+  /**
+   * Bytes of recorded content the daemon holds (file contents, skills, plans, catalogues,
+   * tasks), against the daemon-wide limits.max_content_bytes (docs/reliability.md).
+   */
+  'contentBytes'?: (number | string | Long);
+  'maxContentBytes'?: (number | string | Long);
 }
 
 export interface GetStatsResponse__Output {
@@ -36,5 +40,10 @@ export interface GetStatsResponse__Output {
    */
   'evictions': (number);
   'uptimeMs': (number);
-  'sessionInfos': (_postcompact_v1_SessionInfo__Output)[];
+  /**
+   * Bytes of recorded content the daemon holds (file contents, skills, plans, catalogues,
+   * tasks), against the daemon-wide limits.max_content_bytes (docs/reliability.md).
+   */
+  'contentBytes': (number);
+  'maxContentBytes': (number);
 }

@@ -14,6 +14,11 @@ export interface SessionInfo {
   'createdAtMs'?: (number | string | Long);
   'lastActiveMs'?: (number | string | Long);
   'profile'?: (_postcompact_v1_Profile);
+  /**
+   * roots and agent_ids are left out: with them this one session would not fit an answer
+   * (a max_message_bytes configured below the session's size).
+   */
+  'partial'?: (boolean);
 }
 
 export interface SessionInfo__Output {
@@ -27,4 +32,9 @@ export interface SessionInfo__Output {
   'createdAtMs': (number);
   'lastActiveMs': (number);
   'profile': (_postcompact_v1_Profile__Output);
+  /**
+   * roots and agent_ids are left out: with them this one session would not fit an answer
+   * (a max_message_bytes configured below the session's size).
+   */
+  'partial': (boolean);
 }

@@ -601,7 +601,8 @@ class GetStatsResponse(_message.Message):
     COMPACTIONS_FIELD_NUMBER: _builtins.int
     EVICTIONS_FIELD_NUMBER: _builtins.int
     UPTIME_MS_FIELD_NUMBER: _builtins.int
-    SESSION_INFOS_FIELD_NUMBER: _builtins.int
+    CONTENT_BYTES_FIELD_NUMBER: _builtins.int
+    MAX_CONTENT_BYTES_FIELD_NUMBER: _builtins.int
     sessions: _builtins.int
     agents: _builtins.int
     cached_entries: _builtins.int
@@ -613,8 +614,11 @@ class GetStatsResponse(_message.Message):
     not part of the stored state: 0 after a restart).
     """
     uptime_ms: _builtins.int
-    @_builtins.property
-    def session_infos(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionInfo]: ...
+    content_bytes: _builtins.int
+    """Bytes of recorded content the daemon holds (file contents, skills, plans, catalogues,
+    tasks), against the daemon-wide limits.max_content_bytes (docs/reliability.md).
+    """
+    max_content_bytes: _builtins.int
     def __init__(
         self,
         *,
@@ -625,11 +629,12 @@ class GetStatsResponse(_message.Message):
         compactions: _builtins.int = ...,
         evictions: _builtins.int = ...,
         uptime_ms: _builtins.int = ...,
-        session_infos: _abc.Iterable[Global___SessionInfo] | None = ...,
+        content_bytes: _builtins.int = ...,
+        max_content_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "compactions", b"compactions", "evictions", b"evictions", "session_infos", b"session_infos", "sessions", b"sessions", "uptime_ms", b"uptime_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "compactions", b"compactions", "content_bytes", b"content_bytes", "evictions", b"evictions", "max_content_bytes", b"max_content_bytes", "sessions", b"sessions", "uptime_ms", b"uptime_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -783,14 +788,25 @@ Global___CloseSessionResponse: _TypeAlias = CloseSessionResponse  # noqa: Y015
 
 @_typing.final
 class ListSessionsRequest(_message.Message):
+    """Sessions in session-id order, a page at a time."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """0: 100; at most 1,000 (larger asks get 1,000); < 0 is INVALID_ARGUMENT"""
+    page_token: _builtins.str
+    """next_page_token of the previous page; "" for the first"""
     def __init__(
         self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -801,16 +817,26 @@ class ListSessionsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SESSIONS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    TOTAL_SESSIONS_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """"" on the last page"""
+    total_sessions: _builtins.int
+    """sessions held now"""
     @_builtins.property
-    def sessions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionInfo]: ...
+    def sessions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SessionInfo]:
+        """Also cut short of page_size so that the answer fits max_message_bytes."""
+
     def __init__(
         self,
         *,
         sessions: _abc.Iterable[Global___SessionInfo] | None = ...,
+        next_page_token: _builtins.str = ...,
+        total_sessions: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["sessions", b"sessions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "sessions", b"sessions", "total_sessions", b"total_sessions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -830,6 +856,7 @@ class SessionInfo(_message.Message):
     CREATED_AT_MS_FIELD_NUMBER: _builtins.int
     LAST_ACTIVE_MS_FIELD_NUMBER: _builtins.int
     PROFILE_FIELD_NUMBER: _builtins.int
+    PARTIAL_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     cwd: _builtins.str
     cached_entries: _builtins.int
@@ -838,6 +865,10 @@ class SessionInfo(_message.Message):
     created_at_ms: _builtins.int
     last_active_ms: _builtins.int
     profile: Global___Profile.ValueType
+    partial: _builtins.bool
+    """roots and agent_ids are left out: with them this one session would not fit an answer
+    (a max_message_bytes configured below the session's size).
+    """
     @_builtins.property
     def roots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -855,10 +886,11 @@ class SessionInfo(_message.Message):
         created_at_ms: _builtins.int = ...,
         last_active_ms: _builtins.int = ...,
         profile: Global___Profile.ValueType = ...,
+        partial: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_ids", b"agent_ids", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "compactions", b"compactions", "created_at_ms", b"created_at_ms", "cwd", b"cwd", "last_active_ms", b"last_active_ms", "profile", b"profile", "roots", b"roots", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_ids", b"agent_ids", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "compactions", b"compactions", "created_at_ms", b"created_at_ms", "cwd", b"cwd", "last_active_ms", b"last_active_ms", "partial", b"partial", "profile", b"profile", "roots", b"roots", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
