@@ -29,6 +29,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_catalog_bytes = 4194304       # one agent's stored catalogue, serialised
     max_roots = 256                   # roots of one session (each path at most 4096 bytes)
     max_content_bytes = 268435456     # recorded content the daemon holds, all sessions (256 MiB)
+    max_calls_in_flight = 256         # more at once: OVERLOADED with a RetryInfo
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
@@ -134,6 +135,7 @@ class Config:
     max_catalog_bytes: int = 4 * MIB
     max_roots: int = 256
     max_content_bytes: int = 256 * MIB
+    max_calls_in_flight: int = 256
     session_ttl_s: float = 7 * 24 * 3600.0  # 0 = idle sessions never expire
     sweep_interval_s: float = 60.0
     max_state_bytes: int = 1024 * MIB
@@ -189,6 +191,7 @@ _INT_LIMITS = (
     "max_catalog_bytes",
     "max_roots",
     "max_content_bytes",
+    "max_calls_in_flight",
     "max_state_bytes",
 )
 

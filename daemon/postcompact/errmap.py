@@ -91,15 +91,27 @@ def lenient_deserializer(
 
 
 def status_trailers(
-    code: grpc.StatusCode, msg: str, reason: str, metadata: Mapping[str, str] | None = None
+    code: grpc.StatusCode,
+    msg: str,
+    reason: str,
+    metadata: Mapping[str, str] | None = None,
+    retry_after_ms: int | None = None,
 ) -> tuple[tuple[str, str | bytes], ...]:
-    """The trailing metadata of an error: rich status details plus the reason key (`msg` as
-    `abort` bounds it; metadata values bounded here)."""
+    """The trailing metadata of an error: rich status details (an ErrorInfo, and a RetryInfo
+    when the call may be retried) plus the reason key (`msg` as `abort` bounds it; metadata
+    values bounded here)."""
     values = {k: bounded(v, MAX_METADATA_VALUE_BYTES) for k, v in (metadata or {}).items()}
     info = error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN, metadata=values)
     detail = any_pb2.Any()
     detail.Pack(info)
-    status = status_pb2.Status(code=code.value[0], message=msg, details=[detail])
+    details = [detail]
+    if retry_after_ms is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromMilliseconds(retry_after_ms)
+        packed = any_pb2.Any()
+        packed.Pack(retry)
+        details.append(packed)
+    status = status_pb2.Status(code=code.value[0], message=msg, details=details)
     return (
         (STATUS_DETAILS_KEY, status.SerializeToString()),
         (REASON_METADATA_KEY, reason),
@@ -108,7 +120,8 @@ def status_trailers(
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: PostcompactError) -> NoReturn:
     msg = bounded(exc.message, MAX_MESSAGE_BYTES)
-    await context.abort(exc.code, msg, status_trailers(exc.code, msg, exc.reason, exc.metadata))
+    trailers = status_trailers(exc.code, msg, exc.reason, exc.metadata, exc.retry_after_ms)
+    await context.abort(exc.code, msg, trailers)
     raise AssertionError("unreachable: context.abort raises")  # pragma: no cover
 
 

@@ -18,11 +18,21 @@ REASON_METADATA_KEY = "postcompact-error-reason"
 class PostcompactError(Exception):
     code: grpc.StatusCode = grpc.StatusCode.INTERNAL
 
-    def __init__(self, reason: str, message: str, metadata: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        reason: str,
+        message: str,
+        metadata: Mapping[str, str] | None = None,
+        *,
+        retry_after_ms: int | None = None,
+    ):
         super().__init__(message)
         self.reason = reason
         self.message = message
         self.metadata: dict[str, str] = dict(metadata or {})
+        # Set only on errors a client should retry (a google.rpc.RetryInfo on the wire): the
+        # call was refused before anything was applied and may succeed later.
+        self.retry_after_ms = retry_after_ms
 
 
 class InvalidArgument(PostcompactError):

@@ -2,10 +2,10 @@
 clock (docs/reliability.md, "How the limits are tested").
 
 Off unless the daemon is started with `POSTCOMPACT_FAILPOINTS`, a `;`-separated list of
-`name=hold:PATH`. A thread that reaches a held failpoint creates `PATH.reached` and then blocks
-until `PATH` exists (the test creates it to release the hold). Holding is only ever done in worker
-threads; a test that holds the event loop instead sees its own ping time out, which is what such
-a test proves.
+`name=hold:PATH`. A thread that reaches a held failpoint appends a line to `PATH.reached` and
+then blocks until `PATH` exists (the test creates it to release the hold). Holding is only ever
+done in worker threads; a test that holds the event loop instead sees its own ping time out,
+which is what such a test proves.
 
 Names: `tokens.worker` (a single token call off the loop), `readfile.worker` (ReadFile's read),
 `hooks.run` (a session-start hook process, once started).
@@ -39,8 +39,8 @@ def hit(name: str) -> None:
     path = _holds.get(name)
     if path is None:
         return
-    with open(path + ".reached", "a"):
-        pass
+    with open(path + ".reached", "a") as marker:
+        marker.write(f"{threading.get_ident()}\n")
     released = threading.Event()
     while not os.path.exists(path):
         released.wait(_POLL_S)

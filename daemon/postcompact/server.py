@@ -21,6 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from postcompact import __version__, _core, render
+from postcompact.admission import Admission
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
 from postcompact.errmap import guard, lenient_deserializer
@@ -97,6 +98,7 @@ class Servicer:
         self.files = FileService(registry, config)
         self.tokens = TokenService()
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
+        self.admission = Admission(config.max_calls_in_flight)
         self.hooks = tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks)
 
     # --- server ----------------------------------------------------------------------------
@@ -290,8 +292,8 @@ def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
     for m in SERVICE_DESCRIPTOR.methods:
         req_cls = getattr(pb, m.input_type.name)
         resp_cls = getattr(pb, m.output_type.name)
-        fn: Callable[[Any, Ctx], Awaitable[Any]] = servicer.locks.wrap(
-            m.name, getattr(servicer, m.name)
+        fn: Callable[[Any, Ctx], Awaitable[Any]] = servicer.admission.wrap(
+            m.name, servicer.locks.wrap(m.name, getattr(servicer, m.name))
         )
         handlers[m.name] = grpc.unary_unary_rpc_method_handler(
             guard(m.name, fn),
@@ -309,6 +311,10 @@ def server_options(config: Config) -> list[tuple[str, Any]]:
     hard_cap = min(2**31 - 1, max(2 * limit, limit + 4 * 1024 * 1024))
     return [
         ("grpc.so_reuseport", 0),
+        # Calls that arrived but were not handed to the server yet: past these gRPC cancels
+        # them without a reason (defaults 1,000 and 3,000); admission answers the excess instead.
+        ("grpc.server.max_pending_requests", 10_000),
+        ("grpc.server.max_pending_requests_hard_limit", 20_000),
         ("grpc.max_receive_message_length", hard_cap),
         ("grpc.max_send_message_length", config.max_message_bytes),
     ]

@@ -202,12 +202,16 @@ class Hold:
     def env(self) -> str:
         return f"{self.name}=hold:{self.path}"
 
-    def wait_reached(self, timeout: float = 30.0) -> None:
+    def reached(self) -> int:
+        """How many workers have reached the failpoint."""
         marker = Path(f"{self.path}.reached")
+        return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+    def wait_reached(self, count: int = 1, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
-        while not marker.exists():
+        while self.reached() < count:
             if time.monotonic() > deadline:
-                raise AssertionError(f"no worker reached the failpoint {self.name}")
+                raise AssertionError(f"{count} worker(s) did not reach the failpoint {self.name}")
             time.sleep(0.01)
 
     def release(self) -> None:

@@ -23,12 +23,16 @@ class PostcompactError(Exception):
         message: str,
         reason: str = "",
         metadata: dict[str, str] | None = None,
+        retry_after: float | None = None,
     ):
         super().__init__(f"{code.name}: {message}" + (f" [{reason}]" if reason else ""))
         self.code = code
         self.message = message
         self.reason = reason
         self.metadata: dict[str, str] = dict(metadata or {})
+        # The daemon's google.rpc.RetryInfo delay in seconds: the call was refused before
+        # anything was applied (e.g. OVERLOADED) and the client retries it. None: no RetryInfo.
+        self.retry_after = retry_after
 
     @classmethod
     def from_rpc_error(cls, err: grpc.RpcError) -> PostcompactError:
@@ -42,6 +46,7 @@ class PostcompactError(Exception):
     def from_parts(cls, code: grpc.StatusCode, message: str, trailers: Any) -> PostcompactError:
         reason = ""
         metadata: dict[str, str] = {}
+        retry_after: float | None = None
         for key, value in trailers or ():
             if key == REASON_METADATA_KEY:
                 reason = value.decode() if isinstance(value, bytes) else str(value)
@@ -52,10 +57,13 @@ class PostcompactError(Exception):
                     continue
                 for detail in status.details:
                     info = error_details_pb2.ErrorInfo()
+                    retry = error_details_pb2.RetryInfo()
                     if detail.Unpack(info):
                         reason = reason or info.reason
                         metadata.update(info.metadata)
-        return cls(code, message, reason, metadata)
+                    elif detail.Unpack(retry):
+                        retry_after = retry.retry_delay.ToNanoseconds() / 1e9
+        return cls(code, message, reason, metadata, retry_after)
 
 
 class DaemonUnavailable(PostcompactError):

@@ -1,10 +1,14 @@
-"""Recovering across a daemon restart: which calls may be retried, and how long (docs/clients.md).
+"""Recovering across a daemon restart or overload: which calls may be retried, and how long
+(docs/clients.md).
 
-Only a transport failure is retried: UNAVAILABLE or CANCELLED that carries no daemon reason (a
-live daemon's UNAVAILABLE, e.g. STATE_WRITE_FAILED, is an answer and is never retried). An
-idempotent call (`is_idempotent`) is retried whatever happened to the connection; any other call
-only when gRPC reports that the connection could not be established (`not_sent`): then the
-request was never written, so the daemon cannot have acted on it.
+An error that carries a `google.rpc.RetryInfo` (the daemon's OVERLOADED) is retried for any
+call, after at least the delay it names: the daemon refused it before applying anything. No
+other daemon answer is retried (permanent limits such as TOO_MANY_SESSIONS carry none). Besides
+those, only a transport failure is retried: UNAVAILABLE or CANCELLED that carries no daemon
+reason (a live daemon's UNAVAILABLE, e.g. STATE_WRITE_FAILED, is an answer and is never
+retried). An idempotent call (`is_idempotent`) is retried whatever happened to the connection;
+any other call only when gRPC reports that the connection could not be established
+(`not_sent`): then the request was never written, so the daemon cannot have acted on it.
 """
 
 from __future__ import annotations
@@ -115,6 +119,8 @@ class Attempts:
 
     def after_failure(self, err: PostcompactError) -> float:
         self.count += 1
+        if err.retry_after is not None:
+            return self._overloaded(err, err.retry_after)
         if not is_transport_failure(err):
             raise err
         if not (is_idempotent(self.method, self.request) or not_sent(err.message)):
@@ -135,3 +141,11 @@ class Attempts:
                 elapsed_s=elapsed,
             )
         return min(self.policy.backoff(self.count), remaining)
+
+    def _overloaded(self, err: PostcompactError, delay: float) -> float:
+        """The wait before retrying a call the daemon refused with a RetryInfo; `err` itself
+        once the policy's attempts or time are spent."""
+        remaining = self.policy.max_elapsed - (time.monotonic() - self.start)
+        if self.count >= self.policy.max_attempts or remaining <= 0:
+            raise err
+        return min(max(delay, self.policy.backoff(self.count)), remaining)
