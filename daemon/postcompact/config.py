@@ -30,6 +30,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_roots = 256                   # roots of one session (each path at most 4096 bytes)
     max_content_bytes = 268435456     # recorded content the daemon holds, all sessions (256 MiB)
     max_calls_in_flight = 256         # more at once: OVERLOADED with a RetryInfo
+    max_hooks_running = 32            # hook processes at once; the rest wait within their timeout
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
@@ -136,6 +137,7 @@ class Config:
     max_roots: int = 256
     max_content_bytes: int = 256 * MIB
     max_calls_in_flight: int = 256
+    max_hooks_running: int = 32
     session_ttl_s: float = 7 * 24 * 3600.0  # 0 = idle sessions never expire
     sweep_interval_s: float = 60.0
     max_state_bytes: int = 1024 * MIB
@@ -192,6 +194,7 @@ _INT_LIMITS = (
     "max_roots",
     "max_content_bytes",
     "max_calls_in_flight",
+    "max_hooks_running",
     "max_state_bytes",
 )
 

@@ -41,7 +41,7 @@ from postcompact.lifecycle import (
 from postcompact.memtune import tune_malloc
 from postcompact.persist import ROW_BYTES, NullStore, catalog_entries, catalog_parts, open_store
 from postcompact.restore.catalog import apply_catalog
-from postcompact.restore.hooks import HookSpec
+from postcompact.restore.hooks import HookSlots, HookSpec
 from postcompact.restore.pipeline import run_compact
 from postcompact.restore.policy import validate_policy
 from postcompact.service.files import FileService
@@ -100,6 +100,7 @@ class Servicer:
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
         self.admission = Admission(config.max_calls_in_flight)
         self.hooks = tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks)
+        self.hook_slots = HookSlots(config.max_hooks_running)
 
     # --- server ----------------------------------------------------------------------------
     async def GetServerInfo(
@@ -221,6 +222,7 @@ class Servicer:
             hash_contents=self.registry.store.path is not None,
             carry_limit=a.files.max_entries,
             max_answer=self.config.max_message_bytes,
+            hook_slots=self.hook_slots,
         )
         # The pipeline awaited: persist only what is still registered (a concurrent
         # CloseSession or expiry removed the session from memory and disk).

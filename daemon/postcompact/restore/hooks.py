@@ -15,6 +15,10 @@ Its additional context is taken from stdout (exit status 0 only), in this order 
 A non-zero exit is OUTCOME_HOOK_FAILED (stderr in the detail); a hook still running after its
 timeout has its whole process group killed and is OUTCOME_HOOK_TIMED_OUT. Neither ever fails the
 Compact. Hooks run concurrently; their contexts keep the configured order.
+
+At most `limits.max_hooks_running` hook processes run at once across the daemon (`HookSlots`):
+a hook waits for a slot within its own timeout (the wait counts against it), and one that gets
+none in time is OUTCOME_HOOK_TIMED_OUT without having started, its detail naming the limit.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["HookResult", "HookSpec", "parse_hook_output", "run_hooks"]
+__all__ = ["HookResult", "HookSlots", "HookSpec", "parse_hook_output", "run_hooks"]
 
 _MAX_OUTPUT = 1 << 20  # stdout kept per hook (1 MiB)
 _DETAIL_CHARS = 500
@@ -47,6 +51,24 @@ class HookResult:
     outcome: pb.Outcome.ValueType
     context: str | None  # the additional context, if any
     detail: str
+
+
+class HookSlots:
+    """At most `limit` hook processes at once, daemon-wide."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free = asyncio.Semaphore(limit)
+
+    async def acquire(self, timeout_s: float) -> bool:
+        try:
+            await asyncio.wait_for(self._free.acquire(), timeout=timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def release(self) -> None:
+        self._free.release()
 
 
 def parse_hook_output(stdout: str) -> str | None:
@@ -109,7 +131,31 @@ def _close_pipes(proc: asyncio.subprocess.Process) -> None:
         transport.close()
 
 
-async def _run_one(spec: HookSpec, payload: bytes, cwd: str | None) -> HookResult:
+async def _run_one(
+    spec: HookSpec, payload: bytes, cwd: str | None, slots: HookSlots | None
+) -> HookResult:
+    if slots is None:
+        return await _run_process(spec, payload, cwd, spec.timeout_s)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    if not await slots.acquire(spec.timeout_s):
+        return HookResult(
+            spec,
+            pb.OUTCOME_HOOK_TIMED_OUT,
+            None,
+            f"not started: {slots.limit} hooks were running for its whole {spec.timeout_s:g}s "
+            "timeout (limits.max_hooks_running)",
+        )
+    try:
+        remaining = max(0.0, spec.timeout_s - (loop.time() - start))
+        return await _run_process(spec, payload, cwd, remaining)
+    finally:
+        slots.release()
+
+
+async def _run_process(
+    spec: HookSpec, payload: bytes, cwd: str | None, timeout_s: float
+) -> HookResult:
     try:
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh",
@@ -130,7 +176,7 @@ async def _run_one(spec: HookSpec, payload: bytes, cwd: str | None) -> HookResul
         proc.wait(),
     )
     try:
-        _, out, err, _ = await asyncio.wait_for(io, timeout=spec.timeout_s)
+        _, out, err, _ = await asyncio.wait_for(io, timeout=timeout_s)
     except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -161,8 +207,9 @@ async def run_hooks(
     cwd: str,
     agent_id: str,
     preview: bool = False,
+    slots: HookSlots | None = None,
 ) -> list[HookResult]:
-    """Run every hook concurrently; results in the configured order."""
+    """Run every hook concurrently (within `slots`); results in the configured order."""
     if not hooks:
         return []
     message: dict[str, object] = {
@@ -176,4 +223,4 @@ async def run_hooks(
         message["preview"] = True
     payload = json.dumps(message).encode()
     workdir = cwd if await asyncio.to_thread(os.path.isdir, cwd) else None
-    return list(await asyncio.gather(*(_run_one(h, payload, workdir) for h in hooks)))
+    return list(await asyncio.gather(*(_run_one(h, payload, workdir, slots) for h in hooks)))

@@ -52,7 +52,7 @@ from postcompact.restore.catalog import (
     skill_listing_again,
 )
 from postcompact.restore.files import FileStep, read_paths_in_tail, restore_files
-from postcompact.restore.hooks import HookSpec, run_hooks
+from postcompact.restore.hooks import HookSlots, HookSpec, run_hooks
 from postcompact.restore.meter import Meter
 from postcompact.restore.outcome import Outcome, make
 from postcompact.restore.policy import Policy, resolve_policy
@@ -377,6 +377,7 @@ async def _hooks(
     templates: Templates,
     out: Outcome,
     preview: bool,
+    slots: HookSlots | None,
 ) -> None:
     contexts: list[str] = []
     if not request.skip_hooks:
@@ -386,6 +387,7 @@ async def _hooks(
             cwd=session.cwd,
             agent_id=agent.agent_id,
             preview=preview,
+            slots=slots,
         )
         for r in results:
             out.decide(
@@ -459,6 +461,7 @@ async def _steps(
     *,
     preview: bool,
     hash_contents: bool,
+    hook_slots: HookSlots | None,
 ) -> _Result:
     """Steps 2-8 into `out` (`preserved`: the kept tail of a PARTIAL compaction, None for
     FULL); what to store once the whole compaction succeeded."""
@@ -499,7 +502,7 @@ async def _steps(
         out.attach("deltas", listing)
 
     # 8. Session-start hooks.
-    await _hooks(session, agent, request, hooks, templates, out, preview)
+    await _hooks(session, agent, request, hooks, templates, out, preview, hook_slots)
     return result
 
 
@@ -517,12 +520,14 @@ async def run_compact(
     hash_contents: bool = True,
     carry_limit: int = 5000,
     max_answer: int | None = None,
+    hook_slots: HookSlots | None = None,
 ) -> pb.CompactResponse:
     """Run the pipeline for `agent` of `session`; see the module docstring.
 
     `hash_contents`: hash re-read contents that changed, for the state database (off when the
     daemon keeps no state on disk). `templates`: the session profile's unless given.
     `carry_limit`: at most this many reads are carried over (the agent's cache bound).
+    `hook_slots`: the daemon's bound on hook processes running at once.
     `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`) and nothing
     is applied: the agent stays as it was.
 
@@ -562,6 +567,7 @@ async def run_compact(
         out,
         preview=preview,
         hash_contents=hash_contents,
+        hook_slots=hook_slots,
     )
     if preview:
         await steps
