@@ -221,7 +221,8 @@ func (c *Client) EnsureServing(ctx context.Context) error {
 
 func isHealthMethod(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
 
-// intercept maps errors to *Error and auto-starts the daemon once when a call finds it absent.
+// intercept maps errors to *Error, auto-starts the daemon once when a call finds it absent, and
+// retries within the policy what may be retried (retry.go).
 func (c *Client) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if isHealthMethod(method) {
@@ -245,12 +246,12 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 			err = invoker(ctx, method, req, reply, cc, call...)
 		}
 	}
-	// The daemon restarting: retry what is safe to retry (retry.go).
-	if reason := ReasonOf(FromError(err, trailer)); transportFailure(ctx, err, reason) {
-		err = c.retry(ctx, method, req, err, reason, func() (string, error) {
+	// The daemon restarting or overloaded: retry what is safe to retry (retry.go).
+	if err != nil {
+		err = c.retry(ctx, method, req, FromError(err, trailer), func() error {
 			trailer = nil
 			e := invoker(ctx, method, req, reply, cc, call...)
-			return ReasonOf(FromError(e, trailer)), e
+			return FromError(e, trailer)
 		})
 	}
 	if err != nil && status.Code(err) == codes.Unauthenticated && c.opts.token == "" {

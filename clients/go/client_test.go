@@ -14,9 +14,11 @@ import (
 	"time"
 
 	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -194,6 +196,23 @@ func TestErrorMapping(t *testing.T) {
 	plain := errors.New("x")
 	if FromError(plain, nil) != plain || CodeOf(nil) != codes.OK || ReasonOf(plain) != "" {
 		t.Fatal("non-gRPC errors must pass through")
+	}
+}
+
+func TestRetryInfoMapping(t *testing.T) {
+	st, err := status.New(codes.ResourceExhausted, "full").WithDetails(
+		&errdetails.ErrorInfo{Reason: "OVERLOADED", Domain: ErrorDomain},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(100 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *Error
+	if !errors.As(FromError(st.Err(), nil), &pe) || pe.Reason != "OVERLOADED" || pe.RetryAfter != 100*time.Millisecond || !pe.retryInfo {
+		t.Fatalf("with a RetryInfo: %#v", pe)
+	}
+	plain := status.New(codes.ResourceExhausted, "too many").Err()
+	if !errors.As(FromError(plain, nil), &pe) || pe.RetryAfter != 0 || pe.retryInfo {
+		t.Fatalf("without a RetryInfo: %#v", pe)
 	}
 }
 

@@ -3,6 +3,7 @@ package postcompact
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -26,7 +27,13 @@ type Error struct {
 	Message  string            // the status message
 	Domain   string            // the ErrorInfo domain ("postcompact"), "" when absent
 	Metadata map[string]string // the ErrorInfo metadata, nil when absent
-	status   *status.Status
+	// RetryAfter is the delay of the daemon's google.rpc.RetryInfo detail, 0 when it sent none.
+	// A RetryInfo (the daemon's OVERLOADED) means the call was refused before anything was
+	// applied: the client retries it within its RetryPolicy, so a caller sees one only when the
+	// policy was spent (or is NoRetry()).
+	RetryAfter time.Duration
+	retryInfo  bool // a RetryInfo was sent (even one of 0 s): what makes the call retryable
+	status     *status.Status
 }
 
 func (e *Error) Error() string {
@@ -65,12 +72,16 @@ func FromError(err error, trailer metadata.MD) error {
 	}
 	e := &Error{Code: st.Code(), Message: st.Message(), status: st}
 	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok {
+		switch info := d.(type) {
+		case *errdetails.ErrorInfo:
 			if e.Domain == "" || info.GetDomain() == ErrorDomain {
 				e.Domain = info.GetDomain()
 				e.Reason = info.GetReason()
 				e.Metadata = info.GetMetadata()
 			}
+		case *errdetails.RetryInfo:
+			e.retryInfo = true
+			e.RetryAfter = max(info.GetRetryDelay().AsDuration(), 0)
 		}
 	}
 	if vals := trailer.Get(ReasonMetadataKey); len(vals) > 0 && vals[0] != "" {

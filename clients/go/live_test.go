@@ -90,7 +90,7 @@ func TestLiveAutoStartAndServerJSON(t *testing.T) {
 	if a := c2.Address(); a.Source != postcompact.SourceServerJSON || a.Target != want || a.ServerJSON.PID != info.GetPid() {
 		t.Fatalf("second client: %+v (server.json %+v)", a, a.ServerJSON)
 	}
-	if _, err := c2.ListSessions(ctx, &pb.ListSessionsRequest{}); err != nil {
+	if _, err := c2.ListSessions(ctx); err != nil {
 		t.Fatalf("ListSessions via server.json: %v", err)
 	}
 }

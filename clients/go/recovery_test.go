@@ -86,7 +86,7 @@ func TestRecoveryAcrossRestarts(t *testing.T) {
 					_, err = s.RecordSkill(ctx, "k"+string(rune('0'+n%5)), "", []byte("x"), ts+n)
 				}
 				if err == nil {
-					_, err = c.ListSessions(ctx, &pb.ListSessionsRequest{})
+					_, err = c.ListSessions(ctx)
 				}
 				if err != nil {
 					failed <- err

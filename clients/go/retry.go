@@ -1,13 +1,16 @@
 package postcompact
 
-// Recovering across a daemon restart (docs/clients.md, "Retries"). Only a transport failure is
-// retried: UNAVAILABLE or CANCELLED without a daemon reason (a live daemon's UNAVAILABLE, e.g.
-// STATE_WRITE_FAILED or SHUTTING_DOWN, is an answer). An idempotent call (IsIdempotent) is
-// retried whatever happened to the connection; any other call only when the connection could
-// not be established, so the request was never written.
+// Recovering across a daemon restart or an overload (docs/clients.md, "Retries"). An error with a
+// google.rpc.RetryInfo (the daemon's OVERLOADED) is retried for any call, after at least the
+// delay it names: the daemon refused it before applying anything. No other daemon answer is
+// retried. Besides those, only a transport failure is: UNAVAILABLE or CANCELLED without a daemon
+// reason (a live daemon's UNAVAILABLE, e.g. STATE_WRITE_FAILED or SHUTTING_DOWN, is an answer).
+// An idempotent call (IsIdempotent) is retried whatever happened to the connection; any other
+// call only when the connection could not be established, so the request was never written.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -23,10 +26,11 @@ import (
 // the retry policy; its Metadata holds "address", "attempts" and "elapsed_ms".
 const ReasonDaemonUnavailable = "DAEMON_UNAVAILABLE"
 
-// RetryPolicy bounds the retries of a call while the daemon is unreachable: the first retry
-// waits InitialBackoff, each next one Multiplier times longer, at most MaxBackoff, each wait
-// scaled by a random factor in [1-Jitter, 1+Jitter]. Retrying stops after MaxAttempts attempts or
-// MaxElapsed since the first attempt (or when the call's context ends).
+// RetryPolicy bounds the retries of a call while the daemon is unreachable or overloaded: the
+// first retry waits InitialBackoff, each next one Multiplier times longer, at most MaxBackoff,
+// each wait scaled by a random factor in [1-Jitter, 1+Jitter] (and, for an answer with a
+// RetryInfo, at least its delay). Retrying stops after MaxAttempts attempts or MaxElapsed since
+// the first attempt (or when the call's context ends).
 type RetryPolicy struct {
 	MaxElapsed     time.Duration
 	MaxAttempts    int
@@ -42,7 +46,7 @@ func DefaultRetryPolicy() RetryPolicy {
 		MaxBackoff: time.Second, Multiplier: 2, Jitter: 0.2}
 }
 
-// NoRetry makes one attempt per call.
+// NoRetry makes one attempt per call (an OVERLOADED answer is returned as is, too).
 func NoRetry() RetryPolicy { return RetryPolicy{MaxAttempts: 1} }
 
 // WithRetry sets the retry policy (default DefaultRetryPolicy()).
@@ -113,21 +117,31 @@ func transportFailure(ctx context.Context, err error, reason string) bool {
 
 func shortMethod(method string) string { return method[strings.LastIndexByte(method, '/')+1:] }
 
-// retry re-invokes a call that failed with a transport failure while the policy allows it, and
-// returns the last error (a *Error with ReasonDaemonUnavailable when it gave up).
-func (c *Client) retry(ctx context.Context, method string, req any, err error, reason string,
-	invoke func() (string, error)) error {
+// retry re-invokes a call that failed with a RetryInfo or a transport failure while the policy
+// allows it. err and invoke's results are mapped (FromError). It returns the last error: for an
+// overload the daemon's own, for a transport failure a *Error with ReasonDaemonUnavailable when
+// it gave up.
+func (c *Client) retry(ctx context.Context, method string, req any, err error, invoke func() error) error {
 	p := c.opts.retryPolicy()
 	begin := time.Now()
 	for attempt := 1; ; attempt++ {
-		if !transportFailure(ctx, err, reason) {
+		var pe *Error
+		overloaded := errors.As(err, &pe) && pe.retryInfo
+		var wait time.Duration
+		switch {
+		case overloaded:
+			// Refused before anything was applied: safe for any call, after the daemon's delay.
+			wait = max(pe.RetryAfter, p.Backoff(attempt))
+		case transportFailure(ctx, err, ReasonOf(err)):
+			if !IsIdempotent(method, req) && !notSent(err) {
+				st := status.Convert(err)
+				return &Error{Code: st.Code(), status: st, Message: fmt.Sprintf(
+					"the connection to the postcompact daemon at %s failed during %s, which is not retried: the daemon may have applied it (error: %s)",
+					c.addr.Target, shortMethod(method), st.Message())}
+			}
+			wait = p.Backoff(attempt)
+		default:
 			return err
-		}
-		if !IsIdempotent(method, req) && !notSent(err) {
-			st := status.Convert(err)
-			return &Error{Code: st.Code(), status: st, Message: fmt.Sprintf(
-				"the connection to the postcompact daemon at %s failed during %s, which is not retried: the daemon may have applied it (error: %s)",
-				c.addr.Target, shortMethod(method), st.Message())}
 		}
 		elapsed := time.Since(begin)
 		remaining := p.MaxElapsed - elapsed
@@ -135,15 +149,23 @@ func (c *Client) retry(ctx context.Context, method string, req any, err error, r
 			remaining = min(remaining, time.Until(dl))
 		}
 		if attempt >= p.MaxAttempts || remaining <= 0 {
+			if overloaded {
+				return err
+			}
 			return c.gaveUp(method, err, attempt, elapsed)
 		}
 		select {
 		case <-ctx.Done():
+			if overloaded {
+				return err
+			}
 			return c.gaveUp(method, err, attempt, time.Since(begin))
-		case <-time.After(min(p.Backoff(attempt), remaining)):
+		case <-time.After(min(wait, remaining)):
 		}
-		c.conn.ResetConnectBackoff()
-		reason, err = invoke()
+		if !overloaded {
+			c.conn.ResetConnectBackoff()
+		}
+		err = invoke()
 	}
 }
 

@@ -3,7 +3,7 @@ package postcompact
 // Every RPC of postcompact.v1 on *Client, with the generated request and response messages
 // (OpenSession, which returns a *Session, and ImportTranscript, which takes the transcript and
 // ImportOptions, are in session.go; c.API().OpenSession and c.API().ImportTranscript are the raw
-// ones).
+// ones). ListSessions is paged: ListSessions walks the pages, ListSessionsPage gets one.
 
 import (
 	"context"
@@ -17,7 +17,8 @@ func (c *Client) GetServerInfo(ctx context.Context, req *pb.GetServerInfoRequest
 	return c.api.GetServerInfo(ctx, req, opts...)
 }
 
-// GetStats calls postcompact.v1.PostcompactService/GetStats.
+// GetStats calls postcompact.v1.PostcompactService/GetStats: the daemon's counters (the
+// sessions themselves are ListSessions').
 func (c *Client) GetStats(ctx context.Context, req *pb.GetStatsRequest, opts ...grpc.CallOption) (*pb.GetStatsResponse, error) {
 	return c.api.GetStats(ctx, req, opts...)
 }
@@ -27,9 +28,28 @@ func (c *Client) CloseSession(ctx context.Context, req *pb.CloseSessionRequest, 
 	return c.api.CloseSession(ctx, req, opts...)
 }
 
-// ListSessions calls postcompact.v1.PostcompactService/ListSessions.
-func (c *Client) ListSessions(ctx context.Context, req *pb.ListSessionsRequest, opts ...grpc.CallOption) (*pb.ListSessionsResponse, error) {
-	return c.api.ListSessions(ctx, req, opts...)
+// ListSessions returns every session, in session-id order: it walks all the pages of
+// postcompact.v1.PostcompactService/ListSessions (ListSessionsPage gets one).
+func (c *Client) ListSessions(ctx context.Context, opts ...grpc.CallOption) ([]*pb.SessionInfo, error) {
+	var out []*pb.SessionInfo
+	token := ""
+	for {
+		page, err := c.ListSessionsPage(ctx, 0, token, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.GetSessions()...)
+		if token = page.GetNextPageToken(); token == "" {
+			return out, nil
+		}
+	}
+}
+
+// ListSessionsPage calls postcompact.v1.PostcompactService/ListSessions for one page: at most
+// pageSize sessions (0: the daemon's default, 100; at most 1,000) from pageToken ("" for the
+// first page, else the previous page's NextPageToken, which is "" on the last page).
+func (c *Client) ListSessionsPage(ctx context.Context, pageSize int32, pageToken string, opts ...grpc.CallOption) (*pb.ListSessionsResponse, error) {
+	return c.api.ListSessions(ctx, &pb.ListSessionsRequest{PageSize: pageSize, PageToken: pageToken}, opts...)
 }
 
 // StartAgent calls postcompact.v1.PostcompactService/StartAgent.

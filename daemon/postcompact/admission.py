@@ -11,28 +11,74 @@ constant and is how a client tells an overloaded daemon from a missing one.
 In front of this, gRPC itself keeps calls that arrived but were not yet handed to the server
 (`grpc.server.max_pending_requests`, see server.server_options): past its limit it would cancel
 them with a bare CANCELLED, so that limit is set well above what admission lets through.
+
+Answers in flight. An answer given to gRPC stays in the daemon's memory (about three copies of
+it: the message, its serialisation, gRPC's own) until the client has read it. A client that
+stops reading (SIGSTOP) pins it: over TCP the keepalive ping times out and frees it, but a Unix
+socket whose kernel buffer is full keeps it until the client goes away. So the calls with large
+answers (ReadFile, Compact, PreviewCompact, ImportTranscript, ListSessions) reserve their
+answer's size, before anything is applied, against `limits.max_answer_bytes_in_flight`, and the
+reservation ends when the call does (delivered, failed or cancelled). A reservation that does
+not fit is OVERLOADED with a RetryInfo, unless nothing else is reserved (one answer of any size
+the message limit allows always goes).
 """
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from postcompact.errors import ResourceExhausted
 
-__all__ = ["EXEMPT", "RETRY_AFTER_MS", "Admission"]
+__all__ = ["EXEMPT", "RETRY_AFTER_MS", "Admission", "reserve_answer"]
 
 Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
 
 RETRY_AFTER_MS = 100
 EXEMPT = frozenset({"GetServerInfo"})
 
+# The call being handled in this task: (its admission, its gRPC context, its name).
+_CALL: contextvars.ContextVar[tuple[Admission, Any, str] | None] = contextvars.ContextVar(
+    "postcompact_call", default=None
+)
+
+
+def reserve_answer(size: int) -> None:
+    """Reserve `size` bytes of answer for the call being handled (see the module docstring);
+    OVERLOADED when they do not fit. Outside a call (in-process use, tests) it does nothing."""
+    call = _CALL.get()
+    if call is not None:
+        admission, context, name = call
+        admission.reserve(size, context, name)
+
 
 class Admission:
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_answer_bytes: int = 1 << 62) -> None:
         self.limit = limit
         self.in_flight = 0
         self.refused = 0  # calls answered OVERLOADED since start
+        self.max_answer_bytes = max_answer_bytes
+        self.answer_bytes = 0  # reserved by calls not yet finished
+
+    def reserve(self, size: int, context: Any, name: str) -> None:
+        if self.answer_bytes and self.answer_bytes + size > self.max_answer_bytes:
+            self.refused += 1
+            raise ResourceExhausted(
+                "OVERLOADED",
+                f"{name} refused: its answer ({size} bytes) and the {self.answer_bytes} bytes of "
+                "answers not yet read by their clients would pass "
+                f"limits.max_answer_bytes_in_flight ({self.max_answer_bytes}); nothing was "
+                f"applied, retry after {RETRY_AFTER_MS} ms",
+                {"limit": "max_answer_bytes_in_flight"},
+                retry_after_ms=RETRY_AFTER_MS,
+            )
+        self.answer_bytes += size
+
+        def release(_: object) -> None:
+            self.answer_bytes -= size
+
+        context.add_done_callback(release)
 
     def wrap(self, name: str, fn: Handler) -> Handler:
         if name in EXEMPT:
@@ -50,9 +96,11 @@ class Admission:
                     retry_after_ms=RETRY_AFTER_MS,
                 )
             self.in_flight += 1
+            token = _CALL.set((self, context, name))
             try:
                 return await fn(request, context)
             finally:
+                _CALL.reset(token)
                 self.in_flight -= 1
 
         return admitted

@@ -3,7 +3,8 @@
 The Unix socket is protected by file permissions (0700 dir, 0600 socket); TCP on 127.0.0.1 is not,
 so the TCP listener is a separate grpc.aio server carrying this interceptor: every call (health and
 reflection included) needs `authorization: Bearer <token>` with the token from the 0600 token file,
-compared in constant time. Anything else is UNAUTHENTICATED with reason `UNAUTHENTICATED`.
+compared in constant time. Anything else — every method, known or not — is UNAUTHENTICATED with
+reason `UNAUTHENTICATED`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def _denied(handler: Handler) -> Handler:
     return grpc.stream_stream_rpc_method_handler(streaming, **kw)
 
 
+_UNARY: Handler = grpc.unary_unary_rpc_method_handler(_unread, response_serializer=bytes)
+
+
 class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, token: str):
         self._token = token.encode()
@@ -71,6 +75,8 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler | None:
         handler = await continuation(handler_call_details)
-        if handler is None or _token_ok(handler_call_details.invocation_metadata, self._token):
+        if _token_ok(handler_call_details.invocation_metadata, self._token):
             return handler
-        return _denied(handler)
+        # Known or not, a method is UNAUTHENTICATED without the token: which methods exist is
+        # not told to a caller who has not shown it (errmap.UnknownMethods serves the unknown).
+        return _denied(handler if handler is not None else _UNARY)

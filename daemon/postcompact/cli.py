@@ -267,7 +267,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         failpoints.configure(os.environ.get(failpoints.ENV))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    setup_logging(cfg.log_level, cfg.log_file)
+    setup_logging(cfg.log_level, cfg.log_file, max_bytes=cfg.log_max_bytes, backups=cfg.log_backups)
     return serve(cfg)
 
 

@@ -8,6 +8,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     tcp_host = "127.0.0.1"            # or "::1"; anything not loopback is refused
     log_level = "info"
     log_file = "~/.local/state/postcompact/daemon.log"   # default: stderr (`start`: this file)
+    log_max_bytes = 10485760          # a log file rotates at this size (10 MiB) ...
+    log_backups = 3                   # ... keeping this many old ones
     max_message_bytes = 33554432      # gRPC receive/send limit (32 MiB; at least 64 KiB)
     profile = "default"               # or "claude-code", "claude-code-2.1.88" (docs/profiles.md)
     deny_globs = ["**/.env", "**/*.pem"]
@@ -31,6 +33,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_content_bytes = 268435456     # recorded content the daemon holds, all sessions (256 MiB)
     max_calls_in_flight = 256         # more at once: OVERLOADED with a RetryInfo
     max_hooks_running = 32            # hook processes at once; the rest wait within their timeout
+    max_tcp_connections = 64          # the TCP listener's own cap (the Unix socket has none)
+    max_answer_bytes_in_flight = 50331648  # answers not yet read by their clients (48 MiB)
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
@@ -121,6 +125,8 @@ class Config:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     log_level: str = "info"
     log_file: Path | None = None
+    log_max_bytes: int = 10 * MIB
+    log_backups: int = 3
     profile: pb.Profile.ValueType = pb.PROFILE_DEFAULT
     deny_globs: tuple[str, ...] = ()
     hooks: tuple[HookConfig, ...] = ()
@@ -138,6 +144,8 @@ class Config:
     max_content_bytes: int = 256 * MIB
     max_calls_in_flight: int = 256
     max_hooks_running: int = 32
+    max_tcp_connections: int = 64
+    max_answer_bytes_in_flight: int = 48 * MIB
     session_ttl_s: float = 7 * 24 * 3600.0  # 0 = idle sessions never expire
     sweep_interval_s: float = 60.0
     max_state_bytes: int = 1024 * MIB
@@ -195,6 +203,8 @@ _INT_LIMITS = (
     "max_content_bytes",
     "max_calls_in_flight",
     "max_hooks_running",
+    "max_tcp_connections",
+    "max_answer_bytes_in_flight",
     "max_state_bytes",
 )
 
@@ -321,6 +331,10 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
             changes["log_level"] = level
         elif key == "log_file":
             changes["log_file"] = Path(os.path.expanduser(str(value))) if value else None
+        elif key == "log_max_bytes":
+            changes[key] = _int(f"{source} {key}", value, 64 * 1024, INT64_MAX)
+        elif key == "log_backups":
+            changes[key] = _int(f"{source} {key}", value, 1, 100)
         elif key == "profile":
             changes["profile"] = _choice(f"{source} profile", value, PROFILES)
         elif key == "deny_globs":

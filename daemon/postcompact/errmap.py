@@ -183,3 +183,26 @@ def guard(name: str, fn: Handler) -> Handler:
         await abort(context, failure)
 
     return wrapper
+
+
+def _drop(raw: bytes) -> None:
+    return None
+
+
+class UnknownMethods(grpc.GenericRpcHandler):
+    """Registered after every service: a method none of them serves is UNIMPLEMENTED with reason
+    `UNKNOWN_METHOD` (gRPC's own answer carries no reason). Its request is never parsed."""
+
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        method = bounded(str(handler_call_details.method), 200)
+        code = grpc.StatusCode.UNIMPLEMENTED
+        msg = f"unknown method {method}: see the daemon's reflection service for what it serves"
+
+        async def unknown(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await context.abort(code, msg, status_trailers(code, msg, "UNKNOWN_METHOD"))
+
+        return grpc.unary_unary_rpc_method_handler(
+            unknown, request_deserializer=_drop, response_serializer=bytes
+        )

@@ -1,6 +1,12 @@
 """Structured logging: one JSON object per line when stderr is not a TTY, readable text when it is.
 
 Extra fields passed with `log.info("msg", extra={...})` are kept as top-level JSON keys.
+
+Bounded (docs/reliability.md): clients choose much of what is logged (paths, ids, messages that
+name them), so every value is cut to `MAX_VALUE_CHARS` (head and tail around a marker that says
+how much was left out), lists to `MAX_LIST_ITEMS`, the message to `MAX_MESSAGE_CHARS` and a
+traceback to `MAX_TRACEBACK_CHARS`. A log file rotates at `log_max_bytes` keeping `log_backups`
+old files (each 0600), so the log can never fill the state directory it lives in.
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import logging.handlers
 import os
 import sys
 import time
@@ -18,10 +25,38 @@ from postcompact.lifecycle import make_private_dirs
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
+MAX_VALUE_CHARS = 1000
+MAX_LIST_ITEMS = 20
+MAX_MESSAGE_CHARS = 4000
+MAX_TRACEBACK_CHARS = 20_000
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_BACKUPS = 3
+
+
+def bounded(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """`text`, or its head and tail around `…[N chars]…` within about `limit` characters."""
+    if len(text) <= limit:
+        return text
+    keep = max(1, (limit - 24) // 2)
+    return f"{text[:keep]}…[{len(text) - 2 * keep} chars]…{text[-keep:]}"
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, bool | int | float) or v is None:
+        return v
+    if isinstance(v, list | tuple | set | frozenset):
+        items = [_value(x) for x in list(v)[:MAX_LIST_ITEMS]]
+        if len(v) > MAX_LIST_ITEMS:
+            items.append(f"…[{len(v) - MAX_LIST_ITEMS} more]")
+        return items
+    return bounded(v if isinstance(v, str) else str(v))
+
 
 def _extras(record: logging.LogRecord) -> dict[str, Any]:
     return {
-        k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")
+        k: _value(v)
+        for k, v in record.__dict__.items()
+        if k not in _STANDARD and not k.startswith("_")
     }
 
 
@@ -32,11 +67,11 @@ class JsonFormatter(logging.Formatter):
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": bounded(record.getMessage(), MAX_MESSAGE_CHARS),
         }
         out.update(_extras(record))
         if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
+            out["exc"] = bounded(self.formatException(record.exc_info), MAX_TRACEBACK_CHARS)
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
@@ -44,11 +79,13 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         ts = time.strftime("%H:%M:%S", time.localtime(record.created))
         extras = " ".join(f"{k}={v}" for k, v in _extras(record).items())
-        line = f"{ts} {record.levelname.lower():7} {record.getMessage()}"
+        line = (
+            f"{ts} {record.levelname.lower():7} {bounded(record.getMessage(), MAX_MESSAGE_CHARS)}"
+        )
         if extras:
             line += f"  {extras}"
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            line += "\n" + bounded(self.formatException(record.exc_info), MAX_TRACEBACK_CHARS)
         return line
 
 
@@ -67,15 +104,21 @@ def open_private_log(path: Path) -> io.TextIOWrapper:
         raise
 
 
-class PrivateFileHandler(logging.FileHandler):
-    """A FileHandler whose file is opened by `open_private_log` (0600)."""
+class PrivateFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating file handler whose files are opened by `open_private_log` (0600; a rotated
+    file keeps its mode)."""
 
     def _open(self) -> io.TextIOWrapper:
         return open_private_log(Path(self.baseFilename))
 
 
 def setup_logging(
-    level: str = "info", log_file: Path | None = None, stream: TextIO | None = None
+    level: str = "info",
+    log_file: Path | None = None,
+    stream: TextIO | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    backups: int = DEFAULT_BACKUPS,
 ) -> None:
     root = logging.getLogger("postcompact")
     for old in root.handlers:
@@ -85,7 +128,7 @@ def setup_logging(
     root.propagate = False
     handler: logging.Handler
     if log_file is not None:
-        handler = PrivateFileHandler(log_file)
+        handler = PrivateFileHandler(log_file, maxBytes=max_bytes, backupCount=backups)
         handler.setFormatter(JsonFormatter())
     else:
         s = stream or sys.stderr

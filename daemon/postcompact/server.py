@@ -24,8 +24,10 @@ from postcompact import __version__, _core, render
 from postcompact.admission import Admission
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
-from postcompact.errmap import guard, lenient_deserializer
+from postcompact.connections import listener_options, raise_descriptor_limit, watch_descriptors
+from postcompact.errmap import UnknownMethods, guard, lenient_deserializer
 from postcompact.errors import InvalidArgument, ResourceExhausted
+from postcompact.health import Health
 from postcompact.lifecycle import (
     InstanceLock,
     LifecycleError,
@@ -98,7 +100,7 @@ class Servicer:
         self.files = FileService(registry, config)
         self.tokens = TokenService()
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
-        self.admission = Admission(config.max_calls_in_flight)
+        self.admission = Admission(config.max_calls_in_flight, config.max_answer_bytes_in_flight)
         self.hooks = tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks)
         self.hook_slots = HookSlots(config.max_hooks_running)
 
@@ -109,7 +111,10 @@ class Servicer:
         return self.info
 
     async def GetStats(self, req: pb.GetStatsRequest, ctx: Ctx) -> pb.GetStatsResponse:
-        return await self.registry.stats()
+        stats = await self.registry.stats()
+        stats.calls_in_flight = self.admission.in_flight
+        stats.answer_bytes_in_flight = self.admission.answer_bytes
+        return stats
 
     # --- sessions --------------------------------------------------------------------------
     async def OpenSession(self, req: pb.OpenSessionRequest, ctx: Ctx) -> pb.OpenSessionResponse:
@@ -289,18 +294,29 @@ class Servicer:
         return await self.tokens.truncate_batch(req)
 
 
+def _serialized(fn: Callable[[Any, Ctx], Awaitable[Any]]) -> Callable[[Any, Ctx], Awaitable[bytes]]:
+    """The handler answering its response already serialised: the message itself is freed
+    when the handler returns, rather than held by gRPC until the client has read the answer
+    (one copy fewer per answer in flight; admission.py)."""
+
+    async def handler(request: Any, context: Ctx) -> bytes:
+        data: bytes = (await fn(request, context)).SerializeToString()
+        return data
+
+    return handler
+
+
 def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for m in SERVICE_DESCRIPTOR.methods:
         req_cls = getattr(pb, m.input_type.name)
-        resp_cls = getattr(pb, m.output_type.name)
         fn: Callable[[Any, Ctx], Awaitable[Any]] = servicer.admission.wrap(
             m.name, servicer.locks.wrap(m.name, getattr(servicer, m.name))
         )
         handlers[m.name] = grpc.unary_unary_rpc_method_handler(
-            guard(m.name, fn),
+            guard(m.name, _serialized(fn)),
             request_deserializer=lenient_deserializer(req_cls, servicer.config.max_message_bytes),
-            response_serializer=resp_cls.SerializeToString,
+            response_serializer=None,  # the handler answers bytes
         )
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 
@@ -328,18 +344,24 @@ class Daemon:
         self.paths = RuntimePaths.for_socket(config.socket)
         self._created: list[Path] = []  # files of the runtime directory this run wrote
         self.stopping = asyncio.Event()
-        self.health = health.aio.HealthServicer()
+        self.health = Health()
         self.servers: list[grpc.aio.Server] = []
         self.tcp_port = 0
         self.store: NullStore = NullStore()
 
-    def _new_server(self, servicer: Servicer, interceptors: list[Any]) -> grpc.aio.Server:
-        server = grpc.aio.server(interceptors=interceptors, options=server_options(self.config))
+    def _new_server(
+        self, servicer: Servicer, interceptors: list[Any], *, tcp: bool
+    ) -> grpc.aio.Server:
+        options = server_options(self.config) + listener_options(
+            tcp=tcp, max_tcp_connections=self.config.max_tcp_connections
+        )
+        server = grpc.aio.server(interceptors=interceptors, options=options)
         server.add_generic_rpc_handlers((generic_handler(servicer),))
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
             (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
+        server.add_generic_rpc_handlers((UnknownMethods(),))  # last: what nothing else serves
         return server
 
     async def run(self) -> int:
@@ -389,6 +411,7 @@ class Daemon:
 
     async def _run_with_store(self, started: int) -> int:
         cfg = self.config
+        descriptors, _hard = raise_descriptor_limit()
         registry = Registry(cfg, started_at_ms=started, store=self.store)
         registry.load()
         expired = registry.expire_idle()
@@ -410,7 +433,7 @@ class Daemon:
             started_at_ms=started,
         )
         servicer = Servicer(cfg, registry, info)
-        uds = self._new_server(servicer, [])
+        uds = self._new_server(servicer, [], tcp=False)
         old_umask = os.umask(0o177)
         try:
             uds.add_insecure_port(f"unix://{self.paths.socket}")
@@ -422,7 +445,7 @@ class Daemon:
             token = create_token(self.paths.token)
             self._created.append(self.paths.token)
             token_file = str(self.paths.token)
-            tcp = self._new_server(servicer, [TokenAuthInterceptor(token)])
+            tcp = self._new_server(servicer, [TokenAuthInterceptor(token)], tcp=True)
             bind = tcp_bind_address(cfg.tcp_host, cfg.tcp_port)  # loopback only, or refused
             try:
                 self.tcp_port = tcp.add_insecure_port(bind)
@@ -462,10 +485,15 @@ class Daemon:
                 "tcp_port": self.tcp_port or None,
                 "pid": os.getpid(),
                 "version": __version__,
+                "descriptors": descriptors,
             },
         )
         sweeper = asyncio.create_task(self._sweep(registry))
+        watcher = asyncio.create_task(
+            watch_descriptors(descriptors, self.tcp_port, cfg.max_tcp_connections)
+        )
         await self.stopping.wait()
+        watcher.cancel()
         log.info("shutting down", extra={"grace_s": cfg.shutdown_grace_s})
         await self.health.enter_graceful_shutdown()
         await asyncio.gather(*(srv.stop(cfg.shutdown_grace_s) for srv in self.servers))

@@ -1113,8 +1113,13 @@ type GetStatsResponse struct {
 	// tasks), against the daemon-wide limits.max_content_bytes (docs/reliability.md).
 	ContentBytes    int64 `protobuf:"varint,9,opt,name=content_bytes,json=contentBytes,proto3" json:"content_bytes,omitempty"`
 	MaxContentBytes int64 `protobuf:"varint,10,opt,name=max_content_bytes,json=maxContentBytes,proto3" json:"max_content_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Calls in their handlers now (this one included), against limits.max_calls_in_flight; bytes
+	// of answers given to gRPC and not yet read by their clients, against
+	// limits.max_answer_bytes_in_flight (docs/reliability.md).
+	CallsInFlight       int32 `protobuf:"varint,11,opt,name=calls_in_flight,json=callsInFlight,proto3" json:"calls_in_flight,omitempty"`
+	AnswerBytesInFlight int64 `protobuf:"varint,12,opt,name=answer_bytes_in_flight,json=answerBytesInFlight,proto3" json:"answer_bytes_in_flight,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1206,6 +1211,20 @@ func (x *GetStatsResponse) GetContentBytes() int64 {
 func (x *GetStatsResponse) GetMaxContentBytes() int64 {
 	if x != nil {
 		return x.MaxContentBytes
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetCallsInFlight() int32 {
+	if x != nil {
+		return x.CallsInFlight
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetAnswerBytesInFlight() int64 {
+	if x != nil {
+		return x.AnswerBytesInFlight
 	}
 	return 0
 }
@@ -6568,7 +6587,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\rstarted_at_ms\x18\a \x01(\x03R\vstartedAtMs\x12\x1f\n" +
 	"\vtcp_address\x18\b \x01(\tR\n" +
 	"tcpAddress\"\x11\n" +
-	"\x0fGetStatsRequest\"\xd3\x02\n" +
+	"\x0fGetStatsRequest\"\xb0\x03\n" +
 	"\x10GetStatsResponse\x12\x1a\n" +
 	"\bsessions\x18\x01 \x01(\x05R\bsessions\x12\x16\n" +
 	"\x06agents\x18\x02 \x01(\x05R\x06agents\x12%\n" +
@@ -6579,7 +6598,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\tuptime_ms\x18\a \x01(\x03R\buptimeMs\x12#\n" +
 	"\rcontent_bytes\x18\t \x01(\x03R\fcontentBytes\x12*\n" +
 	"\x11max_content_bytes\x18\n" +
-	" \x01(\x03R\x0fmaxContentBytesJ\x04\b\b\x10\tR\rsession_infos\"B\n" +
+	" \x01(\x03R\x0fmaxContentBytes\x12&\n" +
+	"\x0fcalls_in_flight\x18\v \x01(\x05R\rcallsInFlight\x123\n" +
+	"\x16answer_bytes_in_flight\x18\f \x01(\x03R\x13answerBytesInFlightJ\x04\b\b\x10\tR\rsession_infos\"B\n" +
 	"\vMemoryFiles\x12\x1d\n" +
 	"\n" +
 	"file_names\x18\x01 \x03(\tR\tfileNames\x12\x14\n" +

@@ -54,8 +54,9 @@ export interface ClientOptions {
   env?: Env;
   /** Extra grpc-js channel options. */
   channelOptions?: grpc.ChannelOptions;
-  /** Retries of idempotent calls while the daemon restarts (default: about 10 s of exponential
-   * backoff, then DAEMON_UNAVAILABLE; `NO_RETRY` turns it off). See docs/clients.md. */
+  /** Retries of idempotent calls while the daemon restarts, and of any call it refused with a
+   * RetryInfo (OVERLOADED) (default: about 10 s of exponential backoff, then DAEMON_UNAVAILABLE,
+   * or the daemon's OVERLOADED; `NO_RETRY` turns it off). See docs/clients.md. */
   retry?: RetryPolicy;
 }
 
@@ -178,8 +179,28 @@ export class PostcompactClient {
     return this.rpc.getStats({}, options);
   }
 
+  /** Every session, in session-id order: all the pages of ListSessions (`listSessionsPage` gets one). */
   async listSessions(options?: CallOptions): Promise<T.SessionInfo[]> {
-    return (await this.rpc.listSessions({}, options)).sessions;
+    const out: T.SessionInfo[] = [];
+    let pageToken = "";
+    do {
+      const page = await this.listSessionsPage({ pageToken }, options);
+      out.push(...page.sessions);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+    return out;
+  }
+
+  /**
+   * One page of ListSessions: at most `pageSize` sessions (0 or unset: the daemon's default, 100;
+   * at most 1,000) from `pageToken` ("" or unset for the first page, else the previous page's
+   * `nextPageToken`, which is "" on the last page); `totalSessions` counts them all.
+   */
+  async listSessionsPage(
+    page: { pageSize?: number; pageToken?: string } = {},
+    options?: CallOptions,
+  ): Promise<T.ListSessionsResponse> {
+    return this.rpc.listSessions({ pageSize: page.pageSize ?? 0, pageToken: page.pageToken ?? "" }, options);
   }
 
   async closeSession(sessionId: string, options?: CallOptions): Promise<void> {

@@ -48,6 +48,13 @@ export class PostcompactError extends Error {
   readonly errorInfo: ErrorInfo | undefined;
   /** The RPC that failed, e.g. "ReadFile" (empty for client-side failures). */
   readonly method: string;
+  /**
+   * The delay of the daemon's google.rpc.RetryInfo detail in ms; undefined when it sent none. A
+   * RetryInfo (the daemon's OVERLOADED) means the call was refused before anything was applied:
+   * the client retries it within its `retry` policy, so a caller sees one only when the policy
+   * was spent (or is `NO_RETRY`).
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(init: {
     code: Status;
@@ -56,6 +63,7 @@ export class PostcompactError extends Error {
     metadata?: Metadata;
     errorInfo?: ErrorInfo;
     method?: string;
+    retryAfterMs?: number;
     cause?: unknown;
   }) {
     const prefix = init.method ? `${init.method}: ` : "";
@@ -68,6 +76,7 @@ export class PostcompactError extends Error {
     this.metadata = init.metadata ?? new Metadata();
     this.errorInfo = init.errorInfo;
     this.method = init.method ?? "";
+    this.retryAfterMs = init.retryAfterMs;
   }
 
   /** The status code's name, e.g. "INVALID_ARGUMENT". */
@@ -84,11 +93,13 @@ export class PostcompactError extends Error {
   static fromServiceError(err: ServiceError, method = ""): PostcompactError {
     const metadata = err.metadata ?? new Metadata();
     let errorInfo: ErrorInfo | undefined;
+    let retryAfterMs: number | undefined;
     const raw = metadata.get("grpc-status-details-bin")[0];
     if (raw !== undefined) {
       try {
-        errorInfo = decodeRpcStatus(Buffer.isBuffer(raw) ? raw : Buffer.from(raw, "base64"))
-          .errorInfo;
+        const status = decodeRpcStatus(Buffer.isBuffer(raw) ? raw : Buffer.from(raw, "base64"));
+        errorInfo = status.errorInfo;
+        retryAfterMs = status.retryDelayMs;
       } catch {
         errorInfo = undefined; // undecodable details: the plain key still carries the reason
       }
@@ -105,6 +116,7 @@ export class PostcompactError extends Error {
       metadata,
       errorInfo,
       method,
+      retryAfterMs,
       cause: err,
     });
   }

@@ -1,12 +1,16 @@
-// Recovering across a daemon restart (docs/clients.md, "Retries"). Only a transport failure is
-// retried: UNAVAILABLE or CANCELLED with no daemon reason (every answer of a live daemon carries
-// one, e.g. STATE_WRITE_FAILED). An idempotent call (`isIdempotent`) is retried whatever happened
-// to the connection; any other call only when the connection could not be established
-// (`notSent`): the request was never written, so the daemon cannot have acted on it.
+// Recovering across a daemon restart or an overload (docs/clients.md, "Retries"). An error with a
+// google.rpc.RetryInfo (`retryAfterMs`, the daemon's OVERLOADED) is retried for any call, after at
+// least the delay it names: the daemon refused it before applying anything. No other daemon
+// answer is retried. Besides those, only a transport failure is: UNAVAILABLE or CANCELLED with
+// no daemon reason (every answer of a live daemon carries one, e.g. STATE_WRITE_FAILED). An
+// idempotent call (`isIdempotent`) is retried whatever happened to the connection; any other call
+// only when the connection could not be established (`notSent`): the request was never written,
+// so the daemon cannot have acted on it.
 import { status as Status } from "@grpc/grpc-js";
 import { ClientReason, PostcompactError } from "./errors.js";
 
-/** Bounded retries with exponential backoff and jitter. */
+/** Bounded retries with exponential backoff and jitter (for an answer with a RetryInfo, each
+ * wait is at least its delay). */
 export interface RetryPolicy {
   /** Stop retrying this long after the first attempt (default 10 000 ms). */
   maxElapsedMs?: number;
@@ -30,7 +34,7 @@ export const DEFAULT_RETRY: Required<RetryPolicy> = {
   jitter: 0.2,
 };
 
-/** One attempt per call. */
+/** One attempt per call (an OVERLOADED answer is thrown as is, too). */
 export const NO_RETRY: RetryPolicy = { maxAttempts: 1, maxElapsedMs: 0 };
 
 /** The wait before retry number `n` (1-based). */
@@ -96,6 +100,8 @@ export function isTransportFailure(e: unknown): e is PostcompactError {
   );
 }
 
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Run `attempt` until it succeeds or the policy says stop; returns its result or throws. */
 export async function withRetry<R>(
   policy: RetryPolicy | undefined,
@@ -110,6 +116,14 @@ export async function withRetry<R>(
     try {
       return await attempt();
     } catch (e) {
+      if (e instanceof PostcompactError && e.retryAfterMs !== undefined) {
+        // Refused before anything was applied: safe for any call, after the daemon's delay. Once
+        // the policy is spent the daemon's own error is the answer.
+        const remaining = p.maxElapsedMs - (Date.now() - begin);
+        if (n >= p.maxAttempts || remaining <= 0) throw e;
+        await sleep(Math.min(Math.max(e.retryAfterMs, backoffMs(p, n)), remaining));
+        continue;
+      }
       if (!isTransportFailure(e)) throw e;
       if (!isIdempotent(method, request) && !notSent(e))
         throw new PostcompactError({
@@ -133,7 +147,7 @@ export async function withRetry<R>(
           cause: e,
         });
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(backoffMs(p, n), remaining)));
+      await sleep(Math.min(backoffMs(p, n), remaining));
     }
   }
 }

@@ -1,6 +1,6 @@
-// A minimal protobuf wire-format reader for the three small messages the client decodes without
-// the generated code: grpc.health.v1.HealthCheckResponse, google.rpc.Status and
-// google.rpc.ErrorInfo (sent by the daemon in `grpc-status-details-bin`).
+// A minimal protobuf wire-format reader for the small messages the client decodes without the
+// generated code: grpc.health.v1.HealthCheckResponse, google.rpc.Status with its
+// google.rpc.ErrorInfo and google.rpc.RetryInfo (sent by the daemon in `grpc-status-details-bin`).
 
 interface Field {
   num: number;
@@ -76,9 +76,28 @@ export interface RpcStatus {
   code: number;
   message: string;
   errorInfo?: ErrorInfo;
+  /** google.rpc.RetryInfo.retry_delay in ms, when the status carries a RetryInfo. */
+  retryDelayMs?: number;
 }
 
 const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+const RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo";
+
+/** google.rpc.RetryInfo{retry_delay: google.protobuf.Duration{seconds, nanos}} in ms. */
+function decodeRetryDelayMs(buf: Buffer): number {
+  let seconds = 0;
+  let nanos = 0;
+  for (const f of fields(buf)) {
+    if (f.num !== 1 || !f.bytes) continue;
+    for (const d of fields(f.bytes)) {
+      if (d.num === 1 && d.varint !== undefined) seconds = d.varint;
+      else if (d.num === 2 && d.varint !== undefined) nanos = d.varint;
+    }
+  }
+  const ms = seconds * 1000 + nanos / 1e6;
+  // A negative Duration (10-byte varints, read here as huge numbers) means no wait.
+  return ms > Number.MAX_SAFE_INTEGER ? 0 : ms;
+}
 
 function decodeErrorInfo(buf: Buffer): ErrorInfo {
   const info: ErrorInfo = { reason: "", domain: "", metadata: {} };
@@ -99,20 +118,23 @@ function decodeErrorInfo(buf: Buffer): ErrorInfo {
   return info;
 }
 
-/** google.rpc.Status with its first google.rpc.ErrorInfo detail, if any. */
+/** google.rpc.Status with its first google.rpc.ErrorInfo and RetryInfo details, if any. */
 export function decodeRpcStatus(buf: Buffer): RpcStatus {
   const status: RpcStatus = { code: 0, message: "" };
   for (const f of fields(buf)) {
     if (f.num === 1 && f.varint !== undefined) status.code = f.varint;
     else if (f.num === 2 && f.bytes) status.message = f.bytes.toString("utf8");
-    else if (f.num === 3 && f.bytes && status.errorInfo === undefined) {
+    else if (f.num === 3 && f.bytes) {
       let typeUrl = "";
       let value: Buffer | undefined;
       for (const a of fields(f.bytes)) {
         if (a.num === 1 && a.bytes) typeUrl = a.bytes.toString("utf8");
         else if (a.num === 2 && a.bytes) value = a.bytes;
       }
-      if (typeUrl === ERROR_INFO_TYPE && value) status.errorInfo = decodeErrorInfo(value);
+      if (typeUrl === ERROR_INFO_TYPE && value && status.errorInfo === undefined) status.errorInfo = decodeErrorInfo(value);
+      // An empty RetryInfo (no value field: a delay of 0) still says "retry".
+      else if (typeUrl === RETRY_INFO_TYPE && status.retryDelayMs === undefined)
+        status.retryDelayMs = decodeRetryDelayMs(value ?? Buffer.alloc(0));
     }
   }
   return status;

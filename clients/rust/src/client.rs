@@ -89,8 +89,9 @@ pub struct Options {
     /// that runs out of it fails with `DEADLINE_EXCEEDED` and is not retried: without one, a
     /// hung daemon would block the caller forever.
     pub timeout: Option<Duration>,
-    /// Retries of idempotent calls while the daemon restarts (default: about 10 s, then
-    /// `DAEMON_UNAVAILABLE`; [`RetryPolicy::none`] turns it off). See docs/clients.md.
+    /// Retries of idempotent calls while the daemon restarts, and of any call it refused with a
+    /// RetryInfo (`OVERLOADED`) (default: about 10 s, then `DAEMON_UNAVAILABLE`, or the daemon's
+    /// `OVERLOADED`; [`RetryPolicy::none`] turns it off). See docs/clients.md.
     pub retry: RetryPolicy,
 }
 
@@ -170,10 +171,12 @@ struct Conn {
 /// Every RPC of `postcompact.v1.PostcompactService` has a method here taking the request
 /// message and returning the response message (OpenSession is [`Client::open_session_with`],
 /// which returns a [`crate::Session`]; ImportTranscript is [`Client::import_transcript`] with
-/// [`crate::ImportOptions`], or [`Client::import_transcript_with`] with the request). When auto-start is on and a call finds the
-/// daemon gone (a transport-level UNAVAILABLE), the client starts it again and retries the call
-/// once when that is safe (an idempotent call, or one never sent). Each call has a deadline,
-/// [`Options::timeout`]. [`Client::open_session`] gives the higher-level [`crate::Session`] flow.
+/// [`crate::ImportOptions`], or [`Client::import_transcript_with`] with the request; ListSessions
+/// is paged: [`Client::list_sessions`] walks every page, [`Client::list_sessions_page`] gets
+/// one). When auto-start is on and a call finds the daemon gone (a transport-level
+/// UNAVAILABLE), the client starts it again and retries the call once when that is safe (an
+/// idempotent call, or one never sent). Each call has a deadline, [`Options::timeout`].
+/// [`Client::open_session`] gives the higher-level [`crate::Session`] flow.
 #[derive(Clone)]
 pub struct Client {
     conn: Arc<RwLock<Conn>>,
@@ -248,8 +251,9 @@ impl Client {
 
     /// Runs a call with the deadline [`Options::timeout`]; on a transport UNAVAILABLE with
     /// auto-start on, makes sure the daemon runs (starting it), reconnects and retries once if the
-    /// call is idempotent or was never sent. Then a transport failure is retried within
-    /// [`Options::retry`] when that is safe (`retry.rs`).
+    /// call is idempotent or was never sent. Then, within [`Options::retry`], an answer with a
+    /// RetryInfo (OVERLOADED) is retried for any call, after at least its delay, and a transport
+    /// failure when that is safe (`retry.rs`).
     pub(crate) async fn call<Req, Resp, F, Fut>(&self, req: Req, f: F) -> Result<Resp, Error>
     where
         Req: Clone + Rpc,
@@ -277,9 +281,21 @@ impl Client {
                 }
             }
             attempts += 1;
-            if !retry::is_transport_failure(&status) {
-                return Err(status.into());
+            let err = RpcError::from_status(status);
+            if let Some(delay) = err.retry_after() {
+                // Refused before anything was applied (OVERLOADED): safe for any call, after the
+                // daemon's delay. Once the policy is spent the daemon's own error is the answer.
+                let remaining = policy.max_elapsed.saturating_sub(begin.elapsed());
+                if attempts >= policy.max_attempts || remaining.is_zero() {
+                    return Err(Error::Rpc(err));
+                }
+                tokio::time::sleep(delay.max(policy.backoff(attempts)).min(remaining)).await;
+                continue;
             }
+            if !retry::is_transport_failure(&err.status) {
+                return Err(Error::Rpc(err));
+            }
+            let status = err.status;
             let address = self.address().to_string();
             if !req.is_idempotent() && !retry::not_sent(&status) {
                 let message = format!(
@@ -369,12 +385,11 @@ macro_rules! rpc_methods {
 rpc_methods! {
     /// Daemon version, API version, capabilities, pid, socket and TCP port.
     get_server_info(GetServerInfoRequest) -> GetServerInfoResponse;
-    /// Counters and per-session information.
+    /// The daemon's counters (sessions, agents, cache, content bytes); list the sessions
+    /// themselves with [`Client::list_sessions`].
     get_stats(GetStatsRequest) -> GetStatsResponse;
     /// Drops a session and its state.
     close_session(CloseSessionRequest) -> CloseSessionResponse;
-    /// Every open session.
-    list_sessions(ListSessionsRequest) -> ListSessionsResponse;
     /// Starts a sub-agent with a fresh or cloned file-state cache.
     start_agent(StartAgentRequest) -> StartAgentResponse;
     /// Merges one agent's file state into another's.
@@ -415,6 +430,39 @@ rpc_methods! {
     truncate_tokens(TruncateTokensRequest) -> TruncateTokensResponse;
     /// Truncates many texts.
     truncate_tokens_batch(TruncateTokensBatchRequest) -> TruncateTokensBatchResponse;
+}
+
+impl Client {
+    /// Every open session, in session-id order: all the pages of ListSessions
+    /// ([`Client::list_sessions_page`] gets one).
+    pub async fn list_sessions(&self) -> Result<Vec<pb::SessionInfo>, Error> {
+        let mut out = Vec::new();
+        let mut token = String::new();
+        loop {
+            let page = self.list_sessions_page(0, token).await?;
+            out.extend(page.sessions);
+            if page.next_page_token.is_empty() {
+                return Ok(out);
+            }
+            token = page.next_page_token;
+        }
+    }
+
+    /// One page of ListSessions: at most `page_size` sessions (0: the daemon's default, 100; at
+    /// most 1,000) from `page_token` (`""` for the first page, else the previous page's
+    /// `next_page_token`, which is `""` on the last page).
+    pub async fn list_sessions_page(
+        &self,
+        page_size: i32,
+        page_token: impl Into<String>,
+    ) -> Result<pb::ListSessionsResponse, Error> {
+        let req = pb::ListSessionsRequest {
+            page_size,
+            page_token: page_token.into(),
+        };
+        self.call(req, |mut c, r| async move { c.list_sessions(r).await })
+            .await
+    }
 }
 
 /// Connects to the resolved address; when the daemon is absent and auto-start applies, starts

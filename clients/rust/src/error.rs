@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 use prost::Message;
 use tonic::Code;
@@ -14,6 +15,7 @@ pub const REASON_METADATA_KEY: &str = "postcompact-error-reason";
 pub const ERROR_DOMAIN: &str = "postcompact";
 
 const ERROR_INFO_TYPE_URL: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+const RETRY_INFO_TYPE_URL: &str = "type.googleapis.com/google.rpc.RetryInfo";
 
 /// Everything that can go wrong when talking to the daemon.
 #[derive(Debug)]
@@ -46,6 +48,14 @@ impl Error {
             Error::Rpc(e) => e.reason.as_deref(),
             _ => None,
         }
+    }
+
+    /// The delay of the daemon's `google.rpc.RetryInfo` detail, `None` when it sent none. A
+    /// RetryInfo (the daemon's `OVERLOADED`) means the call was refused before anything was
+    /// applied: the client retries it within its [`crate::RetryPolicy`], so a caller sees one
+    /// only when the policy was spent (or is [`crate::RetryPolicy::none`]).
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.as_rpc().and_then(RpcError::retry_after)
     }
 
     /// The RPC error, when this is one.
@@ -133,6 +143,12 @@ impl RpcError {
         }
     }
 
+    /// The delay of the daemon's `google.rpc.RetryInfo` detail ([`Error::retry_after`]), read from
+    /// the status details (not kept as a field: it would make every `Result<_, Error>` larger).
+    pub fn retry_after(&self) -> Option<Duration> {
+        retry_info(self.status.details())
+    }
+
     /// The status code's canonical name, e.g. `"INVALID_ARGUMENT"`.
     pub fn code_name(&self) -> &'static str {
         code_name(self.code)
@@ -211,7 +227,23 @@ struct ErrorInfo {
     metadata: std::collections::HashMap<String, String>,
 }
 
-fn error_info(details: &[u8]) -> Option<ErrorInfo> {
+#[derive(Clone, PartialEq, Message)]
+struct RetryInfo {
+    #[prost(message, optional, tag = "1")]
+    retry_delay: Option<ProtoDuration>,
+}
+
+/// google.protobuf.Duration
+#[derive(Clone, PartialEq, Message)]
+struct ProtoDuration {
+    #[prost(int64, tag = "1")]
+    seconds: i64,
+    #[prost(int32, tag = "2")]
+    nanos: i32,
+}
+
+/// The first detail of type `type_url` in a `grpc-status-details-bin` value, decoded.
+fn detail<M: Message + Default>(details: &[u8], type_url: &str) -> Option<M> {
     if details.is_empty() {
         return None;
     }
@@ -219,8 +251,21 @@ fn error_info(details: &[u8]) -> Option<ErrorInfo> {
     status
         .details
         .iter()
-        .find(|a| a.type_url == ERROR_INFO_TYPE_URL)
-        .and_then(|a| ErrorInfo::decode(a.value.as_slice()).ok())
+        .find(|a| a.type_url == type_url)
+        .and_then(|a| M::decode(a.value.as_slice()).ok())
+}
+
+fn error_info(details: &[u8]) -> Option<ErrorInfo> {
+    detail(details, ERROR_INFO_TYPE_URL)
+}
+
+/// The RetryInfo's delay (an absent or negative one is no wait: retry at once).
+fn retry_info(details: &[u8]) -> Option<Duration> {
+    let d = detail::<RetryInfo>(details, RETRY_INFO_TYPE_URL)?
+        .retry_delay
+        .unwrap_or_default();
+    let seconds = u64::try_from(d.seconds).unwrap_or(0);
+    Some(Duration::new(seconds, u32::try_from(d.nanos).unwrap_or(0)))
 }
 
 #[cfg(test)]
@@ -299,6 +344,35 @@ mod tests {
         let err = RpcError::from_status(status);
         assert_eq!(err.reason.as_deref(), Some("FROM_TRAILER"));
         assert_eq!(err.domain.as_deref(), Some(ERROR_DOMAIN));
+    }
+
+    #[test]
+    fn retry_after_from_retry_info() {
+        let retry = RetryInfo {
+            retry_delay: Some(ProtoDuration {
+                seconds: 1,
+                nanos: 500_000_000,
+            }),
+        };
+        let mut status = RpcStatus::decode(details("OVERLOADED", &[]).as_slice()).unwrap();
+        status.details.push(Any {
+            type_url: RETRY_INFO_TYPE_URL.into(),
+            value: retry.encode_to_vec(),
+        });
+        let err = Error::from(tonic::Status::with_details(
+            Code::ResourceExhausted,
+            "full",
+            status.encode_to_vec().into(),
+        ));
+        assert_eq!(err.reason(), Some("OVERLOADED"));
+        assert_eq!(err.retry_after(), Some(Duration::from_millis(1500)));
+        let plain = tonic::Status::with_details(
+            Code::ResourceExhausted,
+            "too many",
+            details("TOO_MANY_SESSIONS", &[]).into(),
+        );
+        assert_eq!(Error::from(plain).retry_after(), None);
+        assert_eq!(Error::Config("x".into()).retry_after(), None);
     }
 
     #[test]

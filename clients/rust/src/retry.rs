@@ -1,9 +1,13 @@
-//! Recovering across a daemon restart (docs/clients.md, "Retries"). Only a transport failure is
-//! retried ([`is_transport_failure`]: UNAVAILABLE, CANCELLED or tonic's transport UNKNOWN, with
-//! no daemon reason; every answer of a live daemon carries one, e.g. `STATE_WRITE_FAILED`). An idempotent call ([`Rpc::is_idempotent`]) is
-//! retried whatever happened to the connection; any other call only when the connection could
-//! not be established ([`not_sent`]: tonic's `ConnectError` in the status's source chain), so the
-//! request was never written and the daemon cannot have acted on it.
+//! Recovering across a daemon restart or an overload (docs/clients.md, "Retries"). An answer
+//! with a `google.rpc.RetryInfo` ([`crate::Error::retry_after`], the daemon's `OVERLOADED`) is
+//! retried for any call, after at least the delay it names: the daemon refused it before
+//! applying anything. No other daemon answer is retried. Besides those, only a transport failure
+//! is ([`is_transport_failure`]: UNAVAILABLE, CANCELLED or tonic's transport UNKNOWN, with no
+//! daemon reason; every answer of a live daemon carries one, e.g. `STATE_WRITE_FAILED`). An
+//! idempotent call ([`Rpc::is_idempotent`]) is retried whatever happened to the connection; any
+//! other call only when the connection could not be established ([`not_sent`]: tonic's
+//! `ConnectError` in the status's source chain), so the request was never written and the
+//! daemon cannot have acted on it.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -20,8 +24,8 @@ pub const REASON_DAEMON_UNAVAILABLE: &str = "DAEMON_UNAVAILABLE";
 
 /// Bounded retries with exponential backoff and jitter: the first retry waits `initial_backoff`,
 /// each next one `multiplier` times longer, at most `max_backoff`, each wait scaled by a random
-/// factor in `[1 - jitter, 1 + jitter]`. Retrying stops after `max_attempts` attempts or
-/// `max_elapsed` since the first one.
+/// factor in `[1 - jitter, 1 + jitter]` (and, for an answer with a RetryInfo, at least its
+/// delay). Retrying stops after `max_attempts` attempts or `max_elapsed` since the first one.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     pub max_elapsed: Duration,
@@ -47,7 +51,7 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// One attempt per call.
+    /// One attempt per call (an `OVERLOADED` answer is returned as is, too).
     pub fn none() -> Self {
         RetryPolicy {
             max_elapsed: Duration::ZERO,

@@ -129,7 +129,7 @@ async fn scenario() {
                     session
                         .record_skill(&format!("k{}", n % 5), "", "x", TS + n)
                         .await?;
-                    client.list_sessions(Default::default()).await?;
+                    client.list_sessions().await?;
                     calls.fetch_add(3, Ordering::Relaxed);
                 }
                 Ok::<(), postcompact_client::Error>(())

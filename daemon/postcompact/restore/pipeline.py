@@ -42,6 +42,7 @@ import re
 from collections.abc import Sequence
 
 from postcompact import _core, fileread, render
+from postcompact.admission import reserve_answer
 from postcompact.errors import InvalidArgument, check_answer
 from postcompact.render import Templates
 from postcompact.restore.catalog import (
@@ -603,6 +604,10 @@ async def run_compact(
 
 
 def _checked(resp: pb.CompactResponse, max_answer: int | None) -> pb.CompactResponse:
+    """`resp` once it is known to be answerable, before anything is applied: within the message
+    limit, and its bytes reserved until the client has read it (admission.py)."""
+    size = resp.ByteSize()
     if max_answer is not None:
-        check_answer(resp.ByteSize(), max_answer, "Compact")
+        check_answer(size, max_answer, "Compact")
+    reserve_answer(size)
     return resp

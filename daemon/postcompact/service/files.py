@@ -34,6 +34,7 @@ import os
 import re
 
 from postcompact import _core, failpoints, fileread, render
+from postcompact.admission import reserve_answer
 from postcompact.config import Config
 from postcompact.errors import (
     FailedPrecondition,
@@ -47,7 +48,7 @@ from postcompact.persist import ROW_BYTES, NullStore, content_digest
 from postcompact.profiles import Rules
 from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.policy import Policy, resolve_policy
-from postcompact.service.sessions import Registry, now_ms
+from postcompact.service.sessions import Registry, check_path_length, now_ms
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -111,6 +112,7 @@ def resolve_path(
         raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
     if "\x00" in raw:
         raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
+    check_path_length(field, raw)
     try:
         path: str = _core.expand_path(raw, s.cwd, s.home)
     except ValueError as exc:
@@ -120,10 +122,17 @@ def resolve_path(
     if not any(_within(path, r) for r in roots) and not memory:
         raise PermissionDenied(
             "PATH_OUTSIDE_ROOTS",
-            f"{raw!r} resolves to {path}, outside the session roots {list(roots)}",
+            f"{raw!r} resolves to {path}, outside the session's {_roots_named(roots)}",
             {"path": path},
         )
     return path
+
+
+def _roots_named(roots: tuple[str, ...], shown: int = 3) -> str:
+    """The roots for a message: a session may have hundreds, each up to 4 KiB."""
+    if len(roots) <= shown:
+        return f"roots {list(roots)}"
+    return f"{len(roots)} roots ({', '.join(roots[:shown])}, and {len(roots) - shown} more)"
 
 
 def _utf8(field: str, data: bytes) -> str:
@@ -335,6 +344,7 @@ class FileService:
                 f"limits.max_message_bytes ({cap}); read it in parts with offset and limit",
                 {"path": path, "limit": "max_message_bytes"},
             )
+        reserve_answer(size)  # until the client has read it (admission.py)
         a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
         if digest is not None:

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from postcompact import _core, profiles
+from postcompact.admission import reserve_answer
 from postcompact.config import Config
 from postcompact.errors import (
     AlreadyExists,
@@ -493,6 +494,7 @@ class Registry:
             used, end = used + cost, end + 1
         if end < len(ids):
             resp.next_page_token = _page_token(ids[end - 1]) if end > start else req.page_token
+        reserve_answer(resp.ByteSize())
         return resp
 
     async def stats(self) -> pb.GetStatsResponse:

@@ -15,6 +15,7 @@ import os
 import uuid
 
 from postcompact import _core
+from postcompact.admission import reserve_answer
 from postcompact.errors import AlreadyExists, InvalidArgument, check_answer
 from postcompact.persist import catalog_parts
 from postcompact.restore.pipeline import run_compact
@@ -143,7 +144,9 @@ async def import_transcript(
         boundaries=boundaries,
         warnings=warnings[:MAX_WARNINGS],
     )
-    check_answer(resp.ByteSize(), registry.config.max_message_bytes, "ImportTranscript")
+    size = resp.ByteSize()
+    check_answer(size, registry.config.max_message_bytes, "ImportTranscript")
+    reserve_answer(size)
     if existing is not None:
         registry.close(sid)
     registry.adopt(s)

@@ -200,13 +200,13 @@ func sortedKeys(m map[string]bool) []string {
 func (a *agent) verify(ctx context.Context, when string) {
 	a.checks++
 	s := a.s
-	var sessions *pb.ListSessionsResponse
+	var sessions []*pb.SessionInfo
 	if a.timed("ListSessions", func() (err error) {
-		sessions, err = a.c.ListSessions(ctx, &pb.ListSessionsRequest{})
+		sessions, err = a.c.ListSessions(ctx)
 		return
 	}) {
 		found := false
-		for _, i := range sessions.GetSessions() {
+		for _, i := range sessions {
 			found = found || i.GetSessionId() == a.sessionID
 		}
 		if !found {

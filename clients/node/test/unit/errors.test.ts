@@ -32,6 +32,18 @@ describe("error mapping", () => {
     assert.equal(e.reason, "MALFORMED_REQUEST");
   });
 
+  test("a RetryInfo's delay is retryAfterMs; none without one", () => {
+    const md = new Metadata();
+    md.set("postcompact-error-reason", "OVERLOADED");
+    md.set("grpc-status-details-bin", encodeStatusDetails(8, "full", "OVERLOADED", { limit: "max_calls_in_flight" }, 1500));
+    const e = PostcompactError.fromServiceError(serviceError(status.RESOURCE_EXHAUSTED, "full", md));
+    assert.equal(e.retryAfterMs, 1500);
+    assert.deepEqual(e.info, { limit: "max_calls_in_flight" }); // the ErrorInfo is still read
+    const plain = new Metadata();
+    plain.set("grpc-status-details-bin", encodeStatusDetails(8, "too many", "TOO_MANY_SESSIONS"));
+    assert.equal(PostcompactError.fromServiceError(serviceError(status.RESOURCE_EXHAUSTED, "", plain)).retryAfterMs, undefined);
+  });
+
   test("no reason at all (a transport failure)", () => {
     const e = PostcompactError.fromServiceError(serviceError(status.UNAVAILABLE, "connect failed", new Metadata()));
     assert.equal(e.reason, ClientReason.UNKNOWN);

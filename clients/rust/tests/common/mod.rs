@@ -69,9 +69,14 @@ pub struct Daemon {
 impl Daemon {
     /// Starts `python -m postcompact serve --socket DIR/d.sock [extra...]`.
     pub fn start(tag: &str, extra: &[&str]) -> Daemon {
+        Daemon::start_in(short_private_dir(tag), extra, &[])
+    }
+
+    /// [`Daemon::start`] in `dir` (from [`short_private_dir`], removed on drop), with `env`
+    /// added to the daemon's environment.
+    pub fn start_in(dir: PathBuf, extra: &[&str], env: &[(&str, &str)]) -> Daemon {
         let repo = repo_root();
         let python = venv_bin("python");
-        let dir = short_private_dir(tag);
         let socket = dir.join("d.sock");
         let log = dir.join("daemon.log");
         let log_file = fs::File::create(&log).expect("daemon log");
@@ -81,6 +86,7 @@ impl Daemon {
             .args(extra)
             .current_dir(&repo)
             .env_remove("POSTCOMPACT_ADDRESS")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log_file.try_clone().expect("log"))
             .stderr(log_file)
@@ -98,6 +104,11 @@ impl Daemon {
 
     pub fn address(&self) -> String {
         format!("unix://{}", self.socket.display())
+    }
+
+    /// The daemon's whole output so far.
+    pub fn output(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     pub fn log_tail(&self) -> String {

@@ -23,6 +23,13 @@ export interface GetStatsResponse {
    */
   'contentBytes'?: (number | string | Long);
   'maxContentBytes'?: (number | string | Long);
+  /**
+   * Calls in their handlers now (this one included), against limits.max_calls_in_flight; bytes
+   * of answers given to gRPC and not yet read by their clients, against
+   * limits.max_answer_bytes_in_flight (docs/reliability.md).
+   */
+  'callsInFlight'?: (number);
+  'answerBytesInFlight'?: (number | string | Long);
 }
 
 export interface GetStatsResponse__Output {
@@ -46,4 +53,11 @@ export interface GetStatsResponse__Output {
    */
   'contentBytes': (number);
   'maxContentBytes': (number);
+  /**
+   * Calls in their handlers now (this one included), against limits.max_calls_in_flight; bytes
+   * of answers given to gRPC and not yet read by their clients, against
+   * limits.max_answer_bytes_in_flight (docs/reliability.md).
+   */
+  'callsInFlight': (number);
+  'answerBytesInFlight': (number);
 }

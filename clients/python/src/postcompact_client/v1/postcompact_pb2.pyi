@@ -603,6 +603,8 @@ class GetStatsResponse(_message.Message):
     UPTIME_MS_FIELD_NUMBER: _builtins.int
     CONTENT_BYTES_FIELD_NUMBER: _builtins.int
     MAX_CONTENT_BYTES_FIELD_NUMBER: _builtins.int
+    CALLS_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    ANSWER_BYTES_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     sessions: _builtins.int
     agents: _builtins.int
     cached_entries: _builtins.int
@@ -619,6 +621,12 @@ class GetStatsResponse(_message.Message):
     tasks), against the daemon-wide limits.max_content_bytes (docs/reliability.md).
     """
     max_content_bytes: _builtins.int
+    calls_in_flight: _builtins.int
+    """Calls in their handlers now (this one included), against limits.max_calls_in_flight; bytes
+    of answers given to gRPC and not yet read by their clients, against
+    limits.max_answer_bytes_in_flight (docs/reliability.md).
+    """
+    answer_bytes_in_flight: _builtins.int
     def __init__(
         self,
         *,
@@ -631,10 +639,12 @@ class GetStatsResponse(_message.Message):
         uptime_ms: _builtins.int = ...,
         content_bytes: _builtins.int = ...,
         max_content_bytes: _builtins.int = ...,
+        calls_in_flight: _builtins.int = ...,
+        answer_bytes_in_flight: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "compactions", b"compactions", "content_bytes", b"content_bytes", "evictions", b"evictions", "max_content_bytes", b"max_content_bytes", "sessions", b"sessions", "uptime_ms", b"uptime_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "answer_bytes_in_flight", b"answer_bytes_in_flight", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "calls_in_flight", b"calls_in_flight", "compactions", b"compactions", "content_bytes", b"content_bytes", "evictions", b"evictions", "max_content_bytes", b"max_content_bytes", "sessions", b"sessions", "uptime_ms", b"uptime_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,135 @@
+"""What the listeners allow each connection, and the daemon's file descriptors
+(docs/reliability.md, "Connections"; docs/security.md).
+
+- Every connection must finish its handshake within `HANDSHAKE_TIMEOUT_MS`; one that sends
+  nothing is closed.
+- The daemon pings each connection every `KEEPALIVE_TIME_MS` and closes one that does not answer
+  within `KEEPALIVE_TIMEOUT_MS`: a stopped (SIGSTOP) or vanished client no longer pins the
+  answers it never reads.
+- A connection with no call for `UNIX_IDLE_MS` (Unix socket) or `TCP_IDLE_MS` (TCP) is closed
+  (GOAWAY); clients reconnect on their next call.
+- The TCP listener is its own server with its own cap, `limits.max_tcp_connections`: gRPC
+  closes connections over it at once, so TCP clients (which may be another user's) can never
+  take the descriptors the owner's Unix socket needs.
+- At start the soft RLIMIT_NOFILE is raised to the hard limit, and `watch_descriptors` logs a
+  warning while more than `DESCRIPTOR_WARN` of them are in use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import resource
+from typing import Any
+
+__all__ = [
+    "HANDSHAKE_TIMEOUT_MS",
+    "KEEPALIVE_TIMEOUT_MS",
+    "KEEPALIVE_TIME_MS",
+    "TCP_IDLE_MS",
+    "UNIX_IDLE_MS",
+    "listener_options",
+    "raise_descriptor_limit",
+    "tcp_connections",
+    "watch_descriptors",
+]
+
+log = logging.getLogger("postcompact.connections")
+
+HANDSHAKE_TIMEOUT_MS = 5_000
+KEEPALIVE_TIME_MS = 4_000
+KEEPALIVE_TIMEOUT_MS = 5_000
+UNIX_IDLE_MS = 60_000
+TCP_IDLE_MS = 5_000
+DESCRIPTOR_WARN = 0.8  # of the soft limit
+WATCH_INTERVAL_S = 2.0
+_WARN_EVERY_S = 60.0
+
+
+def listener_options(*, tcp: bool, max_tcp_connections: int) -> list[tuple[str, Any]]:
+    """The gRPC server arguments of one listener (the message limits are added by the caller)."""
+    options: list[tuple[str, Any]] = [
+        ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
+        ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),  # keep pinging a client that sends nothing
+        ("grpc.max_connection_idle_ms", TCP_IDLE_MS if tcp else UNIX_IDLE_MS),
+    ]
+    if tcp:
+        options.append(("grpc.max_allowed_incoming_connections", max_tcp_connections))
+    return options
+
+
+def raise_descriptor_limit() -> tuple[int, int]:
+    """Raise the soft RLIMIT_NOFILE to the hard limit; the limits now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the descriptor limit", extra={"error": str(exc)})
+    return soft, hard
+
+
+def _open_descriptors() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return None
+
+
+def tcp_connections(port: int) -> int:
+    """Established connections to our TCP `port` (this host's /proc/net/tcp and tcp6)."""
+    local = f":{port:04X}"
+    n = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                for line in f:
+                    fields = line.split()
+                    if len(fields) > 3 and fields[1].endswith(local) and fields[3] == "01":
+                        n += 1
+        except OSError:
+            continue
+    return n
+
+
+async def watch_descriptors(limit: int, tcp_port: int = 0, tcp_cap: int = 0) -> None:
+    """Log a warning (at most once a minute each) while descriptors run short, or while the TCP
+    listener is at its cap: the signs of a flood of connections, which the handshake and idle
+    timeouts (and, over TCP, the cap) then deal with."""
+    loop = asyncio.get_running_loop()
+    warned = {"fds": -_WARN_EVERY_S, "tcp": -_WARN_EVERY_S}
+
+    def due(kind: str) -> bool:
+        if loop.time() - warned[kind] < _WARN_EVERY_S:
+            return False
+        warned[kind] = loop.time()
+        return True
+
+    while True:
+        await asyncio.sleep(WATCH_INTERVAL_S)
+        used = _open_descriptors()
+        if used is None:
+            return
+        if used > DESCRIPTOR_WARN * limit and due("fds"):
+            log.warning(
+                "file descriptors running short: connections that finish no handshake within "
+                f"{HANDSHAKE_TIMEOUT_MS // 1000}s or stay idle are being closed",
+                extra={"descriptors": used, "limit": limit},
+            )
+        if tcp_port:
+            held = await asyncio.to_thread(tcp_connections, tcp_port)
+            if held >= tcp_cap and due("tcp"):
+                log.warning(
+                    "the TCP listener is at limits.max_tcp_connections: new TCP connections are "
+                    f"closed at once; idle ones close after {TCP_IDLE_MS // 1000}s (the Unix "
+                    "socket is not affected)",
+                    extra={"tcp_connections": held, "limit": tcp_cap},
+                )
