@@ -94,8 +94,10 @@ def make_private_dirs(d: Path) -> None:
             q.mkdir(mode=0o700)
 
 
-def ensure_private_dir(d: Path) -> None:
-    """Create `d` with mode 0700, or check that the existing one is ours and private."""
+def ensure_private_dir(d: Path, what: str = "runtime directory") -> None:
+    """Create `d` with mode 0700, or check that the existing one is ours and private (the
+    runtime directory, and the state directory: another user's, or a shared one, could swap or
+    read what the daemon keeps there)."""
     try:
         d.mkdir(mode=0o700, parents=False)
     except FileNotFoundError:
@@ -104,17 +106,16 @@ def ensure_private_dir(d: Path) -> None:
         pass
     st = os.lstat(d)
     if not stat.S_ISDIR(st.st_mode):
-        raise LifecycleError(f"runtime path {d} exists and is not a directory")
+        raise LifecycleError(f"{what} {d} exists and is not a directory")
     if st.st_uid != os.getuid():
         raise LifecycleError(
-            f"runtime directory {d} is owned by uid {st.st_uid}, not by you (uid {os.getuid()}); "
+            f"{what} {d} is owned by uid {st.st_uid}, not by you (uid {os.getuid()}); "
             "refusing to use it"
         )
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o077:
         raise LifecycleError(
-            f"runtime directory {d} has mode {mode:04o}; it must be private (0700). "
-            f"Fix it with: chmod 700 {d}"
+            f"{what} {d} has mode {mode:04o}; it must be private (0700). Fix it with: chmod 700 {d}"
         )
 
 

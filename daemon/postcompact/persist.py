@@ -45,6 +45,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import stat
@@ -60,6 +61,7 @@ from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.lifecycle import (
     LifecycleError,
     default_socket_path,
+    ensure_private_dir,
     held_elsewhere,
     make_private_dirs,
 )
@@ -72,6 +74,8 @@ from postcompact.state import (
     Session,
 )
 from postcompact.v1 import postcompact_pb2 as pb
+
+log = logging.getLogger("postcompact.persist")
 
 # What a transaction writes: (session id, agent id), or (session id, None) for the session's own
 # rows (see the module docstring).
@@ -129,6 +133,27 @@ def state_db_path(
         return d / STATE_DB_NAME
     digest = hashlib.sha256(os.fsencode(os.path.abspath(socket))).hexdigest()[:12]
     return d / f"state-{digest}.db"
+
+
+# Allocated beside the database and given up when the disk is full, so that a session can still
+# be deleted (a delete appends to the write-ahead log before it frees anything).
+RESERVE_BYTES = 4 * 1024 * 1024
+
+
+def check_state_place(db: Path) -> None:
+    """StateError unless the database's directory is the user's own and private (0700), and
+    the database, if it exists, is the user's: as the runtime directory is checked."""
+    try:
+        ensure_private_dir(db.parent, "state directory")
+    except LifecycleError as exc:
+        raise StateError(str(exc)) from None
+    with contextlib.suppress(FileNotFoundError):
+        owner = os.lstat(db).st_uid
+        if owner != os.getuid():
+            raise StateError(
+                f"the state database {db} is owned by uid {owner}, not by you "
+                f"(uid {os.getuid()}); refusing to use it"
+            )
 
 
 def lock_path(db: Path) -> Path:
@@ -589,6 +614,9 @@ class NullStore:
     def flush_activity(self, sessions: Iterable[Session]) -> None:
         return None
 
+    def restore_reserve(self) -> None:
+        return None
+
     def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
         return []
 
@@ -612,6 +640,7 @@ class SqliteStore(NullStore):
         self.max_bytes = max_bytes
         # What the start-up re-read of recorded contents refuses, as every read path does.
         self.deny_globs = fileread.effective_deny_globs(deny_globs)
+        check_state_place(path)
         self._lock = DbLock(path)
         self._lock.acquire()
         try:
@@ -619,6 +648,8 @@ class SqliteStore(NullStore):
         except BaseException:
             self._lock.release()
             raise
+        self.reserve = path.with_name(path.name + ".reserve")
+        self.restore_reserve()
         self.page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
         # The hard backstop of limits.max_state_bytes: SQLite refuses to grow past it.
         pages = max(1, max_bytes // self.page_size)
@@ -774,12 +805,53 @@ class SqliteStore(NullStore):
                 self.put_agent(s, a)
 
     def delete_session(self, session_id: str) -> None:
+        """Delete the session's rows. Deleting must work on a full disk (it is what the
+        STATE_FULL error advises): if the disk is full, the reserve file is given up to make
+        room for the delete's journal, then made again when there is room (`restore_reserve`)."""
+        try:
+            self._delete_session(session_id)
+        except ResourceExhausted as exc:
+            if exc.reason != "STATE_FULL" or not self._release_reserve():
+                raise
+            self._delete_session(session_id)
+            self.restore_reserve()
+
+    def _delete_session(self, session_id: str) -> None:
         with self.tx((session_id, None)):
             for table in _TABLES:
                 self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._active.pop(session_id, None)
             for key in [k for k in self._files if k[0] == session_id]:
                 del self._files[key]
+
+    def _release_reserve(self) -> bool:
+        try:
+            self.reserve.unlink()
+        except FileNotFoundError:
+            return False
+        log.warning(
+            "the disk of the state database is full: its reserve was given up to delete a session",
+            extra={"state_db": str(self.path)},
+        )
+        return True
+
+    def restore_reserve(self) -> None:
+        """Make the reserve file (`RESERVE_BYTES` allocated beside the database) if it is
+        missing and the disk has room; quietly nothing otherwise (called again by the sweep)."""
+        if self.reserve.exists():
+            return
+        try:
+            fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        except OSError:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                self.reserve.unlink()
+            return
+        os.close(fd)
 
     def flush_activity(self, sessions: Iterable[Session]) -> None:
         """Store last_active_ms of sessions touched by read-only calls since their last write."""

@@ -406,6 +406,7 @@ class Daemon:
                 if expired:
                     log.info("expired idle sessions", extra={"sessions": expired})
                 registry.store.flush_activity(list(registry.sessions.values()))
+                registry.store.restore_reserve()
             except Exception:
                 log.exception("session sweep failed")
 
