@@ -1,13 +1,20 @@
 """`make soak` (`python -m bench.soak`): the soak run of docs/reliability.md.
 
-One daemon on a Unix socket in a fresh /tmp directory (its own state dir), 8 agent processes
-(SOAK_PYTHON_AGENTS Python ones, bench/soak/agent.py, and SOAK_GO_AGENTS Go ones,
-clients/go/cmd/soak-agent) each running a mixed workload on its own session for SOAK_SECONDS
-(default 120). Meanwhile the daemon is killed with SIGKILL SOAK_KILLS times (default 5) at evenly
-spaced moments and restarted on the same socket and state dir; once the new daemon serves, the
-epoch file changes and every agent checks that nothing it was told is stored was lost. The
-daemon's VmRSS is sampled every 0.5 s. Results: docs/reliability.md (the section between the
-markers) and docs/bench/soak.png; the raw numbers in bench/out/soak.json.
+One daemon on a Unix socket and loopback TCP in a fresh /tmp directory (its own state dir, its
+log file, a session-start hook), 8 agent processes (SOAK_PYTHON_AGENTS Python ones,
+bench/soak/agent.py, and SOAK_GO_AGENTS Go ones, clients/go/cmd/soak-agent) each running a mixed
+workload on its own session. Two phases:
+
+1. The hostile run (SOAK_HOSTILE=0 skips it): bench/soak/hostile.py sends every input of issue
+   11 at full size while the agents work and a pinger calls GetServerInfo every 100 ms; it is
+   bounded by SOAK_HOSTILE_SECONDS (default 300).
+2. SOAK_SECONDS (default 120) in which the daemon is killed with SIGKILL SOAK_KILLS times
+   (default 5) at evenly spaced moments and restarted on the same socket and state dir; once the
+   new daemon serves, the epoch file changes and every agent checks that nothing it was told is
+   stored was lost.
+
+The daemon's VmRSS is sampled every 0.5 s. Results: docs/reliability.md (the sections between
+the markers) and docs/bench/soak.png; the raw numbers in bench/out/soak.json.
 
 Everything is bounded: the agents stop by themselves after SOAK_SECONDS, the orchestrator kills
 any that is still running SOAK_SECONDS + 60 s later, and the daemon is stopped at the end.
@@ -36,6 +43,9 @@ DOC = REPO / "docs" / "reliability.md"
 PLOT = REPO / "docs" / "bench" / "soak.png"
 RAW = REPO / "bench" / "out" / "soak.json"
 BEGIN, END = "<!-- soak:begin -->", "<!-- soak:end -->"
+HOSTILE_BEGIN, HOSTILE_END = "<!-- hostile:begin -->", "<!-- hostile:end -->"
+# The session-start hook every Compact runs (the hostile run's 300 previews run it too).
+HOOK = '[[hooks.session_start]]\ncommand = "true"\ntimeout_s = 10\n'
 # Extra `serve` arguments, e.g. SOAK_DAEMON_ARGS=--no-persist for a negative control (then state
 # is lost at every kill, and the run must say so; the docs are not rewritten).
 EXTRA = os.environ.get("SOAK_DAEMON_ARGS", "").split()
@@ -57,9 +67,14 @@ class Daemon:
             "XDG_RUNTIME_DIR": str(base / "run"),
             "XDG_CONFIG_HOME": str(base / "config"),
             "XDG_STATE_HOME": str(base / "state"),
-            "POSTCOMPACT_LOG_LEVEL": "warning",
+            "POSTCOMPACT_LOG_LEVEL": "info",
         }
         (base / "run").mkdir(mode=0o700, exist_ok=True)
+        cfg = base / "config" / "postcompact" / "config.toml"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text(HOOK)
+        # As `postcompact start` does: the log in the state directory, rotated.
+        self.log_file = base / "state" / "postcompact" / "daemon.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = open(base / "daemon.log", "ab")  # noqa: SIM115 (closed in stop)
 
@@ -67,7 +82,7 @@ class Daemon:
         """Start and wait for SERVING; returns the seconds it took."""
         t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "postcompact", "serve", "--socket", str(self.socket), *EXTRA],
+            [*self.serve_argv(), *EXTRA],
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=self.log,
@@ -86,6 +101,15 @@ class Daemon:
                     pass
                 time.sleep(0.02)
         raise RuntimeError("the daemon did not serve within 60 s")
+
+    def serve_argv(self) -> list[str]:
+        socket, log_file = str(self.socket), str(self.log_file)
+        return [sys.executable, "-m", "postcompact", "serve", "--socket", socket,
+                "--tcp-port", "0", "--log-file", log_file]  # fmt: skip
+
+    @property
+    def server(self) -> dict[str, Any]:
+        return dict(json.loads((self.socket.parent / "server.json").read_text()))
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -124,11 +148,72 @@ def percentile(values: list[int], q: float) -> float:
     return float(values[i])
 
 
+class Pinger:
+    """GetServerInfo every 100 ms on a channel of its own: the latency another client sees."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.samples: list[tuple[float, float, bool]] = []  # (t, seconds, answered)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from postcompact_client.v1 import postcompact_pb2 as pb
+        from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
+
+        with grpc.insecure_channel(self.address) as ch:
+            stub = pb_grpc.PostcompactServiceStub(ch)
+            while not self.stop.wait(0.1):
+                t0 = time.monotonic()
+                try:
+                    stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=30)
+                    ok = True
+                except grpc.RpcError:
+                    ok = False
+                self.samples.append((t0, time.monotonic() - t0, ok))
+
+    def worst(self, start: float, end: float) -> tuple[float, int, int]:
+        """(worst latency s, pings, failed) between monotonic times `start` and `end`."""
+        window = [x for x in self.samples if start <= x[0] < end]
+        return (
+            max((lat for _, lat, _ in window), default=0.0),
+            len(window),
+            sum(1 for *_, ok in window if not ok),
+        )
+
+
+def run_hostile(daemon: Daemon, base: Path, budget: int) -> list[dict[str, Any]]:
+    out = base / "hostile.json"
+    server = daemon.server
+    argv = [
+        sys.executable, "-m", "bench.soak.hostile",
+        "--address", daemon.address,
+        "--tcp-port", str(server.get("tcp_port") or 0),
+        "--token-file", server.get("token_file") or "",
+        "--dir", str(base / "hostile"),
+        "--log", str(daemon.log_file),
+        "--out", str(out),
+    ]  # fmt: skip
+    with open(base / "hostile.log", "wb") as log:
+        proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        try:
+            proc.wait(budget)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    sys.stdout.write((base / "hostile.log").read_text(errors="replace")[-4000:])
+    if not out.exists():
+        return [{"attack": "the hostile run", "ok": False, "outcome": "left no result"}]
+    results: list[dict[str, Any]] = json.loads(out.read_text())
+    return results
+
+
 def main() -> int:
     seconds = _env_int("SOAK_SECONDS", 120)
     kills = _env_int("SOAK_KILLS", 5)
     n_py = _env_int("SOAK_PYTHON_AGENTS", 4)
     n_go = _env_int("SOAK_GO_AGENTS", 4)
+    hostile_budget = _env_int("SOAK_HOSTILE_SECONDS", 300) if _env_int("SOAK_HOSTILE", 1) else 0
     base = Path(tempfile.mkdtemp(prefix="pcsoak-", dir="/tmp"))
     epoch_file = base / "epoch"
     epoch_file.write_text("0")
@@ -150,8 +235,11 @@ def main() -> int:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    pinger = Pinger(daemon.address)
+    pinger.thread.start()
 
     agents: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+    agent_seconds = seconds + hostile_budget
     for i in range(n_py + n_go):
         lang = "python" if i < n_py else "go"
         name = f"{lang[:2]}{i}"
@@ -160,7 +248,7 @@ def main() -> int:
             "--address", daemon.address,
             "--name", name,
             "--dir", str(base / "projects" / name),
-            "--seconds", str(seconds),
+            "--seconds", str(agent_seconds),
             "--epoch-file", str(epoch_file),
             "--out", str(out),
             "--seed", str(1000 + i),
@@ -173,19 +261,32 @@ def main() -> int:
         proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         agents.append((name, proc, out))
 
-    # Kill -9 at evenly spaced moments (not in the first or last tenth), restart at once.
+    # Phase 1: the hostile run, no kills.
+    hostile: list[dict[str, Any]] = []
+    hostile_window = (t_start, t_start)
+    if hostile_budget:
+        h0 = time.monotonic()
+        print(f"soak: hostile run (at most {hostile_budget}s)")
+        hostile = run_hostile(daemon, base, hostile_budget)
+        hostile_window = (h0, time.monotonic())
+    # Phase 2: kill -9 at evenly spaced moments of the remaining SOAK_SECONDS, restart at once.
+    p2 = time.monotonic() - t_start
+    remaining = max(10.0, agent_seconds - p2)
+    kill_windows = []
     for k in range(1, kills + 1):
-        at = seconds * (0.1 + 0.8 * k / (kills + 1))
+        at = p2 + remaining * (0.1 + 0.8 * k / (kills + 1))
         time.sleep(max(0.0, at - (time.monotonic() - t_start)))
         t_kill = time.monotonic() - t_start
+        k0 = time.monotonic()
         daemon.kill(signal.SIGKILL)
         took = daemon.start()
+        kill_windows.append((k0, time.monotonic()))
         (base / "epoch.tmp").write_text(str(k))
         os.replace(base / "epoch.tmp", epoch_file)  # atomic: agents never read a partial epoch
         events.append({"kill": k, "at_s": round(t_kill, 2), "down_s": round(took, 3)})
         print(f"soak: kill -9 #{k} at {t_kill:.1f}s, serving again after {took:.2f}s")
 
-    hard_deadline = time.monotonic() + seconds + 60
+    hard_deadline = time.monotonic() + agent_seconds + 60
     results = []
     for name, proc, out in agents:
         try:
@@ -201,19 +302,40 @@ def main() -> int:
     wall = time.monotonic() - t_start
     stop_sampling.set()
     sampler.join()
+    pinger.stop.set()
+    pinger.thread.join()
     final_rss = daemon.rss_kib()
     daemon.kill(signal.SIGTERM)
     daemon.log.close()
 
     summary = summarise(results, rss, events, wall, seconds, kills, startup, final_rss)
+    for r in hostile:
+        if "t0" in r:
+            r["worst_ping_s"] = round(pinger.worst(r.pop("t0"), r.pop("t1"))[0], 3)
+    worst, pings, failed = pinger.worst(*hostile_window)
+    h_rss = [v for t, v in rss if hostile_window[0] - t_start <= t < hostile_window[1] - t_start]
+    summary["hostile"] = {
+        "results": hostile,
+        "seconds": round(hostile_window[1] - hostile_window[0], 1),
+        "worst_ping_s": round(worst, 3),
+        "pings": pings,
+        "pings_failed": failed,
+        "rss_mib_max": round(max(h_rss, default=0) / 1024, 1),
+        "all_ok": all(r["ok"] for r in hostile),
+    }
+    outside_kills = [x for x in pinger.samples if not any(a <= x[0] < b for a, b in kill_windows)]
+    summary["worst_ping_s"] = round(max((x[1] for x in outside_kills), default=0.0), 3)
     if not EXTRA:
         RAW.parent.mkdir(parents=True, exist_ok=True)
         RAW.write_text(json.dumps({**summary, "rss": rss}, indent=1))
         plot(rss, events, summary)
         write_doc(summary)
+        if hostile:
+            write_hostile_doc(summary["hostile"])
     print(json.dumps({k: v for k, v in summary.items() if k != "per_agent"}, indent=1))
     shutil.rmtree(base, ignore_errors=True)
-    return 0 if summary["state_lost"] == 0 and not summary["agents_failed"] else 1
+    good = summary["state_lost"] == 0 and not summary["agents_failed"]
+    return 0 if good and (not hostile or summary["hostile"]["all_ok"]) else 1
 
 
 def summarise(
@@ -297,6 +419,9 @@ def plot(rss: list[tuple[float, int]], events: list[dict[str, Any]], s: dict[str
         ax.plot([t for t, _ in rss], [v / 1024 for _, v in rss], ".", ms=3, label="daemon VmRSS")
     for i, e in enumerate(events):
         ax.axvline(e["at_s"], color="red", ls="--", lw=0.8, label="kill -9" if i == 0 else None)
+    h = s.get("hostile") or {}
+    if h.get("seconds"):
+        ax.axvspan(0, h["seconds"], color="orange", alpha=0.12, label="hostile run")
     ax.set_xlabel("seconds into the run")
     ax.set_ylabel("MiB")
     ax.set_ylim(bottom=0)
@@ -310,6 +435,42 @@ def plot(rss: list[tuple[float, int]], events: list[dict[str, Any]], s: dict[str
     PLOT.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(PLOT, dpi=110)
     plt.close(fig)
+
+
+def _replace_block(begin: str, end: str, block: str) -> None:
+    text = DOC.read_text() if DOC.exists() else f"# Reliability\n\n{begin}\n{end}\n"
+    if begin not in text:
+        text += f"\n{begin}\n{end}\n"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    DOC.write_text(head + block + tail)
+
+
+def write_hostile_doc(h: dict[str, Any]) -> None:
+    lines = [
+        HOSTILE_BEGIN,
+        f"Last run: {time.strftime('%Y-%m-%d %H:%M', time.localtime())}, {os.cpu_count()} CPUs, "
+        f"{h['seconds']} s, as {'root' if os.geteuid() == 0 else 'a user'}, while the 8 agents "
+        "worked.",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| **worst ping** (GetServerInfo every 100 ms on its own channel) | **{h['worst_ping_s']} "
+        f"s** over {h['pings']} pings, {h['pings_failed']} failed |",
+        f"| **peak daemon RSS** during the run | **{h['rss_mib_max']} MiB** |",
+        f"| every answer as documented | {'yes' if h['all_ok'] else '**no**'} |",
+        "",
+        "| input | as documented | what the daemon answered | s | worst ping s |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {r['attack']} | {'yes' if r['ok'] else '**no**'} | "
+            f"{str(r['outcome']).replace('|', '/')} | {r.get('seconds', '')} | "
+            f"{r.get('worst_ping_s', '')} |"
+            for r in h["results"]
+        ),
+        HOSTILE_END,
+    ]
+    _replace_block(HOSTILE_BEGIN, HOSTILE_END, "\n".join(lines))
 
 
 def write_doc(s: dict[str, Any]) -> None:
@@ -337,6 +498,7 @@ def write_doc(s: dict[str, Any]) -> None:
         f"{', '.join(str(e['down_s']) for e in s['events'])} s |",
         f"| daemon VmRSS first / max / last | {s['rss_mib_first']} / {s['rss_mib_max']} / "
         f"{s['rss_mib_last']} MiB |",
+        f"| worst ping outside the kills (GetServerInfo every 100 ms) | {s['worst_ping_s']} s |",
         "",
         "Errors by kind (RPC, code, reason or client classification):",
         "",
@@ -357,13 +519,7 @@ def write_doc(s: dict[str, Any]) -> None:
         "![daemon RSS over the soak run](bench/soak.png)",
         END,
     ]
-    block = "\n".join(lines)
-    text = DOC.read_text() if DOC.exists() else f"# Reliability\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(head + block + tail)
+    _replace_block(BEGIN, END, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -165,7 +165,9 @@ def _err(msg: str) -> None:
 class Connection:
     def __init__(self, socket: Path):
         self.socket = socket
-        self.channel = grpc.insecure_channel(f"unix://{socket}")
+        # Any answer the daemon may send (its max_message_bytes is configurable up to 2 GiB).
+        options = [("grpc.max_receive_message_length", 2**31 - 1)]
+        self.channel = grpc.insecure_channel(f"unix://{socket}", options=options)
         self.stub = pb_grpc.PostcompactServiceStub(self.channel)
         self.health = health_pb2_grpc.HealthStub(self.channel)
 
@@ -325,6 +327,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 STATUS_SESSIONS_SHOWN = 20  # `status` lists this many sessions (`--json`: all of them)
+STATE_ROWS_SHOWN = 20  # `state check` lists this many bad rows (`--json`: all of them)
 
 
 def status_dict(
@@ -500,17 +503,29 @@ def cmd_state(args: argparse.Namespace) -> int:
             print(f"  schema version  {res.version} (this postcompact: {SCHEMA_VERSION})")
             for table, n in res.counts.items():
                 print(f"  {table:<15} {n}")
+            if res.quarantined:
+                print(f"  {'quarantined':<15} {res.quarantined} rows (set aside; not a problem)")
             for version, at, by in res.history:
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at / 1000))
                 print(f"  migrated to v{version} at {when} by postcompact {by}")
-            if res.ok:
+            if not res.problems:
                 print("  integrity       ok")
-            else:
-                for problem in res.problems[:20]:
-                    print(f"  PROBLEM         {problem}")
+            for problem in res.problems[:20]:
+                print(f"  PROBLEM         {problem}")
+            for bad in res.bad_rows[:STATE_ROWS_SHOWN]:
+                print(f"  {'BAD ROW':<15} {bad.describe()}")
+            if len(res.bad_rows) > STATE_ROWS_SHOWN:
+                more = len(res.bad_rows) - STATE_ROWS_SHOWN
+                print(f"  ... and {more} more bad rows (--json lists them all)")
+            if res.problems:
                 print(
                     f"the database is not usable; `postcompact state reset` moves it aside "
                     f"(to {path.name}.bak-<time>) so the daemon can start empty"
+                )
+            elif res.bad_rows:
+                print(
+                    f"{len(res.bad_rows)} rows cannot be used: `postcompact serve` moves them to "
+                    "the quarantine table (docs/persistence.md) and serves the rest"
                 )
         return 0 if res.ok else EXIT_FAILURE
     if not args.yes:

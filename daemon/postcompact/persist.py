@@ -33,9 +33,16 @@ is kept with empty content and listed in `AgentState.unverified`, which makes it
 (ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read equality
 exception fail, so a file modified while the daemon was down is MODIFIED.
 
+Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `_*_of`
+decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that does not parse, a
+relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
+missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
+rest; `postcompact state check` runs the same checks and reports those rows without moving them.
+
 Schema. `PRAGMA user_version` is the schema version; `MIGRATIONS` upgrades an older database in
-one transaction. A database newer than this daemon, or one that is corrupt, refuses to start with
-an error naming the file and the way out (`postcompact state check` / `state reset`).
+one transaction. A database newer than this daemon, one that is corrupt, or one whose tables lack
+a column refuses to start with an error naming the file and the way out (`postcompact state
+check` / `state reset`).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import math
 import os
 import sqlite3
 import stat
@@ -53,11 +61,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from google.protobuf.message import DecodeError, Message
 
 from postcompact import __version__, fileread
-from postcompact._core import Charge, FileState, FileStateCache
-from postcompact.errors import ResourceExhausted, Unavailable
+from postcompact._core import Charge, FileState, FileStateCache, expand_path
+from postcompact.errors import InvalidArgument, ResourceExhausted, Unavailable
 from postcompact.lifecycle import (
     LifecycleError,
     default_socket_path,
@@ -65,6 +75,7 @@ from postcompact.lifecycle import (
     held_elsewhere,
     make_private_dirs,
 )
+from postcompact.restore.policy import validate_policy
 from postcompact.state import (
     MAIN_AGENT,
     AgentState,
@@ -90,6 +101,8 @@ ROW_BYTES = 512
 # the size is measured again after this many checks at the latest.
 _ROOM_SLACK_PAGES = 8
 _ROOM_CHECKS = 256
+# Quarantined rows logged one by one at start-up; the rest in one line (the table has them all).
+_LOGGED_PROBLEMS = 100
 
 
 class StateError(LifecycleError):
@@ -248,11 +261,63 @@ ALTER TABLE agents ADD COLUMN parent_agent_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE agents ADD COLUMN carried TEXT NOT NULL DEFAULT '{}';
 """
 
+# Rows the daemon cannot use, moved here at start-up instead of failing it (see `scan_rows`): the
+# table they came from, their key columns and the whole row as JSON objects (a BLOB as its hex
+# string), why, and when.
+_V4 = """
+CREATE TABLE quarantine (
+    id                INTEGER PRIMARY KEY,
+    table_name        TEXT NOT NULL,
+    row_key           TEXT NOT NULL,      -- JSON {key column: value}
+    row_data          TEXT NOT NULL,      -- JSON {column: value}, BLOBs hex-encoded
+    reason            TEXT NOT NULL,
+    quarantined_at_ms INTEGER NOT NULL
+);
+"""
+
 # (version reached, SQL script). Append only; never edit a released step.
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2), (3, _V3))
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2), (3, _V3), (4, _V4))
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
+# The tables holding sessions' rows (each has a session_id column).
 _TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
+
+# Every table's columns at SCHEMA_VERSION, and the key columns naming one of its rows.
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sessions": (
+        "session_id", "seq", "cwd", "home", "roots", "memory_paths", "plans_directory", "policy",
+        "profile", "created_at_ms", "last_active_ms",
+    ),
+    "agents": (
+        "session_id", "agent_id", "seq", "plan_file_path", "mode", "compactions",
+        "nested_memory", "announced", "parent_agent_id", "carried",
+    ),
+    "catalogs": ("session_id", "agent_id", "parts"),
+    "files": (
+        "session_id", "agent_id", "path", "seq", "timestamp_ms", "read_offset", "read_limit",
+        "partial_view", "content_sha256", "content_len", "mark_ts_ms", "mark_mtime_ms",
+    ),
+    "skills": ("session_id", "agent_id", "name", "seq", "path", "content", "invoked_at_ms"),
+    "tasks": ("session_id", "task_id", "seq", "task"),
+    "schema_history": ("version", "applied_at_ms", "daemon_version"),
+    "quarantine": (
+        "id", "table_name", "row_key", "row_data", "reason", "quarantined_at_ms",
+    ),
+}  # fmt: skip
+_KEYS: dict[str, tuple[str, ...]] = {
+    "sessions": ("session_id",),
+    "agents": ("session_id", "agent_id"),
+    "catalogs": ("session_id", "agent_id"),
+    "files": ("session_id", "agent_id", "path"),
+    "skills": ("session_id", "agent_id", "name"),
+    "tasks": ("session_id", "task_id"),
+    "schema_history": ("version",),
+}
+# The schema version that made a table or column ("table.column"); the others date from 1.
+_SINCE = {"schema_history": 2, "agents.parent_agent_id": 3, "agents.carried": 3, "quarantine": 4}
+# The value a migration gives older rows in the columns it adds: how `state check` reads a
+# database that `serve` has not migrated yet.
+_ADDED: dict[str, dict[str, Any]] = {"agents": {"parent_agent_id": "", "carried": "{}"}}
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:
@@ -286,6 +351,23 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int
         conn.execute("ROLLBACK")
         raise
     return current, target
+
+
+def _schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
+    """The tables and columns of schema `version` that the database lacks (what a migration to
+    SCHEMA_VERSION adds is not lacking)."""
+    out: list[str] = []
+    for table, columns in _COLUMNS.items():
+        if _SINCE.get(table, 1) > version:
+            continue
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if not have:
+            out.append(f"table {table!r} is missing")
+            continue
+        lacking = [c for c in columns if c not in have and _SINCE.get(f"{table}.{c}", 1) <= version]
+        if lacking:
+            out.append(f"table {table!r} lacks column(s) {', '.join(lacking)}")
+    return out
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -338,12 +420,12 @@ def open_checked(path: Path) -> sqlite3.Connection:
             raise StateError(f"the state database {path} cannot use WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
-        for table in _TABLES:
-            if not _has_table(conn, table):
-                raise StateError(
-                    f"the state database {path} (schema version {version}) lacks table "
-                    f"{table!r}; " + _reset_hint(path)
-                )
+        lacking = _schema_problems(conn, SCHEMA_VERSION)
+        if lacking:
+            raise StateError(
+                f"the state database {path} (schema version {version}): {lacking[0]}; "
+                + _reset_hint(path)
+            )
     except StateError:
         conn.close()
         raise
@@ -425,10 +507,12 @@ def catalog_entries(req: pb.SetCatalogRequest) -> int:
     )
 
 
-def _restore_catalog(cat: Catalog, blob: bytes | None, announced: Mapping[str, Any]) -> None:
-    if blob:
-        cat.charge = Charge(len(blob))
-        req = pb.SetCatalogRequest.FromString(blob)
+def _restore_catalog(
+    cat: Catalog, stored: _CatalogRow | None, announced: Mapping[str, list[str]]
+) -> None:
+    if stored is not None and stored.size:
+        cat.charge = Charge(stored.size)
+        req = stored.parts
         if req.HasField("deferred_tools"):
             cat.deferred_tools = list(req.deferred_tools.names)
         if req.HasField("agent_types"):
@@ -473,10 +557,10 @@ def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
     return json.dumps({"reads": reads, "refs": dict(sorted(a.carried_refs.items()))})
 
 
-def _restore_carried(a: AgentState, carried: Mapping[str, Any]) -> None:
-    for path, (digest, length) in carried.get("reads", {}).items():
-        a.carried_reads[path] = CarriedRead(int(length), sha256=bytes.fromhex(digest))
-    a.carried_refs.update({p: int(ts) for p, ts in carried.get("refs", {}).items()})
+def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
+    for path, (digest, length) in stored.carried_reads.items():
+        a.carried_reads[path] = CarriedRead(length, sha256=digest)
+    a.carried_refs.update(stored.carried_refs)
 
 
 def content_digest(content: bytes) -> bytes:
@@ -538,6 +622,462 @@ def verified_content(
     return None
 
 
+# --- row checks: what the daemon can use (the load and `state check` share them) ---------------
+#
+# Each `_*_of` decoder turns a stored row ({column: value}) into what the load builds from it, or
+# raises BadRow saying which value is wrong and why. `scan_rows` runs them over every table and
+# adds the rows whose session or agent is bad or not stored; the load moves what it finds to the
+# quarantine table, `state check` reports it.
+
+# As service.sessions checks what clients send: ids and paths (Linux's PATH_MAX).
+_MAX_ID_LEN = 256
+_MAX_PATH_BYTES = 4096
+_SHA256_BYTES = 32
+_ANNOUNCED = ("tools", "agent_types", "mcp", "sent_skills")
+_M = TypeVar("_M", bound=Message)
+
+
+class BadRow(ValueError):
+    """A stored row the daemon cannot use; the message is the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowProblem:
+    """A row `serve` moves to the quarantine table: where it is, why, and all of it."""
+
+    table: str
+    key: dict[str, Any]
+    reason: str
+    rowid: int
+    row: dict[str, Any]
+
+    def describe(self) -> str:
+        return f"{self.table} {_row_json(self.key)}: {self.reason}"
+
+
+def _show(value: Any) -> str:
+    """A stored value as a reason shows it: its repr, cut short (a value can be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}...({len(text)} characters)"
+
+
+def _kind(value: Any) -> str:
+    """The SQLite storage class of a value as sqlite3 returns it."""
+    if value is None:
+        return "NULL"
+    return {bytes: "BLOB", str: "TEXT", int: "INTEGER", float: "REAL"}.get(type(value), "?")
+
+
+def _int(row: Mapping[str, Any], col: str, minimum: int | None = None) -> int:
+    v = row[col]
+    if type(v) is not int:
+        shown = _kind(v) if v is None or isinstance(v, bytes) else _show(v)
+        raise BadRow(f"{col} is {shown}, not an integer")
+    if minimum is not None and v < minimum:
+        raise BadRow(f"{col} is {v}, below {minimum}")
+    return v
+
+
+def _opt_int(row: Mapping[str, Any], col: str, minimum: int | None = None) -> int | None:
+    return None if row[col] is None else _int(row, col, minimum)
+
+
+def _blob(row: Mapping[str, Any], col: str) -> bytes:
+    v = row[col]
+    if not isinstance(v, bytes):
+        raise BadRow(f"{col} is {_kind(v)}, not a BLOB")
+    return v
+
+
+def _str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise BadRow(f"{what} is {_kind(value)}, not text")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # read with surrogate escapes (`_lenient_text`)
+            raise BadRow(f"{what} is not valid UTF-8") from None
+    return value
+
+
+def _id(value: Any, what: str, *, allow_empty: bool = False) -> str:
+    """An id as clients must send it (service.sessions.check_id): one no call could name is
+    unreachable."""
+    v = _str(value, what)
+    if not v and not allow_empty:
+        raise BadRow(f"{what} is empty")
+    if len(v) > _MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in v):
+        raise BadRow(f"{what} {_show(v)} is not an id (at most 256 characters, none a control)")
+    return v
+
+
+def _abs_path(value: Any, what: str) -> str:
+    p = _str(value, what)
+    if "\0" in p:
+        raise BadRow(f"{what} contains a NUL byte")
+    if not p.startswith("/"):
+        raise BadRow(f"{what} is not an absolute path: {_show(p)}")
+    if len(p.encode()) > _MAX_PATH_BYTES:
+        raise BadRow(f"{what} is over the {_MAX_PATH_BYTES}-byte path limit")
+    return p
+
+
+def _json_col(row: Mapping[str, Any], col: str) -> Any:
+    text = _str(row[col], col)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadRow(f"{col} is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    except (ValueError, RecursionError) as exc:  # an integer of over 4300 digits, deep nesting
+        raise BadRow(f"{col} is JSON the daemon cannot read ({exc})") from None
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise BadRow(f"{what} is not a JSON object")
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise BadRow(f"{what} is not a JSON array")
+    return value
+
+
+def _paths(row: Mapping[str, Any], col: str) -> list[str]:
+    items = _list(_json_col(row, col), col)
+    return [_abs_path(p, f"{col}[{i}]") for i, p in enumerate(items)]
+
+
+def _message(row: Mapping[str, Any], col: str, cls: type[_M]) -> _M:
+    blob = _blob(row, col)
+    try:
+        return cls.FromString(blob)
+    except DecodeError as exc:
+        raise BadRow(f"{col} is not a serialised {cls.DESCRIPTOR.full_name} ({exc})") from None
+
+
+def _session_of(row: Mapping[str, Any]) -> Session:
+    sid = _id(row["session_id"], "session_id")
+    _int(row, "seq")
+    roots = _paths(row, "roots")
+    if not roots:
+        raise BadRow("roots is empty")
+    policy = _message(row, "policy", pb.RestorePolicy)
+    try:
+        validate_policy(policy)
+    except InvalidArgument as exc:
+        raise BadRow(f"policy: {exc.message}") from None
+    profile = _int(row, "profile")
+    if profile not in pb.Profile.values():  # 0 (unspecified) is the default profile
+        raise BadRow(f"profile {profile} is not a known profile")
+    return Session(
+        session_id=sid,
+        cwd=_abs_path(row["cwd"], "cwd"),
+        home=_abs_path(row["home"], "home"),
+        roots=roots,
+        memory_paths=frozenset(_paths(row, "memory_paths")),
+        plans_directory=_abs_path(row["plans_directory"], "plans_directory"),
+        policy=policy,
+        profile=pb.Profile.ValueType(profile),
+        created_at_ms=_int(row, "created_at_ms"),
+        last_active_ms=_int(row, "last_active_ms"),
+    )
+
+
+@dataclass(slots=True)
+class _AgentRow:
+    session_id: str
+    agent_id: str
+    plan_file_path: str | None
+    mode: pb.PermissionMode.ValueType
+    compactions: int
+    nested_memory: list[str]
+    announced: dict[str, list[str]]
+    parent_agent_id: str
+    carried_reads: dict[str, tuple[bytes, int]]
+    carried_refs: dict[str, int]
+
+
+def _agent_of(row: Mapping[str, Any]) -> _AgentRow:
+    aid = _id(row["agent_id"], "agent_id", allow_empty=True)
+    _int(row, "seq")
+    plan = row["plan_file_path"]
+    mode = _int(row, "mode")
+    if mode not in pb.PermissionMode.values():
+        raise BadRow(f"mode {mode} is not a known permission mode")
+    announced = _object(_json_col(row, "announced"), "announced")
+    sets = {}
+    for name in _ANNOUNCED:  # another key is ignored, as the load always did
+        items = _list(announced.get(name, []), f"announced.{name}")
+        sets[name] = [_str(x, f"announced.{name}[]") for x in items]
+    reads, refs = _carried_of(_object(_json_col(row, "carried"), "carried"))
+    return _AgentRow(
+        session_id=row["session_id"],
+        agent_id=aid,
+        plan_file_path=None if plan is None else _abs_path(plan, "plan_file_path"),
+        mode=pb.PermissionMode.ValueType(mode),
+        compactions=_int(row, "compactions", 0),
+        nested_memory=_paths(row, "nested_memory"),
+        announced=sets,
+        parent_agent_id=_id(row["parent_agent_id"], "parent_agent_id", allow_empty=True),
+        carried_reads=reads,
+        carried_refs=refs,
+    )
+
+
+def _carried_of(
+    carried: Mapping[str, Any],
+) -> tuple[dict[str, tuple[bytes, int]], dict[str, int]]:
+    """`agents.carried` as `_carried_json` writes it: {"reads": {path: [SHA-256 hex or "",
+    length]}, "refs": {path: timestamp}}."""
+    reads: dict[str, tuple[bytes, int]] = {}
+    for path, value in _object(carried.get("reads", {}), "carried.reads").items():
+        what = f"carried.reads[{_show(path)}]"
+        _abs_path(path, f"{what}'s path")
+        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
+            raise BadRow(f"{what} is not [SHA-256 hex, length]")
+        try:
+            digest = bytes.fromhex(value[0])
+        except ValueError:
+            raise BadRow(f"{what} has a digest that is not hex") from None
+        if len(digest) not in (0, _SHA256_BYTES) or type(value[1]) is not int or value[1] < 0:
+            raise BadRow(f"{what} is not [SHA-256 hex, length]")
+        reads[path] = (digest, value[1])
+    refs: dict[str, int] = {}
+    for path, ts in _object(carried.get("refs", {}), "carried.refs").items():
+        _abs_path(path, "a carried.refs path")
+        if type(ts) is not int:
+            raise BadRow(f"carried.refs[{_show(path)}] is not an integer timestamp")
+        refs[path] = ts
+    return reads, refs
+
+
+@dataclass(slots=True)
+class _CatalogRow:
+    session_id: str
+    agent_id: str
+    parts: pb.SetCatalogRequest
+    size: int  # of the stored blob (0: nothing set)
+
+
+def _catalog_of(row: Mapping[str, Any]) -> _CatalogRow:
+    parts = _message(row, "parts", pb.SetCatalogRequest)
+    return _CatalogRow(row["session_id"], row["agent_id"], parts, len(row["parts"]))
+
+
+@dataclass(slots=True)
+class _FileRow:
+    path: str
+    seq: int
+    timestamp: int
+    offset: int | None
+    limit: int | None
+    partial_view: bool
+    digest: bytes
+    size: int
+    mark: tuple[int, int] | None
+
+
+def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
+    """A file row of a session with `cwd` and `home`: its path must be the key the cache gives
+    it (a row under another form would be dropped by the cache's load)."""
+    path = _abs_path(row["path"], "path")
+    key = expand_path(path, cwd, home)
+    if key != path:
+        raise BadRow(f"path {_show(path)} is not in normal form (the cache keys it {_show(key)})")
+    partial = _int(row, "partial_view")
+    if partial not in (0, 1):
+        raise BadRow(f"partial_view is {partial}, not 0 or 1")
+    digest = _blob(row, "content_sha256")
+    if len(digest) != _SHA256_BYTES:
+        raise BadRow(
+            f"content_sha256 has {len(digest)} bytes, not the {_SHA256_BYTES} of a SHA-256"
+        )
+    mark_ts, mark_mtime = _opt_int(row, "mark_ts_ms"), _opt_int(row, "mark_mtime_ms")
+    if (mark_ts is None) != (mark_mtime is None):
+        raise BadRow("mark_ts_ms and mark_mtime_ms are not both set or both NULL")
+    return _FileRow(
+        path=path,
+        seq=_int(row, "seq"),
+        timestamp=_int(row, "timestamp_ms"),
+        # 0 is what FileState takes and an import may record; lines count from 1 on reading.
+        offset=_opt_int(row, "read_offset", 0),
+        limit=_opt_int(row, "read_limit", 0),
+        partial_view=bool(partial),
+        digest=digest,
+        size=_int(row, "content_len", 0),
+        mark=None if mark_ts is None or mark_mtime is None else (mark_ts, mark_mtime),
+    )
+
+
+def _skill_of(row: Mapping[str, Any]) -> InvokedSkill:
+    name = _str(row["name"], "name")
+    if not name:
+        raise BadRow("name is empty")
+    _int(row, "seq")
+    # Its content need not be UTF-8 (an import keeps what it read); rendering replaces.
+    content = _blob(row, "content")
+    return InvokedSkill(name, _str(row["path"], "path"), content, _int(row, "invoked_at_ms", 0))
+
+
+def _task_of(row: Mapping[str, Any]) -> pb.Task:
+    task_id = _str(row["task_id"], "task_id")
+    if not task_id:
+        raise BadRow("task_id is empty")
+    _int(row, "seq")
+    task = _message(row, "task", pb.Task)
+    if task.task_id != task_id:
+        raise BadRow(f"the task blob is of task {_show(task.task_id)}, not {_show(task_id)}")
+    if task.status not in pb.TaskStatus.values():
+        raise BadRow(f"task status {task.status} is not a known status")
+    return task
+
+
+def _history_of(row: Mapping[str, Any]) -> tuple[int, int, str]:
+    return (
+        _int(row, "version", 1),
+        _int(row, "applied_at_ms"),
+        _str(row["daemon_version"], "daemon_version"),
+    )
+
+
+def _decode_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+@contextlib.contextmanager
+def _lenient_text(conn: sqlite3.Connection) -> Iterator[None]:
+    """TEXT that is not UTF-8 read with surrogate escapes, for the checks to name its row;
+    sqlite3 would otherwise fail the whole query."""
+    old = conn.text_factory
+    conn.text_factory = _decode_text
+    try:
+        yield
+    finally:
+        conn.text_factory = old
+
+
+def _rows(
+    conn: sqlite3.Connection, table: str, tail: str = "", args: Sequence[Any] = ()
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(rowid, {column: value}) of `table`'s rows, `tail` (WHERE, ORDER BY) applied; a column
+    the database lacks because it is not migrated yet has the value the migration gives it."""
+    cur = conn.execute(f"SELECT rowid, * FROM {table}{tail}", args)
+    names = [d[0] for d in cur.description[1:]]
+    added = _ADDED.get(table, {})
+    for rowid, *values in cur:
+        row = dict(zip(names, values, strict=True))
+        for col, value in added.items():
+            row.setdefault(col, value)
+        yield rowid, row
+
+
+def _session_owner(
+    row: Mapping[str, Any], sessions: Mapping[str, tuple[str, str]], bad_sessions: set[Any]
+) -> tuple[str, str]:
+    """The (cwd, home) of the row's session; BadRow unless it is stored and good."""
+    sid = row["session_id"]
+    if sid not in sessions:
+        raise BadRow(
+            "its session's row is bad" if sid in bad_sessions else "its session is not stored"
+        )
+    return sessions[sid]
+
+
+def _agent_owner(
+    row: Mapping[str, Any],
+    sessions: Mapping[str, tuple[str, str]],
+    bad_sessions: set[Any],
+    agents: set[tuple[str, str]],
+    bad_agents: set[tuple[Any, Any]],
+) -> tuple[str, str]:
+    """As `_session_owner`, and BadRow unless the row's agent is stored and good too. The main
+    agent needs no row: the load makes it."""
+    where = _session_owner(row, sessions, bad_sessions)
+    key = (row["session_id"], row["agent_id"])
+    if key in bad_agents:
+        raise BadRow("its agent's row is bad")
+    if key not in agents and key[1] != MAIN_AGENT:
+        raise BadRow("its agent is not stored")
+    return where
+
+
+def scan_rows(conn: sqlite3.Connection) -> list[RowProblem]:
+    """Every row the daemon cannot use, with the reason (see the section's comment). Reads only;
+    callers run it in one transaction, so the tables are seen at one moment."""
+    problems: list[RowProblem] = []
+
+    def bad(table: str, rowid: int, row: dict[str, Any], exc: BadRow) -> None:
+        key = {k: _stored(row.get(k)) for k in _KEYS[table]}  # printable as JSON
+        problems.append(RowProblem(table, key, str(exc), rowid, row))
+
+    def rows(table: str) -> Iterator[tuple[int, dict[str, Any]]]:
+        # An unmigrated database (`state check`) may lack a table: it has no rows then.
+        return _rows(conn, table) if _has_table(conn, table) else iter(())
+
+    sessions: dict[str, tuple[str, str]] = {}
+    agents: set[tuple[str, str]] = set()
+    bad_sessions: set[Any] = set()
+    bad_agents: set[tuple[Any, Any]] = set()
+    with _lenient_text(conn):
+        for rowid, row in rows("sessions"):
+            try:
+                s = _session_of(row)
+            except BadRow as exc:
+                bad("sessions", rowid, row, exc)
+                bad_sessions.add(row["session_id"])
+            else:
+                sessions[s.session_id] = (s.cwd, s.home)
+        for rowid, row in rows("agents"):
+            try:
+                _session_owner(row, sessions, bad_sessions)
+                a = _agent_of(row)
+            except BadRow as exc:
+                bad("agents", rowid, row, exc)
+                bad_agents.add((row["session_id"], row["agent_id"]))
+            else:
+                agents.add((a.session_id, a.agent_id))
+        for table in ("catalogs", "files", "skills"):
+            for rowid, row in rows(table):
+                try:
+                    cwd, home = _agent_owner(row, sessions, bad_sessions, agents, bad_agents)
+                    if table == "catalogs":
+                        _catalog_of(row)
+                    elif table == "files":
+                        _file_of(row, cwd, home)
+                    else:
+                        _skill_of(row)
+                except BadRow as exc:
+                    bad(table, rowid, row, exc)
+        for rowid, row in rows("tasks"):
+            try:
+                _session_owner(row, sessions, bad_sessions)
+                _task_of(row)
+            except BadRow as exc:
+                bad("tasks", rowid, row, exc)
+        for rowid, row in rows("schema_history"):
+            try:
+                _history_of(row)
+            except BadRow as exc:
+                bad("schema_history", rowid, row, exc)
+    return problems
+
+
+def _stored(value: Any) -> Any:
+    """A stored value as the quarantine table's JSON holds it: a BLOB as its hex string, a
+    non-finite REAL as its repr (JSON has none)."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+def _row_json(values: Mapping[str, Any]) -> str:
+    return json.dumps({k: _stored(v) for k, v in values.items()})
+
+
 # --- the stores ----------------------------------------------------------------------------------
 
 # The file-row statements (fixed strings: sqlite3 keeps them prepared in its statement cache).
@@ -571,6 +1111,7 @@ class LoadReport:
     unverified: int = 0
     skills: int = 0
     tasks: int = 0
+    quarantined: int = 0  # rows moved to the quarantine table
     expired: list[str] = field(default_factory=list)
 
 
@@ -634,6 +1175,8 @@ class NullStore:
 
 class SqliteStore(NullStore):
     """Write-through persistence in one SQLite database (see the module docstring)."""
+
+    path: Path
 
     def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
         self.path = path
@@ -1001,16 +1544,72 @@ class SqliteStore(NullStore):
     # --- loading ------------------------------------------------------------------------------
 
     def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
-        """Every stored session, rebuilt (see the module docstring)."""
+        """Every stored session, rebuilt (see the module docstring), once the rows it cannot use
+        are quarantined. StateError (one line naming the file) when even that cannot be done."""
         self.report = LoadReport()
-        self._seq = max(
-            int(self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
-            for table in ("sessions", "agents", "files", "skills", "tasks")
-        )
-        sessions = self._read(new_cache, self.report)
+        try:
+            self.report.quarantined = self._quarantine()
+            self._seq = max(
+                int(self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
+                for table in ("sessions", "agents", "files", "skills", "tasks")
+            )
+            sessions = self._read(new_cache, self.report)
+        except StateError:
+            raise
+        except Exception as exc:  # the database failed under the load, or a check missed a value
+            log.debug("loading the state database failed", exc_info=True)
+            raise StateError(
+                f"loading the state database {self.path} failed ({type(exc).__name__}: {exc}); "
+                + _reset_hint(self.path)
+            ) from None
         self.report.sessions = len(sessions)
         self.report.agents = sum(len(s.agents) for s in sessions)
         return sessions
+
+    def _quarantine(self) -> int:
+        """Move every row `scan_rows` finds to the quarantine table (deleted first: a database
+        at max_page_count reuses their pages), in one transaction; a warning for each."""
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            problems = scan_rows(c)
+            for table in dict.fromkeys(p.table for p in problems):
+                c.executemany(
+                    f"DELETE FROM {table} WHERE rowid = ?",
+                    [(p.rowid,) for p in problems if p.table == table],
+                )
+            at = now_ms()
+            c.executemany(
+                "INSERT INTO quarantine (table_name, row_key, row_data, reason, quarantined_at_ms) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(p.table, _row_json(p.key), _row_json(p.row), p.reason, at) for p in problems],
+            )
+            c.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                c.execute("ROLLBACK")
+            if not isinstance(exc, sqlite3.Error):
+                raise
+            raise StateError(
+                f"moving the unusable rows of the state database {self.path} to its quarantine "
+                f"table failed ({exc}); " + _reset_hint(self.path)
+            ) from None
+        for p in problems[:_LOGGED_PROBLEMS]:
+            log.warning(
+                "a row of the state database cannot be used: moved to its quarantine table",
+                extra={
+                    "state_db": str(self.path),
+                    "table": p.table,
+                    "key": _row_json(p.key),
+                    "reason": p.reason,
+                },
+            )
+        if len(problems) > _LOGGED_PROBLEMS:
+            log.warning(
+                "more rows of the state database moved to its quarantine table",
+                extra={"state_db": str(self.path), "rows": len(problems) - _LOGGED_PROBLEMS},
+            )
+        return len(problems)
 
     def load_session(
         self,
@@ -1038,98 +1637,96 @@ class SqliteStore(NullStore):
         agents: frozenset[str] | None = None,
     ) -> list[Session]:
         """The stored sessions (or only the one with id `only`), oldest first; with `agents`,
-        only those agents of it."""
+        only those agents of it. Rows are decoded by the checks of `scan_rows` (which the
+        start-up ran first: a row failing them now raises BadRow)."""
         c = self.conn
         where, args = ("", ()) if only is None else (" WHERE session_id = ?", (only,))
         sessions: dict[str, Session] = {}
-        for row in c.execute(f"SELECT * FROM sessions{where} ORDER BY seq", args):
-            (sid, _, cwd, home, roots, memory, plans, policy, profile, created, active) = row
-            sessions[sid] = Session(
-                session_id=sid,
-                cwd=cwd,
-                home=home,
-                roots=list(json.loads(roots)),
-                memory_paths=frozenset(json.loads(memory)),
-                plans_directory=plans,
-                policy=pb.RestorePolicy.FromString(policy),
-                profile=profile,
-                created_at_ms=created,
-                last_active_ms=active,
-            )
-            self._active[sid] = active
+        for _, row in _rows(c, "sessions", f"{where} ORDER BY seq", args):
+            s = _session_of(row)
+            sessions[s.session_id] = s
+            self._active[s.session_id] = s.last_active_ms
         catalogs = {
-            (sid, aid): bytes(parts)
-            for sid, aid, parts in c.execute(
-                f"SELECT session_id, agent_id, parts FROM catalogs{where}", args
-            )
+            (cat.session_id, cat.agent_id): cat
+            for cat in (_catalog_of(row) for _, row in _rows(c, "catalogs", where, args))
         }
-        for sid, aid, _, plan, mode, compactions, nested, announced, parent, carried in c.execute(
-            f"SELECT * FROM agents{where} ORDER BY seq", args
-        ):
-            s = sessions.get(sid)
-            if s is None or (agents is not None and aid not in agents):
+        for _, row in _rows(c, "agents", f"{where} ORDER BY seq", args):
+            r = _agent_of(row)
+            owner = sessions.get(r.session_id)
+            if owner is None or (agents is not None and r.agent_id not in agents):
                 continue
-            a = AgentState(aid, new_cache(s), parent_agent_id=parent)
-            _restore_carried(a, json.loads(carried))
-            a.plan_file_path = plan
-            a.mode = mode
-            a.compactions = compactions
-            a.nested_memory = set(json.loads(nested))
-            _restore_catalog(a.catalog, catalogs.get((sid, aid)), json.loads(announced))
-            s.agents[aid] = a
+            a = AgentState(r.agent_id, new_cache(owner), parent_agent_id=r.parent_agent_id)
+            _restore_carried(a, r)
+            a.plan_file_path = r.plan_file_path
+            a.mode = r.mode
+            a.compactions = r.compactions
+            a.nested_memory = set(r.nested_memory)
+            _restore_catalog(a.catalog, catalogs.get((owner.session_id, r.agent_id)), r.announced)
+            owner.agents[r.agent_id] = a
         for s in sessions.values():
             if MAIN_AGENT not in s.agents and (agents is None or MAIN_AGENT in agents):
                 s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
             for a in s.agents.values():
                 self._load_files(s, a, report)
-        for sid, aid, name, _, path, content, at in c.execute(
-            f"SELECT * FROM skills{where} ORDER BY seq", args
-        ):
-            agent = sessions[sid].agents.get(aid) if sid in sessions else None
+        for _, row in _rows(c, "skills", f"{where} ORDER BY seq", args):
+            owner = sessions.get(row["session_id"])
+            agent = owner.agents.get(row["agent_id"]) if owner is not None else None
             if agent is not None:
-                agent.skills[name] = InvokedSkill(name, path, bytes(content), at)
+                skill = _skill_of(row)
+                agent.skills[skill.name] = skill
                 report.skills += 1
-        for sid, task_id, _, blob in c.execute(f"SELECT * FROM tasks{where} ORDER BY seq", args):
-            if sid in sessions:
-                sessions[sid].tasks[task_id] = pb.Task.FromString(blob)
+        for _, row in _rows(c, "tasks", f"{where} ORDER BY seq", args):
+            if row["session_id"] in sessions:
+                sessions[row["session_id"]].tasks[row["task_id"]] = _task_of(row)
                 report.tasks += 1
         return list(sessions.values())
 
     def _load_files(self, s: Session, a: AgentState, report: LoadReport) -> None:
-        rows = self.conn.execute(
-            "SELECT path, seq, timestamp_ms, read_offset, read_limit, partial_view, "
-            "content_sha256, content_len, mark_ts_ms, mark_mtime_ms FROM files "
-            "WHERE session_id = ? AND agent_id = ? ORDER BY seq DESC",
+        rows = _rows(
+            self.conn,
+            "files",
+            " WHERE session_id = ? AND agent_id = ? ORDER BY seq DESC",
             (s.session_id, a.agent_id),
-        ).fetchall()
+        )
         entries: list[tuple[str, FileState]] = []
         loaded: dict[str, _Row] = {}
-        for path, seq, ts, offset, limit, partial, digest, size, mark_ts, mark_mtime in rows:
+        for _, row in rows:
+            f = _file_of(row, s.cwd, s.home)
             content = verified_content(
-                path,
-                offset,
-                limit,
-                bytes(digest),
-                size,
+                f.path,
+                f.offset,
+                f.limit,
+                f.digest,
+                f.size,
                 roots=s.roots or [s.cwd],
                 deny_globs=self.deny_globs,
             )
-            st = FileState(content or b"", ts, offset, limit, bool(partial))
+            st = FileState(content or b"", f.timestamp, f.offset, f.limit, f.partial_view)
             if content is None:
-                a.unverified[path] = st
-                self._orig_hash[id(st)] = (st, bytes(digest), size)
+                a.unverified[f.path] = st
+                self._orig_hash[id(st)] = (st, f.digest, f.size)
                 report.unverified += 1
-            mark = (mark_ts, mark_mtime) if mark_ts is not None else None
-            if mark is not None:
-                a.read_mtimes[path] = mark
-            entries.append((path, st))
-            loaded[path] = _Row(st, seq, mark, bytes(digest), size)
+            if f.mark is not None:
+                a.read_mtimes[f.path] = f.mark
+            entries.append((f.path, st))
+            loaded[f.path] = _Row(st, f.seq, f.mark, f.digest, f.size)
         a.files.load(entries)
         kept = set(a.files.keys())
         report.files += len(kept)
         self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
-        dropped = [p for p in loaded if p not in kept]  # the cache bounds shrank since
+        # Entries the cache does not take: its bounds shrank since (every path is its own key,
+        # `_file_of`). Said, then deleted.
+        dropped = [p for p in loaded if p not in kept]
         if dropped:
+            log.info(
+                "file entries over the cache's bounds dropped at load",
+                extra={
+                    "state_db": str(self.path),
+                    "session_id": s.session_id,
+                    "agent_id": a.agent_id,
+                    "entries": len(dropped),
+                },
+            )
             with self.tx((s.session_id, a.agent_id)):
                 self.conn.executemany(
                     _DELETE_FILE, [(s.session_id, a.agent_id, p) for p in dropped]
@@ -1171,6 +1768,8 @@ class CheckResult:
     size_bytes: int = 0
     history: list[tuple[int, int, str]] = field(default_factory=list)
     is_database: bool = True  # False: the path is something else (`state reset` refuses it)
+    bad_rows: list[RowProblem] = field(default_factory=list)  # what `serve` would quarantine
+    quarantined: int = 0  # rows already in the quarantine table (not a problem)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -1183,6 +1782,10 @@ class CheckResult:
             "counts": self.counts,
             "size_bytes": self.size_bytes,
             "is_database": self.is_database,
+            "bad_rows": [
+                {"table": p.table, "key": p.key, "reason": p.reason} for p in self.bad_rows
+            ],
+            "quarantined_rows": self.quarantined,
             "history": [
                 {"version": v, "applied_at_ms": t, "daemon_version": d} for v, t, d in self.history
             ],
@@ -1214,24 +1817,34 @@ def check_db(path: Path) -> CheckResult:
                 f"({SCHEMA_VERSION})"
             )
         elif not res.problems:
-            for table in _TABLES:
-                if _has_table(conn, table):
-                    res.counts[table] = int(
-                        conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                    )
-                elif res.version >= 1:
-                    res.problems.append(f"table {table!r} is missing")
-            if _has_table(conn, "schema_history"):
-                res.history = [
-                    (int(v), int(t), str(d))
-                    for v, t, d in conn.execute("SELECT * FROM schema_history ORDER BY version")
-                ]
+            conn.execute("BEGIN")  # one snapshot of every table (a daemon may be writing)
+            _check_rows(conn, res, res.version)
+            conn.execute("ROLLBACK")
     except sqlite3.Error as exc:
         res.problems.append(str(exc))
     finally:
         conn.close()
-    res.ok = not res.problems
+    res.ok = not res.problems and not res.bad_rows
     return res
+
+
+def _check_rows(conn: sqlite3.Connection, res: CheckResult, version: int) -> None:
+    """Counts, history and the rows `serve` would quarantine (`scan_rows`), unless the tables
+    lack what the checks read."""
+    res.problems += _schema_problems(conn, version)
+    for table in _TABLES:
+        if _has_table(conn, table):
+            res.counts[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    if _has_table(conn, "quarantine"):
+        res.quarantined = int(conn.execute("SELECT count(*) FROM quarantine").fetchone()[0])
+    if res.problems:
+        return
+    res.bad_rows = scan_rows(conn)
+    if _has_table(conn, "schema_history"):
+        with _lenient_text(conn):
+            for _, row in _rows(conn, "schema_history", " ORDER BY version"):
+                with contextlib.suppress(BadRow):  # a bad one is in bad_rows
+                    res.history.append(_history_of(row))
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"

@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from postcompact import __version__, _core, render
+from postcompact import __version__, _core, render, workers
 from postcompact.admission import Admission
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
@@ -88,6 +88,8 @@ CAPABILITIES = (
 )
 
 Ctx = grpc.aio.ServicerContext[Any, Any]
+# An answer larger than this is serialised on a worker thread.
+INLINE_ANSWER_BYTES = 1 << 20
 
 
 class Servicer:
@@ -300,7 +302,11 @@ def _serialized(fn: Callable[[Any, Ctx], Awaitable[Any]]) -> Callable[[Any, Ctx]
     (one copy fewer per answer in flight; admission.py)."""
 
     async def handler(request: Any, context: Ctx) -> bytes:
-        data: bytes = (await fn(request, context)).SerializeToString()
+        resp = await fn(request, context)
+        if resp.ByteSize() > INLINE_ANSWER_BYTES:  # a large copy: between other calls' work
+            data: bytes = await asyncio.to_thread(resp.SerializeToString)
+        else:
+            data = resp.SerializeToString()
         return data
 
     return handler
@@ -365,6 +371,7 @@ class Daemon:
         return server
 
     async def run(self) -> int:
+        workers.install(asyncio.get_running_loop())
         check_socket_path(self.paths.socket)
         ensure_private_dir(self.paths.dir)
         lock = InstanceLock(self.paths.lock)

@@ -39,9 +39,10 @@ const NIL: u32 = u32::MAX;
 /// The largest `max_entries` a cache accepts (slots are addressed by `u32`, one value reserved).
 pub const MAX_ENTRIES_LIMIT: usize = (u32::MAX - 1) as usize;
 
-/// How much slab and table space is reserved up front: never more than this many entries, so a
-/// cache configured with a huge `max_entries` costs nothing until it is filled.
-const PREALLOCATE_LIMIT: usize = 256;
+/// How much slab and table space is reserved up front: never more than this many entries. The
+/// daemon holds one cache per agent, up to hundreds of thousands of them, most nearly empty: a
+/// cache costs little until it is filled, and grows by doubling.
+const PREALLOCATE_LIMIT: usize = 8;
 
 /// The size an entry is accounted at: `max(1, size)`, as Claude Code's `sizeCalculation` does.
 #[inline]

@@ -261,8 +261,14 @@ class FileService:
         max_answer = self.config.max_message_bytes - 2 * len(path.encode()) - ANSWER_OVERHEAD
 
         whole = offset == 1 and limit is None
+        rules, templates = s.rules, s.rules.templates
 
-        def read(inline: bool) -> tuple[fileread.TextFile, bytes | None, int | None]:
+        def read(
+            inline: bool,
+        ) -> tuple[fileread.TextFile, bytes | None, int | None, pb.ReadFileResponse]:
+            """The read, and everything proportional to its size (the first page, the content
+            hash, the numbered text, the answer itself), done here rather than on the event
+            loop: a large answer's work never stalls the other calls."""
             if not inline:
                 failpoints.hit("readfile.worker")
             tf = fileread.read_text(
@@ -276,16 +282,44 @@ class FileService:
                 max_answer=max_answer,
             )
             over = None
-            if whole:  # measured here rather than on the event loop
-                tf, over = _first_page(tf, path, policy, s.rules)
-            # The store's content hash, computed here rather than on the event loop; not needed
-            # for the content the entry already held (the store keeps that row's hash).
-            if not hashing or tf.content == previous:
-                return tf, None, over
-            return tf, content_digest(tf.content), over
+            if whole:
+                tf, over = _first_page(tf, path, policy, rules)
+            # Not needed for the content the entry already held (the store keeps its hash).
+            digest = None if not hashing or tf.content == previous else content_digest(tf.content)
+            marker = ""
+            if over is not None:
+                marker = render.read_page_marker(
+                    path,
+                    shown_lines=tf.num_lines,
+                    total_lines=tf.total_lines,
+                    tokens=over,
+                    max_tokens=policy.max_read_tokens,
+                    templates=templates,
+                )
+            text = render.read_tool_result(
+                tf.content.decode("utf-8", errors="replace"),
+                start_line=offset,
+                total_lines=tf.total_lines,
+                malware_reminder=policy.malware_reminder,
+                truncation_marker=marker,
+                templates=templates,
+            )
+            resp = pb.ReadFileResponse(
+                path=path,
+                unchanged=False,
+                text=text.encode(),
+                content=tf.content,
+                timestamp_ms=tf.mtime_ms if rules.mtime_timestamps else read_at,
+                start_line=offset,
+                num_lines=tf.num_lines,
+                total_lines=tf.total_lines,
+                tokens=_core.estimate(text),
+                partial=over is not None,
+            )
+            return tf, digest, over, resp
 
         try:
-            tf, digest, over = await fileread.off_loop(read)
+            tf, digest, over, resp = await fileread.off_loop(read)
         except fileread.FileReadError as exc:
             if exc.kind == "too_large" and exc.size is not None and s.rules.claude_read_errors:
                 # Current Claude Code's own refusal, word for word (docs/claude-code.md §4).
@@ -303,37 +337,7 @@ class FileService:
                 {"session_id": s.session_id, "path": path},
             )
         self._admit(a, path, len(tf.content), "ReadFile")
-        stored = tf.mtime_ms if s.rules.mtime_timestamps else read_at
-        marker = ""
-        if over is not None:
-            marker = render.read_page_marker(
-                path,
-                shown_lines=tf.num_lines,
-                total_lines=tf.total_lines,
-                tokens=over,
-                max_tokens=policy.max_read_tokens,
-                templates=s.rules.templates,
-            )
-        text = render.read_tool_result(
-            tf.content.decode("utf-8", errors="replace"),
-            start_line=offset,
-            total_lines=tf.total_lines,
-            malware_reminder=policy.malware_reminder,
-            truncation_marker=marker,
-            templates=s.rules.templates,
-        )
-        resp = pb.ReadFileResponse(
-            path=path,
-            unchanged=False,
-            text=text.encode(),
-            content=tf.content,
-            timestamp_ms=stored,
-            start_line=offset,
-            num_lines=tf.num_lines,
-            total_lines=tf.total_lines,
-            tokens=_core.estimate(text),
-            partial=over is not None,
-        )
+        stored = resp.timestamp_ms
         # An answer gRPC would refuse to send must not be recorded: the retry would get the
         # "unchanged" stub for content the client never received.
         size, cap = resp.ByteSize(), self.config.max_message_bytes
