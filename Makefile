@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync parity-corpus parity-table clean
+.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -23,6 +23,7 @@ help:
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
+	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make protos  regenerate the committed gRPC code"
 	@echo "make unasync regenerate the sync Python client from the asyncio one"
@@ -63,6 +64,11 @@ test-python: build $(NODE_STAMP)
 # (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
 parity-corpus: build
 	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/test_transcripts.py
+
+# The real Claude Code (pinned, installed into .cache/ from the npm registry), run offline against
+# a scripted model server, beside the daemon: docs/parity.md §4.
+parity: build
+	$(PY) -m tests.parity
 
 # Rewrite docs/parity.md's tables from the shared transcripts.
 parity-table: build

@@ -198,6 +198,115 @@ def test_import_over_the_rpc(daemon: RunningDaemon, tmp_path: Path) -> None:
     assert again.events == 5
 
 
+def test_import_with_file_mtimes(daemon: RunningDaemon, tmp_path: Path) -> None:
+    """`file_mtimes` stamps the reads with the files' mtimes (as a running Claude Code does),
+    so the restoration's newest-first order follows them, not the order of the records."""
+    project = tmp_path / "app"
+    project.mkdir()
+    for name, mtime in (("a.ts", 3_000), ("b.ts", 1_000), ("c.ts", 2_000)):
+        (project / name).write_text(f"{name}\n")
+        os.utime(project / name, (mtime, mtime))
+    records = [
+        *_read("t1", 1, "/orig/app/a.ts", "a.ts\n"),
+        *_read("t2", 3, "/orig/app/b.ts", "b.ts\n"),
+        *_read("t3", 5, "/orig/app/c.ts", "c.ts\n"),
+    ]
+
+    def order(**kw: Any) -> list[str]:
+        sid = new_session_id("mt")
+        daemon.client.import_transcript(
+            _jsonl(records), cwd=str(project), session_id=sid, profile="claude-code", **kw
+        )
+        after = daemon.client.session(sid).preview_compact(skip_hooks=True)
+        files = [a.file for a in after.attachments if a.WhichOneof("payload") == "file"]
+        return [Path(f.path).name for f in files]
+
+    assert order() == ["c.ts", "b.ts", "a.ts"]  # the records' times: the last read first
+    assert order(file_mtimes=True) == ["a.ts", "c.ts", "b.ts"]  # the files' mtimes
+
+
+def test_catalogue_and_skills_as_claude_code_2_1_328_shows_them(
+    daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    """What `make parity` found: a skill listing entry may run over several lines, an agent
+    type's `(Tools: *)` is shown as `*`, and a project skill's path is `projectSettings:{name}`."""
+    project = tmp_path / "app"
+    project.mkdir()
+    listing = "- style: House style.\nTRIGGER: whenever code is written.\n- deploy: Ship it."
+    base = "/orig/app/.claude/skills/style"
+    records = [
+        _rec(
+            "attachment",
+            "at1",
+            1,
+            attachment={"type": "skill_listing", "content": listing, "names": ["style", "deploy"]},
+        ),
+        _rec(
+            "attachment",
+            "at2",
+            2,
+            attachment={
+                "type": "agent_listing_delta",
+                "addedTypes": ["claude"],
+                "addedLines": ["- claude: Catch-all agent. (Tools: *)"],
+                "removedTypes": [],
+                "isInitial": True,
+            },
+        ),
+        _rec(
+            "assistant",
+            "a-s1",
+            3,
+            message={
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "s1", "name": "Skill", "input": {"skill": "style"}}
+                ],
+            },
+        ),
+        _rec(
+            "user",
+            "u-s1",
+            4,
+            message={
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "s1",
+                        "content": "Launching skill: style",
+                    }
+                ],
+            },
+        ),
+        _rec(
+            "user",
+            "m-s1",
+            5,
+            isMeta=True,
+            sourceToolUseID="s1",
+            message={
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Base directory for this skill: {base}\n\nUse."}
+                ],
+            },
+        ),
+    ]
+    sid = new_session_id("cat")
+    daemon.client.import_transcript(
+        _jsonl(records), cwd=str(project), session_id=sid, profile="claude-code"
+    )
+    after = daemon.client.session(sid).preview_compact(skip_hooks=True)
+    by_kind = {a.WhichOneof("payload"): "\n\n".join(a.blocks) for a in after.attachments}
+    assert by_kind["skill_listing"].endswith(listing)
+    assert "- claude: Catch-all agent. (Tools: *)" in by_kind["agent_listing_delta"]
+    assert (
+        "### Skill: style\nPath: projectSettings:style\n\nBase directory"
+        in by_kind["invoked_skills"]
+    )
+
+
 def test_a_bad_transcript_imports_nothing(daemon: RunningDaemon, tmp_path: Path) -> None:
     sid = new_session_id("bad")
     data = _jsonl(_read("t1", 1, "/orig/app/a.ts", "a\n")) + b"{not json}\n"

@@ -6206,12 +6206,16 @@ type ImportTranscriptRequest struct {
 	SessionId  string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"` // empty: the transcript's own session id
 	// Where the transcript's working directory is on this machine (absolute; required). Paths
 	// under the transcript's cwd are mapped under it.
-	Cwd           string         `protobuf:"bytes,3,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	PathMap       []*PathMapping `protobuf:"bytes,4,rep,name=path_map,json=pathMap,proto3" json:"path_map,omitempty"`               // further prefixes; the longest match wins
-	Profile       Profile        `protobuf:"varint,5,opt,name=profile,proto3,enum=postcompact.v1.Profile" json:"profile,omitempty"` // for the imported session (default: the daemon's)
-	Policy        *RestorePolicy `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`                                // the imported session's policy
-	Home          string         `protobuf:"bytes,7,opt,name=home,proto3" json:"home,omitempty"`                                    // the imported session's home; empty = the daemon user's
-	Replace       bool           `protobuf:"varint,8,opt,name=replace,proto3" json:"replace,omitempty"`                             // replace a session with that id (else ALREADY_EXISTS)
+	Cwd     string         `protobuf:"bytes,3,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	PathMap []*PathMapping `protobuf:"bytes,4,rep,name=path_map,json=pathMap,proto3" json:"path_map,omitempty"`               // further prefixes; the longest match wins
+	Profile Profile        `protobuf:"varint,5,opt,name=profile,proto3,enum=postcompact.v1.Profile" json:"profile,omitempty"` // for the imported session (default: the daemon's)
+	Policy  *RestorePolicy `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`                                // the imported session's policy
+	Home    string         `protobuf:"bytes,7,opt,name=home,proto3" json:"home,omitempty"`                                    // the imported session's home; empty = the daemon user's
+	Replace bool           `protobuf:"varint,8,opt,name=replace,proto3" json:"replace,omitempty"`                             // replace a session with that id (else ALREADY_EXISTS)
+	// Stamp each read and write with the file's mtime here when the import reaches it (whole
+	// milliseconds, as a running Claude Code stamps them), not with the record's time (as its
+	// `--resume` does). For a transcript whose files are on this machine as they were then.
+	FileMtimes    bool `protobuf:"varint,9,opt,name=file_mtimes,json=fileMtimes,proto3" json:"file_mtimes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6298,6 +6302,13 @@ func (x *ImportTranscriptRequest) GetHome() string {
 func (x *ImportTranscriptRequest) GetReplace() bool {
 	if x != nil {
 		return x.Replace
+	}
+	return false
+}
+
+func (x *ImportTranscriptRequest) GetFileMtimes() bool {
+	if x != nil {
+		return x.FileMtimes
 	}
 	return false
 }
@@ -6997,7 +7008,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2&.postcompact.v1.TruncateTokensResponseR\aresults\"=\n" +
 	"\vPathMapping\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
-	"\x06target\x18\x02 \x01(\tR\x06target\"\xba\x02\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\"\xdb\x02\n" +
 	"\x17ImportTranscriptRequest\x12\x1e\n" +
 	"\n" +
 	"transcript\x18\x01 \x01(\fR\n" +
@@ -7009,7 +7020,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\aprofile\x18\x05 \x01(\x0e2\x17.postcompact.v1.ProfileR\aprofile\x125\n" +
 	"\x06policy\x18\x06 \x01(\v2\x1d.postcompact.v1.RestorePolicyR\x06policy\x12\x12\n" +
 	"\x04home\x18\a \x01(\tR\x04home\x12\x18\n" +
-	"\areplace\x18\b \x01(\bR\areplace\"\xce\x02\n" +
+	"\areplace\x18\b \x01(\bR\areplace\x12\x1f\n" +
+	"\vfile_mtimes\x18\t \x01(\bR\n" +
+	"fileMtimes\"\xce\x02\n" +
 	"\x12TranscriptBoundary\x12\x12\n" +
 	"\x04uuid\x18\x01 \x01(\tR\x04uuid\x12\x12\n" +
 	"\x04line\x18\x02 \x01(\x03R\x04line\x12\x18\n" +

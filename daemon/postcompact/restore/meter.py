@@ -56,13 +56,14 @@ class Meter:
 
     def file_tokens(self, text: str, ext: str | None, cap: int, api_units: int | None) -> int:
         """A file's tokens as Claude Code weighs them against `cap`: the counter's measure, and
-        over a quarter of the cap by the rough estimate, its countTokens API's count, estimated
-        offline as `api_units` UTF-16 units a token (docs/claude-code.md §3; None: the measure
-        decides alone)."""
+        over a quarter of the cap by the rough estimate, its countTokens API's count alone
+        (a JSON file whose rough estimate is over the cap comes back whole when the count is
+        under it: `make parity`), estimated offline as `api_units` UTF-16 units a token
+        (docs/claude-code.md §2; None: the measure decides alone)."""
         tokens = self.measure(text, ext)
         if api_units is not None and not self.exact and tokens > cap // 4:
             units = int(_core.utf16_len(text))
-            tokens = max(tokens, (2 * units + api_units) // (2 * api_units))
+            tokens = (2 * units + api_units) // (2 * api_units)
         return tokens
 
     def head_lines(self, text: str, cap: int, ext: str | None, api_units: int | None) -> str:

@@ -251,7 +251,7 @@ def _agent_type(name: str, line: str) -> pb.AgentType:
     if not m:
         return pb.AgentType(agent_type=name)
     tools = [t.strip() for t in (m.group(3) or "").split(",") if t.strip()]
-    if tools in (["*"], ["All tools"]):
+    if tools == ["All tools"]:  # what an agent without a tools list is shown with
         tools = []
     return pb.AgentType(agent_type=name, when_to_use=m.group(2), tools=tools)
 

@@ -98,6 +98,11 @@ async def import_transcript(
     boundaries: list[pb.TranscriptBoundary] = []
 
     def stamp(e: Event, local: str) -> int:
+        if req.file_mtimes:
+            try:
+                return os.stat(local).st_mtime_ns // 1_000_000
+            except OSError:  # gone since: the record's time, as without file_mtimes
+                pass
         return e.time_ms
 
     async def on_boundary(

@@ -427,7 +427,8 @@ class _Builder:
             self.pending_command = None
             if name:
                 base = _SKILL_BASE.match(text)
-                path = f"{base.group(1).strip()}/SKILL.md" if base else name
+                cwd = _str(r.data.get("cwd")) or ""
+                path = _skill_path(name, base.group(1).strip(), cwd) if base else name
                 self.add(SkillInvoked(r.line, r.time_ms, r.agent, name, path, text))
             return
         m = _COMMAND.search(text)
@@ -649,8 +650,7 @@ class _Builder:
                 )
             )
         elif kind == "skill_listing":
-            content = _str(a.get("content")) or ""
-            listed = tuple(x for x in content.split("\n") if x.startswith("- "))
+            listed = _skill_entries(_str(a.get("content")) or "", _strs(a.get("names")))
             self.add(Announced(line, at, agent, "skill_listing", (), listed, ()))
         elif kind in ("hook_success", "hook_additional_context", "hook_system_message"):
             hook = _str(a.get("hookName")) or ""
@@ -743,6 +743,46 @@ def _is_meta_user(r: Record) -> bool:
         r.data.get("message", {}).get("content") if isinstance(r.data.get("message"), dict) else ""
     )
     return text.startswith(("<local-command", "<command-name>", "<command-message>"))
+
+
+_HOME_LIKE = re.compile(r"\A(?:/home/[^/]+|/root|/Users/[^/]+|[A-Za-z]:\\Users\\[^\\]+)\Z")
+
+
+def _skill_path(name: str, base: str, cwd: str) -> str:
+    """A skill's path as Claude Code names it in `invoked_skills` (`{source}:{name}`): a skill
+    of a `.claude/skills` folder in the project (its cwd or above) is `projectSettings:{name}`,
+    one of the user's home `userSettings:{name}`; any other (a plugin's) is its SKILL.md."""
+    for sep in ("/", "\\"):
+        marker = f"{sep}.claude{sep}skills{sep}"
+        if marker in base:
+            owner = base[: base.index(marker)]
+            if _HOME_LIKE.match(owner):
+                return f"userSettings:{name}"
+            if cwd and (cwd == owner or cwd.startswith(owner + sep)):
+                return f"projectSettings:{name}"
+    return f"{base}/SKILL.md"
+
+
+def _skill_entries(content: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The `- {name}: {description}` entries of a skill listing. A description may run over
+    several lines (Claude Code 2.1.328's own skills do), so an entry goes on to the line that
+    starts the next: `- {name}` of one of the record's `names`, or, when it has none, any line
+    starting with `- `."""
+    heads = {f"- {n}" for n in names}
+
+    def starts(line: str) -> bool:
+        if not heads:
+            return line.startswith("- ")
+        # A name may hold a colon itself (`plugin:skill`).
+        return any(line == h or line.startswith(h + ":") for h in heads)
+
+    entries: list[str] = []
+    for line in content.split("\n"):
+        if starts(line):
+            entries.append(line)
+        elif entries:
+            entries[-1] += "\n" + line
+    return tuple(entries)
 
 
 def _strs(value: Any) -> tuple[str, ...]:

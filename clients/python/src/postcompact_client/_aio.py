@@ -216,12 +216,15 @@ class AsyncClient:
         policy: rq.PolicyArg = None,
         home: str = "",
         replace: bool = False,
+        file_mtimes: bool = False,
     ) -> pb.ImportTranscriptResponse:
         """Build a session on the daemon from a Claude Code transcript (the JSONL bytes): its
         reads, edits, skills, plan, tasks and catalogue, each compaction replayed. `cwd` is
         where the transcript's working directory is here; `path_map` maps further transcript
         prefixes to local directories. The session is `session_id` (default: the
-        transcript's own); `replace` imports over an existing one."""
+        transcript's own); `replace` imports over an existing one. `file_mtimes` stamps reads
+        and writes with the files' mtimes here (as a running Claude Code does), not the
+        records' times."""
         req = rq.import_transcript(
             transcript,
             cwd=cwd,
@@ -231,6 +234,7 @@ class AsyncClient:
             policy_=policy,
             home=home,
             replace=replace,
+            file_mtimes=file_mtimes,
         )
         resp: pb.ImportTranscriptResponse = await self.call("ImportTranscript", req)
         return resp

@@ -185,6 +185,7 @@ def import_transcript(
     policy_: PolicyArg = None,
     home: str = "",
     replace: bool = False,
+    file_mtimes: bool = False,
 ) -> pb.ImportTranscriptRequest:
     req = pb.ImportTranscriptRequest(
         transcript=as_bytes(transcript),
@@ -194,6 +195,7 @@ def import_transcript(
         profile=profile(profile_),
         home=home,
         replace=replace,
+        file_mtimes=file_mtimes,
     )
     p = policy(policy_)
     if p is not None:

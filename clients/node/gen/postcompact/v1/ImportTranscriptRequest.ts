@@ -38,6 +38,12 @@ export interface ImportTranscriptRequest {
    * replace a session with that id (else ALREADY_EXISTS)
    */
   'replace'?: (boolean);
+  /**
+   * Stamp each read and write with the file's mtime here when the import reaches it (whole
+   * milliseconds, as a running Claude Code stamps them), not with the record's time (as its
+   * `--resume` does). For a transcript whose files are on this machine as they were then.
+   */
+  'fileMtimes'?: (boolean);
 }
 
 export interface ImportTranscriptRequest__Output {
@@ -74,4 +80,10 @@ export interface ImportTranscriptRequest__Output {
    * replace a session with that id (else ALREADY_EXISTS)
    */
   'replace': (boolean);
+  /**
+   * Stamp each read and write with the file's mtime here when the import reaches it (whole
+   * milliseconds, as a running Claude Code stamps them), not with the record's time (as its
+   * `--resume` does). For a transcript whose files are on this machine as they were then.
+   */
+  'fileMtimes': (boolean);
 }

@@ -2882,6 +2882,7 @@ class ImportTranscriptRequest(_message.Message):
     POLICY_FIELD_NUMBER: _builtins.int
     HOME_FIELD_NUMBER: _builtins.int
     REPLACE_FIELD_NUMBER: _builtins.int
+    FILE_MTIMES_FIELD_NUMBER: _builtins.int
     transcript: _builtins.bytes
     """the JSONL bytes of a Claude Code transcript"""
     session_id: _builtins.str
@@ -2896,6 +2897,11 @@ class ImportTranscriptRequest(_message.Message):
     """the imported session's home; empty = the daemon user's"""
     replace: _builtins.bool
     """replace a session with that id (else ALREADY_EXISTS)"""
+    file_mtimes: _builtins.bool
+    """Stamp each read and write with the file's mtime here when the import reaches it (whole
+    milliseconds, as a running Claude Code stamps them), not with the record's time (as its
+    `--resume` does). For a transcript whose files are on this machine as they were then.
+    """
     @_builtins.property
     def path_map(self) -> _containers.RepeatedCompositeFieldContainer[Global___PathMapping]:
         """further prefixes; the longest match wins"""
@@ -2915,10 +2921,11 @@ class ImportTranscriptRequest(_message.Message):
         policy: Global___RestorePolicy | None = ...,
         home: _builtins.str = ...,
         replace: _builtins.bool = ...,
+        file_mtimes: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["policy", b"policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cwd", b"cwd", "home", b"home", "path_map", b"path_map", "policy", b"policy", "profile", b"profile", "replace", b"replace", "session_id", b"session_id", "transcript", b"transcript"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cwd", b"cwd", "file_mtimes", b"file_mtimes", "home", b"home", "path_map", b"path_map", "policy", b"policy", "profile", b"profile", "replace", b"replace", "session_id", b"session_id", "transcript", b"transcript"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

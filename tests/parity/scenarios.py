@@ -1,0 +1,191 @@
+"""The sessions `make parity` puts through the real Claude Code (docs/parity.md).
+
+A scenario is a project (files with set mtimes, so the newest-first order is known), and a list
+of turns: a scripted step (its tool calls, answered by the model server), a slash command, or an
+action on disk between turns (a deletion). The turn after the compaction is the one whose request
+is captured: it only answers with text, so the disk is as it was at the compaction.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.parity.model_server import Step, ToolCall
+
+__all__ = ["SCENARIOS", "Command", "Delete", "Prompt", "Scenario"]
+
+# Files get mtimes this far apart, oldest first in the order they are listed.
+MTIME_STEP_S = 60
+MTIME_BASE_S = 1_780_000_000  # 2026-05-28: in the past, before anything the run writes
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    step: int  # the model server's script key: the prompt is `PARITY-STEP <step>`
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    text: str  # a slash command, e.g. "/compact"
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    path: str  # relative to the project
+
+
+Turn = Prompt | Command | Delete
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    about: str
+    files: Mapping[str, bytes]  # relative path -> content; mtimes in this order
+    turns: Sequence[Turn]
+    steps: Mapping[int, Step]
+    captured_step: int  # the step whose first request follows the compaction
+    trigger: str = "manual"
+    mcp: bool = False  # start tests/parity/mcp_server.py as an MCP server
+
+    def write(self, project: Path) -> None:
+        for i, (rel, data) in enumerate(self.files.items()):
+            p = project / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+            t = MTIME_BASE_S + i * MTIME_STEP_S
+            os.utime(p, (t, t))
+
+
+def _read(path: str, **kw: int) -> ToolCall:
+    return ToolCall("Read", {"file_path": path, **kw})
+
+
+def _lines(prefix: str, n: int, width: int = 60) -> bytes:
+    return "".join(f"{prefix} {i:05d} " + "x" * (width - 14) + "\n" for i in range(n)).encode()
+
+
+def files_scenario(root: str) -> Scenario:
+    """Eight files read (the top-5 rule drops three), a ranged read, an edit, CRLF, an empty
+    file, one holding a closing tag; manual `/compact` (a kept tail)."""
+
+    def p(rel: str) -> str:
+        return f"{root}/{rel}"
+
+    tag = b"# Tag\n\nA line with </system-reminder> inside.\nAnd < / System-Reminder > too.\n"
+    files = {  # oldest first; the edit makes app.py the newest
+        "src/old.py": b"OLD = True\n",
+        "data/big.txt": _lines("big", 420),  # ~25 KB: over 5,000 tokens
+        "src/util.py": b"def helper():\n    return 42\n",
+        "docs/tag.md": tag,
+        "notes/range.txt": _lines("range", 120),
+        "src/crlf.txt": b"first line\r\nsecond line\r\nthird\r\n",
+        "src/empty.txt": b"",
+        "src/app.py": b"def main():\n    x = 1\n    return x\n",
+    }
+    steps = {
+        1: Step(
+            calls=(
+                _read(p("src/old.py")),
+                _read(p("data/big.txt")),
+                _read(p("notes/range.txt"), offset=10, limit=20),
+                _read(p("src/crlf.txt")),
+                _read(p("src/empty.txt")),
+                _read(p("docs/tag.md")),
+                _read(p("src/util.py")),
+                _read(p("src/app.py")),
+                ToolCall(
+                    "Edit",
+                    {"file_path": p("src/app.py"), "old_string": "x = 1", "new_string": "x = 2"},
+                ),
+            )
+        ),
+        2: Step(),
+    }
+    turns = (Prompt(1), Command("/compact"), Prompt(2))
+    return Scenario(
+        "files",
+        "8 files read (ranged, CRLF, empty, a closing tag; 3 dropped by rank), an edit; /compact",
+        files,
+        turns,
+        steps,
+        captured_step=2,
+    )
+
+
+def _skill(name: str, description: str, body: str) -> bytes:
+    return f"---\nname: {name}\ndescription: {description}\n---\n\n{body}".encode()
+
+
+def _text(n_chars: int, word: str) -> bytes:
+    line = (word + " ") * 9 + word + "\n"
+    return (line * (n_chars // len(line) + 1))[:n_chars].encode()
+
+
+def session_scenario(root: str) -> Scenario:
+    """Memory files (CLAUDE.md, CLAUDE.local.md, a nested one), two skills (one over 20 KB), an
+    MCP server with instructions, eleven files read (the newest deleted before the compaction,
+    six dropped by rank), files near the per-file cap on both sides of it and a JSON file; an
+    automatic compaction (the model reports the context full)."""
+
+    def p(rel: str) -> str:
+        return f"{root}/{rel}"
+
+    files = {
+        "CLAUDE.md": b"# Project memory\n\nKeep functions short.\n",
+        "CLAUDE.local.md": b"Local notes: the test database is on port 5433.\n",
+        "src/CLAUDE.md": b"Nested memory: src/ holds the library.\n",
+        ".claude/skills/style/SKILL.md": _skill(
+            "style",
+            "House style for the parity project.",
+            "Use four spaces.\nName things plainly.\n",
+        ),
+        ".claude/skills/guide/SKILL.md": _skill(
+            "guide", "The long project guide.", _text(24_000, "guide").decode()
+        ),
+        "src/m1.py": b"M1 = 1\n",
+        "src/m2.py": b"M2 = 2\n",
+        "src/m3.py": b"M3 = 3\n",
+        "src/m4.py": b"M4 = 4\n",
+        "conf/data.json": b'{"rows": ['
+        + b",".join(b'{"k": %d}' % i for i in range(1200))
+        + b"]}\n",
+        "docs/near_whole.txt": _text(14_000, "whole"),  # estimate 3,500, count 4,667: whole
+        "docs/near_note.txt": _text(18_000, "note"),  # estimate 4,500, count 6,000: a note
+        "src/m5.py": b"def five():\n    return 5\n",
+        "src/gone.py": b"GONE = True\n",  # deleted before the compaction
+    }
+    reads = [
+        "CLAUDE.md", "src/CLAUDE.md", "src/m1.py", "src/m2.py", "src/m3.py", "conf/data.json",
+        "docs/near_whole.txt", "docs/near_note.txt", "src/m4.py", "src/m5.py", "src/gone.py",
+    ]  # fmt: skip
+    steps = {
+        1: Step(
+            calls=(
+                *(_read(p(r)) for r in reads),
+                ToolCall("Skill", {"skill": "style"}),
+                ToolCall("Skill", {"skill": "guide"}),
+            ),
+            report_input_tokens=990_000,
+        ),
+        2: Step(),
+    }
+    return Scenario(
+        "session",
+        "memory files, 2 skills (one over 20 KB), an MCP server, 11 reads, near the cap; auto",
+        files,
+        (Prompt(1), Delete("src/gone.py"), Prompt(2)),
+        steps,
+        captured_step=2,
+        trigger="auto",
+        mcp=True,
+    )
+
+
+SCENARIOS: dict[str, Callable[[str], Scenario]] = {
+    "files": files_scenario,
+    "session": session_scenario,
+}
