@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from postcompact.transcript.parse import FileRead, TranscriptError, parse
+from postcompact.transcript.parse import FileRead, ModeChanged, TranscriptError, parse
 from postcompact.transcript.replay import BoundaryResult, replay
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact_client import PostcompactError
@@ -305,6 +305,20 @@ def test_catalogue_and_skills_as_claude_code_2_1_328_shows_them(
         "### Skill: style\nPath: projectSettings:style\n\nBase directory"
         in by_kind["invoked_skills"]
     )
+
+
+
+def test_the_mode_recorded_on_prompts_is_the_mode() -> None:
+    """Claude Code 2.1.328 records the permission mode on each prompt (`permissionMode`), not
+    in `permission-mode` records (`make parity` found plan mode missed): each change counts."""
+    prompt = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+    records = [
+        _rec("user", "p1", 1, permissionMode="plan", message=prompt),
+        _rec("user", "p2", 2, permissionMode="plan", message=prompt),
+        _rec("user", "p3", 3, permissionMode="default", message=prompt),
+    ]
+    modes = [e.mode for e in parse(_jsonl(records)).events if isinstance(e, ModeChanged)]
+    assert modes == ["plan", "default"]
 
 
 def test_a_bad_transcript_imports_nothing(daemon: RunningDaemon, tmp_path: Path) -> None:

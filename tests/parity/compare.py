@@ -20,6 +20,7 @@ Kinds of Claude Code's that postcompact does not produce are listed, not compare
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 from collections.abc import Sequence
@@ -57,6 +58,7 @@ _FILE_BLOCK_HEADS = (
     "<system-reminder>\nNote: ",
 )
 _CONTEXT = 40  # bytes shown either side of a first difference
+PLAN_PROSE = "postcompact's own wording, by design (docs/claude-code.md §8)"
 
 
 @dataclass(slots=True)
@@ -65,6 +67,7 @@ class Item:
     what: str  # a path, or the section's first line
     equal: bool
     detail: str = ""  # the first difference, or a transport note
+    by_design: bool = False  # differs on purpose (plan mode's prose): not a failure
 
 
 @dataclass(slots=True)
@@ -82,6 +85,11 @@ class Comparison:
     def files_equal(self) -> bool:
         return self.cc_files == self.pc_files
 
+    @property
+    def equal(self) -> bool:
+        """Files and every attachment equal, but for what differs by design."""
+        return self.files_equal and all(i.equal or i.by_design for i in self.items)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario,
@@ -97,7 +105,13 @@ class Comparison:
 
 
 def _item(i: Item) -> dict[str, Any]:
-    return {"kind": i.kind, "what": i.what, "equal": i.equal, "detail": i.detail}
+    return {
+        "kind": i.kind,
+        "what": i.what,
+        "equal": i.equal,
+        "by_design": i.by_design,
+        "detail": i.detail,
+    }
 
 
 def first_difference(ours: str, theirs: str) -> str:
@@ -216,9 +230,13 @@ def compare(capture: dict[str, Any], daemon: RunningDaemon, session_id: str) -> 
     )
     _compare_user(out, resp, _cc_user_blocks(body), project)
     produced = _compare_system(out, resp, _cc_system_text(body))
-    out.out_of_scope = sorted(
-        {str(a.get("type")) for a in recorded} - set(KIND_NAMES.values()) - produced
-    )
+    sent = collections.Counter(str(a.get("type")) for a in recorded)
+    for kind in sorted(set(sent) & set(KIND_NAMES.values()) - {"file", "compact_file_reference"}):
+        if sent[kind] != produced[kind]:
+            out.items.append(
+                Item(kind, f"{kind} x{sent[kind]}", False, f"postcompact sent {produced[kind]}")
+            )
+    out.out_of_scope = sorted(set(sent) - set(KIND_NAMES.values()))
     return out
 
 
@@ -247,14 +265,16 @@ def _compare_user(out: Comparison, resp: pb.CompactResponse, cc: list[str], proj
             out.items.append(Item(kind, what, False, first_difference(block, cc[i])))
 
 
-def _compare_system(out: Comparison, resp: pb.CompactResponse, cc: str) -> set[str]:
-    produced: set[str] = set()
+def _compare_system(out: Comparison, resp: pb.CompactResponse, cc: str) -> collections.Counter[str]:
+    """Each system-placed attachment against Claude Code's closing system message; how many of
+    each kind the daemon sent."""
+    produced: collections.Counter[str] = collections.Counter()
     pos = 0
     for a in resp.attachments:
         if a.placement != pb.PLACEMENT_SYSTEM:
             continue
         kind = KIND_NAMES.get(a.WhichOneof("payload") or "", "?")
-        produced.add(kind)
+        produced[kind] += 1
         section = "\n\n".join(a.blocks)
         head = section.split("\n", 1)[0][:80]
         at = cc.find(section, pos)
@@ -267,7 +287,11 @@ def _compare_system(out: Comparison, resp: pb.CompactResponse, cc: str) -> set[s
             pos = at + len(section)
             continue
         start = cc.find(head, pos) if head else -1
-        if start < 0:
+        if kind == "plan_mode":
+            # The reminder's prose is postcompact's own (docs/claude-code.md §8); its count is
+            # still compared below.
+            out.items.append(Item(kind, head, False, PLAN_PROSE, by_design=True))
+        elif start < 0:
             out.items.append(Item(kind, head, False, "Claude Code sent no such section"))
         else:
             out.items.append(Item(kind, head, False, first_difference(section, cc[start:])))

@@ -10,7 +10,10 @@ the server took it for.
 What it answers comes from the scenario's script: the user prompt `PARITY-STEP <k>` starts step
 k, each tool_result of the step asks for its next tool call, and after the last the step ends
 with a line of text. The compaction request (Claude Code's summary prompt) is answered with a
-summary; requests without the Read tool (titles, side questions) with a line of text. A step may
+summary; requests without the Read tool (titles, side questions) with a line of text; a
+sub-agent whose prompt holds `PARITY-AGENT` with a line of text once the run ends, so it is still
+running at the compaction. `{plan_file}` in a call's input is the plan file the request names
+(plan mode's reminder). A step may
 ask for the context to look full (`report_input_tokens`): its last answer then reports that many
 input tokens, which is what makes Claude Code compact on its own.
 """
@@ -35,6 +38,7 @@ _STEP = re.compile(r"PARITY-STEP (\d+)")
 # Claude Code's compaction prompt opens with this (2.1.88 and 2.1.328 alike).
 _COMPACT_PROMPT = "create a detailed summary of the conversation"
 _JSON_CHUNK = 24  # input_json_delta piece size: several pieces per call, as the API sends
+AGENT_HOLD_S = 120  # the longest a sub-agent's answer waits for `release`
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +56,7 @@ class Step:
 @dataclass(slots=True)
 class Logged:
     path: str
-    kind: str  # "main", "compact", "side", "count_tokens", "other"
+    kind: str  # "main", "compact", "side", "agent", "count_tokens", "other"
     step: int | None
     body: Any
 
@@ -88,6 +92,27 @@ def count_tokens(body: Any) -> int:
     return (2 * units + 3) // 6  # Math.round(units / 3)
 
 
+# The plan file Claude Code names in plan mode's reminder (under its plans directory).
+_PLAN_FILE = re.compile(r"(/[^\s\"'`]*/\.claude/plans/[^\s\"'`]+\.md)")
+PLAN_FILE = "{plan_file}"  # in a tool call's input: the plan file the request names
+AGENT_MARK = "PARITY-AGENT"  # in a sub-agent's prompt: its answer waits for the run's end
+
+
+def _plan_file(body: Mapping[str, Any]) -> str:
+    found = _PLAN_FILE.findall(json.dumps(body, ensure_ascii=False))
+    return found[-1] if found else ""
+
+
+def _fill(value: Any, plan_file: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(PLAN_FILE, plan_file)
+    if isinstance(value, dict):
+        return {k: _fill(v, plan_file) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, plan_file) for v in value]
+    return value
+
+
 @dataclass(slots=True)
 class _Reply:
     kind: str
@@ -105,6 +130,8 @@ def _decide(script: Mapping[int, Step], body: Mapping[str, Any]) -> _Reply:
     )
     if any(_COMPACT_PROMPT in t for t in _texts(last_user)):
         return _Reply("compact", None, text=SUMMARY)
+    if any(AGENT_MARK in t for m in messages[:1] for t in _texts(m)):
+        return _Reply("agent", None, text="Agent done.")
     if "Read" not in {t.get("name") for t in body.get("tools") or []}:
         return _Reply("side", None, text="Scripted.")
     results = 0
@@ -116,7 +143,9 @@ def _decide(script: Mapping[int, Step], body: Mapping[str, Any]) -> _Reply:
             k = int(found.group(1))
             step = script.get(k, Step())
             if results < len(step.calls):
-                return _Reply("main", k, call=step.calls[results])
+                call = step.calls[results]
+                filled = ToolCall(call.name, _fill(dict(call.input), _plan_file(body)))
+                return _Reply("main", k, call=filled)
             tokens = step.report_input_tokens or 100
             return _Reply("main", k, text=f"Step {k} done.", input_tokens=tokens)
         if _has_tool_result(m):
@@ -179,6 +208,7 @@ class ModelServer:
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.release = threading.Event()  # set: held sub-agent answers go
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -216,6 +246,8 @@ class ModelServer:
                     return
                 reply = _decide(server.script, body)
                 server._record(Logged(self.path, reply.kind, reply.step, body))
+                if reply.kind == "agent":  # a background agent stays running until the end
+                    server.release.wait(AGENT_HOLD_S)
                 n = next(server._ids)
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
@@ -225,11 +257,14 @@ class ModelServer:
                 events = _events(
                     reply, str(body.get("model", "")), f"msg_{n:04d}", f"toolu_{n:04d}"
                 )
-                for name, data in events:
-                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
+                try:
+                    for name, data in events:
+                        chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):  # Claude Code left first
+                    return
 
         self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -245,5 +280,6 @@ class ModelServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.release.set()
         self._httpd.shutdown()
         self._httpd.server_close()

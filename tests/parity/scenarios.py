@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.parity.model_server import Step, ToolCall
+from tests.parity.model_server import AGENT_MARK, PLAN_FILE, Step, ToolCall
 
 __all__ = ["SCENARIOS", "Command", "Delete", "Prompt", "Scenario"]
 
@@ -50,6 +50,8 @@ class Scenario:
     captured_step: int  # the step whose first request follows the compaction
     trigger: str = "manual"
     mcp: bool = False  # start tests/parity/mcp_server.py as an MCP server
+    permission_mode: str = "acceptEdits"
+    allowed_tools: Sequence[str] = ()  # --allowedTools rules (a background shell's command)
 
     def write(self, project: Path) -> None:
         for i, (rel, data) in enumerate(self.files.items()):
@@ -168,6 +170,23 @@ def session_scenario(root: str) -> Scenario:
                 *(_read(p(r)) for r in reads),
                 ToolCall("Skill", {"skill": "style"}),
                 ToolCall("Skill", {"skill": "guide"}),
+                ToolCall(
+                    "Bash",
+                    {
+                        "command": "sleep 600",
+                        "description": "Wait for the build",
+                        "run_in_background": True,
+                    },
+                ),
+                ToolCall(
+                    "Agent",
+                    {
+                        "description": "Survey the notes",
+                        "prompt": f"{AGENT_MARK}: survey the notes folder.",
+                        "subagent_type": "general-purpose",
+                        "run_in_background": True,
+                    },
+                ),
             ),
             report_input_tokens=990_000,
         ),
@@ -182,10 +201,72 @@ def session_scenario(root: str) -> Scenario:
         captured_step=2,
         trigger="auto",
         mcp=True,
+        allowed_tools=("Bash(sleep:*)",),
+    )
+
+
+def plan_scenario(root: str) -> Scenario:
+    """Plan mode from the start: reads (one file twice), the plan written to the plan file
+    Claude Code names, manual `/compact`. The plan-mode reminder's prose is postcompact's own
+    wording by design; the plan file reference is compared."""
+
+    def p(rel: str) -> str:
+        return f"{root}/{rel}"
+
+    files = {
+        "src/server.py": b"def serve():\n    pass\n",
+        "src/client.py": b"def call():\n    return None\n",
+        "README.md": b"# Service\n\nA small service.\n",
+    }
+    plan = "# Plan\n\n1. Add a health check to serve().\n2. Call it from the client.\n"
+    steps = {
+        1: Step(
+            calls=(
+                _read(p("README.md")),
+                _read(p("src/server.py")),
+                _read(p("src/client.py")),
+                _read(p("src/server.py")),  # a re-read
+                ToolCall("Write", {"file_path": PLAN_FILE, "content": plan}),
+            )
+        ),
+        2: Step(),
+    }
+    return Scenario(
+        "plan",
+        "plan mode, 4 reads (one a re-read), the plan file written; /compact",
+        files,
+        (Prompt(1), Command("/compact"), Prompt(2)),
+        steps,
+        captured_step=2,
+        permission_mode="plan",
+    )
+
+
+def budget_scenario(root: str) -> Scenario:
+    """The 50,000-token budget, measured on the attachment's JSON: four files of control
+    characters each within the per-file cap, whose JSON (every character written `\\u0001`)
+    is six times as long, so the third and fourth no longer fit; manual `/compact`."""
+
+    def p(rel: str) -> str:
+        return f"{root}/{rel}"
+
+    ctl = ("\x01" * 99 + "\n") * 144  # 14,400 UTF-16 units: counted 4,800 tokens
+    files = {f"data/c{i}.bin.txt": ctl.encode() for i in range(1, 5)}
+    files["src/small.py"] = b"SMALL = 1\n"
+    steps = {1: Step(calls=tuple(_read(p(rel)) for rel in files)), 2: Step()}
+    return Scenario(
+        "budget",
+        "4 files each within the cap whose JSON is 6x their size, 1 small; /compact",
+        files,
+        (Prompt(1), Command("/compact"), Prompt(2)),
+        steps,
+        captured_step=2,
     )
 
 
 SCENARIOS: dict[str, Callable[[str], Scenario]] = {
+    "plan": plan_scenario,
+    "budget": budget_scenario,
     "files": files_scenario,
     "session": session_scenario,
 }

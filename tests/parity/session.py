@@ -82,8 +82,10 @@ def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
             "--input-format", "stream-json",
             "--output-format", "stream-json",
             "--verbose",
-            "--permission-mode", "acceptEdits",
+            "--permission-mode", scenario.permission_mode,
         ]  # fmt: skip
+        if scenario.allowed_tools:
+            cmd += ["--allowedTools", *scenario.allowed_tools]
         if scenario.mcp:
             config = base / "mcp.json"
             server_py = str(Path(__file__).with_name("mcp_server.py"))

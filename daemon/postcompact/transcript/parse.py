@@ -316,7 +316,8 @@ _TOKENS_OVER = re.compile(r"File content \((\d+) tokens\) exceeds maximum allowe
 _SIZE_OVER = re.compile(r"File content \(([\d.]+)\s*(B|KB|MB|GB)\) exceeds maximum allowed size")
 _UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 _BG_SHELL = re.compile(r"running in background with ID: (\w+)")
-_BG_OUTPUT = re.compile(r"Output is being written to: (\S+)")
+# The sentence ends with a full stop after the path (`...tasks/b1.output. You will be...`).
+_BG_OUTPUT = re.compile(r"Output is being written to: (\S+?)\.?(?:\s|$)")
 _TASK_NOTE = re.compile(r"<task-notification>(.*?)</task-notification>", re.DOTALL)
 _COMMAND = re.compile(r"<command-name>/?([^<]+)</command-name>")
 _SKILL_BASE = re.compile(r"\ABase directory for this skill: ([^\n]+)")
@@ -358,6 +359,7 @@ class _Builder:
         self.pending_command: tuple[str, Record] | None = None
         self.resumed_at = -(10**15)
         self.slugs: dict[str, str] = {}
+        self.modes: dict[str, str] = {}  # per agent, the last mode recorded
 
     def add(self, event: Event) -> None:
         self.events.append(event)
@@ -385,13 +387,20 @@ class _Builder:
                     if isinstance(uid, str) and isinstance(name, str) and isinstance(inp, dict):
                         self.uses[uid] = (name, inp, r)
         elif t == "user":
+            # Today's Claude Code records the mode on each prompt (`permissionMode`), older ones
+            # in `permission-mode` records: a change either way is the agent's mode from then.
+            self.mode(r)
             self.user(r)
         elif t == "attachment":
             self.attachment(r)
         elif t == "permission-mode":
-            mode = _str(r.data.get("permissionMode"))
-            if mode:
-                self.add(ModeChanged(r.line, r.time_ms, r.agent, mode))
+            self.mode(r)
+
+    def mode(self, r: Record) -> None:
+        mode = _str(r.data.get("permissionMode"))
+        if mode and mode != self.modes.get(r.agent):
+            self.modes[r.agent] = mode
+            self.add(ModeChanged(r.line, r.time_ms, r.agent, mode))
 
     def user(self, r: Record) -> None:
         msg = r.data.get("message")
