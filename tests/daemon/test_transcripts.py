@@ -307,7 +307,6 @@ def test_catalogue_and_skills_as_claude_code_2_1_328_shows_them(
     )
 
 
-
 def test_the_mode_recorded_on_prompts_is_the_mode() -> None:
     """Claude Code 2.1.328 records the permission mode on each prompt (`permissionMode`), not
     in `permission-mode` records (`make parity` found plan mode missed): each change counts."""

@@ -5,9 +5,9 @@ Installs the pinned Claude Code (`@anthropic-ai/claude-code-linux-x64`) into `.c
 is not there, runs every scenario of `tests.parity.scenarios` through it against the scripted
 model server (in a network namespace of its own as root: nothing but the loopback), replays each
 through a live daemon under `claude-code` and compares (`tests.parity.compare`). Writes the
-results into docs/parity.md between its `live` markers (`PARITY_WRITE_DOC=0` does not) and
-bench/out/parity.json. Exit 1 when a scenario could not run or anything compared differs.
-Captures stay in a temporary directory, removed at the end (they hold Claude Code's prose);
+results into docs/parity.md between its `live` markers (`PARITY_WRITE_DOC=0`, or naming some
+scenarios, `python -m tests.parity files plan`, does not) and bench/out/parity.json. Exit 1
+when a scenario could not run or anything compared differs. Captures stay in a temporary directory, removed at the end (they hold Claude Code's prose);
 `PARITY_KEEP=DIR` keeps them there instead.
 """
 
@@ -172,7 +172,7 @@ def main() -> int:
     (out / "parity.json").write_text(
         json.dumps([c.as_dict() if c else {"scenario": n} for n, _, c in results], indent=1)
     )
-    if os.environ.get("PARITY_WRITE_DOC", "1") != "0":
+    if os.environ.get("PARITY_WRITE_DOC", "1") != "0" and not sys.argv[1:]:  # all of them
         write_doc(results)
     good = all(c is not None and c.equal for _, _, c in results)
     print(f"parity: Claude Code {CLAUDE_CODE_VERSION}: {'all equal' if good else 'DIFFERENCES'}")

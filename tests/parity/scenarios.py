@@ -137,9 +137,6 @@ def session_scenario(root: str) -> Scenario:
         return f"{root}/{rel}"
 
     files = {
-        "CLAUDE.md": b"# Project memory\n\nKeep functions short.\n",
-        "CLAUDE.local.md": b"Local notes: the test database is on port 5433.\n",
-        "src/CLAUDE.md": b"Nested memory: src/ holds the library.\n",
         ".claude/skills/style/SKILL.md": _skill(
             "style",
             "House style for the parity project.",
@@ -159,10 +156,15 @@ def session_scenario(root: str) -> Scenario:
         "docs/near_note.txt": _text(18_000, "note"),  # estimate 4,500, count 6,000: a note
         "src/m5.py": b"def five():\n    return 5\n",
         "src/gone.py": b"GONE = True\n",  # deleted before the compaction
+        # Memory files, the newest of all: only their exclusion keeps them out of the top 5.
+        "CLAUDE.md": b"# Project memory\n\nKeep functions short.\n",
+        "CLAUDE.local.md": b"Local notes: the test database is on port 5433.\n",
+        "src/CLAUDE.md": b"Nested memory: src/ holds the library.\n",
     }
     reads = [
-        "CLAUDE.md", "src/CLAUDE.md", "src/m1.py", "src/m2.py", "src/m3.py", "conf/data.json",
-        "docs/near_whole.txt", "docs/near_note.txt", "src/m4.py", "src/m5.py", "src/gone.py",
+        "CLAUDE.md", "CLAUDE.local.md", "src/CLAUDE.md", "src/m1.py", "src/m2.py", "src/m3.py",
+        "conf/data.json", "docs/near_whole.txt", "docs/near_note.txt", "src/m4.py", "src/m5.py",
+        "src/gone.py",
     ]  # fmt: skip
     steps = {
         1: Step(
