@@ -7,8 +7,8 @@ model server (in a network namespace of its own as root: nothing but the loopbac
 through a live daemon under `claude-code` and compares (`tests.parity.compare`). Writes the
 results into docs/parity.md between its `live` markers (`PARITY_WRITE_DOC=0`, or naming some
 scenarios, `python -m tests.parity files plan`, does not) and bench/out/parity.json. Exit 1
-when a scenario could not run or anything compared differs. Captures stay in a temporary directory, removed at the end (they hold Claude Code's prose);
-`PARITY_KEEP=DIR` keeps them there instead.
+when a scenario could not run or anything compared differs. Captures stay in a temporary
+directory, removed at the end (they hold Claude Code's prose); `PARITY_KEEP=DIR` keeps them.
 """
 
 from __future__ import annotations
