@@ -473,10 +473,11 @@ class AsyncSession:
     ) -> pb.CompactResponse:
         """Compact this agent: the attachments to inject (in order) and every decision.
 
-        The text to inject is `postcompact_client.rendered_text(response)` (the attachments'
-        rendered_text joined by "\\n"). `include_content=True` also fills the raw copies
+        The text to inject is in the attachments' `blocks`, each placed (`placement`):
+        `postcompact_client.join(response)` gives the user blocks and the system text as Claude
+        Code lays them out. `include_content=True` also fills the raw copies
         (FileAttachment.content, PlanFileReference.plan_content, InvokedSkill.content), which
-        are otherwise left empty: the same text is already inside rendered_text.
+        are otherwise left empty: the same text is already inside the blocks.
         """
         req = rq.compact(
             self.session_id,
