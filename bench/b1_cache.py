@@ -1,4 +1,4 @@
-"""The shared cache trace (performance.md §4 B1): 1M operations over 400 paths with Zipf(1.0)
+"""The shared cache trace (B1): 1M operations over 400 paths with Zipf(1.0)
 popularity, 80% get (set on a miss) and 20% set, file sizes log-normal (sigma = 1.2) with a median
 of 6 KB ("small": only the 100-entry bound binds) or 150 KB ("large", capped at 2 MB: both bounds
 bind), bounds {max: 100, maxSize: 25 MiB}. Values are made once per path. The same trace runs

@@ -582,7 +582,7 @@ def test_plan_files_stay_in_the_roots_or_the_plans_directory(world: dict[str, An
     s: Session = world["s"]
     root, outside, plans = world["root"], world["outside"], world["plans"]
 
-    # Decision (DESIGN §5, docs/security.md): the plans directory is readable for plans even
+    # Decision (docs/security.md, "Plans"): the plans directory is readable for plans even
     # when it is outside the roots.
     (plans / "p.md").write_text("PLAN-IN-PLANS-DIR\n")
     s.set_plan(str(plans / "p.md"))

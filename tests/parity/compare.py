@@ -10,7 +10,7 @@ without (FULL). Then, against the first request Claude Code made after the compa
   boundary, against the daemon's file and too-large-note attachments;
 - the user blocks: the run of text blocks from the first Read call block on, against the
   daemon's user-placed blocks, one by one. Claude Code ends the last block of each message it
-  merges into the next with one `\\n` (claude-code-current.md §1, a transport detail): a block
+  merges into the next with one `\\n` (docs/claude-code.md §10, a transport detail): a block
   equal but for that one `\\n` is counted equal, and said;
 - the system sections: each system-placed attachment of the daemon must be a whole section
   (between `\\n\\n` joins) of Claude Code's closing system message, in the same order.
