@@ -49,6 +49,9 @@ type ImportOptions struct {
 	Home string
 	// Replace replaces a session with that id (else the call fails with ALREADY_EXISTS).
 	Replace bool
+	// FileMtimes stamps reads and writes with the files' mtimes here (as a running Claude Code
+	// does), not with the records' times (as its --resume does).
+	FileMtimes bool
 }
 
 // ImportTranscript builds a new session on the daemon from a Claude Code transcript (its JSONL
@@ -65,7 +68,7 @@ func (c *Client) ImportTranscript(ctx context.Context, transcript []byte, o Impo
 func importRequest(transcript []byte, o ImportOptions) *pb.ImportTranscriptRequest {
 	req := &pb.ImportTranscriptRequest{
 		Transcript: transcript, SessionId: o.SessionID, Cwd: o.Cwd, Profile: o.Profile, Policy: o.Policy,
-		Home: o.Home, Replace: o.Replace,
+		Home: o.Home, Replace: o.Replace, FileMtimes: o.FileMtimes,
 	}
 	sources := make([]string, 0, len(o.PathMap))
 	for src := range o.PathMap {

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from postcompact import _core
+from postcompact.paths import within_roots
 
 __all__ = [
     "BINARY_EXTENSIONS",
@@ -49,7 +50,6 @@ __all__ = [
     "read_text",
     "realpath",
     "resolve_roots",
-    "within_roots",
 ]
 
 FileReadErrorKind = Literal[
@@ -162,17 +162,6 @@ class TextFile:
     num_lines: int  # lines in `content`
     size: int  # the file's size in bytes
     truncated: bool = False  # `head_bytes` cut the read short of the requested range
-
-
-def within_roots(real_path: str, real_roots: Iterable[str]) -> bool:
-    """True when `real_path` is one of the roots or below one (both already resolved)."""
-    for root in real_roots:
-        if real_path == root:
-            return True
-        prefix = root if root.endswith(os.sep) else root + os.sep
-        if real_path.startswith(prefix):
-            return True
-    return False
 
 
 def effective_deny_globs(configured: Iterable[str] = ()) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from postcompact.lifecycle import (
     write_server_json,
 )
 from postcompact.memtune import tune_malloc
+from postcompact.paths import now_ms
 from postcompact.persist import ROW_BYTES, NullStore, catalog_entries, catalog_parts, open_store
 from postcompact.restore.catalog import apply_catalog
 from postcompact.restore.hooks import HookSlots, HookSpec
@@ -48,7 +49,7 @@ from postcompact.restore.pipeline import run_compact
 from postcompact.restore.policy import validate_policy
 from postcompact.service.files import FileService
 from postcompact.service.locks import AgentLocks
-from postcompact.service.sessions import Registry, now_ms
+from postcompact.service.sessions import Registry
 from postcompact.service.tokens import TokenService
 from postcompact.state import AgentState
 from postcompact.transcript.importer import import_transcript

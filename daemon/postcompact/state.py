@@ -101,11 +101,11 @@ class AgentState:
     # Entries re-created from the state database whose content could not be verified against the
     # file on disk (changed, missing or unreadable while the daemon was down): path -> the very
     # FileState object loaded (content b""). Such an entry is never "unchanged" (no dedup stub)
-    # while the cache still holds that object (see persist.py and docs/persistence.md).
+    # while the cache still holds that object (see persist/store.py and docs/persistence.md).
     unverified: dict[str, FileState] = field(default_factory=dict)
     # SHA-256 of entries' content computed in the worker thread that read it (ReadFile, Compact's
     # re-seed): path -> (the content object, its digest). The store takes a digest only for that
-    # very object, and empties the map at each sync of the agent (persist.py).
+    # very object, and empties the map at each sync of the agent (persist/store.py).
     digests: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
     # Full reads kept at compaction (path -> what was read), dropped when a live entry for the
     # path exists again; and files restored as too-large notes, which stay candidates at the

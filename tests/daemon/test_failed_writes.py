@@ -1,7 +1,7 @@
 """A write to the state database that fails leaves nothing behind, through the real daemon.
 
 The daemon changes memory, then writes; when the write fails the call fails, the transaction is
-rolled back and the session is re-read from the database (persist.py, `Registry.resync`). The
+rolled back and the session is re-read from the database (persist/store.py, `Registry.resync`). The
 failure here is real: the daemon's RLIMIT_FSIZE is lowered to 0 with prlimit(2), so SQLite's next
 write to its WAL fails with EFBIG (an I/O error), as on a disk that refuses writes; Python ignores
 the SIGXFSZ that comes with it. A call that awaits a read while its session is closed records

@@ -92,7 +92,7 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         seen.append(content)
         return real(content)
 
-    monkeypatch.setattr(persist, "content_digest", spy)
+    monkeypatch.setattr(persist.store, "content_digest", spy)  # where the store hashes
     return seen
 
 

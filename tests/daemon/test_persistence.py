@@ -331,7 +331,7 @@ def _v1_database(path: Path, project: Path) -> None:
     content = (project / "src/a.py").read_bytes()
     conn.execute(
         "INSERT INTO files VALUES ('old', '', ?, 3, 77, 1, NULL, 0, ?, ?, NULL, NULL)",
-        (str(project / "src/a.py"), persist._digest(content), len(content)),
+        (str(project / "src/a.py"), persist.content_digest(content), len(content)),
     )
     conn.execute("INSERT INTO skills VALUES ('old', '', 'legacy', 4, '/s', x'6869', 9)")
     conn.close()

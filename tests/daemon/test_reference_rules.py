@@ -1,7 +1,7 @@
 """Reference rules at their edges, through the real daemon: a change in the same clock tick as
-the read is still a change (docs/claude-code.md §4); a re-read answered with the stub still counts as a read
-for restoration under the default profile (docs/profiles.md); plan mode without SetPlan names
-the plan file Claude Code's layout gives (docs/claude-code.md §8)."""
+the read is still a change (docs/claude-code.md §4); a re-read answered with the stub still
+counts as a read for restoration under the default profile (docs/profiles.md); plan mode without
+SetPlan names the plan file Claude Code's layout gives (docs/claude-code.md §8)."""
 
 from __future__ import annotations
 

@@ -923,7 +923,7 @@ async def test_where_rereads_run(
 async def test_changed_contents_are_hashed_only_for_a_state_database(
     world: World, hashing: bool
 ) -> None:
-    """A re-read whose content changed gets its SHA-256 for the store (persist.py), unless the
+    """A re-read whose content changed gets its SHA-256 for the store (persist/store.py), unless the
     daemon keeps no state on disk; an unchanged one is never hashed."""
     import hashlib
 

@@ -39,6 +39,9 @@ export interface ImportTranscriptOptions {
   home?: string;
   /** Replace a session with that id (else the call fails ALREADY_EXISTS). */
   replace?: boolean;
+  /** Stamp reads and writes with the files' mtimes here (as a running Claude Code does), not
+   * with the records' times (as its `--resume` does). */
+  fileMtimes?: boolean;
 }
 
 export interface ReadResult {
@@ -198,6 +201,7 @@ export function importTranscriptRequest(transcript: T.Bytes, o: ImportTranscript
     policy: policyRequest(o.policy),
     home: o.home ?? "",
     replace: o.replace ?? false,
+    fileMtimes: o.fileMtimes ?? false,
   };
 }
 

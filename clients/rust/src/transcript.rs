@@ -30,6 +30,9 @@ pub struct ImportOptions {
     pub home: Option<PathBuf>,
     /// Replace a session that has this id already (else the daemon answers `ALREADY_EXISTS`).
     pub replace: bool,
+    /// Stamp reads and writes with the files' mtimes here (as a running Claude Code does), not
+    /// with the records' times (as its `--resume` does).
+    pub file_mtimes: bool,
 }
 
 impl ImportOptions {
@@ -44,6 +47,7 @@ impl ImportOptions {
             policy: None,
             home: None,
             replace: false,
+            file_mtimes: false,
         }
     }
 
@@ -81,6 +85,12 @@ impl ImportOptions {
         self
     }
 
+    /// Stamp reads and writes with the files' mtimes on this machine.
+    pub fn file_mtimes(mut self, on: bool) -> Self {
+        self.file_mtimes = on;
+        self
+    }
+
     /// The request that imports `transcript` (the JSONL bytes) with these options.
     pub fn into_request(self, transcript: impl Into<Vec<u8>>) -> pb::ImportTranscriptRequest {
         let path_str = |p: &Path| p.to_string_lossy().into_owned();
@@ -100,6 +110,7 @@ impl ImportOptions {
             policy: self.policy,
             home: self.home.as_deref().map(path_str).unwrap_or_default(),
             replace: self.replace,
+            file_mtimes: self.file_mtimes,
         }
     }
 }

@@ -54,12 +54,11 @@ import asyncio
 import dataclasses
 import functools
 import json
-import os
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from postcompact import _core, fileread, profiles, render
+from postcompact.paths import display_path, now_ms
 from postcompact.persist import content_digest
 from postcompact.render import Templates
 from postcompact.restore.meter import Meter, file_ext, rough
@@ -84,19 +83,6 @@ _ERROR_OUTCOMES: dict[str, pb.Outcome.ValueType] = {
     "denied": pb.OUTCOME_DENIED,
     "binary": pb.OUTCOME_BINARY,
 }
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def display_path(path: str, cwd: str, *, relative: bool = False) -> str:
-    """Relative to cwd when inside it, else the path itself; with `relative`, Node's
-    `path.relative(cwd, path)` (`../x` outside cwd), as current Claude Code shows it."""
-    if relative:
-        return os.path.relpath(path, cwd) if path != cwd else ""
-    prefix = cwd.rstrip("/") + "/"
-    return path[len(prefix) :] if path.startswith(prefix) else path
 
 
 def _message(attachment: Mapping[str, object], payload_only: bool) -> Mapping[str, object]:
@@ -362,7 +348,7 @@ class FileStep:
         the numbering release the GIL; `restore_files` decides how many threads) or `inline` on
         the event loop (page cache only: `fileread.WouldBlock` otherwise). With `previous`
         (path -> the content the cache held), a seed whose content differs from it gets its
-        SHA-256 here, for the state database (persist.py)."""
+        SHA-256 here, for the state database (persist/store.py)."""
         scope = fileread.ReadScope.of(self.session.roots or [self.session.cwd])
         out = []
         for rank, path in ranked:

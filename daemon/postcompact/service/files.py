@@ -21,7 +21,7 @@ Carried read state (policy `carry_read_state`): after a compaction, CheckWrite a
 has no entry but was fully read before the compaction, while its content on disk still has the
 SHA-256 of what was read (`AgentState.carried_reads`).
 
-Persistence. Each mutating call writes its change through `registry.store` (persist.py) before it
+Persistence. Each mutating call writes its change through `registry.store` (persist/store.py) before it
 returns. An entry re-created at start-up whose content no longer matches the file on disk is in
 `AgentState.unverified`: it is never "unchanged", and CheckWrite answers MODIFIED for it while the
 file exists (docs/persistence.md).
@@ -44,11 +44,12 @@ from postcompact.errors import (
     PostcompactError,
     ResourceExhausted,
 )
+from postcompact.paths import display_path, now_ms, within
 from postcompact.persist import ROW_BYTES, NullStore, content_digest
 from postcompact.profiles import Rules
 from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.policy import Policy, resolve_policy
-from postcompact.service.sessions import Registry, check_path_length, now_ms
+from postcompact.service.sessions import Registry, check_path_length
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -94,10 +95,6 @@ def mtime_ms(path: str) -> int | None:
         return None
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def resolve_path(
     s: Session,
     raw: str,
@@ -119,7 +116,7 @@ def resolve_path(
         raise InvalidArgument("BAD_PATH", f"{field}: {exc}") from None
     roots = (*s.roots, *extra_roots)
     memory = memory_files and path in s.memory_paths
-    if not any(_within(path, r) for r in roots) and not memory:
+    if not any(within(path, r) for r in roots) and not memory:
         raise PermissionDenied(
             "PATH_OUTSIDE_ROOTS",
             f"{raw!r} resolves to {path}, outside the session's {_roots_named(roots)}",
@@ -480,7 +477,7 @@ class FileService:
                 stale.append(path)
         hint = ""
         if stale and (not req.command or _writes_files(s, req.command)):
-            paths = [_display(p, s.cwd) for p in stale]
+            paths = [display_path(p, s.cwd) for p in stale]
             hint = render.stale_read_hint(paths, s.rules.templates)
         return pb.CheckStaleResponse(stale_paths=stale, hint=hint)
 
@@ -610,10 +607,6 @@ def _disk_content(s: Session, path: str, max_bytes: int, config: Config) -> byte
 def _same_content(s: Session, path: str, content: bytes, config: Config) -> bool:
     """Whether the file on disk still holds exactly `content` (anything unreadable is not)."""
     return _disk_content(s, path, len(content), config) == content
-
-
-def _display(path: str, cwd: str) -> str:
-    return os.path.relpath(path, cwd) if _within(path, cwd) and path != cwd else path
 
 
 def _first_page(

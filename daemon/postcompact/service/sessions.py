@@ -11,7 +11,6 @@ import bisect
 import logging
 import os
 import re
-import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from postcompact.errors import (
     ResourceExhausted,
     check_answer,
 )
+from postcompact.paths import now_ms
 from postcompact.persist import ROW_BYTES, NullStore, Written
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, AgentState, Session
@@ -40,10 +40,6 @@ REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUN
 DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 
 log = logging.getLogger("postcompact.sessions")
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def check_id(kind: str, value: str, *, allow_empty: bool = False) -> str:

@@ -17,9 +17,10 @@ import uuid
 from postcompact import _core
 from postcompact.admission import reserve_answer
 from postcompact.errors import AlreadyExists, InvalidArgument, check_answer
+from postcompact.paths import now_ms
 from postcompact.persist import catalog_parts
 from postcompact.restore.pipeline import run_compact
-from postcompact.service.sessions import Registry, check_abs_path, check_id, now_ms
+from postcompact.service.sessions import Registry, check_abs_path, check_id
 from postcompact.state import AgentState
 from postcompact.transcript.build import Builder, restored_items
 from postcompact.transcript.parse import (

@@ -1,0 +1,97 @@
+"""Durable state: an embedded SQLite database in WAL mode (docs/architecture.md §5,
+docs/persistence.md).
+
+What is stored is the small durable record of docs/architecture.md §2 — sessions (settings, policy,
+profile, memory paths, roots, plans directory, times), agents (plan file, permission mode,
+compaction count, nested-memory set, catalogue and what was announced, skill names already
+listed), file-state METADATA (path, timestamp, range, partial view, SHA-256 and length of the
+content, the mtime seen by the read — never the content), invoked skills and tasks. File contents
+are re-read from disk: restoration does that anyway.
+
+Write-through. Every mutating RPC writes its change in one small transaction before it returns,
+so nothing acknowledged to a client is lost when the daemon process dies (`kill -9`): with WAL and
+`synchronous=NORMAL` a committed transaction is in the WAL file (the OS page cache) once COMMIT
+returns. An operating-system crash or power loss may lose the last transactions; that is not the
+requirement (docs/persistence.md). Statements are fixed strings (sqlite3 caches them prepared);
+nothing is rewritten in full per call: the file-state cache is mirrored by diffing it against what
+was last written (new or changed entries are upserted, evicted ones deleted, a recency change or an
+entry replaced by an equal one is a one-column update, each kind one executemany), so a Compact
+that clears and re-seeds the cache becomes the upserts of the restored entries plus the deletes of
+the others. Content hashes are reused from the replaced row when the content is equal, else taken
+from the read that just produced the content (`AgentState.digests`), else computed here.
+
+Failed writes. A transaction names what it writes: `(session_id, agent_id)` for an agent's rows
+(its row, catalogue, files, skills), `(session_id, None)` for the session's own (its row, tasks).
+When it fails (the disk is full, an I/O error), it is rolled back and exactly those are re-read
+from the database into memory (`on_failed_write`, the registry's resync): the call that changed
+memory before writing fails, and leaves nothing behind that a later call could see.
+
+Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
+most-recently-used order. The content of each entry is re-read from disk and kept only when its
+SHA-256 matches the stored one; otherwise (the file changed, vanished or cannot be read) the entry
+is kept with empty content and listed in `AgentState.unverified`, which makes it never "unchanged"
+(ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read equality
+exception fail, so a file modified while the daemon was down is MODIFIED.
+
+Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `_*_of`
+decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that does not parse, a
+relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
+missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
+rest; `postcompact state check` runs the same checks and reports those rows without moving them.
+
+Schema. `PRAGMA user_version` is the schema version; `MIGRATIONS` upgrades an older database in
+one transaction. A database newer than this daemon, one that is corrupt, or one whose tables lack
+a column refuses to start with an error naming the file and the way out (`postcompact state
+check` / `state reset`).
+
+The package, one module per job: `place` (where the database lives, `StateError`), `schema`
+(tables, migrations, opening checked, the instance lock), `verify` (content hashes checked against
+disk at load), `rows` (the row checks shared by the load and `state check`), `store` (the stores
+and the codecs of what they write) and `admin` (`state check`, `state reset`).
+"""
+
+from __future__ import annotations
+
+from postcompact.persist.admin import CheckResult, check_db, reset_db
+from postcompact.persist.place import STATE_DB_NAME, StateError, default_state_dir, state_db_path
+from postcompact.persist.rows import BadRow, RowProblem, scan_rows
+from postcompact.persist.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_checked
+from postcompact.persist.store import (
+    ROW_BYTES,
+    LoadReport,
+    NullStore,
+    SqliteStore,
+    Written,
+    catalog_entries,
+    catalog_parts,
+    open_store,
+)
+from postcompact.persist.verify import content_digest, verified_content
+
+__all__ = [
+    "MIGRATIONS",
+    "ROW_BYTES",
+    "SCHEMA_VERSION",
+    "STATE_DB_NAME",
+    "BadRow",
+    "CheckResult",
+    "LoadReport",
+    "NullStore",
+    "RowProblem",
+    "SqliteStore",
+    "StateError",
+    "Written",
+    "catalog_entries",
+    "catalog_parts",
+    "check_db",
+    "connect",
+    "content_digest",
+    "default_state_dir",
+    "migrate",
+    "open_checked",
+    "open_store",
+    "reset_db",
+    "scan_rows",
+    "state_db_path",
+    "verified_content",
+]

@@ -1,0 +1,824 @@
+"""The stores: write-through persistence of sessions and agents (`SqliteStore`), or none
+(`NullStore`), and the codecs of what they store (see the package docstring)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from postcompact import fileread
+from postcompact._core import Charge, FileState, FileStateCache
+from postcompact.errors import ResourceExhausted, Unavailable
+from postcompact.paths import now_ms
+from postcompact.persist.place import RESERVE_BYTES, StateError, check_state_place, state_db_path
+from postcompact.persist.rows import (
+    _agent_of,
+    _AgentRow,
+    _catalog_of,
+    _CatalogRow,
+    _file_of,
+    _row_json,
+    _rows,
+    _session_of,
+    _skill_of,
+    _task_of,
+    scan_rows,
+)
+from postcompact.persist.schema import _TABLES, DbLock, _reset_hint, open_checked
+from postcompact.persist.verify import content_digest, verified_content
+from postcompact.state import (
+    MAIN_AGENT,
+    AgentState,
+    CarriedRead,
+    Catalog,
+    InvokedSkill,
+    Session,
+)
+from postcompact.v1 import postcompact_pb2 as pb
+
+log = logging.getLogger("postcompact.persist")
+
+# What a transaction writes: (session id, agent id), or (session id, None) for the session's own
+# rows (see the package docstring).
+Written = tuple[str, str | None]
+
+# Rows without stored blobs (file metadata, plan, mode...) are budgeted at this many bytes.
+ROW_BYTES = 512
+# check_room's bound: each write may grow the b-trees by this many pages besides its bytes, and
+# the size is measured again after this many checks at the latest.
+_ROOM_SLACK_PAGES = 8
+_ROOM_CHECKS = 256
+# Quarantined rows logged one by one at start-up; the rest in one line (the table has them all).
+_LOGGED_PROBLEMS = 100
+
+
+# --- encoding helpers ----------------------------------------------------------------------------
+
+
+def catalog_parts(cat: Catalog) -> pb.SetCatalogRequest:
+    """The stored catalogue as a SetCatalogRequest holding exactly the parts that were set."""
+    req = pb.SetCatalogRequest()
+    if cat.deferred_tools is not None:
+        req.deferred_tools.SetInParent()
+        req.deferred_tools.names.extend(cat.deferred_tools)
+    if cat.agent_types is not None:
+        req.agent_types.SetInParent()
+        req.agent_types.agent_types.extend(cat.agent_types)
+        req.agent_types.show_concurrency_note = cat.show_concurrency_note
+    if cat.mcp_servers is not None:
+        req.mcp_servers.SetInParent()
+        req.mcp_servers.servers.extend(
+            pb.McpServer(name=n, instructions=t) for n, t in cat.mcp_servers.items()
+        )
+    if cat.skill_listing is not None:
+        req.skill_listing.SetInParent()
+        req.skill_listing.skills.extend(cat.skill_listing)
+    return req
+
+
+def catalog_entries(req: pb.SetCatalogRequest) -> int:
+    return (
+        len(req.deferred_tools.names)
+        + len(req.agent_types.agent_types)
+        + len(req.mcp_servers.servers)
+        + len(req.skill_listing.skills)
+    )
+
+
+def _restore_catalog(
+    cat: Catalog, stored: _CatalogRow | None, announced: Mapping[str, list[str]]
+) -> None:
+    if stored is not None and stored.size:
+        cat.charge = Charge(stored.size)
+        req = stored.parts
+        if req.HasField("deferred_tools"):
+            cat.deferred_tools = list(req.deferred_tools.names)
+        if req.HasField("agent_types"):
+            cat.agent_types = list(req.agent_types.agent_types)
+            cat.show_concurrency_note = req.agent_types.show_concurrency_note
+        if req.HasField("mcp_servers"):
+            cat.mcp_servers = {s.name: s.instructions for s in req.mcp_servers.servers}
+        if req.HasField("skill_listing"):
+            cat.skill_listing = list(req.skill_listing.skills)
+    cat.announced_tools = set(announced.get("tools", ()))
+    cat.announced_agent_types = set(announced.get("agent_types", ()))
+    cat.announced_mcp = set(announced.get("mcp", ()))
+    cat.sent_skill_names = set(announced.get("sent_skills", ()))
+
+
+def _announced_json(cat: Catalog) -> str:
+    return json.dumps(
+        {
+            "tools": sorted(cat.announced_tools),
+            "agent_types": sorted(cat.announced_agent_types),
+            "mcp": sorted(cat.announced_mcp),
+            "sent_skills": sorted(cat.sent_skill_names),
+        },
+        separators=(",", ":"),
+    )
+
+
+def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
+    """The agent's carried reads and notes as stored. A read still holding its content gets its
+    SHA-256 here — from the file row of that very content when there is one (no hashing), else
+    computed — and drops the content (memory stays bounded by the cache)."""
+    if not a.carried_reads and not a.carried_refs:
+        return "{}"
+    reads: dict[str, list[Any]] = {}
+    for path, r in sorted(a.carried_reads.items()):
+        if r.sha256 is None and r.content is not None:
+            row = rows.get(path)
+            same = row is not None and row.state.content is r.content
+            r.sha256 = row.digest if same and row is not None else content_digest(r.content)
+            r.content = None
+        reads[path] = [(r.sha256 or b"").hex(), r.length]
+    return json.dumps({"reads": reads, "refs": dict(sorted(a.carried_refs.items()))})
+
+
+def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
+    for path, (digest, length) in stored.carried_reads.items():
+        a.carried_reads[path] = CarriedRead(length, sha256=digest)
+    a.carried_refs.update(stored.carried_refs)
+
+
+# --- the stores ----------------------------------------------------------------------------------
+
+# The file-row statements (fixed strings: sqlite3 keeps them prepared in its statement cache).
+_UPSERT_FILE = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_MOVE_FILE = (
+    "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ? "
+    "WHERE session_id = ? AND agent_id = ? AND path = ?"
+)
+_DELETE_FILE = "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?"
+_DELETE_AGENT_FILES = "DELETE FROM files WHERE session_id = ? AND agent_id = ?"
+
+
+@dataclass(slots=True)
+class _Row:
+    state: FileState
+    seq: int
+    mark: tuple[int, int] | None
+    digest: bytes  # as stored: the hash and length of the content recorded for the entry
+    size: int
+
+    def same(self, st: FileState) -> bool:
+        """Whether `st` would be stored as this row is (apart from seq and the mark)."""
+        return self.state is st or (self.size == len(st.content) and self.state == st)
+
+
+@dataclass(slots=True)
+class LoadReport:
+    sessions: int = 0
+    agents: int = 0
+    files: int = 0
+    unverified: int = 0
+    skills: int = 0
+    tasks: int = 0
+    quarantined: int = 0  # rows moved to the quarantine table
+    expired: list[str] = field(default_factory=list)
+
+
+class NullStore:
+    """Persistence switched off (`persist = false`): every write is a no-op."""
+
+    path: Path | None = None
+    # Called with what a failed transaction wrote (see the package docstring).
+    on_failed_write: Callable[[set[Written]], None] | None = None
+
+    def tx(self, *written: Written) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def check_room(self, extra: int = ROW_BYTES) -> None:
+        return None
+
+    def used_bytes(self) -> int:
+        return 0
+
+    def put_session(self, s: Session) -> None:
+        return None
+
+    def delete_session(self, session_id: str) -> None:
+        return None
+
+    def put_agent(self, s: Session, a: AgentState) -> None:
+        return None
+
+    def put_catalog(self, s: Session, a: AgentState) -> None:
+        return None
+
+    def sync_files(self, s: Session, a: AgentState) -> None:
+        a.digests.clear()
+
+    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
+        return None
+
+    def put_task(self, s: Session, task: pb.Task) -> None:
+        return None
+
+    def flush_activity(self, sessions: Iterable[Session]) -> None:
+        return None
+
+    def restore_reserve(self) -> None:
+        return None
+
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
+        return []
+
+    def load_session(
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
+    ) -> Session | None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class SqliteStore(NullStore):
+    """Write-through persistence in one SQLite database (see the package docstring)."""
+
+    path: Path
+
+    def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
+        self.path = path
+        self.max_bytes = max_bytes
+        # What the start-up re-read of recorded contents refuses, as every read path does.
+        self.deny_globs = fileread.effective_deny_globs(deny_globs)
+        check_state_place(path)
+        self._lock = DbLock(path)
+        self._lock.acquire()
+        try:
+            self.conn = open_checked(path)
+        except BaseException:
+            self._lock.release()
+            raise
+        self.reserve = path.with_name(path.name + ".reserve")
+        self.restore_reserve()
+        self.page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        # The hard backstop of limits.max_state_bytes: SQLite refuses to grow past it.
+        pages = max(1, max_bytes // self.page_size)
+        self.conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+        self._depth = 0
+        self._after_commit: list[Callable[[], None]] = []
+        self._tx_written: set[Written] = set()  # what the open transaction writes
+        self._room_bound = 0  # upper bound of the bytes used (see check_room)
+        self._room_checks = _ROOM_CHECKS  # measure at the first check
+        self._seq = 0
+        self._files: dict[tuple[str, str], dict[str, _Row]] = {}
+        self._active: dict[str, int] = {}  # session id -> last_active_ms as stored
+        # Loaded entries that could not be verified keep their stored hash for later copies.
+        self._orig_hash: dict[int, tuple[FileState, bytes, int]] = {}
+        self.report = LoadReport()
+
+    # --- transactions -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def tx(self, *written: Written) -> Iterator[None]:
+        """One transaction writing `written`; nested uses join the outermost one.
+
+        When it fails, whatever the reason, all that its uses named is handed to
+        `on_failed_write` once it is rolled back."""
+        self._tx_written.update(written)
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._depth = 1
+        failed = True
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.conn.execute("COMMIT")
+                failed = False
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._write_error(exc) from None
+        finally:
+            self._depth = 0
+            named, self._tx_written = self._tx_written, set()
+            if failed:
+                self._after_commit.clear()
+                self._failed(named)
+        pending, self._after_commit = self._after_commit, []
+        for fn in pending:
+            fn()
+
+    def _failed(self, written: set[Written]) -> None:
+        # A failure while re-reading (the resync's own writes) is not handed on again.
+        callback, self.on_failed_write = self.on_failed_write, None
+        if callback is None:
+            return
+        try:
+            callback(written)
+        finally:
+            self.on_failed_write = callback
+
+    def _write_error(self, exc: sqlite3.Error) -> Exception:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc):
+            return ResourceExhausted(
+                "STATE_FULL",
+                f"the state database {self.path} cannot grow: limits.max_state_bytes "
+                f"({self.max_bytes} bytes) reached or the disk is full; close sessions, or raise "
+                "the limit",
+                {"limit": "max_state_bytes"},
+            )
+        return Unavailable(
+            "STATE_WRITE_FAILED", f"writing the state database {self.path} failed: {exc}"
+        )
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def used_bytes(self) -> int:
+        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        free = int(self.conn.execute("PRAGMA freelist_count").fetchone()[0])
+        return (pages - free) * self.page_size
+
+    def check_room(self, extra: int = ROW_BYTES) -> None:
+        """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit.
+
+        Far from the limit this asks SQLite nothing: the file's size at the last measurement plus,
+        for every check passed since, its `extra` and a few pages of b-tree growth is an upper
+        bound of what is used now; while that bound fits, so does the exact answer. It is measured
+        again when the bound comes near the limit and after `_ROOM_CHECKS` checks (writes that
+        check nothing, like SetMode, only rewrite small rows). Each statement on the event loop
+        costs ~20 µs inside the daemon, several times its cost alone.
+        """
+        step = extra + _ROOM_SLACK_PAGES * self.page_size
+        if self._room_checks < _ROOM_CHECKS and self._room_bound + step <= self.max_bytes:
+            self._room_checks += 1
+            self._room_bound += step
+            return
+        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        self._room_bound, self._room_checks = pages * self.page_size + step, 0
+        if self._room_bound <= self.max_bytes:
+            return  # fits even without counting the free pages
+        used = self.used_bytes()
+        if used + extra > self.max_bytes:
+            raise ResourceExhausted(
+                "STATE_TOO_LARGE",
+                f"the state database {self.path} holds {used} bytes; this write of about "
+                f"{extra} bytes would exceed limits.max_state_bytes ({self.max_bytes}); close "
+                "sessions, or raise the limit",
+                {"limit": "max_state_bytes", "used_bytes": str(used)},
+            )
+
+    def _touch(self, s: Session) -> None:
+        if s.session_id not in self._active:
+            # Rows of a session that is not stored would outlive it (and come back with a
+            # session reopened under its id): a caller wrote for a closed session.
+            raise RuntimeError(f"write for session {s.session_id!r}, which is not stored")
+        if self._active.get(s.session_id) != s.last_active_ms:
+            self.conn.execute(
+                "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?",
+                (s.last_active_ms, s.session_id),
+            )
+            self._active[s.session_id] = s.last_active_ms
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def put_session(self, s: Session) -> None:
+        with self.tx((s.session_id, None)):
+            self.conn.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET last_active_ms = excluded.last_active_ms",
+                (
+                    s.session_id,
+                    self._next_seq(),
+                    s.cwd,
+                    s.home,
+                    json.dumps(s.roots),
+                    json.dumps(sorted(s.memory_paths)),
+                    s.plans_directory,
+                    s.policy.SerializeToString(),
+                    int(s.profile),
+                    s.created_at_ms,
+                    s.last_active_ms,
+                ),
+            )
+            self._active[s.session_id] = s.last_active_ms
+            for a in s.agents.values():
+                self.put_agent(s, a)
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete the session's rows. Deleting must work on a full disk (it is what the
+        STATE_FULL error advises): if the disk is full, the reserve file is given up to make
+        room for the delete's journal, then made again when there is room (`restore_reserve`)."""
+        try:
+            self._delete_session(session_id)
+        except ResourceExhausted as exc:
+            if exc.reason != "STATE_FULL" or not self._release_reserve():
+                raise
+            self._delete_session(session_id)
+            self.restore_reserve()
+
+    def _delete_session(self, session_id: str) -> None:
+        with self.tx((session_id, None)):
+            for table in _TABLES:
+                self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            self._active.pop(session_id, None)
+            for key in [k for k in self._files if k[0] == session_id]:
+                del self._files[key]
+
+    def _release_reserve(self) -> bool:
+        try:
+            self.reserve.unlink()
+        except FileNotFoundError:
+            return False
+        log.warning(
+            "the disk of the state database is full: its reserve was given up to delete a session",
+            extra={"state_db": str(self.path)},
+        )
+        return True
+
+    def restore_reserve(self) -> None:
+        """Make the reserve file (`RESERVE_BYTES` allocated beside the database) if it is
+        missing and the disk has room; quietly nothing otherwise (called again by the sweep)."""
+        if self.reserve.exists():
+            return
+        try:
+            fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        except OSError:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                self.reserve.unlink()
+            return
+        os.close(fd)
+
+    def flush_activity(self, sessions: Iterable[Session]) -> None:
+        """Store last_active_ms of sessions touched by read-only calls since their last write."""
+        stale = [s for s in sessions if self._active.get(s.session_id) != s.last_active_ms]
+        if stale:
+            with self.tx(*((s.session_id, None) for s in stale)):
+                for s in stale:
+                    self._touch(s)
+
+    # --- agents -------------------------------------------------------------------------------
+
+    def put_agent(self, s: Session, a: AgentState) -> None:
+        with self.tx((s.session_id, a.agent_id)):
+            self.conn.execute(
+                "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id, agent_id) DO UPDATE SET "
+                "plan_file_path = excluded.plan_file_path, mode = excluded.mode, "
+                "compactions = excluded.compactions, nested_memory = excluded.nested_memory, "
+                "announced = excluded.announced, carried = excluded.carried",
+                (
+                    s.session_id,
+                    a.agent_id,
+                    self._next_seq(),
+                    a.plan_file_path,
+                    int(a.mode),
+                    a.compactions,
+                    json.dumps(sorted(a.nested_memory)),
+                    _announced_json(a.catalog),
+                    a.parent_agent_id,
+                    _carried_json(a, self._files.get((s.session_id, a.agent_id), {})),
+                ),
+            )
+            self._touch(s)
+
+    def put_catalog(self, s: Session, a: AgentState) -> None:
+        with self.tx((s.session_id, a.agent_id)):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO catalogs VALUES (?, ?, ?)",
+                (s.session_id, a.agent_id, catalog_parts(a.catalog).SerializeToString()),
+            )
+            self.put_agent(s, a)
+
+    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
+        with self.tx((s.session_id, a.agent_id)):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    s.session_id,
+                    a.agent_id,
+                    skill.name,
+                    self._next_seq(),
+                    skill.path,
+                    skill.content,
+                    skill.invoked_at_ms,
+                ),
+            )
+            self._touch(s)
+
+    def put_task(self, s: Session, task: pb.Task) -> None:
+        with self.tx((s.session_id, None)):
+            self.conn.execute(
+                "INSERT INTO tasks VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (session_id, task_id) DO UPDATE SET task = excluded.task",
+                (s.session_id, task.task_id, self._next_seq(), task.SerializeToString()),
+            )
+            self._touch(s)
+
+    # --- file-state cache mirror ----------------------------------------------------------------
+
+    def _hash_of(
+        self, st: FileState, prev: _Row | None, hint: tuple[bytes, bytes] | None
+    ) -> tuple[bytes, int]:
+        """The digest and length to store for `st`, hashing only when nothing else knows it:
+        an unverified loaded entry keeps its stored hash; a hash computed off the event loop
+        (`AgentState.digests`) is taken when it is of this very content object; an entry whose
+        content equals the row it replaces (a re-read, a Compact re-seed) keeps that row's."""
+        content = st.content
+        orig = self._orig_hash.get(id(st))
+        if orig is not None and orig[0] is st:
+            return orig[1], orig[2]
+        if hint is not None and hint[0] is content:
+            return hint[1], len(content)
+        if prev is not None and prev.size == len(content) and prev.state.content == content:
+            return prev.digest, prev.size
+        return content_digest(content), len(content)
+
+    def sync_files(self, s: Session, a: AgentState) -> None:
+        """Make the agent's stored file rows equal its cache (entries, metadata, recency).
+
+        Rows whose entry did not change are skipped (an entry replaced by an equal one, as a
+        Compact re-seed of an unchanged file under the claude-code profile, only moves); the
+        changes go as one executemany per statement, in one transaction."""
+        key = (s.session_id, a.agent_id)
+        sid, aid = key
+        old = self._files.get(key, {})
+        hints = a.digests
+        new: dict[str, _Row] = {}
+        upserts: list[tuple[Any, ...]] = []
+        moves: list[tuple[Any, ...]] = []
+        last = -1
+        for path, st in reversed(a.files.snapshot()):  # least recently used first
+            mark = a.read_mtimes.get(path)
+            prev = old.get(path)
+            same = prev is not None and prev.same(st)
+            if prev is not None and same and prev.mark == mark and prev.seq > last:
+                row = prev if prev.state is st else _Row(st, prev.seq, mark, prev.digest, prev.size)
+            elif prev is not None and same:
+                row = _Row(st, self._next_seq(), mark, prev.digest, prev.size)
+                moves.append((row.seq, *(mark or (None, None)), sid, aid, path))
+            else:
+                digest, size = self._hash_of(st, prev, hints.get(path))
+                row = _Row(st, self._next_seq(), mark, digest, size)
+                upserts.append(
+                    (
+                        sid,
+                        aid,
+                        path,
+                        row.seq,
+                        st.timestamp,
+                        st.offset,
+                        st.limit,
+                        int(st.partial_view),
+                        digest,
+                        size,
+                        *(mark or (None, None)),
+                    )
+                )
+            new[path] = row
+            last = row.seq
+        hints.clear()
+        gone = [(sid, aid, p) for p in old if p not in new]
+        if not (upserts or moves or gone) and self._active.get(sid) == s.last_active_ms:
+            self._files[key] = new  # equal entries only: the stored rows stand as they are
+            return
+        with self.tx(key):
+            if gone and len(gone) == len(old):  # nothing kept (a clear): one delete
+                self.conn.execute(_DELETE_AGENT_FILES, (sid, aid))
+            elif gone:
+                self.conn.executemany(_DELETE_FILE, gone)
+            if moves:
+                self.conn.executemany(_MOVE_FILE, moves)
+            if upserts:
+                self.conn.executemany(_UPSERT_FILE, upserts)
+            self._touch(s)
+            self._after_commit.append(lambda: self._files.__setitem__(key, new))
+
+    # --- loading ------------------------------------------------------------------------------
+
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
+        """Every stored session, rebuilt (see the package docstring), once the rows it cannot use
+        are quarantined. StateError (one line naming the file) when even that cannot be done."""
+        self.report = LoadReport()
+        try:
+            self.report.quarantined = self._quarantine()
+            self._seq = max(
+                int(self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
+                for table in ("sessions", "agents", "files", "skills", "tasks")
+            )
+            sessions = self._read(new_cache, self.report)
+        except StateError:
+            raise
+        except Exception as exc:  # the database failed under the load, or a check missed a value
+            log.debug("loading the state database failed", exc_info=True)
+            raise StateError(
+                f"loading the state database {self.path} failed ({type(exc).__name__}: {exc}); "
+                + _reset_hint(self.path)
+            ) from None
+        self.report.sessions = len(sessions)
+        self.report.agents = sum(len(s.agents) for s in sessions)
+        return sessions
+
+    def _quarantine(self) -> int:
+        """Move every row `scan_rows` finds to the quarantine table (deleted first: a database
+        at max_page_count reuses their pages), in one transaction; a warning for each."""
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            problems = scan_rows(c)
+            for table in dict.fromkeys(p.table for p in problems):
+                c.executemany(
+                    f"DELETE FROM {table} WHERE rowid = ?",
+                    [(p.rowid,) for p in problems if p.table == table],
+                )
+            at = now_ms()
+            c.executemany(
+                "INSERT INTO quarantine (table_name, row_key, row_data, reason, quarantined_at_ms) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(p.table, _row_json(p.key), _row_json(p.row), p.reason, at) for p in problems],
+            )
+            c.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                c.execute("ROLLBACK")
+            if not isinstance(exc, sqlite3.Error):
+                raise
+            raise StateError(
+                f"moving the unusable rows of the state database {self.path} to its quarantine "
+                f"table failed ({exc}); " + _reset_hint(self.path)
+            ) from None
+        for p in problems[:_LOGGED_PROBLEMS]:
+            log.warning(
+                "a row of the state database cannot be used: moved to its quarantine table",
+                extra={
+                    "state_db": str(self.path),
+                    "table": p.table,
+                    "key": _row_json(p.key),
+                    "reason": p.reason,
+                },
+            )
+        if len(problems) > _LOGGED_PROBLEMS:
+            log.warning(
+                "more rows of the state database moved to its quarantine table",
+                extra={"state_db": str(self.path), "rows": len(problems) - _LOGGED_PROBLEMS},
+            )
+        return len(problems)
+
+    def load_session(
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
+    ) -> Session | None:
+        """The session as stored (None if it is not), rebuilt as at start-up, with all its
+        agents or only those of `agents` that are stored; what this store remembers of the
+        rows read is replaced by them."""
+        only = None if agents is None else frozenset(agents)
+        self._active.pop(session_id, None)
+        for key in [
+            k for k in self._files if k[0] == session_id and (only is None or k[1] in only)
+        ]:
+            del self._files[key]
+        found = self._read(new_cache, LoadReport(), session_id, only)
+        return found[0] if found else None
+
+    def _read(
+        self,
+        new_cache: Callable[[Session], FileStateCache],
+        report: LoadReport,
+        only: str | None = None,
+        agents: frozenset[str] | None = None,
+    ) -> list[Session]:
+        """The stored sessions (or only the one with id `only`), oldest first; with `agents`,
+        only those agents of it. Rows are decoded by the checks of `scan_rows` (which the
+        start-up ran first: a row failing them now raises BadRow)."""
+        c = self.conn
+        where, args = ("", ()) if only is None else (" WHERE session_id = ?", (only,))
+        sessions: dict[str, Session] = {}
+        for _, row in _rows(c, "sessions", f"{where} ORDER BY seq", args):
+            s = _session_of(row)
+            sessions[s.session_id] = s
+            self._active[s.session_id] = s.last_active_ms
+        catalogs = {
+            (cat.session_id, cat.agent_id): cat
+            for cat in (_catalog_of(row) for _, row in _rows(c, "catalogs", where, args))
+        }
+        for _, row in _rows(c, "agents", f"{where} ORDER BY seq", args):
+            r = _agent_of(row)
+            owner = sessions.get(r.session_id)
+            if owner is None or (agents is not None and r.agent_id not in agents):
+                continue
+            a = AgentState(r.agent_id, new_cache(owner), parent_agent_id=r.parent_agent_id)
+            _restore_carried(a, r)
+            a.plan_file_path = r.plan_file_path
+            a.mode = r.mode
+            a.compactions = r.compactions
+            a.nested_memory = set(r.nested_memory)
+            _restore_catalog(a.catalog, catalogs.get((owner.session_id, r.agent_id)), r.announced)
+            owner.agents[r.agent_id] = a
+        for s in sessions.values():
+            if MAIN_AGENT not in s.agents and (agents is None or MAIN_AGENT in agents):
+                s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
+            for a in s.agents.values():
+                self._load_files(s, a, report)
+        for _, row in _rows(c, "skills", f"{where} ORDER BY seq", args):
+            owner = sessions.get(row["session_id"])
+            agent = owner.agents.get(row["agent_id"]) if owner is not None else None
+            if agent is not None:
+                skill = _skill_of(row)
+                agent.skills[skill.name] = skill
+                report.skills += 1
+        for _, row in _rows(c, "tasks", f"{where} ORDER BY seq", args):
+            if row["session_id"] in sessions:
+                sessions[row["session_id"]].tasks[row["task_id"]] = _task_of(row)
+                report.tasks += 1
+        return list(sessions.values())
+
+    def _load_files(self, s: Session, a: AgentState, report: LoadReport) -> None:
+        rows = _rows(
+            self.conn,
+            "files",
+            " WHERE session_id = ? AND agent_id = ? ORDER BY seq DESC",
+            (s.session_id, a.agent_id),
+        )
+        entries: list[tuple[str, FileState]] = []
+        loaded: dict[str, _Row] = {}
+        for _, row in rows:
+            f = _file_of(row, s.cwd, s.home)
+            content = verified_content(
+                f.path,
+                f.offset,
+                f.limit,
+                f.digest,
+                f.size,
+                roots=s.roots or [s.cwd],
+                deny_globs=self.deny_globs,
+            )
+            st = FileState(content or b"", f.timestamp, f.offset, f.limit, f.partial_view)
+            if content is None:
+                a.unverified[f.path] = st
+                self._orig_hash[id(st)] = (st, f.digest, f.size)
+                report.unverified += 1
+            if f.mark is not None:
+                a.read_mtimes[f.path] = f.mark
+            entries.append((f.path, st))
+            loaded[f.path] = _Row(st, f.seq, f.mark, f.digest, f.size)
+        a.files.load(entries)
+        kept = set(a.files.keys())
+        report.files += len(kept)
+        self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
+        # Entries the cache does not take: its bounds shrank since (every path is its own key,
+        # `_file_of`). Said, then deleted.
+        dropped = [p for p in loaded if p not in kept]
+        if dropped:
+            log.info(
+                "file entries over the cache's bounds dropped at load",
+                extra={
+                    "state_db": str(self.path),
+                    "session_id": s.session_id,
+                    "agent_id": a.agent_id,
+                    "entries": len(dropped),
+                },
+            )
+            with self.tx((s.session_id, a.agent_id)):
+                self.conn.executemany(
+                    _DELETE_FILE, [(s.session_id, a.agent_id, p) for p in dropped]
+                )
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.close()
+        self._lock.release()
+
+
+def open_store(
+    *,
+    persist: bool,
+    socket: Path,
+    state_dir: Path | None,
+    state_path: Path | None,
+    max_bytes: int,
+    deny_globs: Sequence[str] = (),
+) -> NullStore:
+    if not persist:
+        return NullStore()
+    path = state_db_path(socket=socket, state_dir=state_dir, state_path=state_path)
+    return SqliteStore(path, max_bytes=max_bytes, deny_globs=deny_globs)
