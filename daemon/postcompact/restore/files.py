@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from postcompact import _core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms
 from postcompact.persist import content_digest
+from postcompact.refusals import read_outcome
 from postcompact.render import Templates
 from postcompact.restore.meter import Meter, file_ext, rough
 from postcompact.restore.outcome import Outcome, Pending
@@ -78,11 +79,6 @@ PARALLEL_READ_BYTES = 256 * 1024
 PARALLEL_READ_WORKERS = 5
 _UUID = "00000000-0000-4000-8000-000000000000"  # 36 characters, like a uuid v4
 _TIMESTAMP = "2026-01-01T00:00:00.000Z"  # 24 characters, like Date.toISOString()
-
-_ERROR_OUTCOMES: dict[str, pb.Outcome.ValueType] = {
-    "denied": pb.OUTCOME_DENIED,
-    "binary": pb.OUTCOME_BINARY,
-}
 
 
 def _message(attachment: Mapping[str, object], payload_only: bool) -> Mapping[str, object]:
@@ -283,7 +279,7 @@ class FileStep:
             )
         except fileread.FileReadError as exc:
             if exc.kind != "too_large":
-                outcome = _ERROR_OUTCOMES.get(exc.kind, pb.OUTCOME_UNREADABLE)
+                outcome = read_outcome(exc.kind)
                 return _Restored(path, rank, outcome, detail=f"{exc.kind}: {exc.message}")
             over_size = True
             size_detail = f"over the {p.max_file_size_bytes}-byte size cap"
@@ -300,7 +296,7 @@ class FileStep:
                     inline=inline,
                 )
             except fileread.FileReadError as exc2:
-                outcome = _ERROR_OUTCOMES.get(exc2.kind, pb.OUTCOME_UNREADABLE)
+                outcome = read_outcome(exc2.kind)
                 return _Restored(path, rank, outcome, detail=f"{exc2.kind}: {exc2.message}")
         if read_at is None:
             read_at = now_ms()

@@ -21,10 +21,10 @@ Carried read state (policy `carry_read_state`): after a compaction, CheckWrite a
 has no entry but was fully read before the compaction, while its content on disk still has the
 SHA-256 of what was read (`AgentState.carried_reads`).
 
-Persistence. Each mutating call writes its change through `registry.store` (persist/store.py) before it
-returns. An entry re-created at start-up whose content no longer matches the file on disk is in
-`AgentState.unverified`: it is never "unchanged", and CheckWrite answers MODIFIED for it while the
-file exists (docs/persistence.md).
+Persistence. Each mutating call writes its change through `registry.store` (persist/store.py)
+before it returns. An entry re-created at start-up whose content no longer matches the file on
+disk is in `AgentState.unverified`: it is never "unchanged", and CheckWrite answers MODIFIED for
+it while the file exists (docs/persistence.md).
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ from postcompact.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
-    PostcompactError,
     ResourceExhausted,
 )
 from postcompact.paths import display_path, now_ms, within
 from postcompact.persist import ROW_BYTES, NullStore, content_digest
 from postcompact.profiles import Rules
+from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.service.sessions import Registry, check_path_length
@@ -321,7 +321,7 @@ class FileService:
             if exc.kind == "too_large" and exc.size is not None and s.rules.claude_read_errors:
                 # Current Claude Code's own refusal, word for word (docs/claude-code.md §4).
                 exc.message = render.file_too_large(exc.size, max_bytes)
-            raise file_read_error(exc, path) from None
+            raise read_error(exc, path) from None
         if over is not None:  # the first page stands for a read of its lines
             limit = tf.num_lines
         if not self.registry.live(s, a):
@@ -635,23 +635,3 @@ def _first_page(
     # "\n" is one byte in UTF-8 and survives the decoding: the page is the first `lines` lines.
     content = b"\n".join(tf.content.split(b"\n", lines)[:lines])
     return dataclasses.replace(tf, content=content, num_lines=lines), tokens
-
-
-_READ_ERRORS: dict[str, tuple[type[PostcompactError], str]] = {
-    "invalid_path": (InvalidArgument, "BAD_PATH"),
-    "invalid_range": (InvalidArgument, "BAD_RANGE"),
-    "outside_roots": (PermissionDenied, "PATH_OUTSIDE_ROOTS"),
-    "denied": (PermissionDenied, "PATH_DENIED"),
-    "permission": (PermissionDenied, "FILE_PERMISSION_DENIED"),
-    "missing": (NotFound, "FILE_NOT_FOUND"),
-    "directory": (FailedPrecondition, "FILE_IS_DIRECTORY"),
-    "device": (FailedPrecondition, "FILE_IS_DEVICE"),
-    "binary": (FailedPrecondition, "FILE_IS_BINARY"),
-    "too_large": (FailedPrecondition, "FILE_TOO_LARGE"),
-    "answer_too_large": (ResourceExhausted, "RESPONSE_TOO_LARGE"),
-}
-
-
-def file_read_error(exc: fileread.FileReadError, path: str) -> PostcompactError:
-    cls, reason = _READ_ERRORS.get(exc.kind, (FailedPrecondition, "FILE_UNREADABLE"))
-    return cls(reason, exc.message, {"path": path, "kind": exc.kind})
