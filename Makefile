@@ -93,6 +93,7 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	$(PY) -m mypy.stubtest postcompact._core
 	$(PY) scripts/unasync.py --check
 	$(PY) scripts/check_citations.py
+	$(PY) scripts/check_layers.py
 	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
 	cd clients/go && $(GO) vet ./...
 	cd $(NODE_CLIENT) && npm run --silent lint

@@ -7,6 +7,7 @@ Python data that the restoration pipeline reads and the servicer writes.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, fields
 
 from postcompact import profiles
@@ -14,6 +15,17 @@ from postcompact._core import Charge, FileState, FileStateCache
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
+
+
+def content_digest(content: bytes) -> bytes:
+    """The SHA-256 a file-state entry's content is known by (the state database's
+    `files.content_sha256`, `AgentState.digests`, carried reads).
+
+    hashlib releases the GIL for anything but tiny inputs: callers that just read the content
+    compute it with the read (on its worker thread when it has one; a small cached file is read
+    on the event loop) and hand it over in `AgentState.digests`.
+    """
+    return hashlib.sha256(content).digest()
 
 
 @dataclass(slots=True)

@@ -66,7 +66,8 @@ from postcompact.persist.store import (
     catalog_parts,
     open_store,
 )
-from postcompact.persist.verify import content_digest, verified_content
+from postcompact.persist.verify import verified_content
+from postcompact.state import content_digest
 
 __all__ = [
     "MIGRATIONS",

@@ -32,7 +32,7 @@ from postcompact.persist.rows import (
     scan_rows,
 )
 from postcompact.persist.schema import _TABLES, DbLock, _reset_hint, open_checked
-from postcompact.persist.verify import content_digest, verified_content
+from postcompact.persist.verify import verified_content
 from postcompact.state import (
     MAIN_AGENT,
     AgentState,
@@ -40,6 +40,7 @@ from postcompact.state import (
     Catalog,
     InvokedSkill,
     Session,
+    content_digest,
 )
 from postcompact.v1 import postcompact_pb2 as pb
 

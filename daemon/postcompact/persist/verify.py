@@ -3,27 +3,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
 
 from postcompact import fileread
+from postcompact.state import content_digest
 
 log = logging.getLogger("postcompact.persist")
 
 
 # A file re-read at load larger than this is not verified (its entry stays unverified).
 MAX_VERIFY_BYTES = 64 * 1024 * 1024
-
-
-def content_digest(content: bytes) -> bytes:
-    """The SHA-256 stored for a file-state entry's content (`files.content_sha256`).
-
-    hashlib releases the GIL for anything but tiny inputs: callers that just read the content
-    compute it with the read (on its worker thread when it has one; a small cached file is read
-    on the event loop) and hand it over in `AgentState.digests`.
-    """
-    return hashlib.sha256(content).digest()
 
 
 def _line_range(data: bytes, offset: int | None, limit: int | None) -> bytes:

@@ -59,13 +59,12 @@ from dataclasses import dataclass, field
 
 from postcompact import _core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms
-from postcompact.persist import content_digest
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
 from postcompact.restore.meter import Meter, file_ext, rough
 from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
-from postcompact.state import AgentState, Session
+from postcompact.state import AgentState, Session, content_digest
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["FileStep", "read_paths_in_tail", "restore_files"]

@@ -44,13 +44,13 @@ from postcompact.errors import (
     ResourceExhausted,
 )
 from postcompact.paths import display_path, now_ms, within
-from postcompact.persist import ROW_BYTES, NullStore, content_digest
+from postcompact.persist import ROW_BYTES, NullStore
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.service.sessions import Registry, check_path_length
-from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.state import AgentState, InvokedSkill, Session, content_digest
 from postcompact.v1 import postcompact_pb2 as pb
 
 INT64_MAX = 2**63 - 1

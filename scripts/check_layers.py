@@ -1,0 +1,128 @@
+"""`make lint`: the daemon's layers, enforced (docs/architecture.md, "Layers").
+
+Every module under daemon/postcompact is read (not imported) and each `import` / `from ... import`
+of a postcompact module, at any depth, is checked against the rules below: a module of a layer
+must not import from the packages that layer is forbidden. Exit 1 naming each offence as
+`path:line: <module> imports <module> (<rule>)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "daemon" / "postcompact"
+
+# The modules everything may use and that use nothing above them.
+BASE = (
+    "postcompact.errors",
+    "postcompact.paths",
+    "postcompact.state",
+    "postcompact.render",
+    "postcompact.fileread",
+    "postcompact.profiles",
+    "postcompact.refusals",
+)
+TOP = ("postcompact.server", "postcompact.cli", "postcompact.__main__", "postcompact.demo")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    layer: tuple[str, ...]  # module prefixes the rule is about
+    forbidden: tuple[str, ...]  # what they must not import
+
+
+RULES = (
+    Rule(
+        "the restoration is pure: no persistence, no service, no transport",
+        ("postcompact.restore",),
+        ("postcompact.persist", "postcompact.service", "postcompact.transcript", *TOP),
+    ),
+    Rule(
+        "persistence stores state; it does not run the service or the pipeline",
+        ("postcompact.persist",),
+        (
+            "postcompact.service",
+            "postcompact.transcript",
+            "postcompact.restore.pipeline",
+            "postcompact.restore.files",
+            "postcompact.restore.catalog",
+            "postcompact.restore.hooks",
+            *TOP,
+        ),
+    ),
+    Rule(
+        "the services are below the server and the CLI",
+        ("postcompact.service", "postcompact.transcript"),
+        TOP,
+    ),
+    Rule(
+        "the base modules use nothing above them",
+        BASE,
+        (
+            "postcompact.persist",
+            "postcompact.service",
+            "postcompact.restore",
+            "postcompact.transcript",
+            *TOP,
+        ),
+    ),
+)
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(tree: ast.AST, here: str, is_package: bool) -> list[tuple[int, str]]:
+    """(line, module) for every postcompact module imported, `from x import y` counting as
+    both x and x.y (y may be a submodule)."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                pkg = here.split(".") if is_package else here.split(".")[:-1]
+                pkg = pkg[: len(pkg) - (node.level - 1)]
+                base = ".".join([*pkg, base] if base else pkg)
+            out.append((node.lineno, base))
+            out += [(node.lineno, f"{base}.{a.name}") for a in node.names]
+    return [(n, m) for n, m in out if m == "postcompact" or m.startswith("postcompact.")]
+
+
+def within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def main() -> int:
+    found: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "v1" in path.relative_to(PACKAGE).parts:  # generated code
+            continue
+        here = module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        for line, target in imports(tree, here, path.name == "__init__.py"):
+            for rule in RULES:
+                if within(here, rule.layer) and within(target, rule.forbidden):
+                    rel = path.relative_to(ROOT)
+                    found.append(f"{rel}:{line}: {here} imports {target} ({rule.name})")
+    for f in sorted(set(found)):
+        print(f)
+    if found:
+        print(f"check_layers: {len(set(found))} import(s) across a layer", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
