@@ -18,6 +18,7 @@ PACKAGE = ROOT / "daemon" / "postcompact"
 
 # The modules everything may use and that use nothing above them.
 BASE = (
+    "postcompact.core",
     "postcompact.errors",
     "postcompact.paths",
     "postcompact.state",
@@ -37,6 +38,11 @@ class Rule:
 
 
 RULES = (
+    Rule(
+        "the Rust core is used through postcompact.core",
+        ("postcompact",),
+        ("postcompact._core",),
+    ),
     Rule(
         "the restoration is pure: no persistence, no service, no transport",
         ("postcompact.restore",),
@@ -113,6 +119,8 @@ def main() -> int:
         tree = ast.parse(path.read_text(), str(path))
         for line, target in imports(tree, here, path.name == "__init__.py"):
             for rule in RULES:
+                if here == "postcompact.core" and rule is RULES[0]:
+                    continue  # the facade itself
                 if within(here, rule.layer) and within(target, rule.forbidden):
                     rel = path.relative_to(ROOT)
                     found.append(f"{rel}:{line}: {here} imports {target} ({rule.name})")

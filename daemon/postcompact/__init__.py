@@ -1,5 +1,5 @@
 """postcompact: restores coding agents' working state after context compaction."""
 
-from postcompact._core import __version__
+from postcompact.core import __version__
 
 __all__ = ["__version__"]

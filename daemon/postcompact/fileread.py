@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from postcompact import _core
+from postcompact import core
 from postcompact.paths import within_roots
 
 __all__ = [
@@ -200,8 +200,8 @@ def _os_realpath(path: str) -> str:
 
 
 def realpath(path: str) -> str:
-    """`os.path.realpath(path)`, resolved in the core where it can (`_core.realpath`)."""
-    real = _core.realpath(path)
+    """`os.path.realpath(path)`, resolved in the core where it can (`core.realpath`)."""
+    real = core.realpath(path)
     return _os_realpath(path) if real is None else real
 
 
@@ -235,11 +235,11 @@ class ReadScope:
         head, tail = os.path.split(path)
         base = self.real_dirs.get(head)
         if base is None:
-            base = _core.realpath(head)
+            base = core.realpath(head)
             if base is None:
                 return _os_realpath(path)
             self.real_dirs[head] = base
-        real = _core.realpath(tail, base)
+        real = core.realpath(tail, base)
         return _os_realpath(path) if real is None else real
 
 
@@ -299,7 +299,7 @@ def read_text(
     ranged = (offset is not None and offset > 1) or limit is not None
     try:
         if not ranged and head_bytes is None:
-            content, mtime_ns, _size, total = _core.read_whole(
+            content, mtime_ns, _size, total = core.read_whole(
                 real, max_bytes, SNIFF_BYTES, binary_name, inline_max
             )
             if max_answer is not None:
@@ -308,10 +308,10 @@ def read_text(
                     raise _refusal(path, ext, max_bytes, "answer_too_large", 0, need, max_answer)
             return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
         start = offset or 1
-        content, mtime_ns, size, total, num_lines, truncated = _core.read_range(
+        content, mtime_ns, size, total, num_lines, truncated = core.read_range(
             real, start, limit, head_bytes, SNIFF_BYTES, binary_name, inline_max, max_answer
         )
-    except _core.ReadRefused as exc:
+    except core.ReadRefused as exc:
         code, err, size = exc.args
         raise _refusal(path, ext, max_bytes, code, err, size, max_answer) from None
     return TextFile(real, content, mtime_ns // 1_000_000, total, start, num_lines, size, truncated)
@@ -333,7 +333,7 @@ def _refusal(
     size: int,
     max_answer: int | None = None,
 ) -> FileReadError | WouldBlock:
-    """What to raise for the core's `ReadRefused(code, errno, size)` (see `_core.read_whole`)."""
+    """What to raise for the core's `ReadRefused(code, errno, size)` (see `core.read_whole`)."""
     if code == "would_block":
         return WouldBlock()
     if code in ("stat", "open", "read"):

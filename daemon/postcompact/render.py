@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from postcompact import _core
+from postcompact import core
 
 __all__ = [
     "CLAUDE_CODE_TEMPLATES",
@@ -551,10 +551,10 @@ _ANY_TAG = re.compile(r"<(?=\s*/?\s*system-reminder)", re.IGNORECASE)
 def escape_reminder_tags(text: str, *, opening: bool = False) -> str:
     """`text` with the `<` of each closing `</system-reminder` (and with `opening`, of each
     opening one) written as `&lt;`, so that the text cannot end (or open) a reminder. The scan
-    runs in the core (`_core.escape_reminder_tags`); a str with lone surrogates takes the
+    runs in the core (`core.escape_reminder_tags`); a str with lone surrogates takes the
     equivalent regex. The text itself comes back when there is nothing to escape."""
     try:
-        escaped = _core.escape_reminder_tags(text, opening)
+        escaped = core.escape_reminder_tags(text, opening)
     except UnicodeEncodeError:
         pattern = _ANY_TAG if opening else _CLOSING_TAG
         return text if pattern.search(text) is None else pattern.sub("&lt;", text)
@@ -596,13 +596,13 @@ _LINE_SPLIT = re.compile(r"\r?\n")
 def add_line_numbers(content: str, start_line: int = 1) -> str:
     """Claude Code's `addLineNumbers`: `{n}\\t{line}`, lines split on `\\r?\\n`, "" for "".
 
-    The numbering runs in the core (`_core.number_lines`); a str with lone surrogates (no UTF-8
+    The numbering runs in the core (`core.number_lines`); a str with lone surrogates (no UTF-8
     form) takes the equivalent Python path.
     """
     if not content:
         return ""
     try:
-        return _core.number_lines(content, start_line)
+        return core.number_lines(content, start_line)
     except UnicodeEncodeError:
         lines = _LINE_SPLIT.split(content)
         return "\n".join(f"{i + start_line}\t{line}" for i, line in enumerate(lines))

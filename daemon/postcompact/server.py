@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from postcompact import __version__, _core, render, workers
+from postcompact import __version__, core, render, workers
 from postcompact.admission import Admission
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config
@@ -182,7 +182,7 @@ class Servicer:
         self.registry.store.check_room(size + ROW_BYTES)
         placement = render.SYSTEM if s.rules.system_sections else render.USER
         attachments = apply_catalog(a, req, s.rules.templates, placement)
-        a.catalog.charge = _core.Charge(size)
+        a.catalog.charge = core.Charge(size)
         self.registry.store.put_catalog(s, a)
         return pb.SetCatalogResponse(attachments=attachments)
 

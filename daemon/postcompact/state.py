@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field, fields
 
 from postcompact import profiles
-from postcompact._core import Charge, FileState, FileStateCache
+from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""

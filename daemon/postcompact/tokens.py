@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Literal, get_args, overload
 
-from postcompact import _core
+from postcompact import core
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -45,26 +45,26 @@ class Counter(StrEnum):
 
 def utf16_len(text: str | bytes) -> int:
     """JavaScript's `.length` of `text` (UTF-16 code units)."""
-    return _core.utf16_len(text)
+    return core.utf16_len(text)
 
 
 def estimate(text: str | bytes, ext: str | None = None) -> int:
     """Claude Code's rough token estimate of `text` (a file's extension selects 2 or 4 units
     per token)."""
-    return _core.estimate(text, ext)
+    return core.estimate(text, ext)
 
 
 def estimate_batch(items: Sequence[str | bytes], ext: str | None = None) -> list[int]:
-    return _core.estimate_batch(items, ext)
+    return core.estimate_batch(items, ext)
 
 
 def count(text: str | bytes, encoding: Encoding = DEFAULT_ENCODING) -> int:
     """Exact BPE token count of `text`."""
-    return _core.count(text, encoding)
+    return core.count(text, encoding)
 
 
 def count_batch(texts: Sequence[str | bytes], encoding: Encoding = DEFAULT_ENCODING) -> list[int]:
-    return _core.count_batch(texts, encoding)
+    return core.count_batch(texts, encoding)
 
 
 @overload
@@ -92,7 +92,7 @@ def truncate(
 ) -> str | bytes:
     """`text` unchanged when within `max_tokens`, else a prefix of it plus `marker`, within the
     budget (marker included)."""
-    return _core.truncate_to_tokens(text, max_tokens, marker, counter, encoding)
+    return core.truncate_to_tokens(text, max_tokens, marker, counter, encoding)
 
 
 def truncate_batch(
@@ -102,4 +102,4 @@ def truncate_batch(
     counter: Counter = Counter.ROUGH,
     encoding: Encoding = DEFAULT_ENCODING,
 ) -> list[str]:
-    return _core.truncate_batch(texts, max_tokens, marker, counter, encoding)
+    return core.truncate_batch(texts, max_tokens, marker, counter, encoding)

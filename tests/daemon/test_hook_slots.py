@@ -75,5 +75,7 @@ def test_a_hook_that_gets_no_slot_in_its_timeout_is_a_decision() -> None:
     not_started = [x for x in decisions if x.detail.startswith("not started")]
     assert len(not_started) >= 1
     assert "limits.max_hooks_running" in not_started[0].detail
-    assert len(started.read_text().splitlines()) == 6 - len(not_started)
+    # The ones not started ran no process; a started one may be killed at its timeout before
+    # its first command ran (on a loaded machine), so this is a bound, not a count.
+    assert 1 <= len(started.read_text().splitlines()) <= 6 - len(not_started)
     shutil.rmtree(root, ignore_errors=True)

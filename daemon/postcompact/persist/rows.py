@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
-from postcompact._core import expand_path
+from postcompact.core import expand_path
 from postcompact.errors import InvalidArgument
 from postcompact.persist.schema import _ADDED, _KEYS, _has_table
 from postcompact.restore.policy import validate_policy

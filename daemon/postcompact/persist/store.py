@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from postcompact import fileread
-from postcompact._core import Charge, FileState, FileStateCache
+from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
 from postcompact.persist.place import RESERVE_BYTES, StateError, check_state_place, state_db_path

@@ -57,7 +57,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from postcompact import _core, fileread, profiles, render
+from postcompact import core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
@@ -92,8 +92,8 @@ def attachment_cost(
     """Rough tokens of `JSON.stringify(attachment)` (`payload_only`) or of the attachment message
     around it (see module doc), plus `extra_units` UTF-16 units serialised elsewhere."""
     text = render.js_json_stringify(_message(attachment, payload_only))
-    units = int(_core.utf16_len(text)) + extra_units
-    return int(_core.estimate_from_utf16_len(units))
+    units = int(core.utf16_len(text)) + extra_units
+    return int(core.estimate_from_utf16_len(units))
 
 
 def file_cost(
@@ -107,11 +107,11 @@ def file_cost(
 ) -> int:
     """`attachment_cost` of a file attachment whose `content.file.content` is `content`.
 
-    The content is not serialised: its JSON string costs `_core.json_utf16_len(content)` units
+    The content is not serialised: its JSON string costs `core.json_utf16_len(content)` units
     (what `JSON.stringify(content)` measures), in place of the `""` serialised in its slot.
     """
     units = _file_message_units(path, display, num_lines, total_lines, payload_only)
-    return int(_core.estimate_from_utf16_len(units + int(_core.json_utf16_len(content)) - 2))
+    return int(core.estimate_from_utf16_len(units + int(core.json_utf16_len(content)) - 2))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -133,13 +133,13 @@ def _file_message_units(
         "content": {"type": "text", "file": file_json},
         "displayPath": display,
     }
-    return int(_core.utf16_len(render.js_json_stringify(_message(attachment, payload_only))))
+    return int(core.utf16_len(render.js_json_stringify(_message(attachment, payload_only))))
 
 
 def _blocks_tokens(blocks: Sequence[str]) -> int:
     """`rough("\\n".join(blocks))` without building the joined copy."""
-    units = sum(int(_core.utf16_len(b)) for b in blocks) + len(blocks) - 1
-    return int(_core.estimate_from_utf16_len(units))
+    units = sum(int(core.utf16_len(b)) for b in blocks) + len(blocks) - 1
+    return int(core.estimate_from_utf16_len(units))
 
 
 def read_paths_in_tail(
@@ -180,7 +180,7 @@ def read_paths_in_tail(
             if not isinstance(file_path, str) or len(file_path) > MAX_TAIL_PATH:
                 continue
             try:
-                paths.add(key(_core.expand_path(file_path, cwd, home)))
+                paths.add(key(core.expand_path(file_path, cwd, home)))
             except ValueError:
                 continue
     return paths
@@ -212,7 +212,7 @@ class _Restored:
     attachment: Pending | None = None
     cost: int = 0
     detail: str = ""
-    seed: _core.FileState | None = None
+    seed: core.FileState | None = None
     mtime_ms: int = 0
     digest: bytes | None = None  # SHA-256 of the seed's content, when it differs from before
 
@@ -402,17 +402,17 @@ class FileStep:
             total_lines=tf.total_lines,
             payload_only=self.rules.payload_cost,
         )
-        seed = _core.FileState(seed_bytes, stamp, 1, limit, False)
+        seed = core.FileState(seed_bytes, stamp, 1, limit, False)
         outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
         return _Restored(path, rank, outcome, att, cost, detail, seed, tf.mtime_ms)
 
 
 def candidates_of(
-    agent: AgentState, snapshot: Sequence[tuple[str, _core.FileState]], carry_refs: bool
-) -> list[tuple[str, int, _core.FileState | None]]:
+    agent: AgentState, snapshot: Sequence[tuple[str, core.FileState]], carry_refs: bool
+) -> list[tuple[str, int, core.FileState | None]]:
     """(path, timestamp, entry) of every candidate, MRU first: the snapshot, then (`carry_refs`)
     the files last restored as too-large notes that have no entry now (entry None)."""
-    out: list[tuple[str, int, _core.FileState | None]] = [
+    out: list[tuple[str, int, core.FileState | None]] = [
         (path, st.timestamp, st) for path, st in snapshot
     ]
     if carry_refs:
@@ -424,7 +424,7 @@ def candidates_of(
 async def restore_files(
     step: FileStep,
     agent: AgentState,
-    snapshot: Sequence[tuple[str, _core.FileState]],
+    snapshot: Sequence[tuple[str, core.FileState]],
     *,
     excluded: dict[str, pb.Outcome.ValueType],
     out: Outcome,
@@ -436,7 +436,7 @@ async def restore_files(
     profiles that keep them as candidates."""
     policy = step.policy
     carry_refs = step.rules.references_stay_candidates
-    candidates: list[tuple[str, int, _core.FileState | None]] = []
+    candidates: list[tuple[str, int, core.FileState | None]] = []
     for path, ts, state in candidates_of(agent, snapshot, carry_refs):
         reason = excluded.get(path)
         if reason is not None:
@@ -445,7 +445,7 @@ async def restore_files(
                 pb.SUBJECT_FILE,
                 path,
                 reason,
-                tokens=int(_core.estimate(state.content)) if state is not None else 0,
+                tokens=int(core.estimate(state.content)) if state is not None else 0,
                 detail=_EXCLUSION_DETAIL[reason],
             )
         else:
@@ -459,7 +459,7 @@ async def restore_files(
             pb.SUBJECT_FILE,
             path,
             pb.OUTCOME_DROPPED_BY_RANK,
-            tokens=int(_core.estimate(state.content)) if state is not None else 0,
+            tokens=int(core.estimate(state.content)) if state is not None else 0,
             rank=rank,
             detail=f"beyond max_files={policy.max_files}",
         )

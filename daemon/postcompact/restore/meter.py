@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from postcompact import _core
+from postcompact import core
 
 __all__ = ["JSON_EXTS", "Meter", "file_ext", "rough"]
 
@@ -27,7 +27,7 @@ def file_ext(path: str) -> str | None:
 
 def rough(text: str) -> int:
     """Claude Code's `roughTokenCountEstimation(text)` (4 units per token)."""
-    return int(_core.estimate(text))
+    return int(core.estimate(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,8 @@ class Meter:
     def measure(self, text: str, ext: str | None = None) -> int:
         """Tokens of `text` under the counter (`ext` selects the rough per-type rate)."""
         if self.exact:
-            return int(_core.count(text, self.encoding))
-        return int(_core.estimate(text, ext))
+            return int(core.count(text, self.encoding))
+        return int(core.estimate(text, ext))
 
     def truncate(self, text: str, max_tokens: int, marker: str, ext: str | None = None) -> str:
         """`text` unchanged when it fits `max_tokens`, else a head plus `marker` within it.
@@ -48,11 +48,11 @@ class Meter:
         token) the budget passed is halved so the head also fits under the per-type estimate.
         """
         if self.exact:
-            return str(_core.truncate_to_tokens(text, max_tokens, marker, "exact", self.encoding))
+            return str(core.truncate_to_tokens(text, max_tokens, marker, "exact", self.encoding))
         budget = max_tokens
         if ext in JSON_EXTS and self.measure(text, ext) > max_tokens:
             budget = max_tokens // 2
-        return str(_core.truncate_to_tokens(text, budget, marker, "rough", self.encoding))
+        return str(core.truncate_to_tokens(text, budget, marker, "rough", self.encoding))
 
     def file_tokens(self, text: str, ext: str | None, cap: int, api_units: int | None) -> int:
         """A file's tokens as Claude Code weighs them against `cap`: the counter's measure, and
@@ -62,7 +62,7 @@ class Meter:
         (docs/claude-code.md §2; None: the measure decides alone)."""
         tokens = self.measure(text, ext)
         if api_units is not None and not self.exact and tokens > cap // 4:
-            units = int(_core.utf16_len(text))
+            units = int(core.utf16_len(text))
             tokens = (2 * units + api_units) // (2 * api_units)
         return tokens
 

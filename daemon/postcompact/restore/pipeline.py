@@ -41,7 +41,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from postcompact import _core, fileread, render
+from postcompact import core, fileread, render
 from postcompact.admission import reserve_answer
 from postcompact.errors import InvalidArgument, check_answer
 from postcompact.render import Templates
@@ -196,7 +196,7 @@ def plan_path(session: Session, agent: AgentState) -> str:
     derived from the session id (Claude Code draws random words once per session), so it stays
     the same across compactions and restarts; an agent id that is not a plain name is hashed."""
     if agent.plan_file_path:
-        return str(_core.expand_path(agent.plan_file_path, session.cwd, session.home))
+        return str(core.expand_path(agent.plan_file_path, session.cwd, session.home))
     slug = "plan-" + hashlib.sha256(session.session_id.encode()).hexdigest()[:12]
     aid = agent.agent_id
     if aid and not _SAFE_NAME.fullmatch(aid):
@@ -396,7 +396,7 @@ async def _hooks(
                 pb.SUBJECT_HOOK,
                 r.spec.command,
                 r.outcome,
-                tokens=int(_core.estimate(r.context)) if r.context else 0,
+                tokens=int(core.estimate(r.context)) if r.context else 0,
                 detail=r.detail,
             )
             if r.context:
@@ -417,7 +417,7 @@ async def _hooks(
 
 
 def carried_reads_of(
-    agent: AgentState, snapshot: Sequence[tuple[str, _core.FileState]], limit: int
+    agent: AgentState, snapshot: Sequence[tuple[str, core.FileState]], limit: int
 ) -> dict[str, CarriedRead]:
     """The reads to carry over this compaction: the agent's earlier carried reads, then every
     full (not ranged, not partial, verified) entry of the snapshot, newest last; at most
@@ -455,7 +455,7 @@ async def _steps(
     templates: Templates,
     hooks: Sequence[HookSpec],
     deny_globs: Sequence[str],
-    snapshot: Sequence[tuple[str, _core.FileState]],
+    snapshot: Sequence[tuple[str, core.FileState]],
     preserved: Sequence[pb.ConversationMessage] | None,
     excluded: dict[str, pb.Outcome.ValueType],
     out: Outcome,

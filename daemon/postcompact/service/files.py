@@ -33,7 +33,7 @@ import dataclasses
 import os
 import re
 
-from postcompact import _core, failpoints, fileread, render
+from postcompact import core, failpoints, fileread, render
 from postcompact.admission import reserve_answer
 from postcompact.config import Config
 from postcompact.errors import (
@@ -111,7 +111,7 @@ def resolve_path(
         raise InvalidArgument("PATH_HAS_NUL", f"{field} contains a NUL byte")
     check_path_length(field, raw)
     try:
-        path: str = _core.expand_path(raw, s.cwd, s.home)
+        path: str = core.expand_path(raw, s.cwd, s.home)
     except ValueError as exc:
         raise InvalidArgument("BAD_PATH", f"{field}: {exc}") from None
     roots = (*s.roots, *extra_roots)
@@ -159,7 +159,7 @@ def session_policy(s: Session, config: Config) -> Policy:
     return resolve_policy(s.profile, config.policy, s.policy)
 
 
-def _mtime_seen(s: Session, a: AgentState, path: str, entry: _core.FileState) -> int | None:
+def _mtime_seen(s: Session, a: AgentState, path: str, entry: core.FileState) -> int | None:
     """The file's mtime as the read that made `entry` saw it, when known. Under the default
     profile an entry's timestamp is the read time, and a change in the same clock tick as the
     read has an mtime no later than it: the mtime the read saw is what tells."""
@@ -169,7 +169,7 @@ def _mtime_seen(s: Session, a: AgentState, path: str, entry: _core.FileState) ->
     return None
 
 
-def _changed(s: Session, a: AgentState, path: str, entry: _core.FileState, current: int) -> bool:
+def _changed(s: Session, a: AgentState, path: str, entry: core.FileState, current: int) -> bool:
     """Whether the file was modified since `entry` was read (docs/claude-code.md §4: its mtime is
     newer than the entry's timestamp; with the mtime the read saw, any other mtime)."""
     seen = _mtime_seen(s, a, path, entry)
@@ -187,9 +187,7 @@ class FileService:
     def store(self) -> NullStore:
         return self.registry.store
 
-    def _unchanged(
-        self, s: Session, a: AgentState, path: str, entry: _core.FileState
-    ) -> int | None:
+    def _unchanged(self, s: Session, a: AgentState, path: str, entry: core.FileState) -> int | None:
         """The file's current mtime when the agent's view of it (`entry`) is current, else
         None."""
         if a.unverified.get(path) is entry:
@@ -234,7 +232,7 @@ class FileService:
             stamp = entry.timestamp
             if not s.rules.mtime_timestamps:
                 stamp = max(now_ms(), entry.timestamp)
-                a.files.set(path, _core.FileState(entry.content, stamp, offset, limit, False))
+                a.files.set(path, core.FileState(entry.content, stamp, offset, limit, False))
                 a.read_mtimes[path] = (stamp, current)
             else:
                 a.files.get(path)
@@ -245,7 +243,7 @@ class FileService:
                 text=stub.encode(),
                 timestamp_ms=stamp,
                 start_line=offset,
-                tokens=_core.estimate(stub),
+                tokens=core.estimate(stub),
             )
         self.store.check_room()
         read_at = now_ms()
@@ -310,7 +308,7 @@ class FileService:
                 start_line=offset,
                 num_lines=tf.num_lines,
                 total_lines=tf.total_lines,
-                tokens=_core.estimate(text),
+                tokens=core.estimate(text),
                 partial=over is not None,
             )
             return tf, digest, over, resp
@@ -346,7 +344,7 @@ class FileService:
                 {"path": path, "limit": "max_message_bytes"},
             )
         reserve_answer(size)  # until the client has read it (admission.py)
-        a.files.set(path, _core.FileState(tf.content, stored, offset, limit, False))
+        a.files.set(path, core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
         if digest is not None:
             a.digests[path] = (tf.content, digest)
@@ -380,7 +378,7 @@ class FileService:
         ts = _timestamp(req.timestamp_ms)
         self._admit(a, path, len(req.content), "RecordRead")
         self.store.check_room()
-        a.files.set(path, _core.FileState(req.content, ts, offset, limit, req.partial_view))
+        a.files.set(path, core.FileState(req.content, ts, offset, limit, req.partial_view))
         a.read_mtimes.pop(path, None)
         with self.store.tx((s.session_id, a.agent_id)):
             if req.nested_memory and path not in a.nested_memory:
@@ -409,7 +407,7 @@ class FileService:
             ts = m
         self._admit(a, path, len(req.content), "RecordWrite")
         self.store.check_room()
-        a.files.set(path, _core.FileState(req.content, ts, None, None, False))
+        a.files.set(path, core.FileState(req.content, ts, None, None, False))
         a.read_mtimes.pop(path, None)
         self.store.sync_files(s, a)
         return pb.RecordWriteResponse(path=path)

@@ -15,7 +15,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from postcompact import _core, profiles
+from postcompact import core, profiles
 from postcompact.admission import reserve_answer
 from postcompact.config import Config
 from postcompact.errors import (
@@ -136,13 +136,13 @@ def memory_paths(req: pb.OpenSessionRequest, cwd: str, home: str) -> frozenset[s
         "/etc/claude-code/CLAUDE.md",
         auto_memory_path(home, cwd),
     ]
-    out = {_core.expand_path(os.path.join(cwd, n), cwd, home) for n in names}
+    out = {core.expand_path(os.path.join(cwd, n), cwd, home) for n in names}
     for p in paths:
         if "\x00" in p or not (os.path.isabs(p) or p == "~" or p.startswith("~/")):
             raise InvalidArgument(
                 "BAD_MEMORY_PATH", f"memory paths must be absolute or ~-relative: {p!r}"
             )
-        out.add(_core.expand_path(p, cwd, home))
+        out.add(core.expand_path(p, cwd, home))
     return frozenset(out)
 
 
@@ -240,7 +240,7 @@ class Registry:
         if "\x00" in plans:
             raise InvalidArgument("PATH_HAS_NUL", "plans_directory contains a NUL byte")
         check_path_length("plans_directory", plans)
-        plans = _core.expand_path(plans, cwd, home)
+        plans = core.expand_path(plans, cwd, home)
         policy = pb.RestorePolicy()
         policy.CopyFrom(req.policy)
         validate_policy(policy)
@@ -310,7 +310,7 @@ class Registry:
         """RESOURCE_EXHAUSTED `CONTENT_LIMIT` unless `size` more bytes of recorded content (less
         the `released` bytes the call replaces) keep the daemon within limits.max_content_bytes:
         the daemon-wide ceiling on what clients can make it hold (docs/reliability.md)."""
-        held, cap = _core.held_bytes(), self.config.max_content_bytes
+        held, cap = core.held_bytes(), self.config.max_content_bytes
         after = held + size - min(released, held)
         if after > cap:
             raise ResourceExhausted(
@@ -329,7 +329,7 @@ class Registry:
                 {"limit": "max_roots"},
             )
 
-    def new_cache(self, s: Session) -> _core.FileStateCache:
+    def new_cache(self, s: Session) -> core.FileStateCache:
         entries = self.config.cache_max_entries or s.rules.cache_max_entries
         return s.new_cache(entries, self.config.cache_max_bytes)
 
@@ -516,7 +516,7 @@ class Registry:
             compactions=compactions,
             evictions=self.evictions_of_closed + evictions,
             uptime_ms=now_ms() - self.started_at_ms,
-            content_bytes=_core.held_bytes(),
+            content_bytes=core.held_bytes(),
             max_content_bytes=self.config.max_content_bytes,
         )
 

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from postcompact import _core, failpoints
+from postcompact import core, failpoints
 from postcompact.errors import InvalidArgument
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -88,7 +88,7 @@ class TokenService:
         ext = _ext(req.ext)
 
         def work() -> pb.EstimateTokensResponse:
-            return pb.EstimateTokensResponse(tokens=_core.estimate(_text(req.text), ext))
+            return pb.EstimateTokensResponse(tokens=core.estimate(_text(req.text), ext))
 
         return await _run(len(req.text), work)
 
@@ -96,20 +96,20 @@ class TokenService:
         self, req: pb.EstimateTokensBatchRequest
     ) -> pb.EstimateTokensBatchResponse:
         ext = _ext(req.ext)
-        counts = await asyncio.to_thread(lambda: _core.estimate_batch(_texts(req.texts), ext))
+        counts = await asyncio.to_thread(lambda: core.estimate_batch(_texts(req.texts), ext))
         return pb.EstimateTokensBatchResponse(tokens=counts)
 
     async def count(self, req: pb.CountTokensRequest) -> pb.CountTokensResponse:
         enc = _encoding(req.encoding)
 
         def work() -> pb.CountTokensResponse:
-            return pb.CountTokensResponse(tokens=_core.count(_text(req.text), enc))
+            return pb.CountTokensResponse(tokens=core.count(_text(req.text), enc))
 
         return await _run(len(req.text), work)
 
     async def count_batch(self, req: pb.CountTokensBatchRequest) -> pb.CountTokensBatchResponse:
         enc = _encoding(req.encoding)
-        counts = await asyncio.to_thread(lambda: _core.count_batch(_texts(req.texts), enc))
+        counts = await asyncio.to_thread(lambda: core.count_batch(_texts(req.texts), enc))
         return pb.CountTokensBatchResponse(tokens=counts)
 
     @staticmethod
@@ -122,7 +122,7 @@ class TokenService:
 
     @staticmethod
     def _result(original: str, out: str, counter: str, enc: str) -> pb.TruncateTokensResponse:
-        tokens = _core.count(out, enc) if counter == "exact" else _core.estimate(out)
+        tokens = core.count(out, enc) if counter == "exact" else core.estimate(out)
         return pb.TruncateTokensResponse(
             text=out.encode(), truncated=out != original, tokens=tokens
         )
@@ -133,7 +133,7 @@ class TokenService:
         def work() -> pb.TruncateTokensResponse:
             text = _text(req.text)
             try:
-                out = _core.truncate_to_tokens(text, budget, req.marker, c, enc)
+                out = core.truncate_to_tokens(text, budget, req.marker, c, enc)
             except ValueError as exc:  # e.g. a marker that alone exceeds max_tokens
                 raise InvalidArgument("BAD_TRUNCATION", str(exc)) from None
             return self._result(text, out, c, enc)
@@ -148,7 +148,7 @@ class TokenService:
         def work() -> pb.TruncateTokensBatchResponse:
             texts = _texts(req.texts)
             try:
-                outs = _core.truncate_batch(texts, budget, req.marker, c, enc)
+                outs = core.truncate_batch(texts, budget, req.marker, c, enc)
             except ValueError as exc:
                 raise InvalidArgument("BAD_TRUNCATION", str(exc)) from None
             return pb.TruncateTokensBatchResponse(

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from postcompact import _core
+from postcompact import core
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.transcript.parse import (
     Announced,
@@ -75,7 +75,7 @@ OnBoundary = Callable[[Boundary, AgentState, list[pb.ConversationMessage]], Awai
 class Builder:
     session: Session
     paths: PathMap
-    new_cache: Callable[[Session], _core.FileStateCache]
+    new_cache: Callable[[Session], core.FileStateCache]
     stamp: Stamp
     on_boundary: OnBoundary
     home: str = ""  # the transcript machine's home (for plan slugs)
@@ -117,7 +117,7 @@ class Builder:
                 return
             offset = e.offset if e.offset is not None else 1
             content = e.content.encode("utf-8", "surrogatepass")
-            a.files.set(path, _core.FileState(content, self.stamp(e, path), offset, e.limit, False))
+            a.files.set(path, core.FileState(content, self.stamp(e, path), offset, e.limit, False))
             a.read_mtimes.pop(path, None)
             self._since(e, path)
         elif isinstance(e, FileUnchanged):
@@ -129,7 +129,7 @@ class Builder:
             if path is None:
                 return
             content = (e.content or "").encode("utf-8", "surrogatepass")
-            a.files.set(path, _core.FileState(content, self.stamp(e, path), None, None, False))
+            a.files.set(path, core.FileState(content, self.stamp(e, path), None, None, False))
             a.read_mtimes.pop(path, None)
             self._since(e, path)
         elif isinstance(e, FileChanged):
@@ -137,9 +137,7 @@ class Builder:
             entry = a.files.peek(path) if path is not None else None
             if path is not None and entry is not None:
                 stamp = self.stamp(e, path)
-                a.files.set(
-                    path, _core.FileState(entry.content, stamp, 1, None, entry.partial_view)
-                )
+                a.files.set(path, core.FileState(entry.content, stamp, 1, None, entry.partial_view))
         elif isinstance(e, SkillInvoked):
             content = e.content.encode("utf-8", "surrogatepass")
             a.skills.pop(e.name, None)
@@ -184,10 +182,10 @@ class Builder:
                 whole = e.offset in (None, 1) and e.limit is None
                 if whole:
                     content = e.content.encode("utf-8", "surrogatepass")
-                    a.files.set(path, _core.FileState(content, e.time_ms, 1, None, False))
+                    a.files.set(path, core.FileState(content, e.time_ms, 1, None, False))
             elif isinstance(e, FileWritten):
                 content = (e.content or "").encode("utf-8", "surrogatepass")
-                a.files.set(path, _core.FileState(content, e.time_ms, None, None, False))
+                a.files.set(path, core.FileState(content, e.time_ms, None, None, False))
 
     def _task(self, e: TaskChanged, a: AgentState) -> None:
         tasks = self.session.tasks

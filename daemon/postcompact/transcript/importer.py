@@ -14,7 +14,7 @@ import asyncio
 import os
 import uuid
 
-from postcompact import _core
+from postcompact import core
 from postcompact.admission import reserve_answer
 from postcompact.errors import AlreadyExists, InvalidArgument, check_answer
 from postcompact.paths import now_ms
@@ -130,7 +130,7 @@ async def import_transcript(
         # the files' mtimes, which are today's) is stamped with the boundary's time instead.
         for path, st in reversed(agent.files.snapshot()):
             if st.timestamp > b.time_ms:
-                seed = _core.FileState(st.content, b.time_ms, st.offset, st.limit, st.partial_view)
+                seed = core.FileState(st.content, b.time_ms, st.offset, st.limit, st.partial_view)
                 agent.files.set(path, seed)
                 agent.read_mtimes.pop(path, None)
 
@@ -138,7 +138,7 @@ async def import_transcript(
     builder = Builder(s, paths, registry.new_cache, stamp, on_boundary, home=guess_home(t))
     await builder.run(t.events)
     for a in s.agents.values():
-        a.catalog.charge = _core.Charge(catalog_parts(a.catalog).ByteSize())
+        a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
     # What the import built is live (counted) already: it must fit the ceiling as it is.
     registry.admit(0, f"importing session {sid}")
     warnings = [*t.warnings, *builder.warnings]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from postcompact import _core, profiles
+from postcompact import core, profiles
 from postcompact.restore.pipeline import run_compact
 from postcompact.state import AgentState, Session
 from postcompact.transcript.build import Builder, restored_items
@@ -148,7 +148,7 @@ async def replay(
         raise ValueError(f"the transcript's cwd cannot be placed: {t.cwd!r}")
     os.makedirs(cwd, exist_ok=True)
 
-    def cache(s: Session) -> _core.FileStateCache:
+    def cache(s: Session) -> core.FileStateCache:
         return s.new_cache(rules.cache_max_entries, 25 * 1024 * 1024)
 
     session = new_session(

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from postcompact import _core
+from postcompact import core
 from postcompact.service.sessions import DEFAULT_MEMORY_FILE_NAMES, project_dir_name
 from postcompact.state import MAIN_AGENT, AgentState, Session
 from postcompact.transcript.parse import (
@@ -84,7 +84,7 @@ def new_session(
     local_paths = [p for p in (paths.local(x) for x in touched_paths(t.events)) if p]
     inside = [p for p in local_paths if p == cwd or p.startswith(cwd.rstrip("/") + "/")]
     roots = [cwd, *(d for d in _minimal_dirs(set(local_paths) - set(inside)) if d != cwd)]
-    memory = {_core.expand_path(os.path.join(cwd, n), cwd, home) for n in DEFAULT_MEMORY_FILE_NAMES}
+    memory = {core.expand_path(os.path.join(cwd, n), cwd, home) for n in DEFAULT_MEMORY_FILE_NAMES}
     plans = os.path.join(home, ".claude", "plans")
     if orig_home:
         plans = paths.local(join(orig_home, ".claude", "plans")) or plans

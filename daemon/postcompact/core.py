@@ -1,0 +1,55 @@
+"""The Rust core as the daemon uses it: the one module that imports `postcompact._core`
+(`make lint` checks it, docs/architecture.md §8). Everything the daemon needs of the core is
+named here, so what the core offers the daemon is one list, and `_core.pyi` stays the core's own
+contract (stubtest checks it against the built module).
+"""
+
+from __future__ import annotations
+
+from postcompact._core import (
+    Charge,
+    FileState,
+    FileStateCache,
+    ReadRefused,
+    __version__,
+    count,
+    count_batch,
+    escape_reminder_tags,
+    estimate,
+    estimate_batch,
+    estimate_from_utf16_len,
+    expand_path,
+    held_bytes,
+    json_utf16_len,
+    number_lines,
+    read_range,
+    read_whole,
+    realpath,
+    truncate_batch,
+    truncate_to_tokens,
+    utf16_len,
+)
+
+__all__ = [
+    "Charge",
+    "FileState",
+    "FileStateCache",
+    "ReadRefused",
+    "__version__",
+    "count",
+    "count_batch",
+    "escape_reminder_tags",
+    "estimate",
+    "estimate_batch",
+    "estimate_from_utf16_len",
+    "expand_path",
+    "held_bytes",
+    "json_utf16_len",
+    "number_lines",
+    "read_range",
+    "read_whole",
+    "realpath",
+    "truncate_batch",
+    "truncate_to_tokens",
+    "utf16_len",
+]
