@@ -42,7 +42,14 @@ from postcompact.lifecycle import (
 )
 from postcompact.memtune import tune_malloc
 from postcompact.paths import now_ms
-from postcompact.persist import ROW_BYTES, NullStore, catalog_entries, catalog_parts, open_store
+from postcompact.persist import (
+    ROW_BYTES,
+    NullStore,
+    Store,
+    catalog_entries,
+    catalog_parts,
+    open_store,
+)
 from postcompact.restore.catalog import apply_catalog
 from postcompact.restore.hooks import HookSlots, HookSpec
 from postcompact.restore.pipeline import run_compact
@@ -354,7 +361,7 @@ class Daemon:
         self.health = Health()
         self.servers: list[grpc.aio.Server] = []
         self.tcp_port = 0
-        self.store: NullStore = NullStore()
+        self.store: Store = NullStore()
 
     def _new_server(
         self, servicer: Servicer, interceptors: list[Any], *, tcp: bool

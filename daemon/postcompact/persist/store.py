@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from postcompact import fileread
 from postcompact.core import Charge, FileState, FileStateCache
@@ -186,6 +186,39 @@ class LoadReport:
     expired: list[str] = field(default_factory=list)
 
 
+class Store(Protocol):
+    """What the registry and the services ask of persistence (see the package docstring):
+    `NullStore` when it is off, `SqliteStore` otherwise."""
+
+    @property
+    def path(self) -> Path | None:
+        """The database file (None: nothing is stored, so nothing is hashed for it)."""
+
+    # Called with what a failed transaction wrote: the registry re-reads exactly those.
+    on_failed_write: Callable[[set[Written]], None] | None
+
+    def tx(self, *written: Written) -> contextlib.AbstractContextManager[None]: ...
+    def check_room(self, extra: int = ROW_BYTES) -> None: ...
+    def used_bytes(self) -> int: ...
+    def put_session(self, s: Session) -> None: ...
+    def delete_session(self, session_id: str) -> None: ...
+    def put_agent(self, s: Session, a: AgentState) -> None: ...
+    def put_catalog(self, s: Session, a: AgentState) -> None: ...
+    def sync_files(self, s: Session, a: AgentState) -> None: ...
+    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None: ...
+    def put_task(self, s: Session, task: pb.Task) -> None: ...
+    def flush_activity(self, sessions: Iterable[Session]) -> None: ...
+    def restore_reserve(self) -> None: ...
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]: ...
+    def load_session(
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
+    ) -> Session | None: ...
+    def close(self) -> None: ...
+
+
 class NullStore:
     """Persistence switched off (`persist = false`): every write is a no-op."""
 
@@ -244,10 +277,11 @@ class NullStore:
         return None
 
 
-class SqliteStore(NullStore):
+class SqliteStore:
     """Write-through persistence in one SQLite database (see the package docstring)."""
 
     path: Path
+    on_failed_write: Callable[[set[Written]], None] | None = None
 
     def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
         self.path = path
@@ -818,7 +852,7 @@ def open_store(
     state_path: Path | None,
     max_bytes: int,
     deny_globs: Sequence[str] = (),
-) -> NullStore:
+) -> Store:
     if not persist:
         return NullStore()
     path = state_db_path(socket=socket, state_dir=state_dir, state_path=state_path)

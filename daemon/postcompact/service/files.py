@@ -44,7 +44,7 @@ from postcompact.errors import (
     ResourceExhausted,
 )
 from postcompact.paths import display_path, now_ms, within
-from postcompact.persist import ROW_BYTES, NullStore
+from postcompact.persist import ROW_BYTES, Store
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
@@ -184,7 +184,7 @@ class FileService:
     # --- ReadFile -----------------------------------------------------------------------------
 
     @property
-    def store(self) -> NullStore:
+    def store(self) -> Store:
         return self.registry.store
 
     def _unchanged(self, s: Session, a: AgentState, path: str, entry: core.FileState) -> int | None:

@@ -26,7 +26,7 @@ from postcompact.errors import (
     check_answer,
 )
 from postcompact.paths import now_ms
-from postcompact.persist import ROW_BYTES, NullStore, Written
+from postcompact.persist import ROW_BYTES, NullStore, Store, Written
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, AgentState, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -152,7 +152,7 @@ class Registry:
 
     config: Config
     started_at_ms: int = 0
-    store: NullStore = field(default_factory=NullStore)
+    store: Store = field(default_factory=NullStore)
 
     def __post_init__(self) -> None:
         self.sessions: dict[str, Session] = {}
