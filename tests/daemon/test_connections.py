@@ -91,6 +91,19 @@ def test_without_the_token_every_method_is_unauthenticated(
 # --- item 16: gRPC's own errors carry a reason ----------------------------------------------
 
 
+def _clean_up(d: RunningDaemon, readers: list[subprocess.Popen[str]], root: Path | None) -> None:
+    """Stopped readers woken and killed, the daemon stopped, their directories removed."""
+    for r in readers:
+        if r.poll() is None:
+            r.send_signal(signal.SIGCONT)
+            r.kill()
+            r.communicate()
+    d.stop()
+    shutil.rmtree(d.dir, ignore_errors=True)
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def test_an_unknown_method_has_a_reason(tcp_daemon: tuple[RunningDaemon, int, str]) -> None:
     d, port, token = tcp_daemon
     for target, tok in ((f"unix://{d.socket_path}", None), (f"127.0.0.1:{port}", token)):
@@ -317,15 +330,7 @@ def test_stopped_readers_pin_at_most_the_answer_budget() -> None:
         assert outcomes[0].startswith("answered")  # the one held is delivered once read
         assert outcomes[1:] == ["failed RESOURCE_EXHAUSTED OVERLOADED"] * 3
     finally:
-        for r in readers:
-            if r.poll() is None:
-                r.send_signal(signal.SIGCONT)
-                r.kill()
-                r.communicate()
-        d.stop()
-        shutil.rmtree(d.dir, ignore_errors=True)
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        _clean_up(d, readers, root)
 
 
 def test_a_stopped_tcp_reader_is_dropped_by_the_ping_timeout() -> None:
@@ -355,12 +360,4 @@ def test_a_stopped_tcp_reader_is_dropped_by_the_ping_timeout() -> None:
         assert grown_mib < 48, f"RSS still {grown_mib:.0f} MiB up after the answers were dropped"
         assert _resume(readers) == ["failed UNAVAILABLE"] * 3  # stripped: no reason
     finally:
-        for r in readers:
-            if r.poll() is None:
-                r.send_signal(signal.SIGCONT)
-                r.kill()
-                r.communicate()
-        d.stop()
-        shutil.rmtree(d.dir, ignore_errors=True)
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        _clean_up(d, readers, root)

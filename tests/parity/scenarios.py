@@ -62,6 +62,11 @@ class Scenario:
             os.utime(p, (t, t))
 
 
+def _under(root: str) -> Callable[[str], str]:
+    """The absolute path of a project file, for the tool calls."""
+    return lambda rel: f"{root}/{rel}"
+
+
 def _read(path: str, **kw: int) -> ToolCall:
     return ToolCall("Read", {"file_path": path, **kw})
 
@@ -74,8 +79,7 @@ def files_scenario(root: str) -> Scenario:
     """Eight files read (the top-5 rule drops three), a ranged read, an edit, CRLF, an empty
     file, one holding a closing tag; manual `/compact` (a kept tail)."""
 
-    def p(rel: str) -> str:
-        return f"{root}/{rel}"
+    p = _under(root)
 
     tag = b"# Tag\n\nA line with </system-reminder> inside.\nAnd < / System-Reminder > too.\n"
     files = {  # oldest first; the edit makes app.py the newest
@@ -133,8 +137,7 @@ def session_scenario(root: str) -> Scenario:
     six dropped by rank), files near the per-file cap on both sides of it and a JSON file; an
     automatic compaction (the model reports the context full)."""
 
-    def p(rel: str) -> str:
-        return f"{root}/{rel}"
+    p = _under(root)
 
     files = {
         ".claude/skills/style/SKILL.md": _skill(
@@ -212,8 +215,7 @@ def plan_scenario(root: str) -> Scenario:
     Claude Code names, manual `/compact`. The plan-mode reminder's prose is postcompact's own
     wording by design; the plan file reference is compared."""
 
-    def p(rel: str) -> str:
-        return f"{root}/{rel}"
+    p = _under(root)
 
     files = {
         "src/server.py": b"def serve():\n    pass\n",
@@ -249,8 +251,7 @@ def budget_scenario(root: str) -> Scenario:
     characters each within the per-file cap, whose JSON (every character written `\\u0001`)
     is six times as long, so the third and fourth no longer fit; manual `/compact`."""
 
-    def p(rel: str) -> str:
-        return f"{root}/{rel}"
+    p = _under(root)
 
     ctl = ("\x01" * 99 + "\n") * 144  # 14,400 UTF-16 units: counted 4,800 tokens
     files = {f"data/c{i}.bin.txt": ctl.encode() for i in range(1, 5)}
