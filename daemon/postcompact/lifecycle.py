@@ -134,12 +134,20 @@ def held_elsewhere(lock: Path) -> bool:
     return False
 
 
-class InstanceLock:
-    """An exclusive, non-blocking flock held for the daemon's lifetime."""
+class FileLock:
+    """An exclusive, non-blocking flock on `path`, held until `release`. The lock file stays:
+    unlinking it would let a racing process lock a different inode."""
 
     def __init__(self, path: Path):
         self.path = path
         self._fd: int | None = None
+
+    def busy(self) -> Exception:
+        """The error `acquire` raises when another process holds the lock."""
+        return LifecycleError(f"{self.path} is locked by another process")
+
+    def taken(self, fd: int) -> None:
+        """Called with the locked descriptor once the lock is held."""
 
     def acquire(self) -> None:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -148,16 +156,37 @@ class InstanceLock:
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                owner = read_server_json(self.path.parent / SERVER_JSON)
-                pid = f" (pid {owner['pid']})" if owner and "pid" in owner else ""
-                raise LifecycleError(
-                    f"another postcompact daemon is already running{pid}: "
-                    f"{self.path} is locked; use `postcompact status` or `postcompact stop`"
-                ) from None
+                raise self.busy() from None
             raise
+        self.taken(fd)
+        self._fd = fd
+
+    def held_elsewhere(self) -> bool:
+        """True when another process holds the lock (this one does not take it)."""
+        return held_elsewhere(self.path)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+class InstanceLock(FileLock):
+    """The daemon's single-instance lock, held for its lifetime; the file holds its pid."""
+
+    def busy(self) -> Exception:
+        owner = read_server_json(self.path.parent / SERVER_JSON)
+        pid = f" (pid {owner['pid']})" if owner and "pid" in owner else ""
+        return LifecycleError(
+            f"another postcompact daemon is already running{pid}: "
+            f"{self.path} is locked; use `postcompact status` or `postcompact stop`"
+        )
+
+    def taken(self, fd: int) -> None:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
 
     def holder(self) -> int | None:
         """The pid of the daemon holding the lock (it writes its pid into the file), or None
@@ -169,14 +198,6 @@ class InstanceLock:
         except OSError:
             return None
         return int(text) if text.isdigit() else None
-
-    def release(self) -> None:
-        if self._fd is not None:
-            # The lock file stays: unlinking it would let a racing daemon lock a different inode.
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:

@@ -4,8 +4,6 @@ one daemon on it (docs/persistence.md, "Schema versions and migrations")."""
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import logging
 import os
 import sqlite3
@@ -14,10 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from postcompact import __version__
-from postcompact.lifecycle import (
-    held_elsewhere,
-    make_private_dirs,
-)
+from postcompact.lifecycle import FileLock, make_private_dirs
 from postcompact.paths import now_ms
 from postcompact.persist.place import StateError, lock_path, side_files
 
@@ -285,39 +280,21 @@ def open_checked(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class DbLock:
+class DbLock(FileLock):
     """An exclusive flock on `<db>.lock` held while a daemon uses the database."""
 
     def __init__(self, db: Path):
-        self.path = lock_path(db)
-        self._fd: int | None = None
+        super().__init__(lock_path(db))
+
+    def busy(self) -> Exception:
+        return StateError(
+            f"the state database {self.path.with_suffix('')} is in use by another "
+            "postcompact daemon; give this one its own with --state-dir, or stop the other one"
+        )
 
     def acquire(self) -> None:
         make_private_dirs(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise StateError(
-                    f"the state database {self.path.with_suffix('')} is in use by another "
-                    "postcompact daemon; give this one its own with --state-dir, or stop the "
-                    "other one"
-                ) from None
-            raise
-        self._fd = fd
-
-    def held_elsewhere(self) -> bool:
-        """True when another process holds the lock (this one does not take it)."""
-        return held_elsewhere(self.path)
-
-    def release(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+        super().acquire()
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
