@@ -6,10 +6,10 @@ re-read from disk (they may have changed since they were read), and the change o
 cache cleared and re-seeded, the compaction count) is written through before the reply, so a
 `kill -9` after the reply loses nothing (docs/persistence.md). Here each call reads the five
 files with the same GIL-free core call the pipeline uses (`_core.read_whole`, from the page
-cache) and commits one transaction rewriting the agent's row; the answer is the canned one. B5
-runs it to measure the floor those two leave: what a Compact would cost with the whole pipeline
-(selection, rendering, budgets, decisions) taking no time at all; and, with `BENCH_FLOOR=reads`
-or `BENCH_FLOOR=commit`, each of the two alone.
+cache) and commits one transaction rewriting the agent's row (a unit of work naming it); the
+answer is the canned one. B5 runs it to measure the floor those two leave: what a Compact would
+cost with the whole pipeline (selection, rendering, budgets, decisions) taking no time at all;
+and, with `BENCH_FLOOR=reads` or `BENCH_FLOOR=commit`, each of the two alone.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ async def _canned_with_io(
         if att.HasField("file"):
             _core.read_whole(att.file.path, 1 << 20, fileread.SNIFF_BYTES)
     if _COMMIT:
-        with self.registry.store.tx((s.session_id, a.agent_id)):
-            self.registry.store.put_agent(s, a)
+        with self.registry.mutate(s, a, room=None) as change:
+            change.agent = True
     return resp
 
 

@@ -52,7 +52,8 @@ from postcompact._core import FileState
 from postcompact.config import Config
 from postcompact.persist import SqliteStore
 from postcompact.restore.pipeline import run_compact
-from postcompact.service.sessions import Registry
+from postcompact.service.sessions import SessionService
+from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pbg
 
@@ -135,7 +136,8 @@ def _in_process(
 
     async def main(store: SqliteStore | None) -> m.Stats:
         reg = Registry(Config()) if store is None else Registry(Config(), store=store)
-        s, _ = reg.open(pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy()))
+        open_req = pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy())
+        s, _ = SessionService(reg, reg.config).open(open_req)
         agent = s.agents[""]
         now = time.time_ns() // 1_000_000
         for i, p in enumerate(paths):
@@ -143,11 +145,10 @@ def _in_process(
         req = pb.CompactRequest(session_id="b5", skip_hooks=True)
 
         async def once() -> None:
-            await run_compact(s, agent, req)
-            if store is not None:
-                with store.tx((s.session_id, agent.agent_id)):
-                    store.sync_files(s, agent)
-                    store.put_agent(s, agent)
+            # As Compact does: the result applied and (with a store) written in one unit.
+            with reg.mutate(s, agent, room=None) as change:
+                result = await run_compact(s, agent, req)
+                result.apply(agent, change)
 
         for _ in range(warmup):
             await once()

@@ -21,7 +21,9 @@ BASE = (
     "postcompact.core",
     "postcompact.errors",
     "postcompact.paths",
-    "postcompact.state",
+    "postcompact.state.model",
+    "postcompact.state.store",
+    "postcompact.state.null",
     "postcompact.render",
     "postcompact.fileread",
     "postcompact.profiles",
@@ -37,6 +39,9 @@ class Rule:
     forbidden: tuple[str, ...]  # what they must not import
 
 
+# The state's own unit of work and registry: persistence implements the store they use.
+STATE_UNIT = ("postcompact.state.registry", "postcompact.state.unit")
+
 RULES = (
     Rule(
         "the Rust core is used through postcompact.core",
@@ -44,14 +49,22 @@ RULES = (
         ("postcompact._core",),
     ),
     Rule(
-        "the restoration is pure: no persistence, no service, no transport",
+        "the restoration is pure: no persistence, no registry, no service, no transport",
         ("postcompact.restore",),
-        ("postcompact.persist", "postcompact.service", "postcompact.transcript", *TOP),
+        (
+            "postcompact.persist",
+            *STATE_UNIT,
+            "postcompact.service",
+            "postcompact.transcript",
+            *TOP,
+        ),
     ),
     Rule(
-        "persistence stores state; it does not run the service or the pipeline",
+        "persistence implements the state's Store; it does not run the registry, the service or "
+        "the pipeline",
         ("postcompact.persist",),
         (
+            *STATE_UNIT,
             "postcompact.service",
             "postcompact.transcript",
             "postcompact.restore.pipeline",
@@ -62,15 +75,27 @@ RULES = (
         ),
     ),
     Rule(
-        "the services are below the server and the CLI",
+        "the state is kept behind its Store protocol: it imports no persistence",
+        ("postcompact.state",),
+        (
+            "postcompact.persist",
+            "postcompact.service",
+            "postcompact.restore",
+            "postcompact.transcript",
+            *TOP,
+        ),
+    ),
+    Rule(
+        "the services change state through the registry's units of work, never the store",
         ("postcompact.service", "postcompact.transcript"),
-        TOP,
+        ("postcompact.persist", *TOP),
     ),
     Rule(
         "the base modules use nothing above them",
         BASE,
         (
             "postcompact.persist",
+            *STATE_UNIT,
             "postcompact.service",
             "postcompact.restore",
             "postcompact.transcript",

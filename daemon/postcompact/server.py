@@ -42,23 +42,18 @@ from postcompact.lifecycle import (
 )
 from postcompact.memtune import tune_malloc
 from postcompact.paths import now_ms
-from postcompact.persist import (
-    ROW_BYTES,
-    NullStore,
-    Store,
-    catalog_entries,
-    catalog_parts,
-    open_store,
-)
+from postcompact.persist import open_store
 from postcompact.restore.catalog import apply_catalog
 from postcompact.restore.hooks import HookSlots, HookSpec
 from postcompact.restore.pipeline import run_compact
 from postcompact.restore.policy import validate_policy
 from postcompact.service.files import FileService
 from postcompact.service.locks import AgentLocks
-from postcompact.service.sessions import Registry
+from postcompact.service.sessions import SessionService, session_info
 from postcompact.service.tokens import TokenService
-from postcompact.state import AgentState
+from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, catalog_parts
+from postcompact.state.null import NullStore
+from postcompact.state.registry import Registry
 from postcompact.transcript.importer import import_transcript
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -107,6 +102,7 @@ class Servicer:
         self.config = config
         self.registry = registry
         self.info = info
+        self.sessions = SessionService(registry, config)
         self.files = FileService(registry, config)
         self.tokens = TokenService()
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
@@ -121,16 +117,16 @@ class Servicer:
         return self.info
 
     async def GetStats(self, req: pb.GetStatsRequest, ctx: Ctx) -> pb.GetStatsResponse:
-        stats = await self.registry.stats()
+        stats = await self.sessions.stats()
         stats.calls_in_flight = self.admission.in_flight
         stats.answer_bytes_in_flight = self.admission.answer_bytes
         return stats
 
     # --- sessions --------------------------------------------------------------------------
     async def OpenSession(self, req: pb.OpenSessionRequest, ctx: Ctx) -> pb.OpenSessionResponse:
-        s, resumed = self.registry.open(req)
+        s, resumed = self.sessions.open(req)
         return pb.OpenSessionResponse(
-            session_id=s.session_id, resumed=resumed, session=self.registry.session_info(s)
+            session_id=s.session_id, resumed=resumed, session=session_info(s)
         )
 
     async def CloseSession(self, req: pb.CloseSessionRequest, ctx: Ctx) -> pb.CloseSessionResponse:
@@ -138,17 +134,17 @@ class Servicer:
         return pb.CloseSessionResponse()
 
     async def ListSessions(self, req: pb.ListSessionsRequest, ctx: Ctx) -> pb.ListSessionsResponse:
-        return self.registry.list_page(req)
+        return self.sessions.list_page(req)
 
     # --- agents ----------------------------------------------------------------------------
     async def StartAgent(self, req: pb.StartAgentRequest, ctx: Ctx) -> pb.StartAgentResponse:
-        a = self.registry.start_agent(req)
+        a = self.sessions.start_agent(req)
         return pb.StartAgentResponse(agent_id=a.agent_id, cached_entries=len(a.files))
 
     async def MergeFileState(
         self, req: pb.MergeFileStateRequest, ctx: Ctx
     ) -> pb.MergeFileStateResponse:
-        merged, kept = self.registry.merge(req)
+        merged, kept = self.sessions.merge(req)
         return pb.MergeFileStateResponse(merged=merged, kept=kept)
 
     # --- files -----------------------------------------------------------------------------
@@ -186,11 +182,11 @@ class Servicer:
         size = self._check_catalog_limits(a, req)
         held = a.catalog.charge.size if a.catalog.charge is not None else 0
         self.registry.admit(size, "SetCatalog", released=held)
-        self.registry.store.check_room(size + ROW_BYTES)
         placement = render.SYSTEM if s.rules.system_sections else render.USER
-        attachments = apply_catalog(a, req, s.rules.templates, placement)
-        a.catalog.charge = core.Charge(size)
-        self.registry.store.put_catalog(s, a)
+        with self.registry.mutate(s, a, room=size + ROW_BYTES) as change:
+            attachments = apply_catalog(a, req, s.rules.templates, placement)
+            a.catalog.charge = core.Charge(size)
+            change.catalog = True
         return pb.SetCatalogResponse(attachments=attachments)
 
     def _check_catalog_limits(self, a: AgentState, req: pb.SetCatalogRequest) -> int:
@@ -223,33 +219,26 @@ class Servicer:
         if req.kind not in pb.CompactKind.values():
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
         validate_policy(req.policy)
-        if not preview:
-            self.registry.store.check_room(ROW_BYTES * (len(a.files) + 1))
-        skills = dict(a.skills)
-        resp: pb.CompactResponse = await run_compact(
-            s,
-            a,
-            req,
-            config_policy=self.config.policy,
-            hooks=self.hooks,
-            deny_globs=self.config.deny_globs,
-            preview=preview,
-            hash_contents=self.registry.store.path is not None,
-            carry_limit=a.files.max_entries,
-            max_answer=self.config.max_message_bytes,
-            hook_slots=self.hook_slots,
-        )
-        # The pipeline awaited: persist only what is still registered (a concurrent
-        # CloseSession or expiry removed the session from memory and disk).
-        if not preview and self.registry.live(s, a):
-            store = self.registry.store
-            with store.tx((s.session_id, a.agent_id)):
-                store.put_agent(s, a)  # first: the carried reads take the file rows' hashes
-                store.sync_files(s, a)
-                for name, skill in a.skills.items():
-                    if skills.get(name) is not skill:  # rewritten by the compaction
-                        store.put_skill(s, a, skill)
-        return resp
+        room = None if preview else ROW_BYTES * (len(a.files) + 1)
+        with self.registry.mutate(s, a, room=room) as change:
+            result = await run_compact(
+                s,
+                a,
+                req,
+                config_policy=self.config.policy,
+                hooks=self.hooks,
+                deny_globs=self.config.deny_globs,
+                preview=preview,
+                hash_contents=self.registry.keeps_digests,
+                carry_limit=a.files.max_entries,
+                max_answer=self.config.max_message_bytes,
+                hook_slots=self.hook_slots,
+            )
+            # The pipeline awaited: apply only to what is still registered (a concurrent
+            # CloseSession or expiry removed the session from memory and disk).
+            if not preview and self.registry.live(s, a):
+                result.apply(a, change)
+        return result.response
 
     async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> pb.CompactResponse:
         return await self._compact(req, preview=False)
@@ -420,8 +409,7 @@ class Daemon:
                 expired = registry.expire_idle()
                 if expired:
                     log.info("expired idle sessions", extra={"sessions": expired})
-                registry.store.flush_activity(list(registry.sessions.values()))
-                registry.store.restore_reserve()
+                registry.maintain()
             except Exception:
                 log.exception("session sweep failed")
 
@@ -516,7 +504,7 @@ class Daemon:
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
-        registry.store.flush_activity(list(registry.sessions.values()))
+        registry.flush_activity()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(sig)

@@ -11,7 +11,7 @@ from typing import Any
 from postcompact.config import Config
 from postcompact.server import Servicer
 from postcompact.service.locks import AGENT_KEYS, AgentLocks
-from postcompact.service.sessions import Registry
+from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
 
 
@@ -107,7 +107,7 @@ async def test_read_file_waits_for_a_running_compact(tmp_path: Path) -> None:
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text(f"{name}\n" * 50)
     servicer = Servicer(Config(), Registry(Config()), pb.GetServerInfoResponse())
-    servicer.registry.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
+    servicer.sessions.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
     read = servicer.locks.wrap("ReadFile", servicer.ReadFile)
     compact = servicer.locks.wrap("Compact", servicer.Compact)
     ctx: Any = None

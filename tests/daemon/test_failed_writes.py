@@ -25,7 +25,8 @@ from postcompact.config import Config
 from postcompact.errors import ResourceExhausted
 from postcompact.persist import SqliteStore
 from postcompact.service.files import FileService
-from postcompact.service.sessions import Registry
+from postcompact.service.sessions import SessionService
+from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as dpb
 from postcompact_client import AsyncClient, PostcompactError
 from postcompact_client.v1 import postcompact_pb2 as pb
@@ -223,8 +224,9 @@ def test_a_failed_write_re_reads_only_what_it_wrote(tmp_path: Path) -> None:
     try:
         reg = Registry(Config(), store=store)
         files = FileService(reg, Config())
-        s, _ = reg.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
-        reg.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
+        sessions = SessionService(reg, reg.config)
+        s, _ = sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
+        sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
         main, sub = s.agents[""], s.agents["sub"]
         for agent in ("", "sub"):
             files.record_read(

@@ -1,6 +1,6 @@
-"""The store's file-row mirror (persist.SqliteStore.sync_files) in-process.
+"""The store's file-row mirror (persist.SqliteStore, a unit of work naming the files) in-process.
 
-Whatever path the hash comes by — computed, taken from a hint (`AgentState.digests`), kept from
+Whatever path the hash comes by — computed, taken from a hint (`Change.digests`), kept from
 the row an equal entry replaces — the stored rows equal the cache: paths in recency order, the
 metadata, and the SHA-256 and length of each entry's content; and a reload verifies them all.
 """
@@ -17,8 +17,9 @@ from postcompact import _core, persist
 from postcompact.config import Config
 from postcompact.errors import ResourceExhausted
 from postcompact.persist import SqliteStore
-from postcompact.service.sessions import Registry
-from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.service.sessions import SessionService
+from postcompact.state import AgentState, Change, InvokedSkill, Session
+from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
 
 
@@ -28,7 +29,8 @@ class World:
         self.root.mkdir()
         self.db = tmp_path / "state" / "state.db"
         self.reg = Registry(Config(), store=SqliteStore(self.db, max_bytes=1 << 30))
-        self.s, _ = self.reg.open(pb.OpenSessionRequest(session_id="s", cwd=str(self.root)))
+        req = pb.OpenSessionRequest(session_id="s", cwd=str(self.root))
+        self.s, _ = SessionService(self.reg, self.reg.config).open(req)
 
     @property
     def a(self) -> AgentState:
@@ -44,8 +46,11 @@ class World:
         self.a.files.set(path, st)
         return st
 
-    def sync(self) -> None:
-        self.reg.store.sync_files(self.s, self.a)
+    def sync(self, digests: dict[str, tuple[bytes, bytes]] | None = None) -> None:
+        """Store the agent's cache as a unit of work naming its files does (with `digests`)."""
+        with self.reg.mutate(self.s, self.a, room=None) as change:
+            change.files = True
+            change.digests.update(digests or {})
 
     def rows(self) -> list[tuple[str, int, int | None, bytes, int]]:
         conn = sqlite3.connect(self.db)
@@ -138,18 +143,15 @@ def test_a_hint_is_taken_only_for_its_very_content_object(
 ) -> None:
     p = world.file("a.ts", "export const a = 1;\n")
     st = world.set(p, 1)
-    world.a.digests[p] = (st.content, persist.content_digest(st.content))
     hashed.clear()
-    world.sync()
+    world.sync({p: (st.content, persist.content_digest(st.content))})
     assert hashed == []
-    assert world.a.digests == {}  # consumed
     world.check()
 
     q = world.file("b.ts", "export const b = 2;\n")
     st = world.set(q, 2)
     stale = bytes(bytearray(st.content))  # equal, but another object: not trusted
-    world.a.digests[q] = (stale, b"\0" * 32)
-    world.sync()
+    world.sync({q: (stale, b"\0" * 32)})
     assert hashed == [st.content]
     world.check()
 
@@ -189,7 +191,9 @@ def test_check_room_refuses_exactly_when_the_write_would_pass_the_limit(tmp_path
     max_bytes = 256 * 1024
     store = SqliteStore(tmp_path / "near.db", max_bytes=max_bytes)
     reg = Registry(Config(), store=store)
-    s, _ = reg.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
+    s, _ = SessionService(reg, reg.config).open(
+        pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path))
+    )
     extra = 4096 + persist.ROW_BYTES
     for i in range(1000):
         would_pass = store.used_bytes() + extra > max_bytes
@@ -199,7 +203,9 @@ def test_check_room_refuses_exactly_when_the_write_would_pass_the_limit(tmp_path
             assert would_pass
             break
         assert not would_pass
-        store.put_skill(s, s.agents[""], InvokedSkill(f"s{i}", "/p", bytes(4096), i))
+        change = Change()
+        change.skills.append(InvokedSkill(f"s{i}", "/p", bytes(4096), i))
+        store.write(s, s.agents[""], change)
     else:
         pytest.fail("never refused")
     store.close()

@@ -16,8 +16,9 @@ from postcompact import _core
 from postcompact.config import Config
 from postcompact.persist import SqliteStore
 from postcompact.restore.pipeline import run_compact
-from postcompact.service.sessions import Registry
+from postcompact.service.sessions import SessionService
 from postcompact.state import AgentState, Session
+from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
 
 FILES = [f"src/m{i}.ts" for i in range(8)]  # read in this order: m7 is the most recent
@@ -36,7 +37,8 @@ def _project(root: Path) -> list[str]:
 
 
 def _open(reg: Registry, root: Path, profile: pb.Profile.ValueType) -> Session:
-    s, _ = reg.open(pb.OpenSessionRequest(session_id="s", cwd=str(root), profile=profile))
+    req = pb.OpenSessionRequest(session_id="s", cwd=str(root), profile=profile)
+    s, _ = SessionService(reg, reg.config).open(req)
     return s
 
 
@@ -50,10 +52,10 @@ def _read_all(a: AgentState, paths: list[str], profile: pb.Profile.ValueType) ->
 
 
 async def _compact(reg: Registry, s: Session, a: AgentState) -> list[str]:
-    resp = await run_compact(s, a, pb.CompactRequest(session_id="s", skip_hooks=True))
-    with reg.store.tx((s.session_id, a.agent_id)):
-        reg.store.sync_files(s, a)
-        reg.store.put_agent(s, a)
+    with reg.mutate(s, a) as change:  # as Compact applies and stores it
+        result = await run_compact(s, a, pb.CompactRequest(session_id="s", skip_hooks=True))
+        result.apply(a, change)
+    resp = result.response
     return [att.file.path for att in resp.attachments if att.HasField("file")]
 
 
@@ -108,8 +110,8 @@ async def test_the_order_survives_a_reload_of_the_state_database(
     s = _open(reg, tmp_path / "p", profile)
     a = s.agents[""]
     _read_all(a, paths, profile)
-    with reg.store.tx((s.session_id, a.agent_id)):
-        reg.store.sync_files(s, a)
+    with reg.mutate(s, a) as change:
+        change.files = True
     first = await _compact(reg, s, a)
     reg.store.close()
 

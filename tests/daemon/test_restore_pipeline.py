@@ -15,7 +15,7 @@ from postcompact import _core, render
 from postcompact.restore.catalog import apply_catalog
 from postcompact.restore.hooks import HookSpec
 from postcompact.restore.pipeline import run_compact
-from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.state import AgentState, Change, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import text_of
@@ -27,6 +27,7 @@ class World:
     def __init__(self, tmp_path: Path, profile: pb.Profile.ValueType = pb.PROFILE_DEFAULT):
         self.root = tmp_path / "proj"
         self.root.mkdir(parents=True)
+        self.change = Change()  # what the last compaction named for the store
         self.home = tmp_path / "home"
         self.home.mkdir()
         self.plans = tmp_path / "plans"
@@ -95,7 +96,7 @@ class World:
             skip_hooks=skip_hooks,
             include_content=include_content,
         )
-        return await run_compact(
+        result = await run_compact(
             self.session,
             agent or self.main,
             req,
@@ -105,6 +106,9 @@ class World:
             preview=preview,
             hash_contents=hash_contents,
         )
+        self.change = Change()
+        result.apply(agent or self.main, self.change)
+        return result.response
 
 
 @pytest.fixture
@@ -932,5 +936,5 @@ async def test_changed_contents_are_hashed_only_for_a_state_database(
     same = world.read(world.write("same.txt", "same\n"), ts=11)
     await world.compact(hash_contents=hashing)
     expected = {changed: (b"new\n", hashlib.sha256(b"new\n").digest())} if hashing else {}
-    assert {p: (c, d) for p, (c, d) in world.main.digests.items()} == expected
-    assert same not in world.main.digests
+    assert {p: (c, d) for p, (c, d) in world.change.digests.items()} == expected
+    assert same not in world.change.digests

@@ -8,7 +8,8 @@ listed), file-state METADATA (path, timestamp, range, partial view, SHA-256 and 
 content, the mtime seen by the read — never the content), invoked skills and tasks. File contents
 are re-read from disk: restoration does that anyway.
 
-Write-through. Every mutating RPC writes its change in one small transaction before it returns,
+Write-through. Every mutating RPC writes its change in one small transaction before it returns
+(the `Change` its unit of work names, `SqliteStore.write`; postcompact.state.registry),
 so nothing acknowledged to a client is lost when the daemon process dies (`kill -9`): with WAL and
 `synchronous=NORMAL` a committed transaction is in the WAL file (the OS page cache) once COMMIT
 returns. An operating-system crash or power loss may lose the last transactions; that is not the
@@ -18,7 +19,7 @@ was last written (new or changed entries are upserted, evicted ones deleted, a r
 entry replaced by an equal one is a one-column update, each kind one executemany), so a Compact
 that clears and re-seeds the cache becomes the upserts of the restored entries plus the deletes of
 the others. Content hashes are reused from the replaced row when the content is equal, else taken
-from the read that just produced the content (`AgentState.digests`), else computed here.
+from the read that just produced the content (`Change.digests`), else computed here.
 
 Failed writes. A transaction names what it writes: `(session_id, agent_id)` for an agent's rows
 (its row, catalogue, files, skills), `(session_id, None)` for the session's own (its row, tasks).
@@ -56,19 +57,10 @@ from postcompact.persist.admin import CheckResult, check_db, reset_db
 from postcompact.persist.place import STATE_DB_NAME, StateError, default_state_dir, state_db_path
 from postcompact.persist.rows import BadRow, RowProblem, scan_rows
 from postcompact.persist.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_checked
-from postcompact.persist.store import (
-    ROW_BYTES,
-    LoadReport,
-    NullStore,
-    SqliteStore,
-    Store,
-    Written,
-    catalog_entries,
-    catalog_parts,
-    open_store,
-)
+from postcompact.persist.store import LoadReport, SqliteStore, open_store
 from postcompact.persist.verify import verified_content
-from postcompact.state import content_digest
+from postcompact.state import ROW_BYTES, Store, Written, content_digest
+from postcompact.state.null import NullStore
 
 __all__ = [
     "MIGRATIONS",
@@ -84,8 +76,6 @@ __all__ = [
     "StateError",
     "Store",
     "Written",
-    "catalog_entries",
-    "catalog_parts",
     "check_db",
     "connect",
     "content_digest",

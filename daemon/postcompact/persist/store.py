@@ -1,5 +1,5 @@
-"""The stores: write-through persistence of sessions and agents (`SqliteStore`), or none
-(`NullStore`), and the codecs of what they store (see the package docstring)."""
+"""`SqliteStore`: write-through persistence of sessions and agents, the `Store` of the state
+(postcompact.state.store), and the codecs of what it stores (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from postcompact import fileread
 from postcompact.core import Charge, FileState, FileStateCache
@@ -33,25 +33,22 @@ from postcompact.persist.rows import (
 )
 from postcompact.persist.schema import _TABLES, DbLock, _reset_hint, open_checked
 from postcompact.persist.verify import verified_content
-from postcompact.state import (
+from postcompact.state.model import (
     MAIN_AGENT,
     AgentState,
     CarriedRead,
     Catalog,
     InvokedSkill,
     Session,
+    catalog_parts,
     content_digest,
 )
+from postcompact.state.null import NullStore
+from postcompact.state.store import ROW_BYTES, Change, Store, Written
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.persist")
 
-# What a transaction writes: (session id, agent id), or (session id, None) for the session's own
-# rows (see the package docstring).
-Written = tuple[str, str | None]
-
-# Rows without stored blobs (file metadata, plan, mode...) are budgeted at this many bytes.
-ROW_BYTES = 512
 # check_room's bound: each write may grow the b-trees by this many pages besides its bytes, and
 # the size is measured again after this many checks at the latest.
 _ROOM_SLACK_PAGES = 8
@@ -61,36 +58,6 @@ _LOGGED_PROBLEMS = 100
 
 
 # --- encoding helpers ----------------------------------------------------------------------------
-
-
-def catalog_parts(cat: Catalog) -> pb.SetCatalogRequest:
-    """The stored catalogue as a SetCatalogRequest holding exactly the parts that were set."""
-    req = pb.SetCatalogRequest()
-    if cat.deferred_tools is not None:
-        req.deferred_tools.SetInParent()
-        req.deferred_tools.names.extend(cat.deferred_tools)
-    if cat.agent_types is not None:
-        req.agent_types.SetInParent()
-        req.agent_types.agent_types.extend(cat.agent_types)
-        req.agent_types.show_concurrency_note = cat.show_concurrency_note
-    if cat.mcp_servers is not None:
-        req.mcp_servers.SetInParent()
-        req.mcp_servers.servers.extend(
-            pb.McpServer(name=n, instructions=t) for n, t in cat.mcp_servers.items()
-        )
-    if cat.skill_listing is not None:
-        req.skill_listing.SetInParent()
-        req.skill_listing.skills.extend(cat.skill_listing)
-    return req
-
-
-def catalog_entries(req: pb.SetCatalogRequest) -> int:
-    return (
-        len(req.deferred_tools.names)
-        + len(req.agent_types.agent_types)
-        + len(req.mcp_servers.servers)
-        + len(req.skill_listing.skills)
-    )
 
 
 def _restore_catalog(
@@ -186,101 +153,11 @@ class LoadReport:
     expired: list[str] = field(default_factory=list)
 
 
-class Store(Protocol):
-    """What the registry and the services ask of persistence (see the package docstring):
-    `NullStore` when it is off, `SqliteStore` otherwise."""
-
-    @property
-    def path(self) -> Path | None:
-        """The database file (None: nothing is stored, so nothing is hashed for it)."""
-
-    # Called with what a failed transaction wrote: the registry re-reads exactly those.
-    on_failed_write: Callable[[set[Written]], None] | None
-
-    def tx(self, *written: Written) -> contextlib.AbstractContextManager[None]: ...
-    def check_room(self, extra: int = ROW_BYTES) -> None: ...
-    def used_bytes(self) -> int: ...
-    def put_session(self, s: Session) -> None: ...
-    def delete_session(self, session_id: str) -> None: ...
-    def put_agent(self, s: Session, a: AgentState) -> None: ...
-    def put_catalog(self, s: Session, a: AgentState) -> None: ...
-    def sync_files(self, s: Session, a: AgentState) -> None: ...
-    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None: ...
-    def put_task(self, s: Session, task: pb.Task) -> None: ...
-    def flush_activity(self, sessions: Iterable[Session]) -> None: ...
-    def restore_reserve(self) -> None: ...
-    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]: ...
-    def load_session(
-        self,
-        session_id: str,
-        new_cache: Callable[[Session], FileStateCache],
-        agents: Iterable[str] | None = None,
-    ) -> Session | None: ...
-    def close(self) -> None: ...
-
-
-class NullStore:
-    """Persistence switched off (`persist = false`): every write is a no-op."""
-
-    path: Path | None = None
-    # Called with what a failed transaction wrote (see the package docstring).
-    on_failed_write: Callable[[set[Written]], None] | None = None
-
-    def tx(self, *written: Written) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    def check_room(self, extra: int = ROW_BYTES) -> None:
-        return None
-
-    def used_bytes(self) -> int:
-        return 0
-
-    def put_session(self, s: Session) -> None:
-        return None
-
-    def delete_session(self, session_id: str) -> None:
-        return None
-
-    def put_agent(self, s: Session, a: AgentState) -> None:
-        return None
-
-    def put_catalog(self, s: Session, a: AgentState) -> None:
-        return None
-
-    def sync_files(self, s: Session, a: AgentState) -> None:
-        a.digests.clear()
-
-    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
-        return None
-
-    def put_task(self, s: Session, task: pb.Task) -> None:
-        return None
-
-    def flush_activity(self, sessions: Iterable[Session]) -> None:
-        return None
-
-    def restore_reserve(self) -> None:
-        return None
-
-    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
-        return []
-
-    def load_session(
-        self,
-        session_id: str,
-        new_cache: Callable[[Session], FileStateCache],
-        agents: Iterable[str] | None = None,
-    ) -> Session | None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
 class SqliteStore:
     """Write-through persistence in one SQLite database (see the package docstring)."""
 
     path: Path
+    keeps_digests = True
     on_failed_write: Callable[[set[Written]], None] | None = None
 
     def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
@@ -427,9 +304,56 @@ class SqliteStore:
             )
             self._active[s.session_id] = s.last_active_ms
 
+    # --- what a unit of work changed ---------------------------------------------------------
+
+    def write(self, s: Session, a: AgentState | None, change: Change) -> None:
+        """`change` in one transaction, in the order the rows depend on: the agent's row before
+        its files (its carried reads take the hashes of the file rows being replaced)."""
+        parts = (
+            change.session
+            + (a is not None and (change.agent or change.catalog))
+            + (a is not None and change.files)
+            + len(change.skills)
+            + len(change.tasks)
+        )
+        if parts == 1 and change.files and a is not None:
+            self._sync_files(s, a, change.digests)  # opens a transaction only if rows differ
+            return
+        written: list[Written] = []
+        if change.session or change.tasks or a is None:
+            written.append((s.session_id, None))
+        if a is not None:
+            written.append((s.session_id, a.agent_id))
+        with self.tx(*written):
+            if change.session:
+                self._put_session(s)
+            if a is not None:
+                if change.catalog:
+                    self._put_catalog(s, a)
+                elif change.agent:
+                    self._put_agent(s, a)
+                if change.files:
+                    self._sync_files(s, a, change.digests)
+                for skill in change.skills:
+                    self._put_skill(s, a, skill)
+            for task in change.tasks:
+                self._put_task(s, task)
+
+    def write_session(self, s: Session) -> None:
+        written = [(s.session_id, None), *((s.session_id, aid) for aid in s.agents)]
+        with self.tx(*written):
+            self._put_session(s)
+            for a in s.agents.values():
+                self._put_catalog(s, a)
+                self._sync_files(s, a, {})
+                for skill in a.skills.values():
+                    self._put_skill(s, a, skill)
+            for task in s.tasks.values():
+                self._put_task(s, task)
+
     # --- sessions -----------------------------------------------------------------------------
 
-    def put_session(self, s: Session) -> None:
+    def _put_session(self, s: Session) -> None:
         with self.tx((s.session_id, None)):
             self.conn.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -450,7 +374,7 @@ class SqliteStore:
             )
             self._active[s.session_id] = s.last_active_ms
             for a in s.agents.values():
-                self.put_agent(s, a)
+                self._put_agent(s, a)
 
     def delete_session(self, session_id: str) -> None:
         """Delete the session's rows. Deleting must work on a full disk (it is what the
@@ -511,7 +435,7 @@ class SqliteStore:
 
     # --- agents -------------------------------------------------------------------------------
 
-    def put_agent(self, s: Session, a: AgentState) -> None:
+    def _put_agent(self, s: Session, a: AgentState) -> None:
         with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
                 "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -534,15 +458,15 @@ class SqliteStore:
             )
             self._touch(s)
 
-    def put_catalog(self, s: Session, a: AgentState) -> None:
+    def _put_catalog(self, s: Session, a: AgentState) -> None:
         with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
                 "INSERT OR REPLACE INTO catalogs VALUES (?, ?, ?)",
                 (s.session_id, a.agent_id, catalog_parts(a.catalog).SerializeToString()),
             )
-            self.put_agent(s, a)
+            self._put_agent(s, a)
 
-    def put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
+    def _put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
         with self.tx((s.session_id, a.agent_id)):
             self.conn.execute(
                 "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -558,7 +482,7 @@ class SqliteStore:
             )
             self._touch(s)
 
-    def put_task(self, s: Session, task: pb.Task) -> None:
+    def _put_task(self, s: Session, task: pb.Task) -> None:
         with self.tx((s.session_id, None)):
             self.conn.execute(
                 "INSERT INTO tasks VALUES (?, ?, ?, ?) "
@@ -574,7 +498,7 @@ class SqliteStore:
     ) -> tuple[bytes, int]:
         """The digest and length to store for `st`, hashing only when nothing else knows it:
         an unverified loaded entry keeps its stored hash; a hash computed off the event loop
-        (`AgentState.digests`) is taken when it is of this very content object; an entry whose
+        (`Change.digests`) is taken when it is of this very content object; an entry whose
         content equals the row it replaces (a re-read, a Compact re-seed) keeps that row's."""
         content = st.content
         orig = self._orig_hash.get(id(st))
@@ -586,8 +510,11 @@ class SqliteStore:
             return prev.digest, prev.size
         return content_digest(content), len(content)
 
-    def sync_files(self, s: Session, a: AgentState) -> None:
-        """Make the agent's stored file rows equal its cache (entries, metadata, recency).
+    def _sync_files(
+        self, s: Session, a: AgentState, hints: Mapping[str, tuple[bytes, bytes]]
+    ) -> None:
+        """Make the agent's stored file rows equal its cache (entries, metadata, recency);
+        `hints`: digests of contents just read (`Change.digests`).
 
         Rows whose entry did not change are skipped (an entry replaced by an equal one, as a
         Compact re-seed of an unchanged file under the claude-code profile, only moves); the
@@ -595,7 +522,6 @@ class SqliteStore:
         key = (s.session_id, a.agent_id)
         sid, aid = key
         old = self._files.get(key, {})
-        hints = a.digests
         new: dict[str, _Row] = {}
         upserts: list[tuple[Any, ...]] = []
         moves: list[tuple[Any, ...]] = []
@@ -629,7 +555,6 @@ class SqliteStore:
                 )
             new[path] = row
             last = row.seq
-        hints.clear()
         gone = [(sid, aid, p) for p in old if p not in new]
         if not (upserts or moves or gone) and self._active.get(sid) == s.last_active_ms:
             self._files[key] = new  # equal entries only: the stored rows stand as they are

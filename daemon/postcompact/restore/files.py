@@ -203,6 +203,18 @@ def head_bytes(raw: bytes, head: str) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
+class Seed:
+    """A restored file's new cache entry, for the caller to put back: the entry, the file's
+    mtime at the re-read, and the SHA-256 of its content when that changed (None: the
+    entry's content is the one it replaces, or nothing is hashed)."""
+
+    path: str
+    state: core.FileState
+    mtime_ms: int
+    digest: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
 class _Restored:
     """One selected file after its re-read (computed in a worker thread)."""
 
@@ -430,10 +442,11 @@ async def restore_files(
     out: Outcome,
     preview: bool,
     hashing: bool = True,
-) -> dict[str, int]:
+) -> tuple[dict[str, int], list[Seed]]:
     """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion.
     Returns the files restored as too-large notes (path -> the timestamp they ranked by), for
-    profiles that keep them as candidates."""
+    profiles that keep them as candidates, and the entries to re-seed the cache with, in the
+    order to set them (rank 1 last: the most recently used); none for a preview."""
     policy = step.policy
     carry_refs = step.rules.references_stay_candidates
     candidates: list[tuple[str, int, core.FileState | None]] = []
@@ -524,13 +537,12 @@ async def restore_files(
             referenced[r.path] = stamps[r.path]
         if r.seed is not None and not preview:
             seeds.append(r)
-    for r in reversed(seeds):  # rank 1 last: the most recently used
-        assert r.seed is not None
-        agent.files.set(r.path, r.seed)
-        agent.read_mtimes[r.path] = (r.seed.timestamp, r.mtime_ms)
-        if r.digest is not None:
-            agent.digests[r.path] = (r.seed.content, r.digest)
-    return referenced if carry_refs else {}
+    reseed = [
+        Seed(r.path, r.seed, r.mtime_ms, r.digest)
+        for r in reversed(seeds)  # rank 1 last: the most recently used
+        if r.seed is not None
+    ]
+    return (referenced if carry_refs else {}), reseed
 
 
 _EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {

@@ -29,9 +29,11 @@ Unless the request sets `include_content`, the raw copies (file, plan and skill 
 empty: each attachment's blocks hold the same text, and nothing is joined here either (the
 client joins the blocks), so every restored byte crosses the socket once.
 
-A preview (PreviewCompact) computes the same answer and changes nothing: no clear, no re-seed, no
-announced-set update, no compaction count. Hooks do run in a preview (their output is part of the
-answer); their stdin JSON then carries `"preview": true`.
+`run_compact` changes nothing: it returns a `CompactResult`, the answer and what the compaction
+does to the agent (the clear and re-seed of its cache, the announced sets, carried reads,
+rewritten skills, the count), which the caller applies and stores once the answer stands. A
+preview (PreviewCompact) computes the same answer and has nothing to apply. Hooks do run in a
+preview (their output is part of the answer); their stdin JSON then carries `"preview": true`.
 """
 
 from __future__ import annotations
@@ -52,15 +54,15 @@ from postcompact.restore.catalog import (
     listed_in_messages,
     skill_listing_again,
 )
-from postcompact.restore.files import FileStep, read_paths_in_tail, restore_files
+from postcompact.restore.files import FileStep, Seed, read_paths_in_tail, restore_files
 from postcompact.restore.hooks import HookSlots, HookSpec, run_hooks
 from postcompact.restore.meter import Meter
 from postcompact.restore.outcome import Outcome, make
 from postcompact.restore.policy import Policy, resolve_policy
-from postcompact.state import AgentState, CarriedRead, InvokedSkill, Session
+from postcompact.state import AgentState, CarriedRead, Change, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["carried_reads_of", "plan_path", "run_compact"]
+__all__ = ["CompactResult", "carried_reads_of", "plan_path", "run_compact"]
 
 _TASK_STATUS: dict[pb.TaskStatus.ValueType, str] = {
     pb.TASK_STATUS_RUNNING: "running",
@@ -434,16 +436,71 @@ def carried_reads_of(
     return out
 
 
-class _Result:
-    """What the steps decided that the caller stores once the whole compaction succeeded."""
+class _Steps:
+    """What the steps decided besides the answer."""
 
-    __slots__ = ("announced", "referenced", "rewrites", "sent_skills")
+    __slots__ = ("announced", "referenced", "reseed", "rewrites", "sent_skills")
 
     def __init__(self) -> None:
         self.announced = Announced()
         self.referenced: dict[str, int] = {}
+        self.reseed: list[Seed] = []
         self.rewrites: dict[str, bytes] = {}
         self.sent_skills: set[str] | None = None
+
+
+class CompactResult:
+    """A compaction computed and not yet applied: the answer, and the agent's state after it.
+
+    `run_compact` changes nothing; the caller applies the result (`apply`) once it knows the
+    answer can be given, in the unit of work that stores what it changed. A preview's result is
+    its answer only."""
+
+    __slots__ = ("_carried", "_steps", "response")
+
+    def __init__(
+        self,
+        response: pb.CompactResponse,
+        steps: _Steps | None = None,
+        carried: dict[str, CarriedRead] | None = None,
+    ):
+        self.response = response
+        self._steps = steps
+        self._carried = carried
+
+    def apply(self, agent: AgentState, change: Change | None = None) -> None:
+        """Make `agent` what the compaction leaves: its cache cleared and re-seeded with the
+        restored files, nested memory and read marks cleared, the announced sets and the sent
+        skill names updated, carried reads and notes kept, skills rewritten, the count up by one;
+        and name all that on `change` (with the digests of the re-read contents that changed).
+        Nothing for a preview."""
+        steps = self._steps
+        if steps is None:
+            return
+        agent.files.clear()
+        agent.nested_memory.clear()
+        agent.read_mtimes.clear()
+        for r in steps.reseed:
+            agent.files.set(r.path, r.state)
+            agent.read_mtimes[r.path] = (r.state.timestamp, r.mtime_ms)
+        steps.announced.store(agent.catalog)
+        if steps.sent_skills is not None:
+            agent.catalog.sent_skill_names = steps.sent_skills
+        agent.carried_refs = steps.referenced
+        if self._carried is not None:
+            agent.carried_reads = self._carried
+        rewritten = []
+        for name, content in steps.rewrites.items():
+            old = agent.skills[name]
+            skill = agent.skills[name] = InvokedSkill(name, old.path, content, old.invoked_at_ms)
+            rewritten.append(skill)
+        agent.compactions += 1
+        if change is not None:
+            change.agent = change.files = True
+            change.skills.extend(rewritten)
+            for r in steps.reseed:
+                if r.digest is not None:
+                    change.digests[r.path] = (r.state.content, r.digest)
 
 
 async def _steps(
@@ -463,10 +520,10 @@ async def _steps(
     preview: bool,
     hash_contents: bool,
     hook_slots: HookSlots | None,
-) -> _Result:
+) -> _Steps:
     """Steps 2-8 into `out` (`preserved`: the kept tail of a PARTIAL compaction, None for
-    FULL); what to store once the whole compaction succeeded."""
-    result = _Result()
+    FULL); what they decided besides the answer."""
+    result = _Steps()
     rules = session.rules
     placement = _placement(session)
 
@@ -474,7 +531,7 @@ async def _steps(
     deny = fileread.effective_deny_globs(deny_globs)
     include = request.include_content
     step = FileStep(session, policy, meter, templates, deny, include_content=include)
-    result.referenced = await restore_files(
+    result.referenced, result.reseed = await restore_files(
         step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
     )
 
@@ -522,15 +579,16 @@ async def run_compact(
     carry_limit: int = 5000,
     max_answer: int | None = None,
     hook_slots: HookSlots | None = None,
-) -> pb.CompactResponse:
-    """Run the pipeline for `agent` of `session`; see the module docstring.
+) -> CompactResult:
+    """Run the pipeline for `agent` of `session`; see the module docstring. Nothing is
+    changed: the result says what to apply (`CompactResult.apply`).
 
     `hash_contents`: hash re-read contents that changed, for the state database (off when the
     daemon keeps no state on disk). `templates`: the session profile's unless given.
     `carry_limit`: at most this many reads are carried over (the agent's cache bound).
     `hook_slots`: the daemon's bound on hook processes running at once.
-    `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`) and nothing
-    is applied: the agent stays as it was.
+    `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`): there is no
+    result to apply.
 
     Policy layers: `base_policy` (the daemon config; `config_policy` is an alias), the session's,
     the request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
@@ -550,8 +608,8 @@ async def run_compact(
 
     excluded = _exclusions(session, agent, preserved, templates)
 
-    # 1. Snapshot, then clear (Claude Code clears after the summary succeeded: the caller calls
-    #    Compact once the summary exists).
+    # 1. Snapshot; the clear is the result's (Claude Code clears after the summary succeeded:
+    #    the caller calls Compact once the summary exists).
     snapshot = list(agent.files.snapshot())
     steps = _steps(
         session,
@@ -572,35 +630,12 @@ async def run_compact(
     )
     if preview:
         await steps
-        return _checked(out.response(agent.compactions), max_answer)
+        return CompactResult(_checked(out.response(agent.compactions), max_answer))
     carried = carried_reads_of(agent, snapshot, carry_limit) if policy.carry_read_state else None
-    nested, marks = set(agent.nested_memory), dict(agent.read_mtimes)
-    agent.files.clear()
-    agent.nested_memory.clear()
-    agent.read_mtimes.clear()
-    try:
-        result = await steps
-        resp = _checked(out.response(agent.compactions + 1), max_answer)
-    except BaseException:
-        # Failed or cancelled half-way (nothing is written until the caller persists the
-        # result): the agent goes back to what it was, which is what the database holds.
-        agent.files.load(snapshot)
-        agent.nested_memory.clear()
-        agent.nested_memory.update(nested)
-        agent.read_mtimes.clear()
-        agent.read_mtimes.update(marks)
-        raise
-    result.announced.store(agent.catalog)
-    if result.sent_skills is not None:
-        agent.catalog.sent_skill_names = result.sent_skills
-    agent.carried_refs = result.referenced
-    if carried is not None:
-        agent.carried_reads = carried
-    for name, content in result.rewrites.items():
-        old = agent.skills[name]
-        agent.skills[name] = InvokedSkill(name, old.path, content, old.invoked_at_ms)
-    agent.compactions += 1
-    return resp
+    decided = await steps
+    return CompactResult(
+        _checked(out.response(agent.compactions + 1), max_answer), decided, carried
+    )
 
 
 def _checked(resp: pb.CompactResponse, max_answer: int | None) -> pb.CompactResponse:

@@ -21,10 +21,11 @@ Carried read state (policy `carry_read_state`): after a compaction, CheckWrite a
 has no entry but was fully read before the compaction, while its content on disk still has the
 SHA-256 of what was read (`AgentState.carried_reads`).
 
-Persistence. Each mutating call writes its change through `registry.store` (persist/store.py)
-before it returns. An entry re-created at start-up whose content no longer matches the file on
-disk is in `AgentState.unverified`: it is never "unchanged", and CheckWrite answers MODIFIED for
-it while the file exists (docs/persistence.md).
+Persistence. Each mutating call changes the agent in one unit of work (`Registry.mutate`),
+which writes what it names through the store before the call returns. An entry re-created at
+start-up whose content no longer matches the file on disk is in `AgentState.unverified`: it is
+never "unchanged", and CheckWrite answers MODIFIED for it while the file exists
+(docs/persistence.md).
 """
 
 from __future__ import annotations
@@ -44,13 +45,13 @@ from postcompact.errors import (
     ResourceExhausted,
 )
 from postcompact.paths import display_path, now_ms, within
-from postcompact.persist import ROW_BYTES, Store
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.policy import Policy, resolve_policy
-from postcompact.service.sessions import Registry, check_path_length
-from postcompact.state import AgentState, InvokedSkill, Session, content_digest
+from postcompact.service.sessions import check_path_length
+from postcompact.state import ROW_BYTES, AgentState, Change, InvokedSkill, Session, content_digest
+from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
 
 INT64_MAX = 2**63 - 1
@@ -183,10 +184,6 @@ class FileService:
 
     # --- ReadFile -----------------------------------------------------------------------------
 
-    @property
-    def store(self) -> Store:
-        return self.registry.store
-
     def _unchanged(self, s: Session, a: AgentState, path: str, entry: core.FileState) -> int | None:
         """The file's current mtime when the agent's view of it (`entry`) is current, else
         None."""
@@ -230,13 +227,14 @@ class FileService:
             # Under claude-code-2.1.88 the timestamp stays the file's mtime; only the recency
             # moves.
             stamp = entry.timestamp
-            if not s.rules.mtime_timestamps:
-                stamp = max(now_ms(), entry.timestamp)
-                a.files.set(path, core.FileState(entry.content, stamp, offset, limit, False))
-                a.read_mtimes[path] = (stamp, current)
-            else:
-                a.files.get(path)
-            self.store.sync_files(s, a)
+            with self.registry.mutate(s, a, room=None) as change:
+                if not s.rules.mtime_timestamps:
+                    stamp = max(now_ms(), entry.timestamp)
+                    a.files.set(path, core.FileState(entry.content, stamp, offset, limit, False))
+                    a.read_mtimes[path] = (stamp, current)
+                else:
+                    a.files.get(path)
+                change.files = True
             return pb.ReadFileResponse(
                 path=path,
                 unchanged=True,
@@ -245,11 +243,25 @@ class FileService:
                 start_line=offset,
                 tokens=core.estimate(stub),
             )
-        self.store.check_room()
+        with self.registry.mutate(s, a) as change:
+            return await self._read(s, a, path, offset, limit, entry, deny, change)
+
+    async def _read(
+        self,
+        s: Session,
+        a: AgentState,
+        path: str,
+        offset: int,
+        limit: int | None,
+        entry: core.FileState | None,
+        deny: tuple[str, ...],
+        change: Change,
+    ) -> pb.ReadFileResponse:
+        """The read of a ReadFile that is not answered by the stub, recorded on `change`."""
         read_at = now_ms()
         policy = session_policy(s, self.config)
         roots, max_bytes = s.roots, policy.max_file_size_bytes
-        hashing = self.store.path is not None
+        hashing = self.registry.keeps_digests
         previous = entry.content if entry is not None else None
 
         # What the answer may take: the message limit less room for the path and the numbers.
@@ -347,9 +359,9 @@ class FileService:
         a.files.set(path, core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
         if digest is not None:
-            a.digests[path] = (tf.content, digest)
+            change.digests[path] = (tf.content, digest)
         self._prune_marks(a)
-        self.store.sync_files(s, a)
+        change.files = True
         return resp
 
     def _admit(self, a: AgentState, path: str, size: int, what: str) -> None:
@@ -377,14 +389,13 @@ class FileService:
         _range(offset, limit)
         ts = _timestamp(req.timestamp_ms)
         self._admit(a, path, len(req.content), "RecordRead")
-        self.store.check_room()
-        a.files.set(path, core.FileState(req.content, ts, offset, limit, req.partial_view))
-        a.read_mtimes.pop(path, None)
-        with self.store.tx((s.session_id, a.agent_id)):
+        with self.registry.mutate(s, a) as change:
+            a.files.set(path, core.FileState(req.content, ts, offset, limit, req.partial_view))
+            a.read_mtimes.pop(path, None)
+            change.files = True
             if req.nested_memory and path not in a.nested_memory:
                 a.nested_memory.add(path)
-                self.store.put_agent(s, a)
-            self.store.sync_files(s, a)
+                change.agent = True
         return pb.RecordReadResponse(path=path)
 
     def record_write(self, req: pb.RecordWriteRequest) -> pb.RecordWriteResponse:
@@ -406,10 +417,10 @@ class FileService:
                 )
             ts = m
         self._admit(a, path, len(req.content), "RecordWrite")
-        self.store.check_room()
-        a.files.set(path, core.FileState(req.content, ts, None, None, False))
-        a.read_mtimes.pop(path, None)
-        self.store.sync_files(s, a)
+        with self.registry.mutate(s, a) as change:
+            a.files.set(path, core.FileState(req.content, ts, None, None, False))
+            a.read_mtimes.pop(path, None)
+            change.files = True
         return pb.RecordWriteResponse(path=path)
 
     # --- CheckWrite ---------------------------------------------------------------------------
@@ -422,9 +433,9 @@ class FileService:
         if current is None:
             return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
         templates = s.rules.templates
-        entry = a.files.get(path)
-        if entry is not None:
-            self.store.sync_files(s, a)  # the get made it the most recently used
+        with self.registry.mutate(s, a, room=None) as change:
+            entry = a.files.get(path)
+            change.files = entry is not None  # the get made it the most recently used
         if entry is None and self._carried(s, a, path):
             return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
         if entry is None or entry.partial_view:
@@ -502,7 +513,13 @@ class FileService:
             f"RecordSkill of {req.name!r}",
             released=old.charge.size if old is not None else 0,
         )
-        self.store.check_room(req.ByteSize() + ROW_BYTES)
+        with self.registry.mutate(s, a, room=req.ByteSize() + ROW_BYTES) as change:
+            change.skills.append(self._invoke(a, req))
+        return pb.RecordSkillResponse(skills=len(a.skills))
+
+    @staticmethod
+    def _invoke(a: AgentState, req: pb.RecordSkillRequest) -> InvokedSkill:
+        """The skill `req` records, now the agent's (same name: overwritten, refreshed)."""
         # 0 = now, kept strictly after this agent's latest invocation so that of two calls in
         # the same millisecond the later one still ranks newer (skills sort newest first).
         latest = max((sk.invoked_at_ms for sk in a.skills.values()), default=0)
@@ -512,14 +529,14 @@ class FileService:
         a.skills.pop(req.name, None)  # same name: overwrite and refresh (docs/claude-code.md §5)
         skill = InvokedSkill(req.name, req.path, req.content, at)
         a.skills[req.name] = skill
-        self.store.put_skill(s, a, skill)
-        return pb.RecordSkillResponse(skills=len(a.skills))
+        return skill
 
     def set_plan(self, req: pb.SetPlanRequest) -> pb.SetPlanResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         if not req.plan_file_path:
-            a.plan_file_path = None
-            self.store.put_agent(s, a)
+            with self.registry.mutate(s, a, room=None) as change:
+                a.plan_file_path = None
+                change.agent = True
             return pb.SetPlanResponse()
         path = resolve_path(
             s,
@@ -528,17 +545,18 @@ class FileService:
             extra_roots=(s.plans_directory,),
             memory_files=False,  # a plan file lives in the roots or the plans directory only
         )
-        self.store.check_room()
-        a.plan_file_path = path
-        self.store.put_agent(s, a)
+        with self.registry.mutate(s, a) as change:
+            a.plan_file_path = path
+            change.agent = True
         return pb.SetPlanResponse(plan_file_path=path)
 
     def set_mode(self, req: pb.SetModeRequest) -> pb.SetModeResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         if req.mode not in pb.PermissionMode.values():
             raise InvalidArgument("BAD_MODE", f"unknown permission mode {req.mode}")
-        a.mode = req.mode or pb.PERMISSION_MODE_DEFAULT
-        self.store.put_agent(s, a)
+        with self.registry.mutate(s, a, room=None) as change:
+            a.mode = req.mode or pb.PERMISSION_MODE_DEFAULT
+            change.agent = True
         return pb.SetModeResponse()
 
     def upsert_task(self, req: pb.UpsertTaskRequest) -> pb.UpsertTaskResponse:
@@ -552,11 +570,11 @@ class FileService:
         old = s.tasks.get(t.task_id)
         released = old.ByteSize() if old is not None else 0
         self.registry.admit(t.ByteSize(), f"UpsertTask of {t.task_id!r}", released=released)
-        self.store.check_room(t.ByteSize() + ROW_BYTES)
-        task = pb.Task()
-        task.CopyFrom(t)
-        s.tasks[t.task_id] = task
-        self.store.put_task(s, task)
+        with self.registry.mutate(s, room=t.ByteSize() + ROW_BYTES) as change:
+            task = pb.Task()
+            task.CopyFrom(t)
+            s.tasks[t.task_id] = task
+            change.tasks.append(task)
         return pb.UpsertTaskResponse()
 
     def _check_task_limits(self, s: Session, t: pb.Task) -> None:

@@ -1,4 +1,5 @@
-"""The session registry: sessions -> agents, ids, limits, defaults and stats.
+"""The session requests: OpenSession (ids, paths, memory files, defaults), StartAgent,
+MergeFileState, ListSessions (paged) and GetStats, over the registry (state/registry.py).
 
 Everything here is synchronous and runs on the daemon's one event loop, so no locking is needed.
 """
@@ -8,52 +9,25 @@ from __future__ import annotations
 import asyncio
 import base64
 import bisect
-import logging
 import os
 import re
 import uuid
-from collections import OrderedDict
-from dataclasses import dataclass, field
 
 from postcompact import core, profiles
 from postcompact.admission import reserve_answer
 from postcompact.config import Config
-from postcompact.errors import (
-    AlreadyExists,
-    InvalidArgument,
-    NotFound,
-    ResourceExhausted,
-    check_answer,
-)
+from postcompact.errors import AlreadyExists, InvalidArgument, ResourceExhausted, check_answer
 from postcompact.paths import now_ms
-from postcompact.persist import ROW_BYTES, NullStore, Store, Written
 from postcompact.restore.policy import validate_policy
-from postcompact.state import MAIN_AGENT, AgentState, Session
+from postcompact.state import MAIN_AGENT, ROW_BYTES, AgentState, Session
+from postcompact.state.registry import Registry, check_id
 from postcompact.v1 import postcompact_pb2 as pb
 
-MAX_ID_LEN = 256
 # Linux's PATH_MAX: no path a session names (cwd, home, roots, plans, memory) may be longer.
 MAX_PATH_BYTES = 4096
 # Memory file names and memory paths of one session, each.
 MAX_MEMORY_ENTRIES = 64
-REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUND message
 DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
-
-log = logging.getLogger("postcompact.sessions")
-
-
-def check_id(kind: str, value: str, *, allow_empty: bool = False) -> str:
-    """Ids are opaque strings: non-empty (unless allowed), at most 256 chars, no control chars."""
-    if not value:
-        if allow_empty:
-            return value
-        raise InvalidArgument(f"{kind.upper()}_ID_REQUIRED", f"{kind}_id must not be empty")
-    if len(value) > MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in value):
-        raise InvalidArgument(
-            f"BAD_{kind.upper()}_ID",
-            f"{kind}_id must be at most {MAX_ID_LEN} characters without control characters",
-        )
-    return value
 
 
 def check_path_length(field: str, value: str) -> None:
@@ -146,95 +120,45 @@ def memory_paths(req: pb.OpenSessionRequest, cwd: str, home: str) -> frozenset[s
     return frozenset(out)
 
 
-@dataclass
-class Registry:
-    """Sessions in memory; every change is written through `store` before the RPC returns."""
+def session_info(s: Session) -> pb.SessionInfo:
+    """What ListSessions, OpenSession and ImportTranscript report of `s`."""
+    return pb.SessionInfo(
+        session_id=s.session_id,
+        cwd=s.cwd,
+        roots=s.roots,
+        agent_ids=list(s.agents),
+        cached_entries=sum(len(a.files) for a in s.agents.values()),
+        cached_bytes=sum(a.files.total_size for a in s.agents.values()),
+        compactions=sum(a.compactions for a in s.agents.values()),
+        created_at_ms=s.created_at_ms,
+        last_active_ms=s.last_active_ms,
+        profile=s.profile,
+    )
 
-    config: Config
-    started_at_ms: int = 0
-    store: Store = field(default_factory=NullStore)
 
-    def __post_init__(self) -> None:
-        self.sessions: dict[str, Session] = {}
-        self.started_at_ms = self.started_at_ms or now_ms()
-        self.evictions_of_closed = 0
-        self.expired: OrderedDict[str, int] = OrderedDict()  # session id -> expired at (ms)
-        self.resyncs = 0
-        self.store.on_failed_write = self.resync
+class SessionService:
+    """OpenSession, StartAgent, MergeFileState, ListSessions, GetStats: the requests that open
+    and list sessions and agents, checked and turned into changes of the registry."""
 
-    def load(self) -> None:
-        """Re-create the sessions kept by the store (start-up)."""
-        for s in self.store.load(self.new_cache):
-            self.sessions[s.session_id] = s
-
-    def resync(self, written: set[Written]) -> None:
-        """After a failed write: what it wrote becomes in memory what the database holds.
-
-        The call that failed had changed memory first; without this, a later call would see its
-        change (a ReadFile retried after a failed one answered "unchanged", a refused skill
-        restored at Compact) although the client was told it failed and a restart would not
-        have it. `written` holds (session id, agent id) for an agent's state and (session id,
-        None) for the session's own. Agents are updated in place, since calls awaiting a read
-        hold them; an agent or session that is not stored leaves memory. File contents are
-        re-read and verified as at start-up.
-        """
-        by_session: dict[str, set[str | None]] = {}
-        for sid, aid in written:
-            by_session.setdefault(sid, set()).add(aid)
-        for sid, parts in sorted(by_session.items()):
-            self.resyncs += 1
-            s = self.sessions.get(sid)
-            agents = None if s is None else {p for p in parts if p is not None}
-            try:
-                fresh = self.store.load_session(sid, self.new_cache, agents)
-            except Exception:
-                log.exception("re-reading session %s after a failed write failed", sid)
-                continue
-            if fresh is None:
-                self.sessions.pop(sid, None)
-            elif s is None:
-                self.sessions[sid] = fresh
-            else:
-                s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
-                for aid in agents or ():
-                    stored, a = fresh.agents.get(aid), s.agents.get(aid)
-                    if stored is None:
-                        s.agents.pop(aid, None)
-                    elif a is None:
-                        s.agents[aid] = stored
-                    else:
-                        a.assign(stored)
-            log.warning(
-                "a write failed: %s re-read from the state database",
-                f"session {sid}"
-                if fresh is None or agents is None
-                else f"session {sid} (agents {sorted(agents)})",
-            )
-
-    # --- sessions ---------------------------------------------------------------------------
+    def __init__(self, registry: Registry, config: Config):
+        self.registry = registry
+        self.config = config
 
     def open(self, req: pb.OpenSessionRequest) -> tuple[Session, bool]:
         sid = check_id("session", req.session_id, allow_empty=True) or uuid.uuid4().hex
         cwd = check_abs_path("cwd", req.cwd)
-        existing = self.sessions.get(sid)
+        existing = self.registry.sessions.get(sid)
         if existing is not None:
             if existing.cwd != cwd:
                 raise InvalidArgument(
                     "SESSION_CWD_MISMATCH",
                     f"session {sid} exists with cwd {existing.cwd!r}, not {cwd!r}",
                 )
-            existing.last_active_ms = now_ms()
-            self.store.flush_activity((existing,))
+            self.registry.resume(existing)
             return existing, True
-        if len(self.sessions) >= self.config.max_sessions:
-            raise ResourceExhausted(
-                "TOO_MANY_SESSIONS",
-                f"the daemon holds {self.config.max_sessions} sessions (limits.max_sessions); "
-                "close some with CloseSession",
-                {"limit": "max_sessions"},
-            )
+        self.registry.check_capacity()
         home = check_abs_path("home", req.home) if req.home else os.path.expanduser("~")
-        self.check_roots(len(req.roots))
+        self.registry.check_roots(len(req.roots))
         roots = [check_abs_path("roots[]", os.path.join(cwd, r)) for r in req.roots] or [cwd]
         plans = req.plans_directory or os.path.join(home, ".claude", "plans")
         if "\x00" in plans:
@@ -260,144 +184,18 @@ class Registry:
             created_at_ms=t,
             last_active_ms=t,
         )
-        s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.new_cache(s))
-        answer = pb.OpenSessionResponse(session_id=sid, session=self.session_info(s)).ByteSize()
+        s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.registry.new_cache(s))
+        answer = pb.OpenSessionResponse(session_id=sid, session=session_info(s)).ByteSize()
         check_answer(answer, self.config.max_message_bytes, f"opening session {sid}")
-        self.store.check_room(req.ByteSize() + 2 * ROW_BYTES)
-        self.store.put_session(s)
-        self.sessions[sid] = s
-        self.expired.pop(sid, None)
+        self.registry.add(s, room=req.ByteSize() + 2 * ROW_BYTES)
         return s, False
-
-    def adopt(self, s: Session) -> None:
-        """Register `s`, built elsewhere (an import), and write all of it in one transaction:
-        its row, its agents with their files, skills and catalogues, its tasks."""
-        if len(self.sessions) >= self.config.max_sessions:
-            raise ResourceExhausted(
-                "TOO_MANY_SESSIONS",
-                f"the daemon holds {self.config.max_sessions} sessions (limits.max_sessions); "
-                "close some with CloseSession",
-                {"limit": "max_sessions"},
-            )
-        if len(s.agents) > self.config.max_agents_per_session:
-            raise ResourceExhausted(
-                "TOO_MANY_AGENTS",
-                f"the transcript has {len(s.agents)} agents, over "
-                f"limits.max_agents_per_session ({self.config.max_agents_per_session})",
-                {"limit": "max_agents_per_session"},
-            )
-        rows = sum(len(a.files) + len(a.skills) + 2 for a in s.agents.values()) + len(s.tasks)
-        self.store.check_room(ROW_BYTES * (rows + 1))
-        written: list[Written] = [(s.session_id, None), *((s.session_id, a) for a in s.agents)]
-        self.sessions[s.session_id] = s
-        try:
-            with self.store.tx(*written):
-                self.store.put_session(s)
-                for a in s.agents.values():
-                    self.store.put_catalog(s, a)
-                    self.store.sync_files(s, a)
-                    for skill in a.skills.values():
-                        self.store.put_skill(s, a, skill)
-                for task in s.tasks.values():
-                    self.store.put_task(s, task)
-        except BaseException:
-            if self.sessions.get(s.session_id) is s:
-                del self.sessions[s.session_id]
-            raise
-        self.expired.pop(s.session_id, None)
-
-    def admit(self, size: int, what: str, *, released: int = 0) -> None:
-        """RESOURCE_EXHAUSTED `CONTENT_LIMIT` unless `size` more bytes of recorded content (less
-        the `released` bytes the call replaces) keep the daemon within limits.max_content_bytes:
-        the daemon-wide ceiling on what clients can make it hold (docs/reliability.md)."""
-        held, cap = core.held_bytes(), self.config.max_content_bytes
-        after = held + size - min(released, held)
-        if after > cap:
-            raise ResourceExhausted(
-                "CONTENT_LIMIT",
-                f"{what} would bring the recorded content the daemon holds to {after} bytes, over "
-                f"limits.max_content_bytes ({cap}); close the sessions that are done "
-                "(CloseSession) or raise the limit",
-                {"limit": "max_content_bytes", "held": str(held)},
-            )
-
-    def check_roots(self, roots: int) -> None:
-        if roots > self.config.max_roots:
-            raise ResourceExhausted(
-                "TOO_MANY_ROOTS",
-                f"{roots} roots, over limits.max_roots ({self.config.max_roots})",
-                {"limit": "max_roots"},
-            )
-
-    def new_cache(self, s: Session) -> core.FileStateCache:
-        entries = self.config.cache_max_entries or s.rules.cache_max_entries
-        return s.new_cache(entries, self.config.cache_max_bytes)
-
-    def close(self, session_id: str) -> None:
-        s = self.session(session_id)
-        self._drop(s)
-
-    def _drop(self, s: Session) -> None:
-        self.store.delete_session(s.session_id)
-        for a in s.agents.values():
-            self.evictions_of_closed += a.files.evictions
-        del self.sessions[s.session_id]
-
-    def expire_idle(self, now: int | None = None) -> list[str]:
-        """Remove sessions idle longer than limits.session_ttl_s (memory and disk)."""
-        ttl_ms = int(self.config.session_ttl_s * 1000)
-        if ttl_ms <= 0:
-            return []
-        now = now_ms() if now is None else now
-        gone = [s for s in self.sessions.values() if now - s.last_active_ms > ttl_ms]
-        for s in gone:
-            self._drop(s)
-            self.expired[s.session_id] = now
-            while len(self.expired) > REMEMBER_EXPIRED:
-                self.expired.popitem(last=False)
-        return [s.session_id for s in gone]
-
-    def session(self, session_id: str) -> Session:
-        check_id("session", session_id)
-        s = self.sessions.get(session_id)
-        if s is None and session_id in self.expired:
-            raise NotFound(
-                "SESSION_EXPIRED",
-                f"session {session_id!r} expired after {self.config.session_ttl_s:g}s without "
-                "activity (limits.session_ttl_s); open it again with OpenSession",
-                {"session_id": session_id, "limit": "session_ttl_s"},
-            )
-        if s is None:
-            raise NotFound(
-                "SESSION_NOT_FOUND",
-                f"unknown session {session_id!r}; open it with OpenSession first",
-                {"session_id": session_id},
-            )
-        s.last_active_ms = now_ms()
-        return s
-
-    def live(self, s: Session, a: AgentState) -> bool:
-        """Whether `a` of `s` is still registered (a call that awaited may find it closed)."""
-        return self.sessions.get(s.session_id) is s and s.agents.get(a.agent_id) is a
-
-    def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
-        s = self.session(session_id)
-        check_id("agent", agent_id, allow_empty=True)
-        a = s.agents.get(agent_id)
-        if a is None:
-            raise NotFound(
-                "AGENT_NOT_FOUND",
-                f"unknown agent {agent_id!r} in session {session_id!r}; start it with StartAgent",
-                {"session_id": session_id, "agent_id": agent_id},
-            )
-        return s, a
 
     # --- agents -----------------------------------------------------------------------------
 
     def start_agent(self, req: pb.StartAgentRequest) -> AgentState:
-        s = self.session(req.session_id)
+        s = self.registry.session(req.session_id)
         check_id("agent", req.agent_id)
-        _, parent = self.agent(req.session_id, req.parent_agent_id)
+        _, parent = self.registry.agent(req.session_id, req.parent_agent_id)
         if req.agent_id in s.agents:
             raise AlreadyExists(
                 "AGENT_EXISTS",
@@ -411,27 +209,33 @@ class Registry:
                 {"limit": "max_agents_per_session"},
             )
         if req.mode in (pb.AGENT_MODE_UNSPECIFIED, pb.AGENT_MODE_FRESH):
-            a = AgentState(req.agent_id, self.new_cache(s), parent_agent_id=parent.agent_id)
+            a = AgentState(
+                req.agent_id, self.registry.new_cache(s), parent_agent_id=parent.agent_id
+            )
         elif req.mode == pb.AGENT_MODE_CLONE_PARENT:
             a = AgentState(req.agent_id, parent.files.clone(), parent_agent_id=parent.agent_id)
             a.read_mtimes = dict(parent.read_mtimes)
             a.unverified = dict(parent.unverified)
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
-        self.store.check_room(ROW_BYTES * (1 + len(a.files)))
-        with self.store.tx((s.session_id, a.agent_id)):
-            self.store.put_agent(s, a)
-            self.store.sync_files(s, a)
+        with self.registry.mutate(s, a, room=ROW_BYTES * (1 + len(a.files))) as change:
+            change.agent = change.files = True
         s.agents[req.agent_id] = a
         return a
 
     def merge(self, req: pb.MergeFileStateRequest) -> tuple[int, int]:
         """Entries of `from` that are missing in `into` or strictly newer replace them."""
-        _, src = self.agent(req.session_id, req.from_agent_id)
-        s, dst = self.agent(req.session_id, req.into_agent_id)
+        _, src = self.registry.agent(req.session_id, req.from_agent_id)
+        s, dst = self.registry.agent(req.session_id, req.into_agent_id)
         if src is dst:
             raise InvalidArgument("MERGE_SAME_AGENT", "from_agent_id and into_agent_id are equal")
-        self.store.check_room(ROW_BYTES * len(src.files))
+        with self.registry.mutate(s, dst, room=ROW_BYTES * len(src.files)) as change:
+            merged = self._merge_into(src, dst)
+            change.files = True
+        return merged, len(dst.files) - merged
+
+    @staticmethod
+    def _merge_into(src: AgentState, dst: AgentState) -> int:
         merged = 0
         # snapshot() is MRU-first; setting oldest-first keeps the source's relative recency.
         for path, st in reversed(src.files.snapshot()):
@@ -444,24 +248,9 @@ class Registry:
                     dst.read_mtimes[path] = mark
                 if src.unverified.get(path) is st:
                     dst.unverified[path] = st
-        self.store.sync_files(s, dst)
-        return merged, len(dst.files) - merged
+        return merged
 
     # --- reporting --------------------------------------------------------------------------
-
-    def session_info(self, s: Session) -> pb.SessionInfo:
-        return pb.SessionInfo(
-            session_id=s.session_id,
-            cwd=s.cwd,
-            roots=s.roots,
-            agent_ids=list(s.agents),
-            cached_entries=sum(len(a.files) for a in s.agents.values()),
-            cached_bytes=sum(a.files.total_size for a in s.agents.values()),
-            compactions=sum(a.compactions for a in s.agents.values()),
-            created_at_ms=s.created_at_ms,
-            last_active_ms=s.last_active_ms,
-            profile=s.profile,
-        )
 
     def list_page(self, req: pb.ListSessionsRequest) -> pb.ListSessionsResponse:
         """One page of sessions in id order, at most `page_size` and within the message limit
@@ -472,13 +261,13 @@ class Registry:
             )
         size = min(req.page_size or DEFAULT_PAGE, MAX_PAGE)
         after = _page_after(req.page_token)
-        ids = sorted(self.sessions)
+        ids = sorted(self.registry.sessions)
         start = bisect.bisect_right(ids, after) if after is not None else 0
         budget = self.config.max_message_bytes - PAGE_OVERHEAD
         resp = pb.ListSessionsResponse(total_sessions=len(ids))
         used, end = 0, start
         for sid in ids[start : start + size]:
-            info = self.session_info(self.sessions[sid])
+            info = session_info(self.registry.sessions[sid])
             cost = info.ByteSize() + 8  # the field's tag and length
             if used + cost > budget:
                 if resp.sessions:
@@ -497,7 +286,7 @@ class Registry:
         """The daemon's totals. Summing every agent is O(agents): the loop is yielded to other
         calls every STATS_SLICE agents, so a daemon with many agents stalls nobody."""
         agents = entries = size = compactions = evictions = 0
-        sessions = list(self.sessions.values())
+        sessions = list(self.registry.sessions.values())
         for s in sessions:
             members = list(s.agents.values())
             for a in members:
@@ -514,8 +303,8 @@ class Registry:
             cached_entries=entries,
             cached_bytes=size,
             compactions=compactions,
-            evictions=self.evictions_of_closed + evictions,
-            uptime_ms=now_ms() - self.started_at_ms,
+            evictions=self.registry.evictions_of_closed + evictions,
+            uptime_ms=now_ms() - self.registry.started_at_ms,
             content_bytes=core.held_bytes(),
             max_content_bytes=self.config.max_content_bytes,
         )

@@ -18,10 +18,10 @@ from postcompact import core
 from postcompact.admission import reserve_answer
 from postcompact.errors import AlreadyExists, InvalidArgument, check_answer
 from postcompact.paths import now_ms
-from postcompact.persist import catalog_parts
 from postcompact.restore.pipeline import run_compact
-from postcompact.service.sessions import Registry, check_abs_path, check_id
-from postcompact.state import AgentState
+from postcompact.service.sessions import check_abs_path, session_info
+from postcompact.state import AgentState, catalog_parts
+from postcompact.state.registry import Registry, check_id
 from postcompact.transcript.build import Builder, restored_items
 from postcompact.transcript.parse import (
     Boundary,
@@ -116,7 +116,7 @@ async def import_transcript(
             preserved_messages=preserved,
             skip_hooks=True,
         )
-        resp = await run_compact(
+        result = await run_compact(
             s,
             agent,
             creq,
@@ -125,6 +125,8 @@ async def import_transcript(
             hash_contents=False,
             carry_limit=agent.files.max_entries,
         )
+        result.apply(agent)  # the session is not registered yet: stored whole by adopt
+        resp = result.response
         boundaries.append(_boundary(b, resp, paths))
         # The import's clock is the transcript's: what the compaction re-seeded (stamped with
         # the files' mtimes, which are today's) is stamped with the boundary's time instead.
@@ -144,7 +146,7 @@ async def import_transcript(
     warnings = [*t.warnings, *builder.warnings]
     resp = pb.ImportTranscriptResponse(
         session_id=sid,
-        session=registry.session_info(s),
+        session=session_info(s),
         records=len(t.records),
         events=builder.applied,
         boundaries=boundaries,

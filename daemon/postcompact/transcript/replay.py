@@ -206,9 +206,11 @@ async def replay(
             preserved_messages=preserved,
             skip_hooks=True,
         )
-        resp = await run_compact(
+        result = await run_compact(
             session, agent, req, hash_contents=False, carry_limit=agent.files.max_entries
         )
+        result.apply(agent)  # in memory only: a replay stores nothing
+        resp = result.response
         restored = restored_items(resp, paths)
         approximate = [
             x.path for x in restored if (m := disk.files.get(x.path)) is not None and m.approximate

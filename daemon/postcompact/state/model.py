@@ -19,11 +19,11 @@ MAIN_AGENT = ""
 
 def content_digest(content: bytes) -> bytes:
     """The SHA-256 a file-state entry's content is known by (the state database's
-    `files.content_sha256`, `AgentState.digests`, carried reads).
+    `files.content_sha256`, carried reads).
 
     hashlib releases the GIL for anything but tiny inputs: callers that just read the content
     compute it with the read (on its worker thread when it has one; a small cached file is read
-    on the event loop) and hand it over in `AgentState.digests`.
+    on the event loop) and hand it to the store with the change (`Change.digests`).
     """
     return hashlib.sha256(content).digest()
 
@@ -58,6 +58,38 @@ class Catalog:
     sent_skill_names: set[str] = field(default_factory=set)
     # The catalogue's serialised size in the content ledger (set where it is stored).
     charge: Charge | None = field(default=None, repr=False, compare=False)
+
+
+def catalog_parts(cat: Catalog) -> pb.SetCatalogRequest:
+    """The catalogue as a SetCatalogRequest holding exactly the parts that were set (what is
+    stored, what the limits measure)."""
+    req = pb.SetCatalogRequest()
+    if cat.deferred_tools is not None:
+        req.deferred_tools.SetInParent()
+        req.deferred_tools.names.extend(cat.deferred_tools)
+    if cat.agent_types is not None:
+        req.agent_types.SetInParent()
+        req.agent_types.agent_types.extend(cat.agent_types)
+        req.agent_types.show_concurrency_note = cat.show_concurrency_note
+    if cat.mcp_servers is not None:
+        req.mcp_servers.SetInParent()
+        req.mcp_servers.servers.extend(
+            pb.McpServer(name=n, instructions=t) for n, t in cat.mcp_servers.items()
+        )
+    if cat.skill_listing is not None:
+        req.skill_listing.SetInParent()
+        req.skill_listing.skills.extend(cat.skill_listing)
+    return req
+
+
+def catalog_entries(req: pb.SetCatalogRequest) -> int:
+    """The entries of a catalogue (limits.max_catalog_entries counts them)."""
+    return (
+        len(req.deferred_tools.names)
+        + len(req.agent_types.agent_types)
+        + len(req.mcp_servers.servers)
+        + len(req.skill_listing.skills)
+    )
 
 
 class Tasks(dict[str, pb.Task]):
@@ -115,10 +147,6 @@ class AgentState:
     # FileState object loaded (content b""). Such an entry is never "unchanged" (no dedup stub)
     # while the cache still holds that object (see persist/store.py and docs/persistence.md).
     unverified: dict[str, FileState] = field(default_factory=dict)
-    # SHA-256 of entries' content computed in the worker thread that read it (ReadFile, Compact's
-    # re-seed): path -> (the content object, its digest). The store takes a digest only for that
-    # very object, and empties the map at each sync of the agent (persist/store.py).
-    digests: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
     # Full reads kept at compaction (path -> what was read), dropped when a live entry for the
     # path exists again; and files restored as too-large notes, which stay candidates at the
     # next compaction (path -> the timestamp their entry had), under profiles that say so.

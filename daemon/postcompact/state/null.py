@@ -1,0 +1,53 @@
+"""The store when nothing is stored (`persist = false`): every write is a no-op."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from postcompact.core import FileStateCache
+from postcompact.state.model import AgentState, Session
+from postcompact.state.store import ROW_BYTES, Change, Written
+
+
+class NullStore:
+    """Persistence switched off: the `Store` that keeps nothing (and hashes nothing)."""
+
+    path: Path | None = None
+    keeps_digests = False
+    on_failed_write: Callable[[set[Written]], None] | None = None
+
+    def check_room(self, extra: int = ROW_BYTES) -> None:
+        return None
+
+    def used_bytes(self) -> int:
+        return 0
+
+    def write(self, s: Session, a: AgentState | None, change: Change) -> None:
+        return None
+
+    def write_session(self, s: Session) -> None:
+        return None
+
+    def delete_session(self, session_id: str) -> None:
+        return None
+
+    def flush_activity(self, sessions: Iterable[Session]) -> None:
+        return None
+
+    def restore_reserve(self) -> None:
+        return None
+
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
+        return []
+
+    def load_session(
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
+    ) -> Session | None:
+        return None
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,267 @@
+"""The registry: the sessions and agents in memory, behind which the `Store` keeps them
+(docs/architecture.md §2, §5).
+
+Everything here is synchronous and runs on the daemon's one event loop, so no locking is needed.
+A change of state is one unit of work (`mutate`): the room check, the change in memory, one
+transaction naming what changed, and after a failed write the re-read of exactly that
+(`resync`). The services change state only that way; they never see the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from postcompact import core
+from postcompact.config import Config
+from postcompact.errors import InvalidArgument, NotFound, ResourceExhausted
+from postcompact.paths import now_ms
+from postcompact.state.model import AgentState, Session
+from postcompact.state.null import NullStore
+from postcompact.state.store import ROW_BYTES, Store, Written
+from postcompact.state.unit import Unit
+
+MAX_ID_LEN = 256
+REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUND message
+
+log = logging.getLogger("postcompact.sessions")
+
+
+def check_id(kind: str, value: str, *, allow_empty: bool = False) -> str:
+    """Ids are opaque strings: non-empty (unless allowed), at most 256 chars, no control chars."""
+    if not value:
+        if allow_empty:
+            return value
+        raise InvalidArgument(f"{kind.upper()}_ID_REQUIRED", f"{kind}_id must not be empty")
+    if len(value) > MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        raise InvalidArgument(
+            f"BAD_{kind.upper()}_ID",
+            f"{kind}_id must be at most {MAX_ID_LEN} characters without control characters",
+        )
+    return value
+
+
+@dataclass
+class Registry:
+    """Sessions in memory; every change is written through `store` before the RPC returns."""
+
+    config: Config
+    started_at_ms: int = 0
+    store: Store = field(default_factory=NullStore)
+
+    def __post_init__(self) -> None:
+        self.sessions: dict[str, Session] = {}
+        self.started_at_ms = self.started_at_ms or now_ms()
+        self.evictions_of_closed = 0
+        self.expired: OrderedDict[str, int] = OrderedDict()  # session id -> expired at (ms)
+        self.resyncs = 0
+        self.store.on_failed_write = self.resync
+
+    def load(self) -> None:
+        """Re-create the sessions kept by the store (start-up)."""
+        for s in self.store.load(self.new_cache):
+            self.sessions[s.session_id] = s
+
+    # --- the unit of work -------------------------------------------------------------------
+
+    def mutate(
+        self, s: Session, a: AgentState | None = None, *, room: int | None = ROW_BYTES
+    ) -> Unit:
+        """One unit of work on `s` (and its agent `a`): see `Unit`."""
+        return Unit(self.store, s, a, room)
+
+    @property
+    def keeps_digests(self) -> bool:
+        """Whether what a call reads should be hashed with the read (the store keeps digests)."""
+        return self.store.keeps_digests
+
+    def flush_activity(self, sessions: Iterable[Session] | None = None) -> None:
+        """Store the activity time of sessions read-only calls touched (all: None)."""
+        self.store.flush_activity(list(self.sessions.values()) if sessions is None else sessions)
+
+    def maintain(self) -> None:
+        """The periodic sweep's store work: activity times, the disk reserve."""
+        self.flush_activity()
+        self.store.restore_reserve()
+
+    def resync(self, written: set[Written]) -> None:
+        """After a failed write: what it wrote becomes in memory what the database holds.
+
+        The call that failed had changed memory first; without this, a later call would see its
+        change (a ReadFile retried after a failed one answered "unchanged", a refused skill
+        restored at Compact) although the client was told it failed and a restart would not
+        have it. `written` holds (session id, agent id) for an agent's state and (session id,
+        None) for the session's own. Agents are updated in place, since calls awaiting a read
+        hold them; an agent or session that is not stored leaves memory. File contents are
+        re-read and verified as at start-up.
+        """
+        by_session: dict[str, set[str | None]] = {}
+        for sid, aid in written:
+            by_session.setdefault(sid, set()).add(aid)
+        for sid, parts in sorted(by_session.items()):
+            self.resyncs += 1
+            s = self.sessions.get(sid)
+            agents = None if s is None else {p for p in parts if p is not None}
+            try:
+                fresh = self.store.load_session(sid, self.new_cache, agents)
+            except Exception:
+                log.exception("re-reading session %s after a failed write failed", sid)
+                continue
+            if fresh is None:
+                self.sessions.pop(sid, None)
+            elif s is None:
+                self.sessions[sid] = fresh
+            else:
+                s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
+                for aid in agents or ():
+                    stored, a = fresh.agents.get(aid), s.agents.get(aid)
+                    if stored is None:
+                        s.agents.pop(aid, None)
+                    elif a is None:
+                        s.agents[aid] = stored
+                    else:
+                        a.assign(stored)
+            log.warning(
+                "a write failed: %s re-read from the state database",
+                f"session {sid}"
+                if fresh is None or agents is None
+                else f"session {sid} (agents {sorted(agents)})",
+            )
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def check_capacity(self) -> None:
+        """TOO_MANY_SESSIONS when the daemon holds limits.max_sessions already."""
+        if len(self.sessions) >= self.config.max_sessions:
+            raise _too_many_sessions(self.config.max_sessions)
+
+    def add(self, s: Session, *, room: int) -> None:
+        """Register the new session `s`, its row written first (`room`: the bytes it takes)."""
+        self.check_capacity()
+        with self.mutate(s, room=room) as change:
+            change.session = True
+        self.sessions[s.session_id] = s
+        self.expired.pop(s.session_id, None)
+
+    def resume(self, s: Session) -> None:
+        """`s` is in use again (an OpenSession of an open session): its activity time stored."""
+        s.last_active_ms = now_ms()
+        self.store.flush_activity((s,))
+
+    def adopt(self, s: Session) -> None:
+        """Register `s`, built elsewhere (an import), and write all of it in one transaction:
+        its row, its agents with their files, skills and catalogues, its tasks."""
+        self.check_capacity()
+        if len(s.agents) > self.config.max_agents_per_session:
+            raise ResourceExhausted(
+                "TOO_MANY_AGENTS",
+                f"the transcript has {len(s.agents)} agents, over "
+                f"limits.max_agents_per_session ({self.config.max_agents_per_session})",
+                {"limit": "max_agents_per_session"},
+            )
+        rows = sum(len(a.files) + len(a.skills) + 2 for a in s.agents.values()) + len(s.tasks)
+        self.store.check_room(ROW_BYTES * (rows + 1))
+        self.sessions[s.session_id] = s
+        try:
+            self.store.write_session(s)
+        except BaseException:
+            if self.sessions.get(s.session_id) is s:
+                del self.sessions[s.session_id]
+            raise
+        self.expired.pop(s.session_id, None)
+
+    def admit(self, size: int, what: str, *, released: int = 0) -> None:
+        """RESOURCE_EXHAUSTED `CONTENT_LIMIT` unless `size` more bytes of recorded content (less
+        the `released` bytes the call replaces) keep the daemon within limits.max_content_bytes:
+        the daemon-wide ceiling on what clients can make it hold (docs/reliability.md)."""
+        held, cap = core.held_bytes(), self.config.max_content_bytes
+        after = held + size - min(released, held)
+        if after > cap:
+            raise ResourceExhausted(
+                "CONTENT_LIMIT",
+                f"{what} would bring the recorded content the daemon holds to {after} bytes, over "
+                f"limits.max_content_bytes ({cap}); close the sessions that are done "
+                "(CloseSession) or raise the limit",
+                {"limit": "max_content_bytes", "held": str(held)},
+            )
+
+    def check_roots(self, roots: int) -> None:
+        if roots > self.config.max_roots:
+            raise ResourceExhausted(
+                "TOO_MANY_ROOTS",
+                f"{roots} roots, over limits.max_roots ({self.config.max_roots})",
+                {"limit": "max_roots"},
+            )
+
+    def new_cache(self, s: Session) -> core.FileStateCache:
+        entries = self.config.cache_max_entries or s.rules.cache_max_entries
+        return s.new_cache(entries, self.config.cache_max_bytes)
+
+    def close(self, session_id: str) -> None:
+        s = self.session(session_id)
+        self._drop(s)
+
+    def _drop(self, s: Session) -> None:
+        self.store.delete_session(s.session_id)
+        for a in s.agents.values():
+            self.evictions_of_closed += a.files.evictions
+        del self.sessions[s.session_id]
+
+    def expire_idle(self, now: int | None = None) -> list[str]:
+        """Remove sessions idle longer than limits.session_ttl_s (memory and disk)."""
+        ttl_ms = int(self.config.session_ttl_s * 1000)
+        if ttl_ms <= 0:
+            return []
+        now = now_ms() if now is None else now
+        gone = [s for s in self.sessions.values() if now - s.last_active_ms > ttl_ms]
+        for s in gone:
+            self._drop(s)
+            self.expired[s.session_id] = now
+            while len(self.expired) > REMEMBER_EXPIRED:
+                self.expired.popitem(last=False)
+        return [s.session_id for s in gone]
+
+    def session(self, session_id: str) -> Session:
+        check_id("session", session_id)
+        s = self.sessions.get(session_id)
+        if s is None and session_id in self.expired:
+            raise NotFound(
+                "SESSION_EXPIRED",
+                f"session {session_id!r} expired after {self.config.session_ttl_s:g}s without "
+                "activity (limits.session_ttl_s); open it again with OpenSession",
+                {"session_id": session_id, "limit": "session_ttl_s"},
+            )
+        if s is None:
+            raise NotFound(
+                "SESSION_NOT_FOUND",
+                f"unknown session {session_id!r}; open it with OpenSession first",
+                {"session_id": session_id},
+            )
+        s.last_active_ms = now_ms()
+        return s
+
+    def live(self, s: Session, a: AgentState) -> bool:
+        """Whether `a` of `s` is still registered (a call that awaited may find it closed)."""
+        return self.sessions.get(s.session_id) is s and s.agents.get(a.agent_id) is a
+
+    def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
+        s = self.session(session_id)
+        check_id("agent", agent_id, allow_empty=True)
+        a = s.agents.get(agent_id)
+        if a is None:
+            raise NotFound(
+                "AGENT_NOT_FOUND",
+                f"unknown agent {agent_id!r} in session {session_id!r}; start it with StartAgent",
+                {"session_id": session_id, "agent_id": agent_id},
+            )
+        return s, a
+
+
+def _too_many_sessions(limit: int) -> ResourceExhausted:
+    return ResourceExhausted(
+        "TOO_MANY_SESSIONS",
+        f"the daemon holds {limit} sessions (limits.max_sessions); close some with CloseSession",
+        {"limit": "max_sessions"},
+    )

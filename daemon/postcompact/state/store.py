@@ -1,0 +1,97 @@
+"""What the state asks of persistence: the `Store` protocol, and the `Change` one unit of work
+hands it (docs/architecture.md §2, §5).
+
+The registry holds a `Store`; the services never see it. A handler changes memory inside
+`Registry.mutate` and names on the `Change` what it changed; the store writes exactly that, in
+its own order, in one transaction. `persist.NullStore` (persistence off) and
+`persist.SqliteStore` implement the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+from postcompact.core import FileStateCache
+from postcompact.state.model import AgentState, InvokedSkill, Session
+from postcompact.v1 import postcompact_pb2 as pb
+
+# What a transaction writes: (session id, agent id) for an agent's rows (its row, catalogue,
+# files, skills), (session id, None) for the session's own (its row, tasks).
+Written = tuple[str, str | None]
+
+# Rows without stored blobs (file metadata, plan, mode...) are budgeted at this many bytes by the
+# room check before a write.
+ROW_BYTES = 512
+
+
+class Change:
+    """What one unit of work changed in memory, named as it is changed: the store writes these
+    and nothing else. `digests` are SHA-256s of contents read just now (path -> (the content
+    object, its digest)), so the store need not hash them again; it takes one only for that
+    very object."""
+
+    __slots__ = ("agent", "catalog", "digests", "files", "session", "skills", "tasks")
+
+    def __init__(self) -> None:
+        self.session = False  # the session's row (and its agents' rows)
+        self.agent = False  # the agent's row: plan, mode, compactions, nested memory, carried
+        self.catalog = False  # the agent's catalogue (and its row)
+        self.files = False  # the agent's file-state cache, mirrored whole
+        self.skills: list[InvokedSkill] = []
+        self.tasks: list[pb.Task] = []
+        self.digests: dict[str, tuple[bytes, bytes]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.session or self.agent or self.catalog or self.files or self.skills or self.tasks
+        )
+
+
+class Store(Protocol):
+    """Durable state behind the registry (see the module docstring)."""
+
+    @property
+    def path(self) -> Path | None:
+        """The database file (None: nothing is stored)."""
+
+    @property
+    def keeps_digests(self) -> bool:
+        """Whether stored file rows carry content digests: readers hash what they read only
+        then (off the event loop, with the read)."""
+
+    # Called with what a failed transaction wrote: the registry re-reads exactly those.
+    on_failed_write: Callable[[set[Written]], None] | None
+
+    def check_room(self, extra: int = ROW_BYTES) -> None:
+        """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit."""
+
+    def used_bytes(self) -> int: ...
+
+    def write(self, s: Session, a: AgentState | None, change: Change) -> None:
+        """Write `change` of `s` (and of its agent `a`) in one transaction; nothing when
+        nothing it names differs from what is stored. When it fails it is rolled back,
+        `on_failed_write` gets what it named, and the error is raised."""
+
+    def write_session(self, s: Session) -> None:
+        """Write all of `s` in one transaction: its row, its agents with their catalogues,
+        files and skills, its tasks (a session built elsewhere: an import)."""
+
+    def delete_session(self, session_id: str) -> None: ...
+
+    def flush_activity(self, sessions: Iterable[Session]) -> None:
+        """Store the last activity time of sessions touched by read-only calls."""
+
+    def restore_reserve(self) -> None: ...
+
+    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]: ...
+
+    def load_session(
+        self,
+        session_id: str,
+        new_cache: Callable[[Session], FileStateCache],
+        agents: Iterable[str] | None = None,
+    ) -> Session | None: ...
+
+    def close(self) -> None: ...
