@@ -53,17 +53,18 @@ def sections(doc: Path) -> frozenset[str]:
     return frozenset(HEADING.findall(doc.read_text(errors="replace")))
 
 
-def resolve(name: str, citing: Path) -> Path | None:
-    for base in (ROOT, ROOT / "docs", citing.parent):
+def resolve(name: str, citing: Path, root: Path = ROOT) -> Path | None:
+    for base in (root, root / "docs", citing.parent):
         p = (base / name).resolve()
-        if p.is_file() and ROOT in p.parents:
+        if p.is_file() and root in p.parents:
             return p
     return None
 
 
-def problems(path: Path) -> list[str]:
+def problems(path: Path, root: Path = ROOT) -> list[str]:
+    """The dangling citations of `path`, a file of the repository at `root`."""
     out: list[str] = []
-    rel = path.relative_to(ROOT)
+    rel = path.relative_to(root)
     for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         last: tuple[int, Path] | None = None  # the citation before on the line: its end, its doc
         for m in CITATION.finditer(line):
@@ -73,7 +74,7 @@ def problems(path: Path) -> list[str]:
             if last is not None and LIST_GAP.match(line[last[0] : m.start()]):
                 doc = last[1]  # `docs/x.md §4, §5`, `§1-§7`: the same document
             elif named:
-                found = resolve(named.group(1), path)
+                found = resolve(named.group(1), path, root)
                 if found is None:
                     out.append(f"{rel}:{n}: §{number} of {named.group(1)}, not in the repository")
                     continue
@@ -91,7 +92,7 @@ def problems(path: Path) -> list[str]:
                 out.append(f"{rel}:{n}: a bare §{number} outside Markdown cites nothing")
                 continue
             if doc.suffix == ".md" and number not in sections(doc):
-                out.append(f"{rel}:{n}: {doc.relative_to(ROOT)} has no section {number}")
+                out.append(f"{rel}:{n}: {doc.relative_to(root)} has no section {number}")
             last = (m.end(), doc)
     return out
 

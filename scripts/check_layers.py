@@ -105,8 +105,8 @@ RULES = (
 )
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package.parent).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -135,24 +135,30 @@ def within(module: str, prefixes: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
-def main() -> int:
-    found: list[str] = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if "v1" in path.relative_to(PACKAGE).parts:  # generated code
+def offences(package: Path = PACKAGE) -> list[str]:
+    """Every import across a layer in the package at `package`, as `path:line: ...`."""
+    found: set[str] = set()
+    for path in sorted(package.rglob("*.py")):
+        if "v1" in path.relative_to(package).parts:  # generated code
             continue
-        here = module_name(path)
+        here = module_name(path, package)
         tree = ast.parse(path.read_text(), str(path))
         for line, target in imports(tree, here, path.name == "__init__.py"):
             for rule in RULES:
                 if here == "postcompact.core" and rule is RULES[0]:
                     continue  # the facade itself
                 if within(here, rule.layer) and within(target, rule.forbidden):
-                    rel = path.relative_to(ROOT)
-                    found.append(f"{rel}:{line}: {here} imports {target} ({rule.name})")
-    for f in sorted(set(found)):
+                    rel = path.relative_to(package.parent)
+                    found.add(f"{rel}:{line}: {here} imports {target} ({rule.name})")
+    return sorted(found)
+
+
+def main() -> int:
+    found = offences()
+    for f in found:
         print(f)
     if found:
-        print(f"check_layers: {len(set(found))} import(s) across a layer", file=sys.stderr)
+        print(f"check_layers: {len(found)} import(s) across a layer", file=sys.stderr)
         return 1
     return 0
 
