@@ -44,13 +44,13 @@ from postcompact.memtune import tune_malloc
 from postcompact.paths import now_ms
 from postcompact.persist import open_store
 from postcompact.restore.catalog import apply_catalog
-from postcompact.restore.hooks import HookSlots, HookSpec
+from postcompact.restore.hooks import HookSlots
 from postcompact.restore.pipeline import run_compact
-from postcompact.restore.policy import validate_policy
 from postcompact.service.files import FileService
 from postcompact.service.locks import AgentLocks
 from postcompact.service.sessions import SessionService, session_info
 from postcompact.service.tokens import TokenService
+from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, catalog_parts
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
@@ -100,6 +100,7 @@ class Servicer:
 
     def __init__(self, config: Config, registry: Registry, info: pb.GetServerInfoResponse):
         self.config = config
+        self.settings = Settings.of(config)
         self.registry = registry
         self.info = info
         self.sessions = SessionService(registry, config)
@@ -107,7 +108,6 @@ class Servicer:
         self.tokens = TokenService()
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
         self.admission = Admission(config.max_calls_in_flight, config.max_answer_bytes_in_flight)
-        self.hooks = tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks)
         self.hook_slots = HookSlots(config.max_hooks_running)
 
     # --- server ----------------------------------------------------------------------------
@@ -218,16 +218,16 @@ class Servicer:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         if req.kind not in pb.CompactKind.values():
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
-        validate_policy(req.policy)
+        policy = self.settings.resolve(s.profile, s.policy, req.policy)
         room = None if preview else ROW_BYTES * (len(a.files) + 1)
         with self.registry.mutate(s, a, room=room) as change:
             result = await run_compact(
                 s,
                 a,
                 req,
-                config_policy=self.config.policy,
-                hooks=self.hooks,
-                deny_globs=self.config.deny_globs,
+                policy=policy,
+                hooks=self.settings.hooks,
+                deny_globs=self.settings.deny_globs,
                 preview=preview,
                 hash_contents=self.registry.keeps_digests,
                 carry_limit=a.files.max_entries,
@@ -259,8 +259,8 @@ class Servicer:
         return await import_transcript(
             self.registry,
             req,
-            config_policy=self.config.policy,
-            deny_globs=self.config.deny_globs,
+            config_policy=self.settings.policy,
+            deny_globs=self.settings.deny_globs,
         )
 
     # --- tokens ----------------------------------------------------------------------------
@@ -394,7 +394,7 @@ class Daemon:
             state_dir=cfg.state_dir,
             state_path=cfg.state_path,
             max_bytes=cfg.max_state_bytes,
-            deny_globs=cfg.deny_globs,
+            deny_globs=Settings.of(cfg).deny_globs,
         )
         try:
             return await self._run_with_store(started)

@@ -569,6 +569,7 @@ async def run_compact(
     agent: AgentState,
     request: pb.CompactRequest | pb.PreviewCompactRequest,
     *,
+    policy: Policy | None = None,
     base_policy: pb.RestorePolicy | None = None,
     config_policy: pb.RestorePolicy | None = None,
     hooks: Sequence[HookSpec] = (),
@@ -590,14 +591,16 @@ async def run_compact(
     `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`): there is no
     result to apply.
 
-    Policy layers: `base_policy` (the daemon config; `config_policy` is an alias), the session's,
-    the request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
+    `policy`: the policy, when the caller resolved it already; else it is resolved here from the
+    layers `base_policy` (the daemon config; `config_policy` is an alias), the session's and the
+    request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
     apply, `deny_globs` add to them. For PreviewCompact the caller wraps the response into a
     PreviewCompactResponse.
     """
-    daemon_layer = base_policy if base_policy is not None else config_policy
-    layers = [p for p in (daemon_layer, session.policy, request.policy) if p is not None]
-    policy = resolve_policy(session.profile, *layers)
+    if policy is None:
+        daemon_layer = base_policy if base_policy is not None else config_policy
+        layers = [p for p in (daemon_layer, session.policy, request.policy) if p is not None]
+        policy = resolve_policy(session.profile, *layers)
     if templates is None:
         templates = session.rules.templates
     meter = Meter(exact=policy.exact, encoding=policy.encoding)

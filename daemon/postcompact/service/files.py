@@ -48,8 +48,9 @@ from postcompact.paths import display_path, now_ms, within
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
-from postcompact.restore.policy import Policy, resolve_policy
+from postcompact.restore.policy import Policy
 from postcompact.service.sessions import check_path_length
+from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Change, InvokedSkill, Session, content_digest
 from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
@@ -155,9 +156,9 @@ def _timestamp(value: int, field: str = "timestamp_ms") -> int:
     return value or now_ms()
 
 
-def session_policy(s: Session, config: Config) -> Policy:
+def session_policy(s: Session, settings: Settings) -> Policy:
     """The session's resolved policy (daemon config, then the session's, over its profile)."""
-    return resolve_policy(s.profile, config.policy, s.policy)
+    return settings.resolve(s.profile, s.policy)
 
 
 def _mtime_seen(s: Session, a: AgentState, path: str, entry: core.FileState) -> int | None:
@@ -181,6 +182,7 @@ class FileService:
     def __init__(self, registry: Registry, config: Config):
         self.registry = registry
         self.config = config
+        self.settings = Settings.of(config)
 
     # --- ReadFile -----------------------------------------------------------------------------
 
@@ -202,7 +204,7 @@ class FileService:
         limit = req.limit if req.HasField("limit") else None
         _range(offset, limit)
         offset = offset or 1
-        deny = fileread.effective_deny_globs(self.config.deny_globs)
+        deny = self.settings.deny_globs
         glob = fileread.is_denied((path,), deny)
         if glob is not None:  # before the unchanged stub: a denied path is never answered
             raise PermissionDenied(
@@ -259,7 +261,7 @@ class FileService:
     ) -> pb.ReadFileResponse:
         """The read of a ReadFile that is not answered by the stub, recorded on `change`."""
         read_at = now_ms()
-        policy = session_policy(s, self.config)
+        policy = session_policy(s, self.settings)
         roots, max_bytes = s.roots, policy.max_file_size_bytes
         hashing = self.registry.keeps_digests
         previous = entry.content if entry is not None else None
@@ -448,7 +450,9 @@ class FileService:
         if a.unverified.get(path) is entry or _changed(s, a, path, entry, current):
             full_read = entry.offset is None and entry.limit is None
             unverified = a.unverified.get(path) is entry
-            if unverified or not (full_read and _same_content(s, path, entry.content, self.config)):
+            if unverified or not (
+                full_read and _same_content(s, path, entry.content, self.settings)
+            ):
                 return pb.CheckWriteResponse(
                     result=pb.WRITE_CHECK_MODIFIED,
                     message=templates.write_modified,
@@ -461,9 +465,9 @@ class FileService:
         """Whether a read carried over a compaction vouches for `path`: the policy keeps read
         state, and the file on disk still has the content that was read."""
         carried = a.carried_reads.get(path)
-        if carried is None or not session_policy(s, self.config).carry_read_state:
+        if carried is None or not session_policy(s, self.settings).carry_read_state:
             return False
-        content = _disk_content(s, path, carried.length, self.config)
+        content = _disk_content(s, path, carried.length, self.settings)
         if content is None or len(content) != carried.length:
             return False
         if carried.content is not None:
@@ -604,7 +608,7 @@ def _writes_files(s: Session, command: str) -> bool:
     return s.rules.sed_markers and SED_MARKERS.search(command) is not None
 
 
-def _disk_content(s: Session, path: str, max_bytes: int, config: Config) -> bytes | None:
+def _disk_content(s: Session, path: str, max_bytes: int, settings: Settings) -> bytes | None:
     """The file's bytes when it holds at most `max_bytes`, else None. Read through `fileread`
     like every other read: inside the roots (no symlink out), deny globs, regular files only (a
     FIFO must not block the event loop). Anything unreadable is None."""
@@ -613,16 +617,16 @@ def _disk_content(s: Session, path: str, max_bytes: int, config: Config) -> byte
             path,
             roots=s.roots,
             max_bytes=max_bytes,
-            deny_globs=fileread.effective_deny_globs(config.deny_globs),
+            deny_globs=settings.deny_globs,
         )
     except fileread.FileReadError:
         return None
     return tf.content
 
 
-def _same_content(s: Session, path: str, content: bytes, config: Config) -> bool:
+def _same_content(s: Session, path: str, content: bytes, settings: Settings) -> bool:
     """Whether the file on disk still holds exactly `content` (anything unreadable is not)."""
-    return _disk_content(s, path, len(content), config) == content
+    return _disk_content(s, path, len(content), settings) == content
 
 
 def _first_page(

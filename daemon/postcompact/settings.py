@@ -1,0 +1,50 @@
+"""The configuration as the daemon uses it, resolved once (`config.py` reads it).
+
+`Config` is what the file and the flags said; `Settings` is what the services need of it,
+derived once when the daemon starts: the daemon's policy layer parsed and validated, the deny
+globs every read applies (the defaults, then the configured ones), the session-start hooks, and
+the limits (`config`). It is immutable — a changed configuration is a restart — and shared: one
+`Settings` per `Config` (`Settings.of`). The model-facing templates belong to each session's
+profile (`profiles.rules(profile).templates`); no setting changes them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from postcompact import fileread
+from postcompact.config import Config
+from postcompact.restore.hooks import HookSpec
+from postcompact.restore.policy import Policy, resolve_policy, validate_policy
+from postcompact.v1 import postcompact_pb2 as pb
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    config: Config  # the limits and everything else as configured
+    # The daemon's layer of the restore policy, under the session's and the request's. A message
+    # is mutable: nothing may change this one (`resolve` copies nothing, it serialises it).
+    policy: pb.RestorePolicy
+    deny_globs: tuple[str, ...]  # the defaults and the configured ones, in that order
+    hooks: tuple[HookSpec, ...]
+
+    @staticmethod
+    @functools.cache
+    def of(config: Config) -> Settings:
+        """The settings of `config`, made the first time they are asked for."""
+        policy = config.policy
+        validate_policy(policy)
+        return Settings(
+            config=config,
+            policy=policy,
+            deny_globs=fileread.effective_deny_globs(config.deny_globs),
+            hooks=tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks),
+        )
+
+    def resolve(self, profile: pb.Profile.ValueType, *layers: pb.RestorePolicy) -> Policy:
+        """The policy of `profile` under the daemon's layer and then `layers` (a session's, a
+        request's), each validated (INVALID_ARGUMENT naming the field)."""
+        return resolve_policy(profile, self.policy, *layers)
