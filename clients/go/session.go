@@ -205,7 +205,8 @@ func (s *Session) RecordSkill(ctx context.Context, name, path string, content []
 	return resp.GetSkills(), err
 }
 
-// SetPlan sets the agent's plan file ("" = none) and returns the normalised path.
+// SetPlan sets the agent's plan file ("" = the default, in the plans directory) and returns
+// the path the daemon will use, normalised.
 func (s *Session) SetPlan(ctx context.Context, planFilePath string) (string, error) {
 	resp, err := s.c.api.SetPlan(ctx, &pb.SetPlanRequest{SessionId: s.ID, AgentId: s.AgentID, PlanFilePath: planFilePath})
 	return resp.GetPlanFilePath(), err

@@ -223,7 +223,9 @@ def test_skills_overwrite_by_name(session: Session) -> None:
 
 def test_plan_mode_and_tasks(session: Session, project: Path) -> None:
     assert session.set_plan("plan.md") == str(project / "plan.md")
-    assert session.set_plan("") == ""
+    default = session.set_plan("")  # the default plan file, in the plans directory
+    assert default.endswith(".md")
+    assert default != str(project / "plan.md")
     session.set_mode("plan")
     session.upsert_task({"task_id": "t1", "task_type": "local_agent", "status": "running"})
     session.upsert_task({"task_id": "t1", "task_type": "local_agent", "status": "completed"})

@@ -15,6 +15,7 @@ import hmac
 import ipaddress
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -531,10 +532,14 @@ def test_read_file_honours_the_default_deny_globs(world: dict[str, Any], name: s
     s: Session = world["s"]
     e = _err(s.read_file, name)
     assert (e.code, e.reason) == (PD, "PATH_DENIED")
-    # Recorded by the harness, then asked for again: still denied, never the "unchanged" stub.
-    s.record_read(name, f"DENIED-SECRET {name}\n", timestamp_ms=int(time.time() * 1000) + 60_000)
+    # Nor does the daemon take its content from the harness (it would hold the secret).
+    for record in (s.record_read, s.record_write):
+        e = _err(record, name, f"DENIED-SECRET {name}\n", timestamp_ms=1)
+        assert (e.code, e.reason) == (PD, "PATH_DENIED")
+        assert "DENIED-SECRET" not in str(e)
     e = _err(s.read_file, name)
     assert (e.code, e.reason) == (PD, "PATH_DENIED")
+    assert s.check_write(name).result == pb.WRITE_CHECK_NOT_READ
 
 
 def test_a_symlink_to_a_secret_is_denied(world: dict[str, Any]) -> None:
@@ -549,12 +554,19 @@ def test_restoration_never_reads_outside_the_roots_nor_a_denied_file(
 ) -> None:
     s: Session = world["s"]
     root, outside = world["root"], world["outside"]
-    for name in ("a.txt", "b.txt", *DENIED_NAMES):
+    secrets = [f"secret-{i}.txt" for i in range(len(DENIED_NAMES))]
+    for name in secrets:
+        (root / name).write_text("an ordinary file, for now\n")
+    for name in ("a.txt", "b.txt", *secrets):
         s.record_read(name, (root / name).read_text())
-    # After the reads: a.txt becomes a symlink out of the roots, and the directory of sub/c.txt
-    # a symlink to a directory outside holding a c.txt; b.txt stays an ordinary file.
+    # After the reads: a.txt becomes a symlink out of the roots, each secret-N.txt a symlink to a
+    # deny-globbed file, and the directory of sub/c.txt a symlink to a directory outside holding
+    # a c.txt; b.txt stays an ordinary file.
     (root / "a.txt").unlink()
     (root / "a.txt").symlink_to(outside / "secret.txt")
+    for link, target in zip(secrets, DENIED_NAMES, strict=True):
+        (root / link).unlink()
+        (root / link).symlink_to(root / target)
     (outside / "c.txt").write_text("OUTSIDE-SECRET c\n")
     (root / "sub").mkdir()
     (root / "sub" / "c.txt").write_text("inside c\n")
@@ -570,7 +582,7 @@ def test_restoration_never_reads_outside_the_roots_nor_a_denied_file(
         assert "outside_roots" in _outcome(resp, root / "a.txt").detail
         assert _outcome(resp, root / "sub" / "c.txt").outcome == pb.OUTCOME_UNREADABLE
         assert _outcome(resp, root / "b.txt").outcome == pb.OUTCOME_RESTORED
-        for name in DENIED_NAMES:
+        for name in secrets:
             assert _outcome(resp, root / name).outcome == pb.OUTCOME_DENIED, name
         assert _leaks(resp, "OUTSIDE-SECRET", "DENIED-SECRET") == []
     # Nothing denied or outside was re-seeded into the cache: a second compaction restores b.txt.
@@ -609,6 +621,50 @@ def test_plan_files_stay_in_the_roots_or_the_plans_directory(world: dict[str, An
         assert _leaks(resp, "OUTSIDE-SECRET", "DENIED-SECRET") == [], plan
 
 
+def test_the_plans_directory_is_a_root_for_its_own_files(world: dict[str, Any]) -> None:
+    """A harness writes its plan file in the plans directory (outside the roots here) and then
+    reports that write, reads it back and checks an edit of it, like any file of the roots; the
+    plans directory lends nothing else: a symlink out of it is still refused, and so is a file
+    outside both."""
+    s: Session = world["s"]
+    plans, outside = world["plans"], world["outside"]
+    plan = plans / "x.md"
+    plan.write_text("# Plan\n\n1. step\n")
+    assert s.set_plan(str(plan)) == str(plan)
+    assert s.record_write(str(plan), plan.read_text()) == str(plan)
+    assert s.read_file(str(plan)).content == plan.read_bytes()
+    assert s.read_file(str(plan)).unchanged  # the read was recorded
+    assert s.record_read(str(plan), plan.read_text()) == str(plan)
+    assert s.check_write(str(plan)).result == pb.WRITE_CHECK_ALLOWED
+    plan.write_text("# Plan\n\n1. step\n2. another\n")
+    assert b"another" in s.read_file(str(plan)).content
+
+    (plans / "out.md").symlink_to(outside / "secret.txt")
+    e = _err(s.read_file, str(plans / "out.md"))
+    assert e.code == PD
+    for call in (s.read_file, s.check_write):
+        e = _err(call, str(outside / "secret.txt"))
+        assert (e.code, e.reason) == (PD, "PATH_OUTSIDE_ROOTS")
+    e = _err(s.record_write, str(outside / "secret.txt"), "x")
+    assert (e.code, e.reason) == (PD, "PATH_OUTSIDE_ROOTS")
+
+
+def test_set_plan_of_nothing_answers_the_default_plan_file(world: dict[str, Any]) -> None:
+    """SetPlan("") goes back to the default plan file and says which file that is: the path
+    Compact reads the plan from (docs/claude-code.md §8)."""
+    s: Session = world["s"]
+    plans = world["plans"]
+    default = s.set_plan("")
+    assert os.path.dirname(default) == str(plans)
+    assert re.fullmatch(r"plan-[0-9a-f]{12}\.md", os.path.basename(default))
+    sub = s.start_agent("sub")
+    assert sub.set_plan("") == default.removesuffix(".md") + "-agent-sub.md"
+    Path(default).write_text("THE-DEFAULT-PLAN\n")
+    resp = _compact(s)
+    refs = [a.plan_file_reference for a in resp.attachments if a.HasField("plan_file_reference")]
+    assert [(r.plan_file_path, r.plan_content) for r in refs] == [(default, b"THE-DEFAULT-PLAN\n")]
+
+
 def test_check_write_compares_content_only_inside_the_roots(world: dict[str, Any]) -> None:
     s: Session = world["s"]
     root, outside = world["root"], world["outside"]
@@ -620,9 +676,11 @@ def test_check_write_compares_content_only_inside_the_roots(world: dict[str, Any
     (root / "a.txt").unlink()
     (root / "a.txt").symlink_to(outside / "secret.txt")
     assert s.check_write("a.txt").result == pb.WRITE_CHECK_MODIFIED
-    # Same for a deny-globbed file whose content did not change but whose mtime did.
-    s.record_read(".env", "DENIED-SECRET .env\n", timestamp_ms=past)
-    assert s.check_write(".env").result == pb.WRITE_CHECK_MODIFIED
+    # Same for a file that became a deny-globbed one (a symlink to .env) with the very content
+    # that was recorded: its content is not compared either.
+    s.record_read("c.txt", "DENIED-SECRET .env\n", timestamp_ms=past)
+    (root / "c.txt").symlink_to(root / ".env")
+    assert s.check_write("c.txt").result == pb.WRITE_CHECK_MODIFIED
     # The ordinary case still works: same content, newer mtime, inside the roots → ALLOWED.
     s.record_read("b.txt", "beta\n", timestamp_ms=past)
     assert s.check_write("b.txt").result == pb.WRITE_CHECK_ALLOWED
@@ -719,12 +777,20 @@ def test_configured_deny_globs_add_to_the_defaults(project: Path) -> None:
         (project / ".env").write_text("DENIED-SECRET\n")
         s = d.client.open_session(str(project), session_id=new_session_id("cfgdeny"))
         for name in ("x.secret", "private/notes.md", ".env"):
-            e = _err(s.read_file, name)
-            assert (e.code, e.reason) == (PD, "PATH_DENIED"), name
-            s.record_read(name, "whatever")
+            for call in (s.read_file, lambda n: s.record_read(n, "whatever")):
+                e = _err(call, name)
+                assert (e.code, e.reason) == (PD, "PATH_DENIED"), name
+        # Recorded while ordinary, then a symlink to what a configured glob denies.
+        for link in ("l1.md", "l2.md"):
+            (project / link).write_text("ordinary\n")
+            s.record_read(link, "ordinary\n")
+        (project / "l1.md").unlink()
+        (project / "l1.md").symlink_to(project / "x.secret")
+        (project / "l2.md").unlink()
+        (project / "l2.md").symlink_to(project / "private" / "notes.md")
         s.record_read("README.md", "# demo\n\nhello\n")
         resp = _compact(s)
-        for name in ("x.secret", "private/notes.md", ".env"):
+        for name in ("l1.md", "l2.md"):
             assert _outcome(resp, project / name).outcome == pb.OUTCOME_DENIED
         assert _outcome(resp, project / "README.md").outcome == pb.OUTCOME_RESTORED
         assert _leaks(resp, "CONFIGURED-SECRET", "DENIED-SECRET") == []

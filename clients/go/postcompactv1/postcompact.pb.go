@@ -2904,8 +2904,9 @@ func (x *SetPlanRequest) GetPlanFilePath() string {
 }
 
 type SetPlanResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PlanFilePath  string                 `protobuf:"bytes,1,opt,name=plan_file_path,json=planFilePath,proto3" json:"plan_file_path,omitempty"` // normalised
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The plan file the daemon will use, normalised: the one given, or for "" the default's path.
+	PlanFilePath  string `protobuf:"bytes,1,opt,name=plan_file_path,json=planFilePath,proto3" json:"plan_file_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -329,7 +329,10 @@ export class Session {
     return r.skills;
   }
 
-  /** Set (or clear with "") the plan file. Returns the normalised path. */
+  /**
+   * Set the plan file ("" = the default, in the plans directory). Returns the path the daemon
+   * will use, normalised.
+   */
   async setPlan(planFilePath: string, options?: CallOptions): Promise<string> {
     return (await this.client.rpc.setPlan({ ...this.ids, planFilePath }, options)).planFilePath;
   }

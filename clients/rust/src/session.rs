@@ -430,7 +430,8 @@ impl Session {
         Ok(self.client.record_skill(self.scoped(req)).await?.skills)
     }
 
-    /// Sets the plan file (`""` = none). Returns the normalised path.
+    /// Sets the plan file (`""` = the default, in the plans directory). Returns the path the
+    /// daemon will use, normalised.
     pub async fn set_plan(&self, plan_file_path: impl AsRef<Path>) -> Result<String, Error> {
         let req = pb::SetPlanRequest {
             plan_file_path: path_str(plan_file_path.as_ref()),

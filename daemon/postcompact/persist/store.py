@@ -728,7 +728,7 @@ class SqliteStore:
                 f.limit,
                 f.digest,
                 f.size,
-                roots=s.roots or [s.cwd],
+                roots=s.read_roots,
                 deny_globs=self.deny_globs,
             )
             st = FileState(content or b"", f.timestamp, f.offset, f.limit, f.partial_view)

@@ -274,7 +274,7 @@ class FileStep:
         inline: bool = False,
     ) -> _Restored:
         p, s = self.policy, self.session
-        roots = s.roots or [s.cwd]
+        roots = s.read_roots
         if scope is None:
             scope = fileread.ReadScope.of(roots)
         over_size = False
@@ -356,7 +356,7 @@ class FileStep:
         the event loop (page cache only: `fileread.WouldBlock` otherwise). With `previous`
         (path -> the content the cache held), a seed whose content differs from it gets its
         SHA-256 here, for the state database (persist/store.py)."""
-        scope = fileread.ReadScope.of(self.session.roots or [self.session.cwd])
+        scope = fileread.ReadScope.of(self.session.read_roots)
         out = []
         for rank, path in ranked:
             r = self.restore_one(path, rank, scope, read_at, inline)

@@ -216,7 +216,7 @@ def _read_plan(
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
     if not os.path.lexists(path):  # most agents have no plan file: one stat, not a checked read
         return None
-    roots = [*(session.roots or [session.cwd]), session.plans_directory]
+    roots = session.read_roots
     try:
         tf = fileread.read_text(
             path, roots=roots, max_bytes=_MAX_PLAN_BYTES, deny_globs=deny_globs, inline=inline

@@ -5,8 +5,9 @@ Paths. Every path a client names is resolved like Claude Code's `expandPath` (tr
 to the session cwd, normalise, NFC) and must lie inside the session's roots — or be one of the
 session's memory files, which harnesses legitimately read from `~`. A path outside is
 PERMISSION_DENIED (`PATH_OUTSIDE_ROOTS`), whether it was given absolute or as a relative path
-escaping the roots; an empty path or one with a NUL byte is INVALID_ARGUMENT. Plan files may also
-live in the session's plans directory.
+escaping the roots; an empty path or one with a NUL byte is INVALID_ARGUMENT. The session's plans
+directory counts as a root for its own files (`Session.read_roots`): a plan file there is read,
+recorded and checked like a file of the roots. SetPlan("") answers the default plan file's path.
 
 Timestamps. The claude-code profiles: ReadFile stores the file's mtime (floor ms), as Claude Code
 does. Default profile: ReadFile stores the read time (design chapter), and remembers the mtime it
@@ -48,6 +49,7 @@ from postcompact.paths import display_path, now_ms, within
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
+from postcompact.restore.pipeline import plan_path
 from postcompact.restore.policy import Policy
 from postcompact.service.sessions import check_path_length
 from postcompact.settings import Settings
@@ -102,11 +104,11 @@ def resolve_path(
     raw: str,
     *,
     field: str = "path",
-    extra_roots: tuple[str, ...] = (),
     memory_files: bool = True,
 ) -> str:
     """`raw` made absolute (`~`, cwd, `.`/`..`, NFC); PermissionDenied unless it is inside the
-    session roots or `extra_roots`, or (with `memory_files`) one of the session's memory files."""
+    session roots or its plans directory (`Session.read_roots`), or (with `memory_files`) one of
+    the session's memory files."""
     if not raw or not raw.strip():
         raise InvalidArgument("PATH_REQUIRED", f"{field} must not be empty")
     if "\x00" in raw:
@@ -116,7 +118,7 @@ def resolve_path(
         path: str = core.expand_path(raw, s.cwd, s.home)
     except ValueError as exc:
         raise InvalidArgument("BAD_PATH", f"{field}: {exc}") from None
-    roots = (*s.roots, *extra_roots)
+    roots = tuple(s.read_roots)
     memory = memory_files and path in s.memory_paths
     if not any(within(path, r) for r in roots) and not memory:
         raise PermissionDenied(
@@ -205,11 +207,7 @@ class FileService:
         _range(offset, limit)
         offset = offset or 1
         deny = self.settings.deny_globs
-        glob = fileread.is_denied((path,), deny)
-        if glob is not None:  # before the unchanged stub: a denied path is never answered
-            raise PermissionDenied(
-                "PATH_DENIED", f"{path} matches the deny rule {glob!r}", {"path": path}
-            )
+        self._refuse_denied(path)  # before the unchanged stub: a denied path is never answered
         # peek: a read that fails below must not change the entry's recency (in memory only).
         entry = a.files.peek(path)
         current = (
@@ -262,7 +260,7 @@ class FileService:
         """The read of a ReadFile that is not answered by the stub, recorded on `change`."""
         read_at = now_ms()
         policy = session_policy(s, self.settings)
-        roots, max_bytes = s.roots, policy.max_file_size_bytes
+        roots, max_bytes = s.read_roots, policy.max_file_size_bytes
         hashing = self.registry.keeps_digests
         previous = entry.content if entry is not None else None
 
@@ -366,6 +364,16 @@ class FileService:
         change.files = True
         return resp
 
+    def _refuse_denied(self, path: str) -> None:
+        """PERMISSION_DENIED `PATH_DENIED` for a path a deny glob matches: ReadFile never
+        answers such a file, and RecordRead/RecordWrite do not take its content from a harness
+        either (docs/security.md)."""
+        glob = fileread.is_denied((path,), self.settings.deny_globs)
+        if glob is not None:
+            raise PermissionDenied(
+                "PATH_DENIED", f"{path} matches the deny rule {glob!r}", {"path": path}
+            )
+
     def _admit(self, a: AgentState, path: str, size: int, what: str) -> None:
         """The content ceiling for a new entry of `size` bytes under `path` (its old entry's
         bytes are released by it)."""
@@ -385,6 +393,7 @@ class FileService:
     def record_read(self, req: pb.RecordReadRequest) -> pb.RecordReadResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
+        self._refuse_denied(path)
         _utf8("content", req.content)
         offset = req.offset if req.HasField("offset") else None
         limit = req.limit if req.HasField("limit") else None
@@ -403,6 +412,7 @@ class FileService:
     def record_write(self, req: pb.RecordWriteRequest) -> pb.RecordWriteResponse:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
+        self._refuse_denied(path)
         _utf8("content", req.content)
         if req.timestamp_ms < 0:
             raise InvalidArgument(
@@ -541,12 +551,11 @@ class FileService:
             with self.registry.mutate(s, a, room=None) as change:
                 a.plan_file_path = None
                 change.agent = True
-            return pb.SetPlanResponse()
+            return pb.SetPlanResponse(plan_file_path=plan_path(s, a))  # the default's path
         path = resolve_path(
             s,
             req.plan_file_path,
             field="plan_file_path",
-            extra_roots=(s.plans_directory,),
             memory_files=False,  # a plan file lives in the roots or the plans directory only
         )
         with self.registry.mutate(s, a) as change:
@@ -615,7 +624,7 @@ def _disk_content(s: Session, path: str, max_bytes: int, settings: Settings) -> 
     try:
         tf = fileread.read_text(
             path,
-            roots=s.roots,
+            roots=s.read_roots,
             max_bytes=max_bytes,
             deny_globs=settings.deny_globs,
         )

@@ -175,6 +175,12 @@ class Session:
     tasks: Tasks = field(default_factory=Tasks)  # by task id, insertion ordered
 
     @property
+    def read_roots(self) -> list[str]:
+        """Where the session's files may be read and recorded: its roots, and its plans
+        directory, a root for its own files (the agents' plan files live there)."""
+        return [*(self.roots or [self.cwd]), self.plans_directory]
+
+    @property
     def rules(self) -> profiles.Rules:
         return profiles.rules(self.profile)
 

@@ -1438,7 +1438,7 @@ class SetPlanResponse(_message.Message):
 
     PLAN_FILE_PATH_FIELD_NUMBER: _builtins.int
     plan_file_path: _builtins.str
-    """normalised"""
+    """The plan file the daemon will use, normalised: the one given, or for "" the default's path."""
     def __init__(
         self,
         *,

@@ -3,14 +3,14 @@
 
 export interface SetPlanResponse {
   /**
-   * normalised
+   * The plan file the daemon will use, normalised: the one given, or for "" the default's path.
    */
   'planFilePath'?: (string);
 }
 
 export interface SetPlanResponse__Output {
   /**
-   * normalised
+   * The plan file the daemon will use, normalised: the one given, or for "" the default's path.
    */
   'planFilePath': (string);
 }
