@@ -49,6 +49,13 @@ class Rules:
     references_stay_candidates: bool
     # CheckStale's write-command markers include `sed -i` / `gsed -i`.
     sed_markers: bool
+    # A file last read as a range (offset > 1) is restored as that range (numbered from its
+    # first line, its Read call with offset and limit); else from line 1.
+    restore_ranges: bool
+    # The per-file cap bounds the rough estimate of the whole attachment as the model sees it
+    # (Read call, numbered text, wrappers, marker: `FileAttachment`'s `tokens`); else the file's
+    # text, measured as Claude Code measures it.
+    cap_rendered: bool
     # ReadFile refuses a file over the size cap with current Claude Code's own message.
     claude_read_errors: bool
     # A whole ReadFile over max_read_tokens answers its first page, marked partial; else it is
@@ -80,6 +87,8 @@ _DEFAULT = Rules(
     skip_parent_task=False,
     references_stay_candidates=False,
     sed_markers=True,
+    restore_ranges=True,
+    cap_rendered=True,
     claude_read_errors=False,
     page_over_read_tokens=True,
     api_units_per_token=None,
@@ -103,6 +112,8 @@ _CLAUDE_CODE = Rules(
     skip_parent_task=True,
     references_stay_candidates=True,
     sed_markers=True,
+    restore_ranges=False,
+    cap_rendered=False,
     claude_read_errors=True,
     page_over_read_tokens=True,
     api_units_per_token=3,
@@ -126,6 +137,8 @@ _CLAUDE_CODE_2_1_88 = Rules(
     skip_parent_task=False,
     references_stay_candidates=False,
     sed_markers=False,
+    restore_ranges=False,
+    cap_rendered=False,
     claude_read_errors=False,
     page_over_read_tokens=False,
     api_units_per_token=3,

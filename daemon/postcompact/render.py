@@ -695,11 +695,21 @@ def _around(template: str, field: str) -> tuple[str, str] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _wrapped_read_call(path: str, read_call_template: str, reminder_template: str) -> str:
-    """The first block of a restored file (the same files come back Compact after Compact)."""
-    call = escape_reminder_tags(
-        _fmt(read_call_template, input_json=js_json_stringify({"file_path": path}))
-    )
+def _wrapped_read_call(
+    path: str,
+    read_call_template: str,
+    reminder_template: str,
+    offset: int | None = None,
+    limit: int | None = None,
+) -> str:
+    """The first block of a restored file (the same files come back Compact after Compact):
+    the Read call, with the range when a range is restored."""
+    args: dict[str, object] = {"file_path": path}
+    if offset is not None:
+        args["offset"] = offset
+    if limit is not None:
+        args["limit"] = limit
+    call = escape_reminder_tags(_fmt(read_call_template, input_json=js_json_stringify(args)))
     return _fmt(reminder_template, content=call)
 
 
@@ -711,12 +721,25 @@ def file_blocks(
     malware_reminder: bool = True,
     truncation_marker: str = "",
     templates: Templates = DEFAULT_TEMPLATES,
+    start_line: int = 1,
+    read_limit: int | None = None,
 ) -> list[str]:
     """A restored file's blocks (always user-placed, each wrapped): the Read call, the Read
-    result and, when closing tags in the text had to be escaped, the note saying so."""
-    call = _wrapped_read_call(path, templates.read_call, templates.system_reminder)
+    result and, when closing tags in the text had to be escaped, the note saying so. A range
+    (`start_line` > 1) is numbered from its first line, and its Read call carries the offset and
+    `read_limit`."""
+    offset = start_line if start_line > 1 else None
+    call = _wrapped_read_call(
+        path, templates.read_call, templates.system_reminder, offset, read_limit if offset else None
+    )
     parts, escaped = _read_tool_result_parts(
-        content, 1, total_lines, malware_reminder, truncation_marker, templates, escape=True
+        content,
+        start_line,
+        total_lines,
+        malware_reminder,
+        truncation_marker,
+        templates,
+        escape=True,
     )
     outer = _around(templates.system_reminder, "content")
     inner = _around(templates.read_result, "result")

@@ -331,12 +331,16 @@ async def test_oversize_truncate_head(world: World) -> None:
     marker = render.file_truncation_marker(path, shown_lines=shown, total_lines=201)
     assert f"at line {shown} of 201" in marker
     assert f"offset {shown + 1}" in marker
-    assert _core.estimate(head + marker) <= 500
-    # Nearly the longest such head (the marker is budgeted with the widest line numbers).
-    assert _core.estimate(text[: len(head) + 2 * 61] + marker) > 500
     assert list(att.blocks) == render.file_blocks(
         path, head, total_lines=201, truncation_marker=marker
     )
+    # Under the default profile the cap bounds the attachment as the model sees it (the Read
+    # call, the numbered lines, the wrappers, the marker), and it is the longest head that fits.
+    assert att.tokens == _core.estimate("\n".join(att.blocks)) <= 500
+    longer = "\n".join(text.split("\n")[: shown + 1])
+    marker2 = render.file_truncation_marker(path, shown_lines=shown + 1, total_lines=201)
+    blocks2 = render.file_blocks(path, longer, total_lines=201, truncation_marker=marker2)
+    assert _core.estimate("\n".join(blocks2)) > 500
     assert (att.file.num_lines, att.file.total_lines) == (shown, 201)
     d = outcome(resp, "big.ts")
     assert d.outcome == pb.OUTCOME_TRUNCATED
@@ -895,13 +899,14 @@ async def test_where_rereads_run(
         read_at: int | None = None,
         previous: Mapping[str, bytes] | None = None,
         inline: bool = False,
+        spans: Mapping[str, tuple[int, int | None]] | None = None,
     ) -> object:
         seen.append((inline, threading.get_ident()))
         if inline and blocks:
             raise fileread.WouldBlock  # as a page-cache miss would
         # Hold the thread a moment so that concurrent batches cannot reuse one pool thread.
         threading.Event().wait(0.05)
-        return original(self, ranked, read_at, previous, inline=inline)
+        return original(self, ranked, read_at, previous, inline=inline, spans=spans)
 
     monkeypatch.setattr(restore_files.FileStep, "restore_many", spy)
     body = "".join(f"line {i}\n" for i in range(line_count))

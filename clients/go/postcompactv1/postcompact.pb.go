@@ -4370,10 +4370,13 @@ type FileAttachment struct {
 	DisplayPath string                 `protobuf:"bytes,2,opt,name=display_path,json=displayPath,proto3" json:"display_path,omitempty"` // relative to cwd when inside it
 	// The text restored as Claude Code attaches it (line ends without "\r"; the head only when
 	// truncated); empty unless include_content.
-	Content       []byte `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	Truncated     bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	TotalLines    int64  `protobuf:"varint,5,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
-	NumLines      int64  `protobuf:"varint,6,opt,name=num_lines,json=numLines,proto3" json:"num_lines,omitempty"`
+	Content    []byte `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	Truncated  bool   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	TotalLines int64  `protobuf:"varint,5,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
+	NumLines   int64  `protobuf:"varint,6,opt,name=num_lines,json=numLines,proto3" json:"num_lines,omitempty"`
+	// The first line restored: 1, or under the default profile the first line of the range the
+	// agent last read (docs/profiles.md).
+	StartLine     int64 `protobuf:"varint,7,opt,name=start_line,json=startLine,proto3" json:"start_line,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4446,6 +4449,13 @@ func (x *FileAttachment) GetTotalLines() int64 {
 func (x *FileAttachment) GetNumLines() int64 {
 	if x != nil {
 		return x.NumLines
+	}
+	return 0
+}
+
+func (x *FileAttachment) GetStartLine() int64 {
+	if x != nil {
+		return x.StartLine
 	}
 	return 0
 }
@@ -6876,7 +6886,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x06totals\x18\x03 \x03(\v2\x1e.postcompact.v1.CategoryTotalsR\x06totals\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\x05 \x01(\x03R\n" +
-	"compactionJ\x04\b\x04\x10\x05R\rrendered_text\"\xbd\x01\n" +
+	"compactionJ\x04\b\x04\x10\x05R\rrendered_text\"\xdc\x01\n" +
 	"\x0eFileAttachment\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
 	"\fdisplay_path\x18\x02 \x01(\tR\vdisplayPath\x12\x18\n" +
@@ -6884,7 +6894,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vtotal_lines\x18\x05 \x01(\x03R\n" +
 	"totalLines\x12\x1b\n" +
-	"\tnum_lines\x18\x06 \x01(\x03R\bnumLines\"M\n" +
+	"\tnum_lines\x18\x06 \x01(\x03R\bnumLines\x12\x1d\n" +
+	"\n" +
+	"start_line\x18\a \x01(\x03R\tstartLine\"M\n" +
 	"\x14CompactFileReference\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
 	"\fdisplay_path\x18\x02 \x01(\tR\vdisplayPath\"\xf1\x01\n" +

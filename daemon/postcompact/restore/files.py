@@ -13,9 +13,16 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
    byte is in the page cache (`fileread.off_loop`: a few µs a file, where one thread hop costs
    ~100 µs), else all on one worker thread. Always through `fileread` with the session roots and
    deny globs: denied / binary / unreadable files are dropped with the error as detail.
-4. Per-file cap `max_tokens_per_file`, measured with the policy's counter (the rough counter uses
-   the per-type rate, as Claude Code's `validateContentTokens`) on the text as Claude Code attaches
-   it: the `\r` ending each line removed (`render.strip_cr`). A file over the cap, or over
+   A file last read as a range (offset > 1) is re-read as that range under profiles with
+   `Rules.restore_ranges` (the default): numbered from its first line, its Read call carrying the
+   offset and limit; the whole file when it is now shorter than the range's start.
+4. Per-file cap `max_tokens_per_file`. Under the default profile (`Rules.cap_rendered`) it bounds
+   the whole attachment as the model sees it: the rough estimate of its blocks (the attachment's
+   `tokens`) and the policy's count of them (per-type rate, exact) are both within the cap, and a
+   truncated file keeps the most whole lines that fit with the marker. Under the Claude Code
+   profiles it is measured with the policy's counter (the rough counter uses the per-type rate,
+   as Claude Code's `validateContentTokens`) on the text as Claude Code attaches it. Either way
+   the `\r` ending each line is removed (`render.strip_cr`). A file over the cap, or over
    `max_file_size_bytes`, is
    - TRUNCATE_HEAD (default): the longest head within the cap *including* the marker, cut back to
      a line boundary (a first line longer than the cap is cut inside the line), numbered as usual
@@ -35,11 +42,12 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
    marker). A reference costs its payload `{"type": "compact_file_reference", "filename": P,
    "displayPath": D}` the same way.
 6. Re-seed the cache with what was restored: offset 1, no limit (a truncated file: limit = the
-   lines shown, content = the head), the bytes on disk (not the text without `\r`: seeds are
-   verified against disk after a restart), timestamp = the file's mtime under profiles with mtime
-   timestamps, otherwise one read time for the whole batch (taken before the re-reads). The
-   entries are set in reverse rank order, rank 1 last (the most recently used), so equal
-   timestamps rank them the same way at the next compaction: restored files keep their order.
+   lines shown, content = the head; a range: its offset and limit), the bytes on disk (not the
+   text without `\r`: seeds are verified against disk after a restart), timestamp = the file's
+   mtime under profiles with mtime timestamps, otherwise one read time for the whole batch (taken
+   before the re-reads). The entries are set in reverse rank order, rank 1 last (the most
+   recently used), so equal timestamps rank them the same way at the next compaction: restored
+   files keep their order.
    Referenced files are not re-seeded; profiles that keep them as candidates remember them in
    `AgentState.carried_refs` with the timestamp they ranked by.
 
@@ -61,7 +69,7 @@ from postcompact import core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
-from postcompact.restore.meter import Meter, file_ext, rough
+from postcompact.restore.meter import JSON_EXTS, Meter, file_ext, rough
 from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session, content_digest
@@ -104,19 +112,25 @@ def file_cost(
     num_lines: int | None,
     total_lines: int,
     payload_only: bool = False,
+    start_line: int = 1,
 ) -> int:
     """`attachment_cost` of a file attachment whose `content.file.content` is `content`.
 
     The content is not serialised: its JSON string costs `core.json_utf16_len(content)` units
     (what `JSON.stringify(content)` measures), in place of the `""` serialised in its slot.
     """
-    units = _file_message_units(path, display, num_lines, total_lines, payload_only)
+    units = _file_message_units(path, display, num_lines, total_lines, payload_only, start_line)
     return int(core.estimate_from_utf16_len(units + int(core.json_utf16_len(content)) - 2))
 
 
 @functools.lru_cache(maxsize=1024)
 def _file_message_units(
-    path: str, display: str, num_lines: int | None, total_lines: int, payload_only: bool
+    path: str,
+    display: str,
+    num_lines: int | None,
+    total_lines: int,
+    payload_only: bool,
+    start_line: int = 1,
 ) -> int:
     """UTF-16 units of the serialised file attachment (message) with `""` as its content (the
     same files come back Compact after Compact: cached)."""
@@ -124,7 +138,7 @@ def _file_message_units(
         "filePath": path,
         "content": "",
         "numLines": num_lines,
-        "startLine": 1,
+        "startLine": start_line,
         "totalLines": total_lines,
     }
     attachment = {
@@ -272,11 +286,18 @@ class FileStep:
         scope: fileread.ReadScope | None = None,
         read_at: int | None = None,
         inline: bool = False,
+        span: tuple[int, int | None] | None = None,
     ) -> _Restored:
+        """`path` re-read and made an attachment (`span`: the (offset, limit) the agent last
+        read, restored as that range under profiles with `Rules.restore_ranges`)."""
         p, s = self.policy, self.session
         roots = s.read_roots
         if scope is None:
             scope = fileread.ReadScope.of(roots)
+        if span is not None:
+            ranged = self._restore_range(path, rank, span, scope, read_at, inline)
+            if ranged is not None:
+                return ranged
         over_size = False
         size_detail = ""
         try:
@@ -314,6 +335,8 @@ class FileStep:
         stamp = tf.mtime_ms if self.rules.mtime_timestamps else read_at
         # Measured and attached as Claude Code does: each line's "\r" removed.
         text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
+        if self.rules.cap_rendered:
+            return self._fitted(path, rank, text, tf, stamp, first=1, read=None, why=size_detail)
         ext = file_ext(path)
         cap = p.max_tokens_per_file
         tokens = self.meter.file_tokens(text, ext, cap, self.rules.api_units_per_token)
@@ -344,12 +367,132 @@ class FileStep:
         detail = f"{cap_detail}; kept lines 1-{shown} of {tf.total_lines}"
         return self._file(path, rank, head, tf, stamp, limit=shown, marker=marker, detail=detail)
 
+    def _restore_range(
+        self,
+        path: str,
+        rank: int,
+        span: tuple[int, int | None],
+        scope: fileread.ReadScope,
+        read_at: int | None,
+        inline: bool,
+    ) -> _Restored | None:
+        """The lines the agent last read (`span`), re-read from disk; None when the file is now
+        shorter than the range's start (the file is restored from line 1 instead)."""
+        first, limit = span
+        try:
+            tf = fileread.read_text(
+                path,
+                roots=self.session.read_roots,
+                max_bytes=self.policy.max_file_size_bytes,
+                offset=first,
+                limit=limit,
+                deny_globs=self.deny_globs,
+                scope=scope,
+                inline=inline,
+            )
+        except fileread.FileReadError as exc:
+            return _Restored(
+                path, rank, read_outcome(exc.kind), detail=f"{exc.kind}: {exc.message}"
+            )
+        if not tf.content:
+            return None
+        stamp = tf.mtime_ms if self.rules.mtime_timestamps else (read_at or now_ms())
+        text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
+        last = first + tf.num_lines - 1
+        why = f"lines {first}-{last} of {tf.total_lines}: the range last read"
+        return self._fitted(path, rank, text, tf, stamp, first=first, read=limit, why=why)
+
+    def _fitted(
+        self,
+        path: str,
+        rank: int,
+        text: str,
+        tf: fileread.TextFile,
+        stamp: int,
+        *,
+        first: int,
+        read: int | None,
+        why: str,
+    ) -> _Restored:
+        """`text` (lines `first`.. of the file, `read`: the limit it was read with) restored
+        within the per-file cap as the model sees it (`Rules.cap_rendered`): the whole attachment
+        — the Read call, the numbered text, the wrappers, the marker — at most
+        `max_tokens_per_file` by its rough estimate (the attachment's `tokens`) and by the
+        policy's counter (the per-type rate for JSON; exact counts); over it, the longest run of
+        whole lines from `first` that fits with the marker (TRUNCATE_HEAD), or the reference
+        note."""
+        p = self.policy
+        cap = p.max_tokens_per_file
+        limit = read if first > 1 else None
+        ext = file_ext(path)
+        recount = self.meter.exact or ext in JSON_EXTS  # else the counter is the rough estimate
+
+        def measured(r: _Restored) -> int:
+            att = r.attachment
+            assert att is not None
+            if not recount:
+                return att.tokens
+            return max(att.tokens, self.meter.measure("\n".join(att.blocks), ext))
+
+        whole = self._file(
+            path, rank, text, tf, stamp, limit=limit, marker="", detail=why, first=first
+        )
+        tokens = measured(whole)
+        if tokens <= cap and not tf.truncated:
+            return whole
+        reasons = [why] if why else []
+        if tokens > cap:
+            reasons.append(f"{tokens} tokens as attached, over the {cap}-token cap")
+        over = "; ".join(reasons)
+        if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
+            return self._reference(path, rank, over)
+        template = p.file_truncation_marker or self.templates.file_truncation_marker
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+
+        def attempt(count: int, head: str) -> _Restored:
+            marker = render.file_truncation_marker(
+                path, shown_lines=first + count - 1, total_lines=tf.total_lines, template=template
+            )
+            last = first + count - 1
+            detail = f"{over}; kept lines {first}-{last} of {tf.total_lines}"
+            return self._file(
+                path, rank, head, tf, stamp, limit=count, marker=marker, detail=detail, first=first
+            )
+
+        def fits(r: _Restored) -> bool:
+            return measured(r) <= cap
+
+        low, high, best = 1, len(lines), None  # the most whole lines that fit
+        if tf.truncated or tokens > cap:
+            high = len(lines) - (0 if tf.truncated else 1)
+        while low <= high:
+            mid = (low + high) // 2
+            r = attempt(mid, "\n".join(lines[:mid]))
+            if fits(r):
+                best, low = r, mid + 1
+            else:
+                high = mid - 1
+        if best is not None:
+            return best
+        # Not even the first line fits: as much of it as does.
+        line = lines[0] if lines else ""
+        keep = len(line)
+        while keep > 0:
+            keep = keep * 3 // 4
+            r = attempt(1, line[:keep])
+            if fits(r):
+                return r
+        return self._reference(path, rank, f"{over}; the cap cannot hold the marker")
+
     def restore_many(
         self,
         ranked: Sequence[tuple[int, str]],
         read_at: int | None = None,
         previous: Mapping[str, bytes] | None = None,
         inline: bool = False,
+        spans: Mapping[str, tuple[int, int | None]] | None = None,
     ) -> list[_Restored]:
         """`restore_one` for each (rank, path) of `ranked`, on a worker thread (the re-reads and
         the numbering release the GIL; `restore_files` decides how many threads) or `inline` on
@@ -359,7 +502,8 @@ class FileStep:
         scope = fileread.ReadScope.of(self.session.read_roots)
         out = []
         for rank, path in ranked:
-            r = self.restore_one(path, rank, scope, read_at, inline)
+            span = spans.get(path) if spans else None
+            r = self.restore_one(path, rank, scope, read_at, inline, span)
             if previous is not None and r.seed is not None:
                 content = r.seed.content
                 if content != previous.get(path):
@@ -378,9 +522,11 @@ class FileStep:
         limit: int | None,
         marker: str,
         detail: str,
+        first: int = 1,
     ) -> _Restored:
-        """A restored file: `text` is what is attached (without "\r"; the head when `limit`)."""
-        truncated = limit is not None
+        """A restored file: `text` is what is attached (without "\r"; the head when `marker`),
+        lines `first`.. of the file; `limit`: the lines the seed stands for (None: to the end)."""
+        truncated = bool(marker)
         display = self._display(path)
         seed_bytes = head_bytes(tf.content, text) if truncated else tf.content
         num_lines = limit if truncated else tf.num_lines
@@ -391,6 +537,8 @@ class FileStep:
             malware_reminder=self.policy.malware_reminder,
             truncation_marker=marker,
             templates=self.templates,
+            start_line=first,
+            read_limit=limit if first > 1 else None,
         )
         att = Pending(
             kind=pb.ATTACHMENT_KIND_FILE,
@@ -404,6 +552,7 @@ class FileStep:
                 truncated=truncated,
                 total_lines=tf.total_lines,
                 num_lines=num_lines or 0,
+                start_line=first,
             ),
         )
         cost = file_cost(
@@ -413,8 +562,9 @@ class FileStep:
             num_lines=num_lines,
             total_lines=tf.total_lines,
             payload_only=self.rules.payload_cost,
+            start_line=first,
         )
-        seed = core.FileState(seed_bytes, stamp, 1, limit, False)
+        seed = core.FileState(seed_bytes, stamp, first, limit, False)
         outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
         return _Restored(path, rank, outcome, att, cost, detail, seed, tf.mtime_ms)
 
@@ -489,19 +639,36 @@ async def restore_files(
         else None
     )
     order = [(rank, path) for rank, (path, _, _) in enumerate(selected, start=1)]
+    # Files last read as a range come back as that range (profiles with `restore_ranges`).
+    spans = (
+        {
+            path: (state.offset, state.limit)
+            for path, _, state in selected
+            if state is not None
+            and state.offset is not None
+            and state.offset > 1
+            and not state.partial_view
+        }
+        if step.rules.restore_ranges
+        else None
+    )
     held = sum(len(state.content) for _, _, state in selected if state is not None)
     if held >= PARALLEL_READ_BYTES:
         workers = min(len(order), PARALLEL_READ_WORKERS)
         parts = await asyncio.gather(
             *(
-                asyncio.to_thread(step.restore_many, order[i::workers], read_at, previous)
+                asyncio.to_thread(
+                    step.restore_many, order[i::workers], read_at, previous, False, spans
+                )
                 for i in range(workers)
             )
         )
     else:
         parts = [
             await fileread.off_loop(
-                lambda inline: step.restore_many(order, read_at, previous, inline=inline)
+                lambda inline: step.restore_many(
+                    order, read_at, previous, inline=inline, spans=spans
+                )
             )
         ]
     results = sorted((r for part in parts for r in part), key=lambda r: r.rank)

@@ -16,6 +16,11 @@ export interface FileAttachment {
   'truncated'?: (boolean);
   'totalLines'?: (number | string | Long);
   'numLines'?: (number | string | Long);
+  /**
+   * The first line restored: 1, or under the default profile the first line of the range the
+   * agent last read (docs/profiles.md).
+   */
+  'startLine'?: (number | string | Long);
 }
 
 export interface FileAttachment__Output {
@@ -32,4 +37,9 @@ export interface FileAttachment__Output {
   'truncated': (boolean);
   'totalLines': (number);
   'numLines': (number);
+  /**
+   * The first line restored: 1, or under the default profile the first line of the range the
+   * agent last read (docs/profiles.md).
+   */
+  'startLine': (number);
 }

@@ -2096,6 +2096,7 @@ class FileAttachment(_message.Message):
     TRUNCATED_FIELD_NUMBER: _builtins.int
     TOTAL_LINES_FIELD_NUMBER: _builtins.int
     NUM_LINES_FIELD_NUMBER: _builtins.int
+    START_LINE_FIELD_NUMBER: _builtins.int
     path: _builtins.str
     display_path: _builtins.str
     """relative to cwd when inside it"""
@@ -2106,6 +2107,10 @@ class FileAttachment(_message.Message):
     truncated: _builtins.bool
     total_lines: _builtins.int
     num_lines: _builtins.int
+    start_line: _builtins.int
+    """The first line restored: 1, or under the default profile the first line of the range the
+    agent last read (docs/profiles.md).
+    """
     def __init__(
         self,
         *,
@@ -2115,10 +2120,11 @@ class FileAttachment(_message.Message):
         truncated: _builtins.bool = ...,
         total_lines: _builtins.int = ...,
         num_lines: _builtins.int = ...,
+        start_line: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "display_path", b"display_path", "num_lines", b"num_lines", "path", b"path", "total_lines", b"total_lines", "truncated", b"truncated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "display_path", b"display_path", "num_lines", b"num_lines", "path", b"path", "start_line", b"start_line", "total_lines", b"total_lines", "truncated", b"truncated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
