@@ -95,7 +95,7 @@ _DEFAULT = Rules(
     cache_max_entries=100,
     oversize=pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
     malware_reminder=True,
-    carry_read_state=True,
+    carry_read_state=False,
     templates=DEFAULT_TEMPLATES,
 )
 
