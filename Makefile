@@ -15,11 +15,12 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build serve test test-rust test-python test-go test-node lint fmt bench soak protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build build-bench-core serve test test-rust test-python test-bench-core test-go test-node lint fmt bench soak protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
 	@echo "make test    build everything and run every test (cargo, pytest, clients)"
+	@echo "make test-bench-core  the LruCache tests (pytest -m bench_core) on the core's bench build"
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
@@ -45,20 +46,41 @@ $(NODE_CLIENT_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.js
 
 setup: $(VENV_STAMP)
 
-# Incremental: cargo rebuilds only what changed, maturin reinstalls the module in .venv.
+# Incremental: cargo rebuilds only what changed, maturin reinstalls the module in .venv. The
+# default variant of the core: what the daemon serves, without the `bench` feature.
 build: $(VENV_STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+
+# The core with its `bench` feature (rust_core/Cargo.toml: the Python LruCache, which only B1 and
+# its tests use), in its own cargo target dir so that both variants stay built, unpacked into
+# BENCH_SITE; BENCH_PY runs Python with it first on PYTHONPATH. .venv keeps the default variant
+# throughout. (maturin's --features replaces pyproject's `features`; `bench` implies `python`.)
+BENCH_TARGET := target/bench
+BENCH_SITE := $(BENCH_TARGET)/site
+BENCH_PY := PYTHONPATH=$(abspath $(BENCH_SITE)) $(PY)
+
+build-bench-core: $(VENV_STAMP)
+	rm -rf $(BENCH_TARGET)/wheels $(BENCH_SITE)
+	VIRTUAL_ENV=$(abspath $(VENV)) CARGO_TARGET_DIR=$(BENCH_TARGET) $(VENV)/bin/maturin build \
+	  --release --quiet --features bench --out $(BENCH_TARGET)/wheels
+	$(PY) -m zipfile -e $(BENCH_TARGET)/wheels/postcompact-*.whl $(BENCH_SITE)
 
 serve: build
 	$(VENV)/bin/postcompact serve
 
-test: build $(NODE_STAMP) test-rust test-python test-go test-node
+test: build $(NODE_STAMP) test-rust test-python test-bench-core test-go test-node
 
 test-rust:
 	cargo test --workspace --quiet
 
 test-python: build $(NODE_STAMP)
 	$(PY) -m pytest
+
+# The tests marked bench_core (LruCache; the default run deselects them) and the stub of LruCache
+# (tests/_bench_core.pyi), against the featured core.
+test-bench-core: build-bench-core $(NODE_STAMP)
+	$(BENCH_PY) -m mypy.stubtest tests._bench_core
+	$(BENCH_PY) -m pytest -m bench_core
 
 # Every transcript of the shared corpus replayed and checked against what Claude Code recorded
 # (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
@@ -87,6 +109,7 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy -p postcompact-core --features python --all-targets --quiet -- -D warnings
+	cargo clippy -p postcompact-core --features bench --all-targets --quiet -- -D warnings
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -103,9 +126,12 @@ fmt: $(VENV_STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: build $(NODE_STAMP)
+# B1 measures LruCache, so it runs on the featured core; every other benchmark on the default
+# one, the daemon as `make serve` runs it.
+bench: build build-bench-core $(NODE_STAMP)
 	$(PY) -m pip install -q -r requirements/bench.txt
-	$(PY) -m bench
+	$(BENCH_PY) -m bench b1
+	$(PY) -m bench --skip b1
 
 # The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
 # SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4).

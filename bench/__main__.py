@@ -1,7 +1,10 @@
-"""`python -m bench [--quick] [names...]`: run the benchmarks and rewrite docs/benchmarks.md.
+"""`python -m bench [--quick] [--skip NAME]... [names...]`: run the benchmarks and rewrite
+docs/benchmarks.md.
 
-Each benchmark module exposes `run(quick: bool) -> Section`. With names, only those run and the
-other sections of docs/benchmarks.md are kept as they were.
+Each benchmark module exposes `run(quick: bool) -> Section`. With names, only those run (with
+`--skip`, all but those) and the other sections of docs/benchmarks.md are kept as they were.
+`make bench` runs B1 on the core built with its `bench` feature (B1 measures its LruCache) and
+the others, with `--skip b1`, on the default build.
 """
 
 from __future__ import annotations
@@ -66,14 +69,17 @@ def _existing_sections() -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="NAME", help="a benchmark not to run"
+    )
     parser.add_argument("names", nargs="*", help=f"benchmarks to run ({', '.join(BENCHMARKS)})")
     args = parser.parse_args()
-    unknown = [n for n in args.names if n not in BENCHMARKS]
+    unknown = [n for n in args.names + args.skip if n not in BENCHMARKS]
     if unknown:
         parser.error(
             f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}"
         )
-    names = args.names or list(BENCHMARKS)
+    names = [n for n in args.names or BENCHMARKS if n not in args.skip]
     PLOTS.mkdir(parents=True, exist_ok=True)
     sections = _existing_sections()
     for i, name in enumerate(names, 1):

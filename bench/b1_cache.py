@@ -31,9 +31,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from postcompact._core import FileState, FileStateCache, LruCache
+from postcompact._core import FileState, FileStateCache
 
 from bench.report import ROOT, Section, Table, bar_chart, verdict
+
+# LruCache exists only in the core built with its `bench` feature (`make bench` runs B1 on it).
+from tests import _bench_core
+from tests._bench_core import LruCache
 
 MAX_ENTRIES = 100
 MAX_SIZE = 25 * 1024 * 1024
@@ -386,6 +390,8 @@ def _pin() -> None:
 
 
 def run(quick: bool = False) -> Section:
+    if not _bench_core.AVAILABLE:
+        raise SystemExit(f"B1: {_bench_core.MISSING}")
     _pin()
     n_ops = 200_000 if quick else 1_000_000
     repeats = 2 if quick else 5

@@ -10,7 +10,6 @@ __all__ = [
     "Charge",
     "FileState",
     "FileStateCache",
-    "LruCache",
     "ReadRefused",
     "__version__",
     "count",
@@ -33,46 +32,17 @@ __all__ = [
 
 __version__: str
 
-# --- cache: LruCache, FileState, FileStateCache, expand_path (rust_core/src/py/py_cache.rs) ---
+# --- cache: FileState, FileStateCache, expand_path (rust_core/src/py/py_cache.rs) ---
 #
 # lru-cache 11 semantics throughout (Claude Code's readFileState): strict LRU bounded by entry
-# count AND total size; an entry is accounted at max(1, size); `get` promotes, `peek`/`has` do
-# not; an entry larger than max_entry_size (default max_size) is not stored and removes any entry
-# under its key; keys()/items()/dump()/snapshot() are most recently used first. Values are held
-# by reference: `get` returns the very object that was stored. Bad arguments raise ValueError.
-
-@final
-class LruCache:
-    """Strict LRU of arbitrary values with explicit sizes."""
-
-    def __new__(
-        cls, max_entries: int = 100, max_size: int = 26214400, max_entry_size: int | None = None
-    ) -> LruCache: ...
-    def set(self, key: str, value: object, size: int) -> bool:
-        """Store `value`; False when refused as larger than max_entry_size."""
-    def get(self, key: str) -> object | None: ...
-    def peek(self, key: str) -> object | None: ...
-    def has(self, key: str) -> bool: ...
-    def __contains__(self, key: object, /) -> bool: ...
-    def size_of(self, key: str) -> int | None: ...
-    def delete(self, key: str) -> bool: ...
-    def clear(self) -> None: ...
-    def __len__(self) -> int: ...
-    @property
-    def total_size(self) -> int: ...
-    @property
-    def evictions(self) -> int: ...
-    @property
-    def max_entries(self) -> int: ...
-    @property
-    def max_size(self) -> int: ...
-    @property
-    def max_entry_size(self) -> int: ...
-    def keys(self) -> list[str]: ...
-    def items(self) -> list[tuple[str, object]]: ...
-    def dump(self) -> list[tuple[str, object, int]]: ...
-    def load(self, entries: Iterable[tuple[str, object, int]]) -> None:
-        """Replace the contents with (key, value, size) given most recently used first."""
+# count AND total size; an entry is accounted at max(1, its content's size); `get` promotes,
+# `peek`/`has` do not; a state larger than max_size is not stored and removes any entry under its
+# key; keys()/snapshot() are most recently used first. Values are held by reference: `get`
+# returns the very object that was stored. Bad arguments raise ValueError.
+#
+# `LruCache` (the same LRU over arbitrary values with explicit sizes) exists only in a build with
+# the core's `bench` feature, which the benchmarks and its tests use: its stub is
+# tests/_bench_core.pyi.
 
 def held_bytes() -> int:
     """Bytes of content held by live `FileState`s and `Charge`s (the daemon's content ledger)."""

@@ -4,7 +4,8 @@
 //! lru-cache 11 semantics ([`lru`]), the file-state cache over it ([`filestate`], keys from
 //! [`path`]), Claude Code's rough token estimate and exact BPE counting ([`tokens`]) and
 //! truncation to a token budget ([`truncate`]). Everything here is plain Rust; the PyO3 bindings
-//! live in [`py`] behind the `python` feature so `cargo test` needs no libpython.
+//! live in [`py`] behind the `python` feature so `cargo test` needs no libpython, and the Python
+//! `LruCache`, which only the benchmarks and its tests use, behind `bench` (which implies it).
 
 pub mod filestate;
 pub mod fsutil;

@@ -11,7 +11,8 @@ prefix, expand_path yields an absolute, normalised, NFC, idempotent path, and th
 keeps its bounds and normalised keys whatever the keys and contents.
 
 The oracle comparisons (tiktoken, lru-cache, the JS rounding model) live in the other tests of
-this directory; this file is about robustness. Deterministic: derandomize=True.
+this directory; this file is about robustness. Deterministic: derandomize=True. The cases of
+the bench-only `LruCache` are marked `bench_core` (tests/_bench_core.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from postcompact import _core
+
+from tests._bench_core import LruCache
 
 FUZZ = settings(
     max_examples=150,
@@ -287,6 +290,7 @@ def test_file_state_cache_on_anything(
             assert cache.has(k)
 
 
+@pytest.mark.bench_core
 @FUZZ
 @given(
     ops=st.lists(
@@ -302,7 +306,7 @@ def test_file_state_cache_on_anything(
     ),
 )
 def test_lru_cache_on_anything(ops: list[tuple[str, Any, Any]], bounds: tuple[Any, Any]) -> None:
-    ok, cache = call_safely(_core.LruCache, *bounds)
+    ok, cache = call_safely(LruCache, *bounds)
     if not ok:
         return
     for op, key, size in ops:
@@ -317,22 +321,22 @@ def test_lru_cache_on_anything(ops: list[tuple[str, Any, Any]], bounds: tuple[An
         assert cache.total_size <= cache.max_size
 
 
-LOADS: list[tuple[str, Any]] = [
+LOADS: list[Any] = [
     ("files", [("a", "not a state")]),
     ("files", [("a", _core.FileState(b"", 0))] * 3),
     ("files", [("/a", _core.FileState(b"", 0), 3)]),
     ("files", 5),
     ("files", [5]),
-    ("lru", [("k", 1, -1)]),
-    ("lru", [("k",)]),
-    ("lru", [("k", 1, -(2**70))]),
-    ("lru", [(None, 1, 1)]),
+    *(
+        pytest.param("lru", entries, marks=pytest.mark.bench_core)
+        for entries in ([("k", 1, -1)], [("k",)], [("k", 1, -(2**70))], [(None, 1, 1)])
+    ),
 ]
 
 
 @pytest.mark.parametrize(("kind", "entries"), LOADS)
 def test_load_with_bad_entries_raises_a_documented_error(kind: str, entries: Any) -> None:
-    cache: Any = _core.FileStateCache(cwd="/w") if kind == "files" else _core.LruCache()
+    cache: Any = _core.FileStateCache(cwd="/w") if kind == "files" else LruCache()
     before = cache.keys()
     ok, _ = call_safely(cache.load, entries)
     if not ok:

@@ -1,18 +1,23 @@
 """The core LRU against npm lru-cache 11 (Claude Code's readFileState cache), step by step.
 
 Seeded random traces of set (random sizes, including 0 and oversize), get, peek, has, delete
-and the occasional clear run through lru-cache in Node and through `LruCache` (and, for the
-small bounds, `FileStateCache`); after every step the keys (most to least recently used), the
-total size, the op's result and the eviction count must be equal.
+and the occasional clear run through lru-cache in Node and through `FileStateCache` (the small
+bounds) and the bench-only `LruCache` (every bound; marked `bench_core`: `make test-bench-core`
+runs those against the core's featured build, tests/_bench_core.py); after every step the keys
+(most to least recently used), the total size, the op's result and the eviction count must be
+equal.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from postcompact._core import FileState, FileStateCache, LruCache
+from postcompact._core import FileState, FileStateCache
+
+from tests._bench_core import LruCache
 
 from .conftest import NodeReplay
 
@@ -135,21 +140,34 @@ SMALL = [
 ]
 
 
+@pytest.mark.bench_core
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_claude_code_bounds(seed: int, node_lru: NodeReplay) -> None:
     trace = make_trace(seed, **CLAUDE_CODE)
     assert_same(node_lru(trace), replay_lru(trace), trace)
 
 
+# Both caches over the small bounds; only FileStateCache is in the default build.
+REPLAYS = [
+    pytest.param(replay_file_state, id="FileStateCache"),
+    pytest.param(replay_lru, id="LruCache", marks=pytest.mark.bench_core),
+]
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
 @pytest.mark.parametrize("seed", [11, 12])
 @pytest.mark.parametrize("bounds", SMALL, ids=lambda b: f"{b['max_entries']}x{b['max_size']}")
-def test_small_bounds(bounds: dict[str, int], seed: int, node_lru: NodeReplay) -> None:
+def test_small_bounds(
+    bounds: dict[str, int],
+    seed: int,
+    replay: Callable[[dict[str, Any]], list[list[Any]]],
+    node_lru: NodeReplay,
+) -> None:
     trace = make_trace(seed, **bounds)
-    expected = node_lru(trace)
-    assert_same(expected, replay_lru(trace), trace)
-    assert_same(expected, replay_file_state(trace), trace)
+    assert_same(node_lru(trace), replay(trace), trace)
 
 
+@pytest.mark.bench_core
 @pytest.mark.parametrize("seed", [21, 22])
 def test_max_entry_size(seed: int, node_lru: NodeReplay) -> None:
     trace = make_trace(seed, max_entries=10, max_size=1000, keys=16, steps=3000, max_entry_size=300)
