@@ -641,6 +641,9 @@ func (r *runner) runStep(op string, step map[string]any) {
 			mode = pb.AgentMode(r.enumValue(mode.Descriptor(), r.str(v)))
 		}
 		_, err = r.s.Agent(r.optStr(step, "parent")).StartAgent(ctx, r.str(step["agent"]), mode)
+	case "end_agent":
+		r.checkKeys(step)
+		resp, err = s.EndAgent(ctx)
 	case "merge_file_state":
 		r.checkKeys(step, "from", "into")
 		resp, err = r.s.MergeFileState(ctx, r.optStr(step, "from"), r.optStr(step, "into"))

@@ -164,7 +164,7 @@ func TestIdempotence(t *testing.T) {
 			t.Errorf("%s should be idempotent", m)
 		}
 	}
-	for _, m := range []string{"ReadFile", "Compact", "SetCatalog", "StartAgent", "CloseSession", "MergeFileState",
+	for _, m := range []string{"ReadFile", "Compact", "SetCatalog", "StartAgent", "EndAgent", "CloseSession", "MergeFileState",
 		"ImportTranscript", "/postcompact.v1.PostcompactService/ImportTranscript"} {
 		if postcompact.IsIdempotent(m, nil) {
 			t.Errorf("%s should not be idempotent", m)

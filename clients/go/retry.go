@@ -85,11 +85,11 @@ func IsIdempotent(method string, req any) bool {
 		return ok && r.GetInvokedAtMs() != 0
 	// Not idempotent, so retried only when not sent: ReadFile (a repeat answers the "unchanged"
 	// stub), Compact (it clears the file state and bumps the count: a repeat restores another
-	// set), SetCatalog (the delta is announced once), StartAgent, MergeFileState, CloseSession (a
-	// repeat fails or reports other counts), ImportTranscript (it creates the session: a repeat
-	// answers ALREADY_EXISTS).
-	case "ReadFile", "Compact", "SetCatalog", "StartAgent", "MergeFileState", "CloseSession",
-		"ImportTranscript":
+	// set), SetCatalog (the delta is announced once), StartAgent, EndAgent, MergeFileState,
+	// CloseSession (a repeat fails or reports other counts), ImportTranscript (it creates the
+	// session: a repeat answers ALREADY_EXISTS).
+	case "ReadFile", "Compact", "SetCatalog", "StartAgent", "EndAgent", "MergeFileState",
+		"CloseSession", "ImportTranscript":
 		return false
 	}
 	// Any other (unknown) call: only when not sent.

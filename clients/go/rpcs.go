@@ -57,6 +57,11 @@ func (c *Client) StartAgent(ctx context.Context, req *pb.StartAgentRequest, opts
 	return c.api.StartAgent(ctx, req, opts...)
 }
 
+// EndAgent calls postcompact.v1.PostcompactService/EndAgent.
+func (c *Client) EndAgent(ctx context.Context, req *pb.EndAgentRequest, opts ...grpc.CallOption) (*pb.EndAgentResponse, error) {
+	return c.api.EndAgent(ctx, req, opts...)
+}
+
 // MergeFileState calls postcompact.v1.PostcompactService/MergeFileState.
 func (c *Client) MergeFileState(ctx context.Context, req *pb.MergeFileStateRequest, opts ...grpc.CallOption) (*pb.MergeFileStateResponse, error) {
 	return c.api.MergeFileState(ctx, req, opts...)

@@ -106,6 +106,13 @@ func (s *Session) StartAgent(ctx context.Context, agentID string, mode pb.AgentM
 	return s.Agent(agentID), nil
 }
 
+// EndAgent ends this sub-agent: its file state, skills and catalogue are forgotten and its slot
+// in the session (limits.max_agents_per_session) is free. The main thread cannot end
+// (INVALID_ARGUMENT MAIN_AGENT): close the session.
+func (s *Session) EndAgent(ctx context.Context) (*pb.EndAgentResponse, error) {
+	return s.c.api.EndAgent(ctx, &pb.EndAgentRequest{SessionId: s.ID, AgentId: s.AgentID})
+}
+
 // MergeFileState merges the file state of agent from into agent into.
 func (s *Session) MergeFileState(ctx context.Context, from, into string) (*pb.MergeFileStateResponse, error) {
 	return s.c.api.MergeFileState(ctx, &pb.MergeFileStateRequest{SessionId: s.ID, FromAgentId: from, IntoAgentId: into})
@@ -113,6 +120,10 @@ func (s *Session) MergeFileState(ctx context.Context, from, into string) (*pb.Me
 
 // Close closes the session on the daemon (every agent's state is dropped).
 func (s *Session) Close(ctx context.Context) error {
+	if s.AgentID != "" {
+		_, err := s.EndAgent(ctx)
+		return err
+	}
 	_, err := s.c.api.CloseSession(ctx, &pb.CloseSessionRequest{SessionId: s.ID})
 	return err
 }

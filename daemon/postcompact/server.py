@@ -67,6 +67,7 @@ CAPABILITIES = (
     "agents.fresh",
     "agents.clone_parent",
     "agents.merge",
+    "agents.end",
     "files.read",
     "files.record",
     "files.check_write",
@@ -140,6 +141,9 @@ class Servicer:
     async def StartAgent(self, req: pb.StartAgentRequest, ctx: Ctx) -> pb.StartAgentResponse:
         a = self.sessions.start_agent(req)
         return pb.StartAgentResponse(agent_id=a.agent_id, cached_entries=len(a.files))
+
+    async def EndAgent(self, req: pb.EndAgentRequest, ctx: Ctx) -> pb.EndAgentResponse:
+        return self.sessions.end_agent(req)
 
     async def MergeFileState(
         self, req: pb.MergeFileStateRequest, ctx: Ctx

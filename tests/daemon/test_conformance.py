@@ -213,6 +213,9 @@ class Runner:
         parent = self.session.agent(step.get("parent", ""))
         parent.start_agent(step["agent"], step.get("mode", "FRESH"))
 
+    def op_end_agent(self, step: Step) -> Any:
+        return self.agent(step).end_agent()
+
     def op_merge_file_state(self, step: Step) -> Any:
         return self.session.agent(step["into"]).merge_file_state(step["from"])
 

@@ -1885,6 +1885,110 @@ func (x *StartAgentResponse) GetCachedEntries() int64 {
 	return 0
 }
 
+type EndAgentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	AgentId       string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"` // a sub-agent: non-empty
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndAgentRequest) Reset() {
+	*x = EndAgentRequest{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndAgentRequest) ProtoMessage() {}
+
+func (x *EndAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndAgentRequest.ProtoReflect.Descriptor instead.
+func (*EndAgentRequest) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *EndAgentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *EndAgentRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+type EndAgentResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CachedEntries int64                  `protobuf:"varint,1,opt,name=cached_entries,json=cachedEntries,proto3" json:"cached_entries,omitempty"` // the file-state entries it held, now released
+	Agents        int32                  `protobuf:"varint,2,opt,name=agents,proto3" json:"agents,omitempty"`                                    // the agents the session holds now, the main thread included
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndAgentResponse) Reset() {
+	*x = EndAgentResponse{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndAgentResponse) ProtoMessage() {}
+
+func (x *EndAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndAgentResponse.ProtoReflect.Descriptor instead.
+func (*EndAgentResponse) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *EndAgentResponse) GetCachedEntries() int64 {
+	if x != nil {
+		return x.CachedEntries
+	}
+	return 0
+}
+
+func (x *EndAgentResponse) GetAgents() int32 {
+	if x != nil {
+		return x.Agents
+	}
+	return 0
+}
+
 type MergeFileStateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1896,7 +2000,7 @@ type MergeFileStateRequest struct {
 
 func (x *MergeFileStateRequest) Reset() {
 	*x = MergeFileStateRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1908,7 +2012,7 @@ func (x *MergeFileStateRequest) String() string {
 func (*MergeFileStateRequest) ProtoMessage() {}
 
 func (x *MergeFileStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1921,7 +2025,7 @@ func (x *MergeFileStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MergeFileStateRequest.ProtoReflect.Descriptor instead.
 func (*MergeFileStateRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{15}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MergeFileStateRequest) GetSessionId() string {
@@ -1955,7 +2059,7 @@ type MergeFileStateResponse struct {
 
 func (x *MergeFileStateResponse) Reset() {
 	*x = MergeFileStateResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2071,7 @@ func (x *MergeFileStateResponse) String() string {
 func (*MergeFileStateResponse) ProtoMessage() {}
 
 func (x *MergeFileStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2084,7 @@ func (x *MergeFileStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MergeFileStateResponse.ProtoReflect.Descriptor instead.
 func (*MergeFileStateResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{16}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MergeFileStateResponse) GetMerged() int32 {
@@ -2010,7 +2114,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2126,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2139,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{17}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReadFileRequest) GetSessionId() string {
@@ -2093,7 +2197,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2209,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2222,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{18}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReadFileResponse) GetPath() string {
@@ -2208,7 +2312,7 @@ type RecordReadRequest struct {
 
 func (x *RecordReadRequest) Reset() {
 	*x = RecordReadRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2324,7 @@ func (x *RecordReadRequest) String() string {
 func (*RecordReadRequest) ProtoMessage() {}
 
 func (x *RecordReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2337,7 @@ func (x *RecordReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordReadRequest.ProtoReflect.Descriptor instead.
 func (*RecordReadRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{19}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordReadRequest) GetSessionId() string {
@@ -2308,7 +2412,7 @@ type RecordReadResponse struct {
 
 func (x *RecordReadResponse) Reset() {
 	*x = RecordReadResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2424,7 @@ func (x *RecordReadResponse) String() string {
 func (*RecordReadResponse) ProtoMessage() {}
 
 func (x *RecordReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2437,7 @@ func (x *RecordReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordReadResponse.ProtoReflect.Descriptor instead.
 func (*RecordReadResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{20}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordReadResponse) GetPath() string {
@@ -2356,7 +2460,7 @@ type RecordWriteRequest struct {
 
 func (x *RecordWriteRequest) Reset() {
 	*x = RecordWriteRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2368,7 +2472,7 @@ func (x *RecordWriteRequest) String() string {
 func (*RecordWriteRequest) ProtoMessage() {}
 
 func (x *RecordWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2381,7 +2485,7 @@ func (x *RecordWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordWriteRequest.ProtoReflect.Descriptor instead.
 func (*RecordWriteRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{21}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecordWriteRequest) GetSessionId() string {
@@ -2428,7 +2532,7 @@ type RecordWriteResponse struct {
 
 func (x *RecordWriteResponse) Reset() {
 	*x = RecordWriteResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2544,7 @@ func (x *RecordWriteResponse) String() string {
 func (*RecordWriteResponse) ProtoMessage() {}
 
 func (x *RecordWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2557,7 @@ func (x *RecordWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordWriteResponse.ProtoReflect.Descriptor instead.
 func (*RecordWriteResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{22}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecordWriteResponse) GetPath() string {
@@ -2474,7 +2578,7 @@ type CheckWriteRequest struct {
 
 func (x *CheckWriteRequest) Reset() {
 	*x = CheckWriteRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2486,7 +2590,7 @@ func (x *CheckWriteRequest) String() string {
 func (*CheckWriteRequest) ProtoMessage() {}
 
 func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2499,7 +2603,7 @@ func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckWriteRequest.ProtoReflect.Descriptor instead.
 func (*CheckWriteRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{23}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CheckWriteRequest) GetSessionId() string {
@@ -2535,7 +2639,7 @@ type CheckWriteResponse struct {
 
 func (x *CheckWriteResponse) Reset() {
 	*x = CheckWriteResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +2651,7 @@ func (x *CheckWriteResponse) String() string {
 func (*CheckWriteResponse) ProtoMessage() {}
 
 func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2560,7 +2664,7 @@ func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckWriteResponse.ProtoReflect.Descriptor instead.
 func (*CheckWriteResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{24}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckWriteResponse) GetResult() WriteCheck {
@@ -2605,7 +2709,7 @@ type CheckStaleRequest struct {
 
 func (x *CheckStaleRequest) Reset() {
 	*x = CheckStaleRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2721,7 @@ func (x *CheckStaleRequest) String() string {
 func (*CheckStaleRequest) ProtoMessage() {}
 
 func (x *CheckStaleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2734,7 @@ func (x *CheckStaleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStaleRequest.ProtoReflect.Descriptor instead.
 func (*CheckStaleRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{25}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckStaleRequest) GetSessionId() string {
@@ -2671,7 +2775,7 @@ type CheckStaleResponse struct {
 
 func (x *CheckStaleResponse) Reset() {
 	*x = CheckStaleResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2787,7 @@ func (x *CheckStaleResponse) String() string {
 func (*CheckStaleResponse) ProtoMessage() {}
 
 func (x *CheckStaleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2800,7 @@ func (x *CheckStaleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStaleResponse.ProtoReflect.Descriptor instead.
 func (*CheckStaleResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{26}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckStaleResponse) GetStalePaths() []string {
@@ -2727,7 +2831,7 @@ type RecordSkillRequest struct {
 
 func (x *RecordSkillRequest) Reset() {
 	*x = RecordSkillRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2843,7 @@ func (x *RecordSkillRequest) String() string {
 func (*RecordSkillRequest) ProtoMessage() {}
 
 func (x *RecordSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +2856,7 @@ func (x *RecordSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSkillRequest.ProtoReflect.Descriptor instead.
 func (*RecordSkillRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{27}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RecordSkillRequest) GetSessionId() string {
@@ -2806,7 +2910,7 @@ type RecordSkillResponse struct {
 
 func (x *RecordSkillResponse) Reset() {
 	*x = RecordSkillResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2818,7 +2922,7 @@ func (x *RecordSkillResponse) String() string {
 func (*RecordSkillResponse) ProtoMessage() {}
 
 func (x *RecordSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2831,7 +2935,7 @@ func (x *RecordSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSkillResponse.ProtoReflect.Descriptor instead.
 func (*RecordSkillResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{28}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecordSkillResponse) GetSkills() int32 {
@@ -2854,7 +2958,7 @@ type SetPlanRequest struct {
 
 func (x *SetPlanRequest) Reset() {
 	*x = SetPlanRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2866,7 +2970,7 @@ func (x *SetPlanRequest) String() string {
 func (*SetPlanRequest) ProtoMessage() {}
 
 func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2879,7 +2983,7 @@ func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlanRequest.ProtoReflect.Descriptor instead.
 func (*SetPlanRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{29}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetPlanRequest) GetSessionId() string {
@@ -2913,7 +3017,7 @@ type SetPlanResponse struct {
 
 func (x *SetPlanResponse) Reset() {
 	*x = SetPlanResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3029,7 @@ func (x *SetPlanResponse) String() string {
 func (*SetPlanResponse) ProtoMessage() {}
 
 func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3042,7 @@ func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlanResponse.ProtoReflect.Descriptor instead.
 func (*SetPlanResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{30}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetPlanResponse) GetPlanFilePath() string {
@@ -2959,7 +3063,7 @@ type SetModeRequest struct {
 
 func (x *SetModeRequest) Reset() {
 	*x = SetModeRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2971,7 +3075,7 @@ func (x *SetModeRequest) String() string {
 func (*SetModeRequest) ProtoMessage() {}
 
 func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2984,7 +3088,7 @@ func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeRequest.ProtoReflect.Descriptor instead.
 func (*SetModeRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{31}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetModeRequest) GetSessionId() string {
@@ -3016,7 +3120,7 @@ type SetModeResponse struct {
 
 func (x *SetModeResponse) Reset() {
 	*x = SetModeResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3028,7 +3132,7 @@ func (x *SetModeResponse) String() string {
 func (*SetModeResponse) ProtoMessage() {}
 
 func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3041,7 +3145,7 @@ func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeResponse.ProtoReflect.Descriptor instead.
 func (*SetModeResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{32}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{34}
 }
 
 type Task struct {
@@ -3065,7 +3169,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3077,7 +3181,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3090,7 +3194,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{33}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Task) GetTaskId() string {
@@ -3180,7 +3284,7 @@ type UpsertTaskRequest struct {
 
 func (x *UpsertTaskRequest) Reset() {
 	*x = UpsertTaskRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3296,7 @@ func (x *UpsertTaskRequest) String() string {
 func (*UpsertTaskRequest) ProtoMessage() {}
 
 func (x *UpsertTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3309,7 @@ func (x *UpsertTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertTaskRequest.ProtoReflect.Descriptor instead.
 func (*UpsertTaskRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{34}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpsertTaskRequest) GetSessionId() string {
@@ -3230,7 +3334,7 @@ type UpsertTaskResponse struct {
 
 func (x *UpsertTaskResponse) Reset() {
 	*x = UpsertTaskResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3242,7 +3346,7 @@ func (x *UpsertTaskResponse) String() string {
 func (*UpsertTaskResponse) ProtoMessage() {}
 
 func (x *UpsertTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3255,7 +3359,7 @@ func (x *UpsertTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertTaskResponse.ProtoReflect.Descriptor instead.
 func (*UpsertTaskResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{35}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{37}
 }
 
 type DeferredTools struct {
@@ -3267,7 +3371,7 @@ type DeferredTools struct {
 
 func (x *DeferredTools) Reset() {
 	*x = DeferredTools{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3383,7 @@ func (x *DeferredTools) String() string {
 func (*DeferredTools) ProtoMessage() {}
 
 func (x *DeferredTools) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3396,7 @@ func (x *DeferredTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredTools.ProtoReflect.Descriptor instead.
 func (*DeferredTools) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{36}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeferredTools) GetNames() []string {
@@ -3313,7 +3417,7 @@ type AgentType struct {
 
 func (x *AgentType) Reset() {
 	*x = AgentType{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3325,7 +3429,7 @@ func (x *AgentType) String() string {
 func (*AgentType) ProtoMessage() {}
 
 func (x *AgentType) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3338,7 +3442,7 @@ func (x *AgentType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentType.ProtoReflect.Descriptor instead.
 func (*AgentType) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{37}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AgentType) GetAgentType() string {
@@ -3372,7 +3476,7 @@ type AgentTypes struct {
 
 func (x *AgentTypes) Reset() {
 	*x = AgentTypes{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3384,7 +3488,7 @@ func (x *AgentTypes) String() string {
 func (*AgentTypes) ProtoMessage() {}
 
 func (x *AgentTypes) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3397,7 +3501,7 @@ func (x *AgentTypes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentTypes.ProtoReflect.Descriptor instead.
 func (*AgentTypes) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{38}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AgentTypes) GetAgentTypes() []*AgentType {
@@ -3424,7 +3528,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3436,7 +3540,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3449,7 +3553,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{39}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *McpServer) GetName() string {
@@ -3475,7 +3579,7 @@ type McpServers struct {
 
 func (x *McpServers) Reset() {
 	*x = McpServers{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3487,7 +3591,7 @@ func (x *McpServers) String() string {
 func (*McpServers) ProtoMessage() {}
 
 func (x *McpServers) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3500,7 +3604,7 @@ func (x *McpServers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServers.ProtoReflect.Descriptor instead.
 func (*McpServers) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{40}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *McpServers) GetServers() []*McpServer {
@@ -3520,7 +3624,7 @@ type SkillListingEntry struct {
 
 func (x *SkillListingEntry) Reset() {
 	*x = SkillListingEntry{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3532,7 +3636,7 @@ func (x *SkillListingEntry) String() string {
 func (*SkillListingEntry) ProtoMessage() {}
 
 func (x *SkillListingEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3545,7 +3649,7 @@ func (x *SkillListingEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingEntry.ProtoReflect.Descriptor instead.
 func (*SkillListingEntry) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{41}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SkillListingEntry) GetName() string {
@@ -3571,7 +3675,7 @@ type SkillListing struct {
 
 func (x *SkillListing) Reset() {
 	*x = SkillListing{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3583,7 +3687,7 @@ func (x *SkillListing) String() string {
 func (*SkillListing) ProtoMessage() {}
 
 func (x *SkillListing) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3596,7 +3700,7 @@ func (x *SkillListing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListing.ProtoReflect.Descriptor instead.
 func (*SkillListing) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{42}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SkillListing) GetSkills() []*SkillListingEntry {
@@ -3621,7 +3725,7 @@ type SetCatalogRequest struct {
 
 func (x *SetCatalogRequest) Reset() {
 	*x = SetCatalogRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +3737,7 @@ func (x *SetCatalogRequest) String() string {
 func (*SetCatalogRequest) ProtoMessage() {}
 
 func (x *SetCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +3750,7 @@ func (x *SetCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCatalogRequest.ProtoReflect.Descriptor instead.
 func (*SetCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{43}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetCatalogRequest) GetSessionId() string {
@@ -3700,7 +3804,7 @@ type SetCatalogResponse struct {
 
 func (x *SetCatalogResponse) Reset() {
 	*x = SetCatalogResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3712,7 +3816,7 @@ func (x *SetCatalogResponse) String() string {
 func (*SetCatalogResponse) ProtoMessage() {}
 
 func (x *SetCatalogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3725,7 +3829,7 @@ func (x *SetCatalogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCatalogResponse.ProtoReflect.Descriptor instead.
 func (*SetCatalogResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{44}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetCatalogResponse) GetAttachments() []*Attachment {
@@ -3746,7 +3850,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3758,7 +3862,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3771,7 +3875,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{45}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ToolUse) GetId() string {
@@ -3806,7 +3910,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3818,7 +3922,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3831,7 +3935,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{46}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ToolResult) GetToolUseId() string {
@@ -3870,7 +3974,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3882,7 +3986,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3895,7 +3999,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{47}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ContentBlock) GetBlock() isContentBlock_Block {
@@ -3979,7 +4083,7 @@ type ConversationMessage struct {
 
 func (x *ConversationMessage) Reset() {
 	*x = ConversationMessage{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3991,7 +4095,7 @@ func (x *ConversationMessage) String() string {
 func (*ConversationMessage) ProtoMessage() {}
 
 func (x *ConversationMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4004,7 +4108,7 @@ func (x *ConversationMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConversationMessage.ProtoReflect.Descriptor instead.
 func (*ConversationMessage) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{48}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ConversationMessage) GetRole() Role {
@@ -4040,7 +4144,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4156,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4169,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{49}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CompactRequest) GetSessionId() string {
@@ -4139,7 +4243,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4151,7 +4255,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4164,7 +4268,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{50}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CompactResponse) GetAttachments() []*Attachment {
@@ -4211,7 +4315,7 @@ type PreviewCompactRequest struct {
 
 func (x *PreviewCompactRequest) Reset() {
 	*x = PreviewCompactRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4223,7 +4327,7 @@ func (x *PreviewCompactRequest) String() string {
 func (*PreviewCompactRequest) ProtoMessage() {}
 
 func (x *PreviewCompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4236,7 +4340,7 @@ func (x *PreviewCompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewCompactRequest.ProtoReflect.Descriptor instead.
 func (*PreviewCompactRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{51}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PreviewCompactRequest) GetSessionId() string {
@@ -4308,7 +4412,7 @@ type PreviewCompactResponse struct {
 
 func (x *PreviewCompactResponse) Reset() {
 	*x = PreviewCompactResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4320,7 +4424,7 @@ func (x *PreviewCompactResponse) String() string {
 func (*PreviewCompactResponse) ProtoMessage() {}
 
 func (x *PreviewCompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4333,7 +4437,7 @@ func (x *PreviewCompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewCompactResponse.ProtoReflect.Descriptor instead.
 func (*PreviewCompactResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{52}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *PreviewCompactResponse) GetAttachments() []*Attachment {
@@ -4383,7 +4487,7 @@ type FileAttachment struct {
 
 func (x *FileAttachment) Reset() {
 	*x = FileAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4395,7 +4499,7 @@ func (x *FileAttachment) String() string {
 func (*FileAttachment) ProtoMessage() {}
 
 func (x *FileAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4408,7 +4512,7 @@ func (x *FileAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileAttachment.ProtoReflect.Descriptor instead.
 func (*FileAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{53}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *FileAttachment) GetPath() string {
@@ -4470,7 +4574,7 @@ type CompactFileReference struct {
 
 func (x *CompactFileReference) Reset() {
 	*x = CompactFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4482,7 +4586,7 @@ func (x *CompactFileReference) String() string {
 func (*CompactFileReference) ProtoMessage() {}
 
 func (x *CompactFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4495,7 +4599,7 @@ func (x *CompactFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFileReference.ProtoReflect.Descriptor instead.
 func (*CompactFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{54}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CompactFileReference) GetPath() string {
@@ -4526,7 +4630,7 @@ type TaskStatusAttachment struct {
 
 func (x *TaskStatusAttachment) Reset() {
 	*x = TaskStatusAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4538,7 +4642,7 @@ func (x *TaskStatusAttachment) String() string {
 func (*TaskStatusAttachment) ProtoMessage() {}
 
 func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4551,7 +4655,7 @@ func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusAttachment.ProtoReflect.Descriptor instead.
 func (*TaskStatusAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{55}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *TaskStatusAttachment) GetTaskId() string {
@@ -4606,7 +4710,7 @@ type PlanFileReference struct {
 
 func (x *PlanFileReference) Reset() {
 	*x = PlanFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4618,7 +4722,7 @@ func (x *PlanFileReference) String() string {
 func (*PlanFileReference) ProtoMessage() {}
 
 func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4631,7 +4735,7 @@ func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFileReference.ProtoReflect.Descriptor instead.
 func (*PlanFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{56}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PlanFileReference) GetPlanFilePath() string {
@@ -4659,7 +4763,7 @@ type PlanModeAttachment struct {
 
 func (x *PlanModeAttachment) Reset() {
 	*x = PlanModeAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4671,7 +4775,7 @@ func (x *PlanModeAttachment) String() string {
 func (*PlanModeAttachment) ProtoMessage() {}
 
 func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4684,7 +4788,7 @@ func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanModeAttachment.ProtoReflect.Descriptor instead.
 func (*PlanModeAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{57}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PlanModeAttachment) GetPlanFilePath() string {
@@ -4721,7 +4825,7 @@ type InvokedSkill struct {
 
 func (x *InvokedSkill) Reset() {
 	*x = InvokedSkill{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4733,7 +4837,7 @@ func (x *InvokedSkill) String() string {
 func (*InvokedSkill) ProtoMessage() {}
 
 func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4746,7 +4850,7 @@ func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkill.ProtoReflect.Descriptor instead.
 func (*InvokedSkill) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *InvokedSkill) GetName() string {
@@ -4786,7 +4890,7 @@ type InvokedSkills struct {
 
 func (x *InvokedSkills) Reset() {
 	*x = InvokedSkills{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4798,7 +4902,7 @@ func (x *InvokedSkills) String() string {
 func (*InvokedSkills) ProtoMessage() {}
 
 func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4811,7 +4915,7 @@ func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkills.ProtoReflect.Descriptor instead.
 func (*InvokedSkills) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *InvokedSkills) GetSkills() []*InvokedSkill {
@@ -4832,7 +4936,7 @@ type DeferredToolsDelta struct {
 
 func (x *DeferredToolsDelta) Reset() {
 	*x = DeferredToolsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4844,7 +4948,7 @@ func (x *DeferredToolsDelta) String() string {
 func (*DeferredToolsDelta) ProtoMessage() {}
 
 func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4857,7 +4961,7 @@ func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredToolsDelta.ProtoReflect.Descriptor instead.
 func (*DeferredToolsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DeferredToolsDelta) GetAddedNames() []string {
@@ -4894,7 +4998,7 @@ type AgentListingDelta struct {
 
 func (x *AgentListingDelta) Reset() {
 	*x = AgentListingDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4906,7 +5010,7 @@ func (x *AgentListingDelta) String() string {
 func (*AgentListingDelta) ProtoMessage() {}
 
 func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4919,7 +5023,7 @@ func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentListingDelta.ProtoReflect.Descriptor instead.
 func (*AgentListingDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *AgentListingDelta) GetAddedTypes() []string {
@@ -4968,7 +5072,7 @@ type McpInstructionsDelta struct {
 
 func (x *McpInstructionsDelta) Reset() {
 	*x = McpInstructionsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4980,7 +5084,7 @@ func (x *McpInstructionsDelta) String() string {
 func (*McpInstructionsDelta) ProtoMessage() {}
 
 func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4993,7 +5097,7 @@ func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpInstructionsDelta.ProtoReflect.Descriptor instead.
 func (*McpInstructionsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *McpInstructionsDelta) GetAddedNames() []string {
@@ -5026,7 +5130,7 @@ type HookAdditionalContext struct {
 
 func (x *HookAdditionalContext) Reset() {
 	*x = HookAdditionalContext{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5038,7 +5142,7 @@ func (x *HookAdditionalContext) String() string {
 func (*HookAdditionalContext) ProtoMessage() {}
 
 func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5051,7 +5155,7 @@ func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookAdditionalContext.ProtoReflect.Descriptor instead.
 func (*HookAdditionalContext) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *HookAdditionalContext) GetContent() []string {
@@ -5070,7 +5174,7 @@ type SkillListingAttachment struct {
 
 func (x *SkillListingAttachment) Reset() {
 	*x = SkillListingAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5082,7 +5186,7 @@ func (x *SkillListingAttachment) String() string {
 func (*SkillListingAttachment) ProtoMessage() {}
 
 func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5095,7 +5199,7 @@ func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingAttachment.ProtoReflect.Descriptor instead.
 func (*SkillListingAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *SkillListingAttachment) GetSkills() []*SkillListingEntry {
@@ -5134,7 +5238,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5146,7 +5250,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5159,7 +5263,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *Attachment) GetKind() AttachmentKind {
@@ -5380,7 +5484,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5392,7 +5496,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5405,7 +5509,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *Decision) GetSubject() Subject {
@@ -5462,7 +5566,7 @@ type CategoryTotals struct {
 
 func (x *CategoryTotals) Reset() {
 	*x = CategoryTotals{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5474,7 +5578,7 @@ func (x *CategoryTotals) String() string {
 func (*CategoryTotals) ProtoMessage() {}
 
 func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5487,7 +5591,7 @@ func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryTotals.ProtoReflect.Descriptor instead.
 func (*CategoryTotals) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CategoryTotals) GetCategory() string {
@@ -5528,7 +5632,7 @@ type EstimateTokensRequest struct {
 
 func (x *EstimateTokensRequest) Reset() {
 	*x = EstimateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5540,7 +5644,7 @@ func (x *EstimateTokensRequest) String() string {
 func (*EstimateTokensRequest) ProtoMessage() {}
 
 func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5553,7 +5657,7 @@ func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *EstimateTokensRequest) GetText() []byte {
@@ -5579,7 +5683,7 @@ type EstimateTokensResponse struct {
 
 func (x *EstimateTokensResponse) Reset() {
 	*x = EstimateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5591,7 +5695,7 @@ func (x *EstimateTokensResponse) String() string {
 func (*EstimateTokensResponse) ProtoMessage() {}
 
 func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5604,7 +5708,7 @@ func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *EstimateTokensResponse) GetTokens() int64 {
@@ -5624,7 +5728,7 @@ type EstimateTokensBatchRequest struct {
 
 func (x *EstimateTokensBatchRequest) Reset() {
 	*x = EstimateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5636,7 +5740,7 @@ func (x *EstimateTokensBatchRequest) String() string {
 func (*EstimateTokensBatchRequest) ProtoMessage() {}
 
 func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5649,7 +5753,7 @@ func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *EstimateTokensBatchRequest) GetTexts() [][]byte {
@@ -5675,7 +5779,7 @@ type EstimateTokensBatchResponse struct {
 
 func (x *EstimateTokensBatchResponse) Reset() {
 	*x = EstimateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5687,7 +5791,7 @@ func (x *EstimateTokensBatchResponse) String() string {
 func (*EstimateTokensBatchResponse) ProtoMessage() {}
 
 func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5700,7 +5804,7 @@ func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *EstimateTokensBatchResponse) GetTokens() []int64 {
@@ -5720,7 +5824,7 @@ type CountTokensRequest struct {
 
 func (x *CountTokensRequest) Reset() {
 	*x = CountTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5732,7 +5836,7 @@ func (x *CountTokensRequest) String() string {
 func (*CountTokensRequest) ProtoMessage() {}
 
 func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5745,7 +5849,7 @@ func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CountTokensRequest) GetText() []byte {
@@ -5771,7 +5875,7 @@ type CountTokensResponse struct {
 
 func (x *CountTokensResponse) Reset() {
 	*x = CountTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5783,7 +5887,7 @@ func (x *CountTokensResponse) String() string {
 func (*CountTokensResponse) ProtoMessage() {}
 
 func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5796,7 +5900,7 @@ func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CountTokensResponse) GetTokens() int64 {
@@ -5816,7 +5920,7 @@ type CountTokensBatchRequest struct {
 
 func (x *CountTokensBatchRequest) Reset() {
 	*x = CountTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5828,7 +5932,7 @@ func (x *CountTokensBatchRequest) String() string {
 func (*CountTokensBatchRequest) ProtoMessage() {}
 
 func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5841,7 +5945,7 @@ func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *CountTokensBatchRequest) GetTexts() [][]byte {
@@ -5867,7 +5971,7 @@ type CountTokensBatchResponse struct {
 
 func (x *CountTokensBatchResponse) Reset() {
 	*x = CountTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5879,7 +5983,7 @@ func (x *CountTokensBatchResponse) String() string {
 func (*CountTokensBatchResponse) ProtoMessage() {}
 
 func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5892,7 +5996,7 @@ func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CountTokensBatchResponse) GetTokens() []int64 {
@@ -5915,7 +6019,7 @@ type TruncateTokensRequest struct {
 
 func (x *TruncateTokensRequest) Reset() {
 	*x = TruncateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5927,7 +6031,7 @@ func (x *TruncateTokensRequest) String() string {
 func (*TruncateTokensRequest) ProtoMessage() {}
 
 func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5940,7 +6044,7 @@ func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *TruncateTokensRequest) GetText() []byte {
@@ -5989,7 +6093,7 @@ type TruncateTokensResponse struct {
 
 func (x *TruncateTokensResponse) Reset() {
 	*x = TruncateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6001,7 +6105,7 @@ func (x *TruncateTokensResponse) String() string {
 func (*TruncateTokensResponse) ProtoMessage() {}
 
 func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6014,7 +6118,7 @@ func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *TruncateTokensResponse) GetText() []byte {
@@ -6051,7 +6155,7 @@ type TruncateTokensBatchRequest struct {
 
 func (x *TruncateTokensBatchRequest) Reset() {
 	*x = TruncateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6063,7 +6167,7 @@ func (x *TruncateTokensBatchRequest) String() string {
 func (*TruncateTokensBatchRequest) ProtoMessage() {}
 
 func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6076,7 +6180,7 @@ func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *TruncateTokensBatchRequest) GetTexts() [][]byte {
@@ -6123,7 +6227,7 @@ type TruncateTokensBatchResponse struct {
 
 func (x *TruncateTokensBatchResponse) Reset() {
 	*x = TruncateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6135,7 +6239,7 @@ func (x *TruncateTokensBatchResponse) String() string {
 func (*TruncateTokensBatchResponse) ProtoMessage() {}
 
 func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6148,7 +6252,7 @@ func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *TruncateTokensBatchResponse) GetResults() []*TruncateTokensResponse {
@@ -6169,7 +6273,7 @@ type PathMapping struct {
 
 func (x *PathMapping) Reset() {
 	*x = PathMapping{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6181,7 +6285,7 @@ func (x *PathMapping) String() string {
 func (*PathMapping) ProtoMessage() {}
 
 func (x *PathMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6194,7 +6298,7 @@ func (x *PathMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathMapping.ProtoReflect.Descriptor instead.
 func (*PathMapping) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *PathMapping) GetSource() string {
@@ -6233,7 +6337,7 @@ type ImportTranscriptRequest struct {
 
 func (x *ImportTranscriptRequest) Reset() {
 	*x = ImportTranscriptRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6245,7 +6349,7 @@ func (x *ImportTranscriptRequest) String() string {
 func (*ImportTranscriptRequest) ProtoMessage() {}
 
 func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6258,7 +6362,7 @@ func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptRequest.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ImportTranscriptRequest) GetTranscript() []byte {
@@ -6341,7 +6445,7 @@ type TranscriptBoundary struct {
 
 func (x *TranscriptBoundary) Reset() {
 	*x = TranscriptBoundary{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6353,7 +6457,7 @@ func (x *TranscriptBoundary) String() string {
 func (*TranscriptBoundary) ProtoMessage() {}
 
 func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6366,7 +6470,7 @@ func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptBoundary.ProtoReflect.Descriptor instead.
 func (*TranscriptBoundary) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *TranscriptBoundary) GetUuid() string {
@@ -6435,7 +6539,7 @@ type RestoredItem struct {
 
 func (x *RestoredItem) Reset() {
 	*x = RestoredItem{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6447,7 +6551,7 @@ func (x *RestoredItem) String() string {
 func (*RestoredItem) ProtoMessage() {}
 
 func (x *RestoredItem) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6460,7 +6564,7 @@ func (x *RestoredItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoredItem.ProtoReflect.Descriptor instead.
 func (*RestoredItem) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *RestoredItem) GetKind() string {
@@ -6491,7 +6595,7 @@ type ImportTranscriptResponse struct {
 
 func (x *ImportTranscriptResponse) Reset() {
 	*x = ImportTranscriptResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6503,7 +6607,7 @@ func (x *ImportTranscriptResponse) String() string {
 func (*ImportTranscriptResponse) ProtoMessage() {}
 
 func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6516,7 +6620,7 @@ func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptResponse.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ImportTranscriptResponse) GetSessionId() string {
@@ -6676,7 +6780,14 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x04mode\x18\x04 \x01(\x0e2\x19.postcompact.v1.AgentModeR\x04mode\"V\n" +
 	"\x12StartAgentResponse\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12%\n" +
-	"\x0ecached_entries\x18\x02 \x01(\x03R\rcachedEntries\"~\n" +
+	"\x0ecached_entries\x18\x02 \x01(\x03R\rcachedEntries\"K\n" +
+	"\x0fEndAgentRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\"Q\n" +
+	"\x10EndAgentResponse\x12%\n" +
+	"\x0ecached_entries\x18\x01 \x01(\x03R\rcachedEntries\x12\x16\n" +
+	"\x06agents\x18\x02 \x01(\x05R\x06agents\"~\n" +
 	"\x15MergeFileStateRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\"\n" +
@@ -7143,7 +7254,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0fOUTCOME_HOOK_OK\x10\f\x12\x17\n" +
 	"\x13OUTCOME_HOOK_FAILED\x10\r\x12\x1a\n" +
 	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e\x12\x1d\n" +
-	"\x19OUTCOME_EXCLUDED_ARTIFACT\x10\x0f2\xba\x12\n" +
+	"\x19OUTCOME_EXCLUDED_ARTIFACT\x10\x0f2\x89\x13\n" +
 	"\x12PostcompactService\x12\\\n" +
 	"\rGetServerInfo\x12$.postcompact.v1.GetServerInfoRequest\x1a%.postcompact.v1.GetServerInfoResponse\x12M\n" +
 	"\bGetStats\x12\x1f.postcompact.v1.GetStatsRequest\x1a .postcompact.v1.GetStatsResponse\x12V\n" +
@@ -7151,7 +7262,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\fCloseSession\x12#.postcompact.v1.CloseSessionRequest\x1a$.postcompact.v1.CloseSessionResponse\x12Y\n" +
 	"\fListSessions\x12#.postcompact.v1.ListSessionsRequest\x1a$.postcompact.v1.ListSessionsResponse\x12S\n" +
 	"\n" +
-	"StartAgent\x12!.postcompact.v1.StartAgentRequest\x1a\".postcompact.v1.StartAgentResponse\x12_\n" +
+	"StartAgent\x12!.postcompact.v1.StartAgentRequest\x1a\".postcompact.v1.StartAgentResponse\x12M\n" +
+	"\bEndAgent\x12\x1f.postcompact.v1.EndAgentRequest\x1a .postcompact.v1.EndAgentResponse\x12_\n" +
 	"\x0eMergeFileState\x12%.postcompact.v1.MergeFileStateRequest\x1a&.postcompact.v1.MergeFileStateResponse\x12M\n" +
 	"\bReadFile\x12\x1f.postcompact.v1.ReadFileRequest\x1a .postcompact.v1.ReadFileResponse\x12S\n" +
 	"\n" +
@@ -7191,7 +7303,7 @@ func file_postcompact_v1_postcompact_proto_rawDescGZIP() []byte {
 }
 
 var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
 var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(Profile)(0),                        // 0: postcompact.v1.Profile
 	(Placement)(0),                      // 1: postcompact.v1.Placement
@@ -7221,76 +7333,78 @@ var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(*SessionInfo)(nil),                 // 25: postcompact.v1.SessionInfo
 	(*StartAgentRequest)(nil),           // 26: postcompact.v1.StartAgentRequest
 	(*StartAgentResponse)(nil),          // 27: postcompact.v1.StartAgentResponse
-	(*MergeFileStateRequest)(nil),       // 28: postcompact.v1.MergeFileStateRequest
-	(*MergeFileStateResponse)(nil),      // 29: postcompact.v1.MergeFileStateResponse
-	(*ReadFileRequest)(nil),             // 30: postcompact.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),            // 31: postcompact.v1.ReadFileResponse
-	(*RecordReadRequest)(nil),           // 32: postcompact.v1.RecordReadRequest
-	(*RecordReadResponse)(nil),          // 33: postcompact.v1.RecordReadResponse
-	(*RecordWriteRequest)(nil),          // 34: postcompact.v1.RecordWriteRequest
-	(*RecordWriteResponse)(nil),         // 35: postcompact.v1.RecordWriteResponse
-	(*CheckWriteRequest)(nil),           // 36: postcompact.v1.CheckWriteRequest
-	(*CheckWriteResponse)(nil),          // 37: postcompact.v1.CheckWriteResponse
-	(*CheckStaleRequest)(nil),           // 38: postcompact.v1.CheckStaleRequest
-	(*CheckStaleResponse)(nil),          // 39: postcompact.v1.CheckStaleResponse
-	(*RecordSkillRequest)(nil),          // 40: postcompact.v1.RecordSkillRequest
-	(*RecordSkillResponse)(nil),         // 41: postcompact.v1.RecordSkillResponse
-	(*SetPlanRequest)(nil),              // 42: postcompact.v1.SetPlanRequest
-	(*SetPlanResponse)(nil),             // 43: postcompact.v1.SetPlanResponse
-	(*SetModeRequest)(nil),              // 44: postcompact.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 45: postcompact.v1.SetModeResponse
-	(*Task)(nil),                        // 46: postcompact.v1.Task
-	(*UpsertTaskRequest)(nil),           // 47: postcompact.v1.UpsertTaskRequest
-	(*UpsertTaskResponse)(nil),          // 48: postcompact.v1.UpsertTaskResponse
-	(*DeferredTools)(nil),               // 49: postcompact.v1.DeferredTools
-	(*AgentType)(nil),                   // 50: postcompact.v1.AgentType
-	(*AgentTypes)(nil),                  // 51: postcompact.v1.AgentTypes
-	(*McpServer)(nil),                   // 52: postcompact.v1.McpServer
-	(*McpServers)(nil),                  // 53: postcompact.v1.McpServers
-	(*SkillListingEntry)(nil),           // 54: postcompact.v1.SkillListingEntry
-	(*SkillListing)(nil),                // 55: postcompact.v1.SkillListing
-	(*SetCatalogRequest)(nil),           // 56: postcompact.v1.SetCatalogRequest
-	(*SetCatalogResponse)(nil),          // 57: postcompact.v1.SetCatalogResponse
-	(*ToolUse)(nil),                     // 58: postcompact.v1.ToolUse
-	(*ToolResult)(nil),                  // 59: postcompact.v1.ToolResult
-	(*ContentBlock)(nil),                // 60: postcompact.v1.ContentBlock
-	(*ConversationMessage)(nil),         // 61: postcompact.v1.ConversationMessage
-	(*CompactRequest)(nil),              // 62: postcompact.v1.CompactRequest
-	(*CompactResponse)(nil),             // 63: postcompact.v1.CompactResponse
-	(*PreviewCompactRequest)(nil),       // 64: postcompact.v1.PreviewCompactRequest
-	(*PreviewCompactResponse)(nil),      // 65: postcompact.v1.PreviewCompactResponse
-	(*FileAttachment)(nil),              // 66: postcompact.v1.FileAttachment
-	(*CompactFileReference)(nil),        // 67: postcompact.v1.CompactFileReference
-	(*TaskStatusAttachment)(nil),        // 68: postcompact.v1.TaskStatusAttachment
-	(*PlanFileReference)(nil),           // 69: postcompact.v1.PlanFileReference
-	(*PlanModeAttachment)(nil),          // 70: postcompact.v1.PlanModeAttachment
-	(*InvokedSkill)(nil),                // 71: postcompact.v1.InvokedSkill
-	(*InvokedSkills)(nil),               // 72: postcompact.v1.InvokedSkills
-	(*DeferredToolsDelta)(nil),          // 73: postcompact.v1.DeferredToolsDelta
-	(*AgentListingDelta)(nil),           // 74: postcompact.v1.AgentListingDelta
-	(*McpInstructionsDelta)(nil),        // 75: postcompact.v1.McpInstructionsDelta
-	(*HookAdditionalContext)(nil),       // 76: postcompact.v1.HookAdditionalContext
-	(*SkillListingAttachment)(nil),      // 77: postcompact.v1.SkillListingAttachment
-	(*Attachment)(nil),                  // 78: postcompact.v1.Attachment
-	(*Decision)(nil),                    // 79: postcompact.v1.Decision
-	(*CategoryTotals)(nil),              // 80: postcompact.v1.CategoryTotals
-	(*EstimateTokensRequest)(nil),       // 81: postcompact.v1.EstimateTokensRequest
-	(*EstimateTokensResponse)(nil),      // 82: postcompact.v1.EstimateTokensResponse
-	(*EstimateTokensBatchRequest)(nil),  // 83: postcompact.v1.EstimateTokensBatchRequest
-	(*EstimateTokensBatchResponse)(nil), // 84: postcompact.v1.EstimateTokensBatchResponse
-	(*CountTokensRequest)(nil),          // 85: postcompact.v1.CountTokensRequest
-	(*CountTokensResponse)(nil),         // 86: postcompact.v1.CountTokensResponse
-	(*CountTokensBatchRequest)(nil),     // 87: postcompact.v1.CountTokensBatchRequest
-	(*CountTokensBatchResponse)(nil),    // 88: postcompact.v1.CountTokensBatchResponse
-	(*TruncateTokensRequest)(nil),       // 89: postcompact.v1.TruncateTokensRequest
-	(*TruncateTokensResponse)(nil),      // 90: postcompact.v1.TruncateTokensResponse
-	(*TruncateTokensBatchRequest)(nil),  // 91: postcompact.v1.TruncateTokensBatchRequest
-	(*TruncateTokensBatchResponse)(nil), // 92: postcompact.v1.TruncateTokensBatchResponse
-	(*PathMapping)(nil),                 // 93: postcompact.v1.PathMapping
-	(*ImportTranscriptRequest)(nil),     // 94: postcompact.v1.ImportTranscriptRequest
-	(*TranscriptBoundary)(nil),          // 95: postcompact.v1.TranscriptBoundary
-	(*RestoredItem)(nil),                // 96: postcompact.v1.RestoredItem
-	(*ImportTranscriptResponse)(nil),    // 97: postcompact.v1.ImportTranscriptResponse
+	(*EndAgentRequest)(nil),             // 28: postcompact.v1.EndAgentRequest
+	(*EndAgentResponse)(nil),            // 29: postcompact.v1.EndAgentResponse
+	(*MergeFileStateRequest)(nil),       // 30: postcompact.v1.MergeFileStateRequest
+	(*MergeFileStateResponse)(nil),      // 31: postcompact.v1.MergeFileStateResponse
+	(*ReadFileRequest)(nil),             // 32: postcompact.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),            // 33: postcompact.v1.ReadFileResponse
+	(*RecordReadRequest)(nil),           // 34: postcompact.v1.RecordReadRequest
+	(*RecordReadResponse)(nil),          // 35: postcompact.v1.RecordReadResponse
+	(*RecordWriteRequest)(nil),          // 36: postcompact.v1.RecordWriteRequest
+	(*RecordWriteResponse)(nil),         // 37: postcompact.v1.RecordWriteResponse
+	(*CheckWriteRequest)(nil),           // 38: postcompact.v1.CheckWriteRequest
+	(*CheckWriteResponse)(nil),          // 39: postcompact.v1.CheckWriteResponse
+	(*CheckStaleRequest)(nil),           // 40: postcompact.v1.CheckStaleRequest
+	(*CheckStaleResponse)(nil),          // 41: postcompact.v1.CheckStaleResponse
+	(*RecordSkillRequest)(nil),          // 42: postcompact.v1.RecordSkillRequest
+	(*RecordSkillResponse)(nil),         // 43: postcompact.v1.RecordSkillResponse
+	(*SetPlanRequest)(nil),              // 44: postcompact.v1.SetPlanRequest
+	(*SetPlanResponse)(nil),             // 45: postcompact.v1.SetPlanResponse
+	(*SetModeRequest)(nil),              // 46: postcompact.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 47: postcompact.v1.SetModeResponse
+	(*Task)(nil),                        // 48: postcompact.v1.Task
+	(*UpsertTaskRequest)(nil),           // 49: postcompact.v1.UpsertTaskRequest
+	(*UpsertTaskResponse)(nil),          // 50: postcompact.v1.UpsertTaskResponse
+	(*DeferredTools)(nil),               // 51: postcompact.v1.DeferredTools
+	(*AgentType)(nil),                   // 52: postcompact.v1.AgentType
+	(*AgentTypes)(nil),                  // 53: postcompact.v1.AgentTypes
+	(*McpServer)(nil),                   // 54: postcompact.v1.McpServer
+	(*McpServers)(nil),                  // 55: postcompact.v1.McpServers
+	(*SkillListingEntry)(nil),           // 56: postcompact.v1.SkillListingEntry
+	(*SkillListing)(nil),                // 57: postcompact.v1.SkillListing
+	(*SetCatalogRequest)(nil),           // 58: postcompact.v1.SetCatalogRequest
+	(*SetCatalogResponse)(nil),          // 59: postcompact.v1.SetCatalogResponse
+	(*ToolUse)(nil),                     // 60: postcompact.v1.ToolUse
+	(*ToolResult)(nil),                  // 61: postcompact.v1.ToolResult
+	(*ContentBlock)(nil),                // 62: postcompact.v1.ContentBlock
+	(*ConversationMessage)(nil),         // 63: postcompact.v1.ConversationMessage
+	(*CompactRequest)(nil),              // 64: postcompact.v1.CompactRequest
+	(*CompactResponse)(nil),             // 65: postcompact.v1.CompactResponse
+	(*PreviewCompactRequest)(nil),       // 66: postcompact.v1.PreviewCompactRequest
+	(*PreviewCompactResponse)(nil),      // 67: postcompact.v1.PreviewCompactResponse
+	(*FileAttachment)(nil),              // 68: postcompact.v1.FileAttachment
+	(*CompactFileReference)(nil),        // 69: postcompact.v1.CompactFileReference
+	(*TaskStatusAttachment)(nil),        // 70: postcompact.v1.TaskStatusAttachment
+	(*PlanFileReference)(nil),           // 71: postcompact.v1.PlanFileReference
+	(*PlanModeAttachment)(nil),          // 72: postcompact.v1.PlanModeAttachment
+	(*InvokedSkill)(nil),                // 73: postcompact.v1.InvokedSkill
+	(*InvokedSkills)(nil),               // 74: postcompact.v1.InvokedSkills
+	(*DeferredToolsDelta)(nil),          // 75: postcompact.v1.DeferredToolsDelta
+	(*AgentListingDelta)(nil),           // 76: postcompact.v1.AgentListingDelta
+	(*McpInstructionsDelta)(nil),        // 77: postcompact.v1.McpInstructionsDelta
+	(*HookAdditionalContext)(nil),       // 78: postcompact.v1.HookAdditionalContext
+	(*SkillListingAttachment)(nil),      // 79: postcompact.v1.SkillListingAttachment
+	(*Attachment)(nil),                  // 80: postcompact.v1.Attachment
+	(*Decision)(nil),                    // 81: postcompact.v1.Decision
+	(*CategoryTotals)(nil),              // 82: postcompact.v1.CategoryTotals
+	(*EstimateTokensRequest)(nil),       // 83: postcompact.v1.EstimateTokensRequest
+	(*EstimateTokensResponse)(nil),      // 84: postcompact.v1.EstimateTokensResponse
+	(*EstimateTokensBatchRequest)(nil),  // 85: postcompact.v1.EstimateTokensBatchRequest
+	(*EstimateTokensBatchResponse)(nil), // 86: postcompact.v1.EstimateTokensBatchResponse
+	(*CountTokensRequest)(nil),          // 87: postcompact.v1.CountTokensRequest
+	(*CountTokensResponse)(nil),         // 88: postcompact.v1.CountTokensResponse
+	(*CountTokensBatchRequest)(nil),     // 89: postcompact.v1.CountTokensBatchRequest
+	(*CountTokensBatchResponse)(nil),    // 90: postcompact.v1.CountTokensBatchResponse
+	(*TruncateTokensRequest)(nil),       // 91: postcompact.v1.TruncateTokensRequest
+	(*TruncateTokensResponse)(nil),      // 92: postcompact.v1.TruncateTokensResponse
+	(*TruncateTokensBatchRequest)(nil),  // 93: postcompact.v1.TruncateTokensBatchRequest
+	(*TruncateTokensBatchResponse)(nil), // 94: postcompact.v1.TruncateTokensBatchResponse
+	(*PathMapping)(nil),                 // 95: postcompact.v1.PathMapping
+	(*ImportTranscriptRequest)(nil),     // 96: postcompact.v1.ImportTranscriptRequest
+	(*TranscriptBoundary)(nil),          // 97: postcompact.v1.TranscriptBoundary
+	(*RestoredItem)(nil),                // 98: postcompact.v1.RestoredItem
+	(*ImportTranscriptResponse)(nil),    // 99: postcompact.v1.ImportTranscriptResponse
 }
 var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
 	2,  // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
@@ -7305,114 +7419,116 @@ var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
 	6,  // 9: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
 	4,  // 10: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
 	7,  // 11: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	46, // 12: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	50, // 13: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	52, // 14: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	54, // 15: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	49, // 16: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	51, // 17: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	53, // 18: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	55, // 19: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	78, // 20: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	58, // 21: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	59, // 22: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	78, // 23: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	48, // 12: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	52, // 13: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	54, // 14: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	56, // 15: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	51, // 16: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	53, // 17: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	55, // 18: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	57, // 19: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	80, // 20: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	60, // 21: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	61, // 22: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	80, // 23: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
 	9,  // 24: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	60, // 25: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	62, // 25: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
 	8,  // 26: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	61, // 27: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	63, // 27: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
 	13, // 28: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	78, // 29: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	79, // 30: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	80, // 31: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	80, // 29: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	81, // 30: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	82, // 31: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
 	8,  // 32: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	61, // 33: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	63, // 33: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
 	13, // 34: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	78, // 35: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	79, // 36: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	80, // 37: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	80, // 35: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	81, // 36: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	82, // 37: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
 	7,  // 38: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	71, // 39: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	54, // 40: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	73, // 39: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	56, // 40: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
 	10, // 41: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
 	1,  // 42: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
-	66, // 43: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	67, // 44: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	68, // 45: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	69, // 46: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	70, // 47: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	72, // 48: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	73, // 49: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	74, // 50: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	75, // 51: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	76, // 52: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	77, // 53: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	68, // 43: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	69, // 44: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	70, // 45: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	71, // 46: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	72, // 47: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	74, // 48: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	75, // 49: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	76, // 50: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	77, // 51: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	78, // 52: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	79, // 53: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
 	11, // 54: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
 	12, // 55: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
 	3,  // 56: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
 	3,  // 57: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	90, // 58: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	93, // 59: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	92, // 58: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	95, // 59: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
 	0,  // 60: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
 	13, // 61: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	96, // 62: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
-	96, // 63: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	98, // 62: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	98, // 63: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
 	25, // 64: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
-	95, // 65: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	97, // 65: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
 	14, // 66: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
 	16, // 67: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
 	19, // 68: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
 	21, // 69: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
 	23, // 70: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
 	26, // 71: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	28, // 72: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	30, // 73: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	32, // 74: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	34, // 75: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	36, // 76: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	38, // 77: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	40, // 78: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	42, // 79: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	44, // 80: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	47, // 81: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	56, // 82: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	62, // 83: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	64, // 84: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	81, // 85: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	83, // 86: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	85, // 87: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	87, // 88: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	89, // 89: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	91, // 90: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	94, // 91: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
-	15, // 92: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	17, // 93: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	20, // 94: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	22, // 95: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	24, // 96: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	27, // 97: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	29, // 98: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	31, // 99: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	33, // 100: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	35, // 101: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	37, // 102: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	39, // 103: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	41, // 104: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	43, // 105: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	45, // 106: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	48, // 107: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	57, // 108: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	63, // 109: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	65, // 110: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	82, // 111: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	84, // 112: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	86, // 113: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	88, // 114: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	90, // 115: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	92, // 116: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	97, // 117: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
-	92, // [92:118] is the sub-list for method output_type
-	66, // [66:92] is the sub-list for method input_type
+	28, // 72: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
+	30, // 73: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	32, // 74: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	34, // 75: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	36, // 76: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	38, // 77: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	40, // 78: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	42, // 79: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	44, // 80: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	46, // 81: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	49, // 82: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	58, // 83: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	64, // 84: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	66, // 85: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	83, // 86: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	85, // 87: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	87, // 88: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	89, // 89: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	91, // 90: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	93, // 91: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	96, // 92: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	15, // 93: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	17, // 94: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	20, // 95: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	22, // 96: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	24, // 97: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	27, // 98: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	29, // 99: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
+	31, // 100: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	33, // 101: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	35, // 102: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	37, // 103: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	39, // 104: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	41, // 105: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	43, // 106: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	45, // 107: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	47, // 108: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	50, // 109: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	59, // 110: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	65, // 111: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	67, // 112: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	84, // 113: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	86, // 114: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	88, // 115: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	90, // 116: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	92, // 117: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	94, // 118: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	99, // 119: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	93, // [93:120] is the sub-list for method output_type
+	66, // [66:93] is the sub-list for method input_type
 	66, // [66:66] is the sub-list for extension type_name
 	66, // [66:66] is the sub-list for extension extendee
 	0,  // [0:66] is the sub-list for field type_name
@@ -7424,15 +7540,15 @@ func file_postcompact_v1_postcompact_proto_init() {
 		return
 	}
 	file_postcompact_v1_postcompact_proto_msgTypes[0].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[17].OneofWrappers = []any{}
 	file_postcompact_v1_postcompact_proto_msgTypes[19].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[47].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[21].OneofWrappers = []any{}
+	file_postcompact_v1_postcompact_proto_msgTypes[49].OneofWrappers = []any{
 		(*ContentBlock_Text)(nil),
 		(*ContentBlock_ToolUse)(nil),
 		(*ContentBlock_ToolResult)(nil),
 		(*ContentBlock_Attachment)(nil),
 	}
-	file_postcompact_v1_postcompact_proto_msgTypes[65].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[67].OneofWrappers = []any{
 		(*Attachment_File)(nil),
 		(*Attachment_FileReference)(nil),
 		(*Attachment_TaskStatus)(nil),
@@ -7451,7 +7567,7 @@ func file_postcompact_v1_postcompact_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_postcompact_v1_postcompact_proto_rawDesc), len(file_postcompact_v1_postcompact_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   85,
+			NumMessages:   87,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

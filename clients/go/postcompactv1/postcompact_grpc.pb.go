@@ -39,6 +39,7 @@ const (
 	PostcompactService_CloseSession_FullMethodName        = "/postcompact.v1.PostcompactService/CloseSession"
 	PostcompactService_ListSessions_FullMethodName        = "/postcompact.v1.PostcompactService/ListSessions"
 	PostcompactService_StartAgent_FullMethodName          = "/postcompact.v1.PostcompactService/StartAgent"
+	PostcompactService_EndAgent_FullMethodName            = "/postcompact.v1.PostcompactService/EndAgent"
 	PostcompactService_MergeFileState_FullMethodName      = "/postcompact.v1.PostcompactService/MergeFileState"
 	PostcompactService_ReadFile_FullMethodName            = "/postcompact.v1.PostcompactService/ReadFile"
 	PostcompactService_RecordRead_FullMethodName          = "/postcompact.v1.PostcompactService/RecordRead"
@@ -74,6 +75,9 @@ type PostcompactServiceClient interface {
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
 	// Agents
 	StartAgent(ctx context.Context, in *StartAgentRequest, opts ...grpc.CallOption) (*StartAgentResponse, error)
+	// Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+	// disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+	EndAgent(ctx context.Context, in *EndAgentRequest, opts ...grpc.CallOption) (*EndAgentResponse, error)
 	MergeFileState(ctx context.Context, in *MergeFileStateRequest, opts ...grpc.CallOption) (*MergeFileStateResponse, error)
 	// Files
 	ReadFile(ctx context.Context, in *ReadFileRequest, opts ...grpc.CallOption) (*ReadFileResponse, error)
@@ -164,6 +168,16 @@ func (c *postcompactServiceClient) StartAgent(ctx context.Context, in *StartAgen
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StartAgentResponse)
 	err := c.cc.Invoke(ctx, PostcompactService_StartAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *postcompactServiceClient) EndAgent(ctx context.Context, in *EndAgentRequest, opts ...grpc.CallOption) (*EndAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EndAgentResponse)
+	err := c.cc.Invoke(ctx, PostcompactService_EndAgent_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +397,9 @@ type PostcompactServiceServer interface {
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
 	// Agents
 	StartAgent(context.Context, *StartAgentRequest) (*StartAgentResponse, error)
+	// Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+	// disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+	EndAgent(context.Context, *EndAgentRequest) (*EndAgentResponse, error)
 	MergeFileState(context.Context, *MergeFileStateRequest) (*MergeFileStateResponse, error)
 	// Files
 	ReadFile(context.Context, *ReadFileRequest) (*ReadFileResponse, error)
@@ -436,6 +453,9 @@ func (UnimplementedPostcompactServiceServer) ListSessions(context.Context, *List
 }
 func (UnimplementedPostcompactServiceServer) StartAgent(context.Context, *StartAgentRequest) (*StartAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartAgent not implemented")
+}
+func (UnimplementedPostcompactServiceServer) EndAgent(context.Context, *EndAgentRequest) (*EndAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EndAgent not implemented")
 }
 func (UnimplementedPostcompactServiceServer) MergeFileState(context.Context, *MergeFileStateRequest) (*MergeFileStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MergeFileState not implemented")
@@ -622,6 +642,24 @@ func _PostcompactService_StartAgent_Handler(srv interface{}, ctx context.Context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(PostcompactServiceServer).StartAgent(ctx, req.(*StartAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PostcompactService_EndAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PostcompactServiceServer).EndAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PostcompactService_EndAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PostcompactServiceServer).EndAgent(ctx, req.(*EndAgentRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1016,6 +1054,10 @@ var PostcompactService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StartAgent",
 			Handler:    _PostcompactService_StartAgent_Handler,
+		},
+		{
+			MethodName: "EndAgent",
+			Handler:    _PostcompactService_EndAgent_Handler,
 		},
 		{
 			MethodName: "MergeFileState",

@@ -29,6 +29,8 @@ export type { CountTokensResponse__Output as CountTokensResponse, CountTokensRes
 export type { Decision__Output as Decision, Decision as DecisionInput } from "./postcompact/v1/Decision.js";
 export type { DeferredTools__Output as DeferredTools, DeferredTools as DeferredToolsInput } from "./postcompact/v1/DeferredTools.js";
 export type { DeferredToolsDelta__Output as DeferredToolsDelta, DeferredToolsDelta as DeferredToolsDeltaInput } from "./postcompact/v1/DeferredToolsDelta.js";
+export type { EndAgentRequest__Output as EndAgentRequest, EndAgentRequest as EndAgentRequestInput } from "./postcompact/v1/EndAgentRequest.js";
+export type { EndAgentResponse__Output as EndAgentResponse, EndAgentResponse as EndAgentResponseInput } from "./postcompact/v1/EndAgentResponse.js";
 export type { EstimateTokensBatchRequest__Output as EstimateTokensBatchRequest, EstimateTokensBatchRequest as EstimateTokensBatchRequestInput } from "./postcompact/v1/EstimateTokensBatchRequest.js";
 export type { EstimateTokensBatchResponse__Output as EstimateTokensBatchResponse, EstimateTokensBatchResponse as EstimateTokensBatchResponseInput } from "./postcompact/v1/EstimateTokensBatchResponse.js";
 export type { EstimateTokensRequest__Output as EstimateTokensRequest, EstimateTokensRequest as EstimateTokensRequestInput } from "./postcompact/v1/EstimateTokensRequest.js";

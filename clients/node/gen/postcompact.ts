@@ -24,6 +24,8 @@ import type { CountTokensResponse as _postcompact_v1_CountTokensResponse, CountT
 import type { Decision as _postcompact_v1_Decision, Decision__Output as _postcompact_v1_Decision__Output } from './postcompact/v1/Decision.js';
 import type { DeferredTools as _postcompact_v1_DeferredTools, DeferredTools__Output as _postcompact_v1_DeferredTools__Output } from './postcompact/v1/DeferredTools.js';
 import type { DeferredToolsDelta as _postcompact_v1_DeferredToolsDelta, DeferredToolsDelta__Output as _postcompact_v1_DeferredToolsDelta__Output } from './postcompact/v1/DeferredToolsDelta.js';
+import type { EndAgentRequest as _postcompact_v1_EndAgentRequest, EndAgentRequest__Output as _postcompact_v1_EndAgentRequest__Output } from './postcompact/v1/EndAgentRequest.js';
+import type { EndAgentResponse as _postcompact_v1_EndAgentResponse, EndAgentResponse__Output as _postcompact_v1_EndAgentResponse__Output } from './postcompact/v1/EndAgentResponse.js';
 import type { EstimateTokensBatchRequest as _postcompact_v1_EstimateTokensBatchRequest, EstimateTokensBatchRequest__Output as _postcompact_v1_EstimateTokensBatchRequest__Output } from './postcompact/v1/EstimateTokensBatchRequest.js';
 import type { EstimateTokensBatchResponse as _postcompact_v1_EstimateTokensBatchResponse, EstimateTokensBatchResponse__Output as _postcompact_v1_EstimateTokensBatchResponse__Output } from './postcompact/v1/EstimateTokensBatchResponse.js';
 import type { EstimateTokensRequest as _postcompact_v1_EstimateTokensRequest, EstimateTokensRequest__Output as _postcompact_v1_EstimateTokensRequest__Output } from './postcompact/v1/EstimateTokensRequest.js';
@@ -121,6 +123,8 @@ export interface ProtoGrpcType {
       Decision: MessageTypeDefinition<_postcompact_v1_Decision, _postcompact_v1_Decision__Output>
       DeferredTools: MessageTypeDefinition<_postcompact_v1_DeferredTools, _postcompact_v1_DeferredTools__Output>
       DeferredToolsDelta: MessageTypeDefinition<_postcompact_v1_DeferredToolsDelta, _postcompact_v1_DeferredToolsDelta__Output>
+      EndAgentRequest: MessageTypeDefinition<_postcompact_v1_EndAgentRequest, _postcompact_v1_EndAgentRequest__Output>
+      EndAgentResponse: MessageTypeDefinition<_postcompact_v1_EndAgentResponse, _postcompact_v1_EndAgentResponse__Output>
       EstimateTokensBatchRequest: MessageTypeDefinition<_postcompact_v1_EstimateTokensBatchRequest, _postcompact_v1_EstimateTokensBatchRequest__Output>
       EstimateTokensBatchResponse: MessageTypeDefinition<_postcompact_v1_EstimateTokensBatchResponse, _postcompact_v1_EstimateTokensBatchResponse__Output>
       EstimateTokensRequest: MessageTypeDefinition<_postcompact_v1_EstimateTokensRequest, _postcompact_v1_EstimateTokensRequest__Output>

@@ -80,7 +80,7 @@ export function isIdempotent(method: string, request: unknown): boolean {
       return false;
     default:
       // ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is
-      // announced once), StartAgent, MergeFileState, CloseSession: only when not sent.
+      // announced once), StartAgent, EndAgent, MergeFileState, CloseSession: only when not sent.
       return false;
   }
 }

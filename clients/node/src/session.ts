@@ -263,6 +263,15 @@ export class Session {
     return this.agent(agentId);
   }
 
+  /**
+   * End this sub-agent: its file state, skills and catalogue are forgotten and its slot in the
+   * session (limits.max_agents_per_session) is free. The main thread cannot end
+   * (INVALID_ARGUMENT `MAIN_AGENT`): close the session.
+   */
+  async endAgent(options?: CallOptions): Promise<T.EndAgentResponse> {
+    return this.client.rpc.endAgent(this.ids, options);
+  }
+
   /** Merge agent `from`'s file state into `into` (default: this agent). */
   async mergeFileState(from: string, into = this.agentId, options?: CallOptions): Promise<T.MergeFileStateResponse> {
     return this.client.rpc.mergeFileState({ sessionId: this.id, fromAgentId: from, intoAgentId: into }, options);
@@ -401,8 +410,15 @@ export class Session {
     return compactResult(await this.client.rpc.previewCompact(this.compactRequest(opts), options));
   }
 
-  /** Drop the session and all its agents from the daemon. */
+  /**
+   * Close what this handle stands for: the session and all its agents for the main thread, only
+   * this agent (`endAgent`) for a sub-agent.
+   */
   async close(options?: CallOptions): Promise<void> {
+    if (this.agentId !== "") {
+      await this.endAgent(options);
+      return;
+    }
     await this.client.rpc.closeSession({ sessionId: this.id }, options);
   }
 }

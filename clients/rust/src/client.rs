@@ -392,6 +392,8 @@ rpc_methods! {
     close_session(CloseSessionRequest) -> CloseSessionResponse;
     /// Starts a sub-agent with a fresh or cloned file-state cache.
     start_agent(StartAgentRequest) -> StartAgentResponse;
+    /// Ends a sub-agent: its state is forgotten and its slot freed.
+    end_agent(EndAgentRequest) -> EndAgentResponse;
     /// Merges one agent's file state into another's.
     merge_file_state(MergeFileStateRequest) -> MergeFileStateResponse;
     /// Reads a file through the daemon (numbered text, or the unchanged stub).

@@ -102,12 +102,13 @@ rpcs! { |_r| true;
 }
 
 // ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is announced
-// once), StartAgent, MergeFileState, CloseSession, ImportTranscript (a repeat of an import that
+// once), StartAgent, EndAgent, MergeFileState, CloseSession, ImportTranscript (a repeat of an import that
 // succeeded answers ALREADY_EXISTS, or with `replace` imports over what happened since): retried
 // only when not sent.
 rpcs! { |_r| false;
     ReadFileRequest => "ReadFile", CompactRequest => "Compact", SetCatalogRequest => "SetCatalog",
-    StartAgentRequest => "StartAgent", MergeFileStateRequest => "MergeFileState",
+    StartAgentRequest => "StartAgent", EndAgentRequest => "EndAgent",
+    MergeFileStateRequest => "MergeFileState",
     CloseSessionRequest => "CloseSession", ImportTranscriptRequest => "ImportTranscript",
 }
 

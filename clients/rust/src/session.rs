@@ -296,6 +296,18 @@ impl Session {
         Ok(self.agent(agent_id))
     }
 
+    /// Ends this sub-agent: its file state, skills and catalogue are forgotten and its slot in
+    /// the session (`limits.max_agents_per_session`) is free. The main thread cannot end
+    /// (`INVALID_ARGUMENT` `MAIN_AGENT`): close the session.
+    pub async fn end_agent(&self) -> Result<pb::EndAgentResponse, Error> {
+        self.client
+            .end_agent(pb::EndAgentRequest {
+                session_id: self.session_id.clone(),
+                agent_id: self.agent_id.clone(),
+            })
+            .await
+    }
+
     /// Merges the file state of agent `from` into this handle's agent.
     pub async fn merge_file_state_from(
         &self,
@@ -503,8 +515,13 @@ impl Session {
         Ok(self.client.preview_compact(self.scoped(req)).await?.into())
     }
 
-    /// Closes the session on the daemon (every agent's state goes).
+    /// Closes what this handle stands for: the session on the daemon (every agent's state goes)
+    /// for the main thread, only this agent ([`Session::end_agent`]) for a sub-agent.
     pub async fn close(self) -> Result<(), Error> {
+        if !self.agent_id.is_empty() {
+            self.end_agent().await?;
+            return Ok(());
+        }
         self.client
             .close_session(pb::CloseSessionRequest {
                 session_id: self.session_id,

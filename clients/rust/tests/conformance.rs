@@ -723,6 +723,12 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
                 json!({"agent_id": r.agent_id, "cached_entries": r.cached_entries}),
             ))
         }
+        "end_agent" => {
+            let r = rpc(s.end_agent().await)?;
+            Ok(Some(
+                json!({"cached_entries": r.cached_entries, "agents": r.agents}),
+            ))
+        }
         "merge_file_state" => {
             let r = rpc(client
                 .merge_file_state(pb::MergeFileStateRequest {

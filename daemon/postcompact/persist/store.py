@@ -55,6 +55,8 @@ _ROOM_SLACK_PAGES = 8
 _ROOM_CHECKS = 256
 # Quarantined rows logged one by one at start-up; the rest in one line (the table has them all).
 _LOGGED_PROBLEMS = 100
+# The tables holding an agent's rows.
+_AGENT_TABLES = ("agents", "catalogs", "files", "skills")
 
 
 # --- encoding helpers ----------------------------------------------------------------------------
@@ -387,6 +389,17 @@ class SqliteStore:
                 raise
             self._delete_session(session_id)
             self.restore_reserve()
+
+    def delete_agent(self, s: Session, agent_id: str) -> None:
+        key = (s.session_id, agent_id)
+        with self.tx(key):
+            for table in _AGENT_TABLES:
+                self.conn.execute(f"DELETE FROM {table} WHERE session_id = ? AND agent_id = ?", key)
+            self._touch(s)
+            self._after_commit.append(lambda: self._forget_files(key))
+
+    def _forget_files(self, key: tuple[str, str]) -> None:
+        self._files.pop(key, None)
 
     def _delete_session(self, session_id: str) -> None:
         with self.tx((session_id, None)):

@@ -38,6 +38,7 @@ def _start(req: Any) -> tuple[Key, ...]:
 # RPC name -> the (session_id, agent_id) keys of the agents whose state it changes or copies.
 AGENT_KEYS: dict[str, Callable[[Any], tuple[Key, ...]]] = {
     "StartAgent": _start,
+    "EndAgent": _agent,  # never while a call of that agent is half-way
     "ReadFile": _agent,
     "RecordRead": _agent,
     "RecordWrite": _agent,

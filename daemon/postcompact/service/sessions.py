@@ -223,6 +223,18 @@ class SessionService:
         s.agents[req.agent_id] = a
         return a
 
+    def end_agent(self, req: pb.EndAgentRequest) -> pb.EndAgentResponse:
+        s, a = self.registry.agent(req.session_id, req.agent_id)
+        if a.agent_id == MAIN_AGENT:
+            raise InvalidArgument(
+                "MAIN_AGENT",
+                'the main thread (agent_id "") ends with its session: use CloseSession',
+                {"session_id": s.session_id},
+            )
+        held = len(a.files)
+        self.registry.end_agent(s, a)
+        return pb.EndAgentResponse(cached_entries=held, agents=len(s.agents))
+
     def merge(self, req: pb.MergeFileStateRequest) -> tuple[int, int]:
         """Entries of `from` that are missing in `into` or strictly newer replace them."""
         _, src = self.registry.agent(req.session_id, req.from_agent_id)

@@ -32,6 +32,9 @@ class NullStore:
     def delete_session(self, session_id: str) -> None:
         return None
 
+    def delete_agent(self, s: Session, agent_id: str) -> None:
+        return None
+
     def flush_activity(self, sessions: Iterable[Session]) -> None:
         return None
 

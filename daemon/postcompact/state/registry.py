@@ -203,6 +203,13 @@ class Registry:
         s = self.session(session_id)
         self._drop(s)
 
+    def end_agent(self, s: Session, a: AgentState) -> None:
+        """Forget the sub-agent `a` of `s`: its rows first, then memory."""
+        self.store.delete_agent(s, a.agent_id)
+        self.evictions_of_closed += a.files.evictions
+        if s.agents.get(a.agent_id) is a:
+            del s.agents[a.agent_id]
+
     def _drop(self, s: Session) -> None:
         self.store.delete_session(s.session_id)
         for a in s.agents.values():

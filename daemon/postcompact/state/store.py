@@ -80,6 +80,9 @@ class Store(Protocol):
 
     def delete_session(self, session_id: str) -> None: ...
 
+    def delete_agent(self, s: Session, agent_id: str) -> None:
+        """Delete the agent's rows (its row, catalogue, files, skills) in one transaction."""
+
     def flush_activity(self, sessions: Iterable[Session]) -> None:
         """Store the last activity time of sessions touched by read-only calls."""
 

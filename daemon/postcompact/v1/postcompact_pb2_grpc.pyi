@@ -53,6 +53,10 @@ class PostcompactServiceStub:
     ListSessions: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.ListSessionsRequest, _postcompact_pb2.ListSessionsResponse]
     StartAgent: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.StartAgentRequest, _postcompact_pb2.StartAgentResponse]
     """Agents"""
+    EndAgent: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.EndAgentRequest, _postcompact_pb2.EndAgentResponse]
+    """Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+    disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+    """
     MergeFileState: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.MergeFileStateRequest, _postcompact_pb2.MergeFileStateResponse]
     ReadFile: _grpc.UnaryUnaryMultiCallable[_postcompact_pb2.ReadFileRequest, _postcompact_pb2.ReadFileResponse]
     """Files"""
@@ -92,6 +96,10 @@ class PostcompactServiceAsyncStub(PostcompactServiceStub):
     ListSessions: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.ListSessionsRequest, _postcompact_pb2.ListSessionsResponse]  # type: ignore[assignment]
     StartAgent: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.StartAgentRequest, _postcompact_pb2.StartAgentResponse]  # type: ignore[assignment]
     """Agents"""
+    EndAgent: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.EndAgentRequest, _postcompact_pb2.EndAgentResponse]  # type: ignore[assignment]
+    """Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+    disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+    """
     MergeFileState: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.MergeFileStateRequest, _postcompact_pb2.MergeFileStateResponse]  # type: ignore[assignment]
     ReadFile: _aio.UnaryUnaryMultiCallable[_postcompact_pb2.ReadFileRequest, _postcompact_pb2.ReadFileResponse]  # type: ignore[assignment]
     """Files"""
@@ -164,6 +172,16 @@ class PostcompactServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_postcompact_pb2.StartAgentResponse, _abc.Awaitable[_postcompact_pb2.StartAgentResponse]]:
         """Agents"""
+
+    @_abc_1.abstractmethod
+    def EndAgent(
+        self,
+        request: _postcompact_pb2.EndAgentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_postcompact_pb2.EndAgentResponse, _abc.Awaitable[_postcompact_pb2.EndAgentResponse]]:
+        """Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+        disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+        """
 
     @_abc_1.abstractmethod
     def MergeFileState(

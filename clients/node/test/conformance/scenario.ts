@@ -189,6 +189,9 @@ export class ScenarioRun {
       await parent.startAgent(session.agentId, (optStr(s["mode"]) ?? "UNSPECIFIED") as "FRESH");
       return undefined;
     }],
+    end_agent: [[], ["cached_entries", "agents"], async (_s, session) => {
+      return { ...(await session.endAgent()) };
+    }],
     merge_file_state: [["from", "into"], ["merged", "kept"], async (s) => {
       const r = await this.session.mergeFileState(optStr(s["from"]) ?? "", optStr(s["into"]) ?? "");
       return { ...r };

@@ -190,9 +190,9 @@ describe("over a Unix socket (fake daemon)", () => {
   });
 
   test("every RPC has a raw promise method", () => {
-    for (const m of ["getServerInfo", "getStats", "openSession", "closeSession", "listSessions", "startAgent", "mergeFileState", "readFile", "recordRead", "recordWrite", "checkWrite", "checkStale", "recordSkill", "setPlan", "setMode", "upsertTask", "setCatalog", "compact", "previewCompact", "estimateTokens", "estimateTokensBatch", "countTokens", "countTokensBatch", "truncateTokens", "truncateTokensBatch", "importTranscript"])
+    for (const m of ["getServerInfo", "getStats", "openSession", "closeSession", "listSessions", "startAgent", "endAgent", "mergeFileState", "readFile", "recordRead", "recordWrite", "checkWrite", "checkStale", "recordSkill", "setPlan", "setMode", "upsertTask", "setCatalog", "compact", "previewCompact", "estimateTokens", "estimateTokensBatch", "countTokens", "countTokensBatch", "truncateTokens", "truncateTokensBatch", "importTranscript"])
       assert.equal(typeof (client.rpc as unknown as Record<string, unknown>)[m], "function", m);
-    assert.equal(Object.keys(client.rpc).length, 26);
+    assert.equal(Object.keys(client.rpc).length, 27);
   });
 });
 

@@ -328,7 +328,19 @@ class Session:
         return Session(self.client, self.session_id, agent_id)
 
     def close(self) -> None:
+        """Close what this handle stands for: the whole session for the main thread, only this
+        agent (`end_agent`) for a sub-agent."""
+        if self.agent_id:
+            self.end_agent()
+            return
         self.client.call("CloseSession", pb.CloseSessionRequest(session_id=self.session_id))
+
+    def end_agent(self) -> pb.EndAgentResponse:
+        """End this sub-agent: its file state, skills and catalogue are forgotten and its slot
+        in the session (limits.max_agents_per_session) is free. The main thread cannot end
+        (INVALID_ARGUMENT `MAIN_AGENT`): close the session."""
+        r: pb.EndAgentResponse = self.client.call("EndAgent", pb.EndAgentRequest(**self._ids()))
+        return r
 
     def start_agent(self, agent_id: str, mode: str | int | None = "fresh") -> Session:
         """Start a sub-agent of this agent: mode "fresh" (empty cache) or "clone_parent"."""

@@ -58,7 +58,7 @@ def is_idempotent(method: str, request: Any) -> bool:
     if method == "RecordSkill":
         return bool(getattr(request, "invoked_at_ms", 0))
     # ReadFile (a repeat answers the "unchanged" stub), Compact, SetCatalog (the delta is
-    # announced once), StartAgent, MergeFileState, CloseSession: only when not sent.
+    # announced once), StartAgent, EndAgent, MergeFileState, CloseSession: only when not sent.
     return False
 
 

@@ -14,6 +14,8 @@ import type { CountTokensBatchRequest as _postcompact_v1_CountTokensBatchRequest
 import type { CountTokensBatchResponse as _postcompact_v1_CountTokensBatchResponse, CountTokensBatchResponse__Output as _postcompact_v1_CountTokensBatchResponse__Output } from '../../postcompact/v1/CountTokensBatchResponse.js';
 import type { CountTokensRequest as _postcompact_v1_CountTokensRequest, CountTokensRequest__Output as _postcompact_v1_CountTokensRequest__Output } from '../../postcompact/v1/CountTokensRequest.js';
 import type { CountTokensResponse as _postcompact_v1_CountTokensResponse, CountTokensResponse__Output as _postcompact_v1_CountTokensResponse__Output } from '../../postcompact/v1/CountTokensResponse.js';
+import type { EndAgentRequest as _postcompact_v1_EndAgentRequest, EndAgentRequest__Output as _postcompact_v1_EndAgentRequest__Output } from '../../postcompact/v1/EndAgentRequest.js';
+import type { EndAgentResponse as _postcompact_v1_EndAgentResponse, EndAgentResponse__Output as _postcompact_v1_EndAgentResponse__Output } from '../../postcompact/v1/EndAgentResponse.js';
 import type { EstimateTokensBatchRequest as _postcompact_v1_EstimateTokensBatchRequest, EstimateTokensBatchRequest__Output as _postcompact_v1_EstimateTokensBatchRequest__Output } from '../../postcompact/v1/EstimateTokensBatchRequest.js';
 import type { EstimateTokensBatchResponse as _postcompact_v1_EstimateTokensBatchResponse, EstimateTokensBatchResponse__Output as _postcompact_v1_EstimateTokensBatchResponse__Output } from '../../postcompact/v1/EstimateTokensBatchResponse.js';
 import type { EstimateTokensRequest as _postcompact_v1_EstimateTokensRequest, EstimateTokensRequest__Output as _postcompact_v1_EstimateTokensRequest__Output } from '../../postcompact/v1/EstimateTokensRequest.js';
@@ -115,6 +117,23 @@ export interface PostcompactServiceClient extends grpc.Client {
   countTokensBatch(argument: _postcompact_v1_CountTokensBatchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_CountTokensBatchResponse__Output>): grpc.ClientUnaryCall;
   countTokensBatch(argument: _postcompact_v1_CountTokensBatchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_CountTokensBatchResponse__Output>): grpc.ClientUnaryCall;
   countTokensBatch(argument: _postcompact_v1_CountTokensBatchRequest, callback: grpc.requestCallback<_postcompact_v1_CountTokensBatchResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+   * disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+   */
+  EndAgent(argument: _postcompact_v1_EndAgentRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  EndAgent(argument: _postcompact_v1_EndAgentRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  EndAgent(argument: _postcompact_v1_EndAgentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  EndAgent(argument: _postcompact_v1_EndAgentRequest, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+   * disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+   */
+  endAgent(argument: _postcompact_v1_EndAgentRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  endAgent(argument: _postcompact_v1_EndAgentRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  endAgent(argument: _postcompact_v1_EndAgentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
+  endAgent(argument: _postcompact_v1_EndAgentRequest, callback: grpc.requestCallback<_postcompact_v1_EndAgentResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Tokens
@@ -363,6 +382,12 @@ export interface PostcompactServiceHandlers extends grpc.UntypedServiceImplement
   CountTokensBatch: grpc.handleUnaryCall<_postcompact_v1_CountTokensBatchRequest__Output, _postcompact_v1_CountTokensBatchResponse>;
   
   /**
+   * Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+   * disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
+   */
+  EndAgent: grpc.handleUnaryCall<_postcompact_v1_EndAgentRequest__Output, _postcompact_v1_EndAgentResponse>;
+  
+  /**
    * Tokens
    */
   EstimateTokens: grpc.handleUnaryCall<_postcompact_v1_EstimateTokensRequest__Output, _postcompact_v1_EstimateTokensResponse>;
@@ -435,6 +460,7 @@ export interface PostcompactServiceDefinition extends grpc.ServiceDefinition {
   Compact: MethodDefinition<_postcompact_v1_CompactRequest, _postcompact_v1_CompactResponse, _postcompact_v1_CompactRequest__Output, _postcompact_v1_CompactResponse__Output>
   CountTokens: MethodDefinition<_postcompact_v1_CountTokensRequest, _postcompact_v1_CountTokensResponse, _postcompact_v1_CountTokensRequest__Output, _postcompact_v1_CountTokensResponse__Output>
   CountTokensBatch: MethodDefinition<_postcompact_v1_CountTokensBatchRequest, _postcompact_v1_CountTokensBatchResponse, _postcompact_v1_CountTokensBatchRequest__Output, _postcompact_v1_CountTokensBatchResponse__Output>
+  EndAgent: MethodDefinition<_postcompact_v1_EndAgentRequest, _postcompact_v1_EndAgentResponse, _postcompact_v1_EndAgentRequest__Output, _postcompact_v1_EndAgentResponse__Output>
   EstimateTokens: MethodDefinition<_postcompact_v1_EstimateTokensRequest, _postcompact_v1_EstimateTokensResponse, _postcompact_v1_EstimateTokensRequest__Output, _postcompact_v1_EstimateTokensResponse__Output>
   EstimateTokensBatch: MethodDefinition<_postcompact_v1_EstimateTokensBatchRequest, _postcompact_v1_EstimateTokensBatchResponse, _postcompact_v1_EstimateTokensBatchRequest__Output, _postcompact_v1_EstimateTokensBatchResponse__Output>
   GetServerInfo: MethodDefinition<_postcompact_v1_GetServerInfoRequest, _postcompact_v1_GetServerInfoResponse, _postcompact_v1_GetServerInfoRequest__Output, _postcompact_v1_GetServerInfoResponse__Output>

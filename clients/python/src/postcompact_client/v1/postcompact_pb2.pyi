@@ -959,6 +959,53 @@ class StartAgentResponse(_message.Message):
 Global___StartAgentResponse: _TypeAlias = StartAgentResponse  # noqa: Y015
 
 @_typing.final
+class EndAgentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    AGENT_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    agent_id: _builtins.str
+    """a sub-agent: non-empty"""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        agent_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EndAgentRequest: _TypeAlias = EndAgentRequest  # noqa: Y015
+
+@_typing.final
+class EndAgentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CACHED_ENTRIES_FIELD_NUMBER: _builtins.int
+    AGENTS_FIELD_NUMBER: _builtins.int
+    cached_entries: _builtins.int
+    """the file-state entries it held, now released"""
+    agents: _builtins.int
+    """the agents the session holds now, the main thread included"""
+    def __init__(
+        self,
+        *,
+        cached_entries: _builtins.int = ...,
+        agents: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "cached_entries", b"cached_entries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EndAgentResponse: _TypeAlias = EndAgentResponse  # noqa: Y015
+
+@_typing.final
 class MergeFileStateRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -64,6 +64,11 @@ class PostcompactServiceStub:
                 request_serializer=postcompact_dot_v1_dot_postcompact__pb2.StartAgentRequest.SerializeToString,
                 response_deserializer=postcompact_dot_v1_dot_postcompact__pb2.StartAgentResponse.FromString,
                 _registered_method=True)
+        self.EndAgent = channel.unary_unary(
+                '/postcompact.v1.PostcompactService/EndAgent',
+                request_serializer=postcompact_dot_v1_dot_postcompact__pb2.EndAgentRequest.SerializeToString,
+                response_deserializer=postcompact_dot_v1_dot_postcompact__pb2.EndAgentResponse.FromString,
+                _registered_method=True)
         self.MergeFileState = channel.unary_unary(
                 '/postcompact.v1.PostcompactService/MergeFileState',
                 request_serializer=postcompact_dot_v1_dot_postcompact__pb2.MergeFileStateRequest.SerializeToString,
@@ -203,6 +208,14 @@ class PostcompactServiceServicer:
 
     def StartAgent(self, request, context):
         """Agents
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EndAgent(self, request, context):
+        """Ends a sub-agent: its file state, skills, catalogue and plan file are forgotten (memory and
+        disk) and its slot is free. The main thread ("") ends with its session (CloseSession).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -366,6 +379,11 @@ def add_PostcompactServiceServicer_to_server(servicer, server):
                     servicer.StartAgent,
                     request_deserializer=postcompact_dot_v1_dot_postcompact__pb2.StartAgentRequest.FromString,
                     response_serializer=postcompact_dot_v1_dot_postcompact__pb2.StartAgentResponse.SerializeToString,
+            ),
+            'EndAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndAgent,
+                    request_deserializer=postcompact_dot_v1_dot_postcompact__pb2.EndAgentRequest.FromString,
+                    response_serializer=postcompact_dot_v1_dot_postcompact__pb2.EndAgentResponse.SerializeToString,
             ),
             'MergeFileState': grpc.unary_unary_rpc_method_handler(
                     servicer.MergeFileState,
@@ -630,6 +648,33 @@ class PostcompactService:
             '/postcompact.v1.PostcompactService/StartAgent',
             postcompact_dot_v1_dot_postcompact__pb2.StartAgentRequest.SerializeToString,
             postcompact_dot_v1_dot_postcompact__pb2.StartAgentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/postcompact.v1.PostcompactService/EndAgent',
+            postcompact_dot_v1_dot_postcompact__pb2.EndAgentRequest.SerializeToString,
+            postcompact_dot_v1_dot_postcompact__pb2.EndAgentResponse.FromString,
             options,
             channel_credentials,
             insecure,
