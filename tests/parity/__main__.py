@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon.conftest import start_daemon
+from tests.npm_pinned import install_pinned
 from tests.parity.compare import Comparison, Item, compare
 from tests.parity.scenarios import SCENARIOS
 
@@ -39,22 +40,7 @@ SESSION_TIMEOUT_S = 300
 def claude_binary() -> Path:
     """The pinned Claude Code executable, installed from the npm registry when missing."""
     binary = CACHE / "node_modules" / CLAUDE_CODE_PACKAGE / "claude"
-    if binary.is_file():
-        return binary
-    CACHE.mkdir(parents=True, exist_ok=True)
-    print(
-        f"parity: installing {CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION} into {CACHE}", flush=True
-    )
-    subprocess.run(
-        [
-            "npm", "install", "--prefix", str(CACHE), "--no-save", "--no-audit", "--no-fund",
-            "--loglevel", "error", f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}",
-        ],
-        check=True,
-    )  # fmt: skip
-    if not binary.is_file():
-        raise SystemExit(f"parity: {binary} is missing after the install")
-    return binary
+    return install_pinned(CACHE, CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, binary, "parity")
 
 
 def isolation() -> list[str]:

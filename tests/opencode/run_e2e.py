@@ -1,0 +1,165 @@
+"""The postcompact OpenCode plugin (clients/opencode) in the real OpenCode, offline, end to end.
+
+`python -m tests.opencode.run_e2e` (and `make test`, through tests/opencode/test_opencode.py):
+
+1. installs the pinned OpenCode (`opencode-ai`, from the npm registry) into .cache/ when it is not
+   there, and builds the plugin (`npm ci` in clients/opencode, whose `prepare` also builds the
+   Node client it links to when that is not built);
+2. starts a daemon on a socket of its own;
+3. runs `tests.opencode.session` twice, each in a network namespace of its own when root
+   (`unshare --net`: nothing but the loopback is reachable): with the plugin, and `--pure`
+   (without it, the control). The scripted model makes OpenCode read two files, edit one and
+   write a third, then reports a context nearly full, so OpenCode compacts on its own;
+4. checks that the first request after the summary carries every one of those files as the
+   daemon restored it, re-read from disk (the edited text, Read-numbered), in the user message
+   after the summary; that the next request still does; that OpenCode alone sends none of it;
+   and that the daemon saw the session and one compaction.
+
+Prints `opencode <version>: restored files reached the model after compaction` when it passes;
+raises AssertionError (exit 1) otherwise. `OPENCODE_E2E_KEEP=DIR` keeps the runs' files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.daemon.conftest import start_daemon
+from tests.npm_pinned import install_pinned
+from tests.opencode.model_server import SUMMARY, text_of
+
+OPENCODE_PACKAGE = "opencode-ai"
+OPENCODE_VERSION = "1.18.33"
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "opencode" / OPENCODE_VERSION
+PLUGIN = ROOT / "clients" / "opencode"
+SESSION_TIMEOUT_S = 240
+NPM = ["--no-audit", "--no-fund", "--loglevel", "error"]
+
+
+def opencode_binary() -> Path:
+    """The pinned OpenCode executable, installed from the npm registry when missing."""
+    binary = CACHE / "node_modules" / ".bin" / "opencode"
+    return install_pinned(CACHE, OPENCODE_PACKAGE, OPENCODE_VERSION, binary, "opencode e2e")
+
+
+def build_plugin() -> Path:
+    """clients/opencode installed (its lockfile) and built; returns the directory OpenCode loads."""
+    if not (PLUGIN / "node_modules" / "typescript").is_dir():
+        subprocess.run(["npm", "ci", *NPM], cwd=PLUGIN, check=True)  # `prepare` builds it
+    else:
+        subprocess.run(["npm", "run", "--silent", "build"], cwd=PLUGIN, check=True)
+    if not (PLUGIN / "dist" / "index.js").is_file():
+        raise SystemExit("opencode e2e: the plugin did not build")
+    return PLUGIN
+
+
+def isolation() -> list[str]:
+    """The command prefix that gives a run a network namespace of its own (root only)."""
+    if os.geteuid() == 0 and shutil.which("unshare"):
+        return ["unshare", "--net"]
+    return []
+
+
+def run_session(opencode: Path, address: str, base: Path, *, pure: bool) -> dict[str, Any]:
+    cmd = [*isolation(), sys.executable, "-m", "tests.opencode.session"]
+    cmd += ["--opencode", str(opencode), "--plugin", str(PLUGIN), "--address", address]
+    cmd += ["--dir", str(base), *(["--pure"] if pure else [])]
+    r = subprocess.run(cmd, cwd=ROOT, timeout=SESSION_TIMEOUT_S, check=False)
+    capture = base / "capture.json"
+    if r.returncode != 0 or not capture.is_file():
+        err = base / "opencode-stderr.txt"
+        tail = err.read_text(errors="replace")[-3000:] if err.is_file() else ""
+        raise AssertionError(
+            f"opencode e2e: the run did not complete (exit {r.returncode})\n{tail}"
+        )
+    data: dict[str, Any] = json.loads(capture.read_text())
+    return data
+
+
+def after_summary(capture: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """The messages of each main request after the compaction, in order."""
+    kinds = [r["kind"] for r in capture["requests"]]
+    assert "compaction" in kinds, f"OpenCode did not compact: {kinds}"
+    return [
+        r["body"]["messages"]
+        for r in capture["requests"]
+        if r["kind"] == "main" and r["phase"] == "after"
+    ]
+
+
+def numbered(text: str) -> list[str]:
+    """A file's lines as a Read result numbers them (`N\\tline`)."""
+    return [f"{i}\t{line}" for i, line in enumerate(text.split("\n")[:-1], 1)]
+
+
+def user_after_summary(messages: list[dict[str, Any]]) -> str:
+    """The text of the first user message after OpenCode's summary."""
+    at = next(
+        i
+        for i, m in enumerate(messages)
+        if m["role"] == "assistant" and SUMMARY.strip() in text_of(m)
+    )
+    user = next(m for m in messages[at + 1 :] if m["role"] == "user")
+    return text_of(user)
+
+
+def check(capture: dict[str, Any], control: dict[str, Any], daemon_sessions: list[Any]) -> None:
+    project, files = capture["project"], capture["files"]
+    assert files["a.py"].count("return 2") == 1, f"the edit did not happen: {files}"
+    assert "c.py" in files, f"the write did not happen: {files}"
+    for c in (capture, control):  # nothing failed, nothing tried the network
+        assert not c["warnings"], "OpenCode warned:\n" + "\n".join(c["warnings"])
+    requests = after_summary(capture)
+    assert len(requests) >= 2, f"expected two requests after the summary, got {len(requests)}"
+    for n, messages in enumerate(requests[:2], 1):
+        text = user_after_summary(messages)
+        for name in ("a.py", "b.py", "c.py"):
+            path = f"{project}/{name}"
+            assert path in text, (
+                f"request {n} after the compaction: {name} was not restored:\n{text[:2000]}"
+            )
+            missing = [line for line in numbered(files[name]) if line not in text]
+            assert not missing, f"request {n}: {name} restored without {missing!r}"
+    # OpenCode on its own (no plugin): the same run restores nothing after its summary.
+    alone = user_after_summary(after_summary(control)[0])
+    for name in ("a.py", "b.py", "c.py"):
+        assert f"{control['project']}/{name}" not in alone, f"OpenCode alone restored {name}?"
+    ours = [s for s in daemon_sessions if s.session_id.startswith("opencode-")]
+    assert len(ours) == 1, f"expected one OpenCode session on the daemon: {daemon_sessions}"
+    assert ours[0].compactions == 1, f"the daemon saw {ours[0].compactions} compactions"
+
+
+def main() -> int:
+    opencode = opencode_binary()
+    build_plugin()
+    keep = os.environ.get("OPENCODE_E2E_KEEP")
+    base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="pcopencode-"))
+    base.mkdir(parents=True, exist_ok=True)
+    daemon = start_daemon(["--no-persist"])
+    try:
+        for d in ("plugin", "pure"):
+            shutil.rmtree(base / d, ignore_errors=True)
+        with_plugin = run_session(opencode, daemon.address, base / "plugin", pure=False)
+        control = run_session(opencode, daemon.address, base / "pure", pure=True)
+        check(with_plugin, control, daemon.client.list_sessions())
+    finally:
+        daemon.stop()
+        shutil.rmtree(daemon.dir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+    print(
+        f"opencode {with_plugin['opencode']}: restored files reached the model after compaction",
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
