@@ -641,6 +641,13 @@ func (r *runner) runStep(op string, step map[string]any) {
 			mode = pb.AgentMode(r.enumValue(mode.Descriptor(), r.str(v)))
 		}
 		_, err = r.s.Agent(r.optStr(step, "parent")).StartAgent(ctx, r.str(step["agent"]), mode)
+	case "attach":
+		r.checkKeys(step)
+		var joined *postcompact.Session
+		joined, err = r.c.AttachSession(ctx, r.s.ID)
+		if err == nil {
+			resp = &pb.OpenSessionResponse{SessionId: joined.ID, Resumed: joined.Resumed}
+		}
 	case "end_agent":
 		r.checkKeys(step)
 		resp, err = s.EndAgent(ctx)

@@ -31,6 +31,14 @@ func (c *Client) OpenSession(ctx context.Context, req *pb.OpenSessionRequest, op
 	return &Session{c: c, ID: resp.GetSessionId(), Resumed: resp.GetResumed(), Info: resp.GetSession()}, nil
 }
 
+// AttachSession joins the existing session id as it is, without restating its settings (its
+// cwd, roots, policy... are the session's); NOT_FOUND SESSION_NOT_FOUND when there is none.
+// OpenSession with the id and settings that differ is refused instead
+// (SESSION_SETTINGS_MISMATCH): settings are never silently dropped.
+func (c *Client) AttachSession(ctx context.Context, id string, opts ...grpc.CallOption) (*Session, error) {
+	return c.OpenSession(ctx, &pb.OpenSessionRequest{SessionId: id}, opts...)
+}
+
 // ImportOptions tunes ImportTranscript.
 type ImportOptions struct {
 	// Cwd is where the transcript's working directory is on this machine (absolute; required):

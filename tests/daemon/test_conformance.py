@@ -213,6 +213,9 @@ class Runner:
         parent = self.session.agent(step.get("parent", ""))
         parent.start_agent(step["agent"], step.get("mode", "FRESH"))
 
+    def op_attach(self, step: Step) -> Any:
+        return self.session.client.attach_session(self.session.session_id)
+
     def op_end_agent(self, step: Step) -> Any:
         return self.agent(step).end_agent()
 

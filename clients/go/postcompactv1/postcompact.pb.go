@@ -1285,10 +1285,15 @@ func (x *MemoryFiles) GetPaths() []string {
 	return nil
 }
 
+// Opening the id of a session that exists resumes it. A setting the request states (non-empty)
+// must then be the session's, or the call fails (INVALID_ARGUMENT SESSION_CWD_MISMATCH /
+// SESSION_SETTINGS_MISMATCH, ErrorInfo metadata `fields` naming what differs); one left out is the
+// session's. With its session_id and an empty cwd the request joins the session as it is
+// (attach), NOT_FOUND when there is none.
 type OpenSessionRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	SessionId      string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"` // empty: the daemon makes one
-	Cwd            string                 `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`                              // absolute; required
+	Cwd            string                 `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`                              // absolute; required, except to join an existing session by its id
 	Roots          []string               `protobuf:"bytes,3,rep,name=roots,proto3" json:"roots,omitempty"`                          // reads are confined here; empty = [cwd]
 	Memory         *MemoryFiles           `protobuf:"bytes,4,opt,name=memory,proto3" json:"memory,omitempty"`
 	PlansDirectory string                 `protobuf:"bytes,5,opt,name=plans_directory,json=plansDirectory,proto3" json:"plans_directory,omitempty"` // empty = ~/.claude/plans

@@ -151,6 +151,17 @@ export class PostcompactClient {
   }
 
   /**
+   * Join the existing session `sessionId` as it is, without restating its settings (its cwd,
+   * roots, policy... are the session's); NOT_FOUND `SESSION_NOT_FOUND` when there is none.
+   * `openSession` with the id and settings that differ is refused instead
+   * (`SESSION_SETTINGS_MISMATCH`): settings are never silently dropped.
+   */
+  async attachSession(sessionId: string, options?: CallOptions): Promise<Session> {
+    const res = await this.rpc.openSession({ sessionId }, options);
+    return new Session(this, res.sessionId, "", res.resumed, res.session ?? undefined);
+  }
+
+  /**
    * Build a new session on the daemon from a Claude Code transcript (its JSONL bytes; a string is
    * sent as UTF-8): its reads, edits, writes, skills, plan, mode, tasks and catalogue, each
    * compaction replayed. `cwd` is where the transcript's working directory is here; `pathMap`

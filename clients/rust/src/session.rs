@@ -234,6 +234,18 @@ impl Client {
         })
     }
 
+    /// Joins the existing session `session_id` as it is, without restating its settings (its
+    /// cwd, roots, policy... are the session's); `NOT_FOUND` `SESSION_NOT_FOUND` when there is
+    /// none. [`Client::open_session_with`] with the id and settings that differ is refused
+    /// instead (`SESSION_SETTINGS_MISMATCH`): settings are never silently dropped.
+    pub async fn attach_session(&self, session_id: impl Into<String>) -> Result<Session, Error> {
+        self.open_session_with(pb::OpenSessionRequest {
+            session_id: session_id.into(),
+            ..Default::default()
+        })
+        .await
+    }
+
     /// A handle on an existing session without a call (e.g. one opened by another process).
     pub fn session(&self, session_id: impl Into<String>) -> Session {
         Session {

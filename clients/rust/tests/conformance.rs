@@ -723,6 +723,10 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
                 json!({"agent_id": r.agent_id, "cached_entries": r.cached_entries}),
             ))
         }
+        "attach" => {
+            let joined = rpc(client.attach_session(main.id().to_owned()).await)?;
+            Ok(Some(json!({"resumed": joined.resumed()})))
+        }
         "end_agent" => {
             let r = rpc(s.end_agent().await)?;
             Ok(Some(

@@ -136,6 +136,40 @@ def session_info(s: Session) -> pb.SessionInfo:
     )
 
 
+def _restated_differently(s: Session, req: pb.OpenSessionRequest, cwd: str) -> dict[str, str]:
+    """The settings `req` states (non-empty) that differ from those of the session `s` it
+    resumes: field -> what differs. A setting left out is the session's."""
+    out: dict[str, str] = {}
+    if req.roots:
+        roots = [check_abs_path("roots[]", os.path.join(cwd, r)) for r in req.roots]
+        if set(roots) != set(s.roots):
+            out["roots"] = f"roots {sorted(s.roots)}, not {sorted(set(roots))}"
+    home = s.home
+    if req.home:
+        home = check_abs_path("home", req.home)
+        if home != s.home:
+            out["home"] = f"home {s.home!r}, not {home!r}"
+    if req.plans_directory:
+        if "\x00" in req.plans_directory:
+            raise InvalidArgument("PATH_HAS_NUL", "plans_directory contains a NUL byte")
+        check_path_length("plans_directory", req.plans_directory)
+        plans = core.expand_path(req.plans_directory, cwd, home)
+        if plans != s.plans_directory:
+            out["plans_directory"] = f"plans_directory {s.plans_directory!r}, not {plans!r}"
+    stated = req.memory.file_names or req.memory.paths
+    if stated and memory_paths(req, cwd, home) != s.memory_paths:
+        out["memory"] = "other memory files"
+    if req.HasField("policy") and req.policy.ByteSize():
+        validate_policy(req.policy)
+        if req.policy != s.policy:
+            out["policy"] = "another policy"
+    if req.profile and req.profile != s.profile:
+        out["profile"] = (
+            f"profile {profiles.name_of(s.profile)}, not {profiles.name_of(req.profile)}"
+        )
+    return out
+
+
 class SessionService:
     """OpenSession, StartAgent, MergeFileState, ListSessions, GetStats: the requests that open
     and list sessions and agents, checked and turned into changes of the registry."""
@@ -145,6 +179,14 @@ class SessionService:
         self.config = config
 
     def open(self, req: pb.OpenSessionRequest) -> tuple[Session, bool]:
+        """A new session, or the existing one of that id (resumed). Resuming, a setting the
+        request states must be the session's (else SESSION_CWD_MISMATCH or
+        SESSION_SETTINGS_MISMATCH, naming what differs): settings are never silently dropped.
+        With its id and no cwd the request joins the session as it is (attach)."""
+        if req.session_id and not req.cwd:
+            s = self.registry.session(check_id("session", req.session_id))  # NOT_FOUND if none
+            self.registry.resume(s)
+            return s, True
         sid = check_id("session", req.session_id, allow_empty=True) or uuid.uuid4().hex
         cwd = check_abs_path("cwd", req.cwd)
         existing = self.registry.sessions.get(sid)
@@ -152,7 +194,18 @@ class SessionService:
             if existing.cwd != cwd:
                 raise InvalidArgument(
                     "SESSION_CWD_MISMATCH",
-                    f"session {sid} exists with cwd {existing.cwd!r}, not {cwd!r}",
+                    f"session {sid} exists with cwd {existing.cwd!r}, not {cwd!r}; join it by "
+                    "its id alone (an empty cwd) to take it as it is",
+                    {"session_id": sid, "fields": "cwd"},
+                )
+            differ = _restated_differently(existing, req, cwd)
+            if differ:
+                raise InvalidArgument(
+                    "SESSION_SETTINGS_MISMATCH",
+                    f"session {sid} exists with other settings ({'; '.join(differ.values())}); "
+                    "open it with the same ones, leave them out, or join it by its id alone (an "
+                    "empty cwd) to take it as it is",
+                    {"session_id": sid, "fields": ",".join(differ)},
                 )
             self.registry.resume(existing)
             return existing, True

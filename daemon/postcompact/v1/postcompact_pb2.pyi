@@ -688,6 +688,13 @@ Global___MemoryFiles: _TypeAlias = MemoryFiles  # noqa: Y015
 
 @_typing.final
 class OpenSessionRequest(_message.Message):
+    """Opening the id of a session that exists resumes it. A setting the request states (non-empty)
+    must then be the session's, or the call fails (INVALID_ARGUMENT SESSION_CWD_MISMATCH /
+    SESSION_SETTINGS_MISMATCH, ErrorInfo metadata `fields` naming what differs); one left out is the
+    session's. With its session_id and an empty cwd the request joins the session as it is
+    (attach), NOT_FOUND when there is none.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
@@ -701,7 +708,7 @@ class OpenSessionRequest(_message.Message):
     session_id: _builtins.str
     """empty: the daemon makes one"""
     cwd: _builtins.str
-    """absolute; required"""
+    """absolute; required, except to join an existing session by its id"""
     plans_directory: _builtins.str
     """empty = ~/.claude/plans"""
     profile: Global___Profile.ValueType

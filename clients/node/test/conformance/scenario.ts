@@ -189,6 +189,10 @@ export class ScenarioRun {
       await parent.startAgent(session.agentId, (optStr(s["mode"]) ?? "UNSPECIFIED") as "FRESH");
       return undefined;
     }],
+    attach: [[], ["resumed"], async () => {
+      const joined = await this.client.attachSession(this.session.id);
+      return { resumed: joined.resumed };
+    }],
     end_agent: [[], ["cached_entries", "agents"], async (_s, session) => {
       return { ...(await session.endAgent()) };
     }],

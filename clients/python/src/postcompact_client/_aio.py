@@ -181,6 +181,15 @@ class AsyncClient:
         resp: pb.OpenSessionResponse = await self.call("OpenSession", req)
         return AsyncSession(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
 
+    async def attach_session(self, session_id: str) -> AsyncSession:
+        """Join the existing session `session_id` as it is, without restating its settings (its
+        cwd, roots, policy... are the session's); NOT_FOUND `SESSION_NOT_FOUND` when there is
+        none. `open_session` with the id and settings that differ is refused instead
+        (`SESSION_SETTINGS_MISMATCH`): settings are never silently dropped."""
+        req = pb.OpenSessionRequest(session_id=session_id)
+        resp: pb.OpenSessionResponse = await self.call("OpenSession", req)
+        return AsyncSession(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
+
     def session(self, session_id: str, agent_id: str = "") -> AsyncSession:
         """A handle on an existing session (no RPC)."""
         return AsyncSession(self, session_id, agent_id)

@@ -179,6 +179,15 @@ class Client:
         resp: pb.OpenSessionResponse = self.call("OpenSession", req)
         return Session(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
 
+    def attach_session(self, session_id: str) -> Session:
+        """Join the existing session `session_id` as it is, without restating its settings (its
+        cwd, roots, policy... are the session's); NOT_FOUND `SESSION_NOT_FOUND` when there is
+        none. `open_session` with the id and settings that differ is refused instead
+        (`SESSION_SETTINGS_MISMATCH`): settings are never silently dropped."""
+        req = pb.OpenSessionRequest(session_id=session_id)
+        resp: pb.OpenSessionResponse = self.call("OpenSession", req)
+        return Session(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
+
     def session(self, session_id: str, agent_id: str = "") -> Session:
         """A handle on an existing session (no RPC)."""
         return Session(self, session_id, agent_id)

@@ -4,13 +4,20 @@ import type { MemoryFiles as _postcompact_v1_MemoryFiles, MemoryFiles__Output as
 import type { RestorePolicy as _postcompact_v1_RestorePolicy, RestorePolicy__Output as _postcompact_v1_RestorePolicy__Output } from '../../postcompact/v1/RestorePolicy.js';
 import type { Profile as _postcompact_v1_Profile, Profile__Output as _postcompact_v1_Profile__Output } from '../../postcompact/v1/Profile.js';
 
+/**
+ * Opening the id of a session that exists resumes it. A setting the request states (non-empty)
+ * must then be the session's, or the call fails (INVALID_ARGUMENT SESSION_CWD_MISMATCH /
+ * SESSION_SETTINGS_MISMATCH, ErrorInfo metadata `fields` naming what differs); one left out is the
+ * session's. With its session_id and an empty cwd the request joins the session as it is
+ * (attach), NOT_FOUND when there is none.
+ */
 export interface OpenSessionRequest {
   /**
    * empty: the daemon makes one
    */
   'sessionId'?: (string);
   /**
-   * absolute; required
+   * absolute; required, except to join an existing session by its id
    */
   'cwd'?: (string);
   /**
@@ -30,13 +37,20 @@ export interface OpenSessionRequest {
   'home'?: (string);
 }
 
+/**
+ * Opening the id of a session that exists resumes it. A setting the request states (non-empty)
+ * must then be the session's, or the call fails (INVALID_ARGUMENT SESSION_CWD_MISMATCH /
+ * SESSION_SETTINGS_MISMATCH, ErrorInfo metadata `fields` naming what differs); one left out is the
+ * session's. With its session_id and an empty cwd the request joins the session as it is
+ * (attach), NOT_FOUND when there is none.
+ */
 export interface OpenSessionRequest__Output {
   /**
    * empty: the daemon makes one
    */
   'sessionId': (string);
   /**
-   * absolute; required
+   * absolute; required, except to join an existing session by its id
    */
   'cwd': (string);
   /**
