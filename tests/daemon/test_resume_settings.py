@@ -6,6 +6,7 @@ is the session's; and a session can be joined by its id alone (attach)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -56,7 +57,7 @@ def test_settings_restated_on_resume_must_be_the_sessions(
         # Left out: the session's.
         assert other.open_session(str(project), session_id=sid).resumed
         # Each setting that differs is refused, and named.
-        cases = {
+        cases: dict[str, dict[str, Any]] = {
             "roots": {"roots": ["src"]},
             "plans_directory": {"plans_directory": str(project / "plans")},
             "policy": {"policy": {"max_files": 9}},
