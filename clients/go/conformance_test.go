@@ -661,8 +661,12 @@ func (r *runner) runStep(op string, step map[string]any) {
 		r.checkKeys(step, "path", "timestamp_ms", "content", "offset", "limit", "partial_view", "nested_memory")
 		_, err = s.RecordRead(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"), r.readOptions(step)...)
 	case "record_write":
-		r.checkKeys(step, "path", "timestamp_ms", "content")
-		_, err = s.RecordWrite(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"))
+		r.checkKeys(step, "path", "timestamp_ms", "content", "if_entry_timestamp_ms")
+		if _, conditional := step["if_entry_timestamp_ms"]; conditional {
+			_, err = s.RecordWriteIf(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"), r.optNum(step, "if_entry_timestamp_ms"))
+		} else {
+			_, err = s.RecordWrite(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"))
+		}
 	case "check_write":
 		r.checkKeys(step, "path")
 		resp, err = s.CheckWrite(ctx, r.str(step["path"]))

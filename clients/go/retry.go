@@ -77,9 +77,9 @@ func IsIdempotent(method string, req any) bool {
 	case "RecordRead": // timestamp 0 = "now": a retry would store another
 		r, ok := req.(*pb.RecordReadRequest)
 		return ok && r.GetTimestampMs() != 0
-	case "RecordWrite":
+	case "RecordWrite": // conditional: a repeat of one that was recorded finds its own entry
 		r, ok := req.(*pb.RecordWriteRequest)
-		return ok && r.GetTimestampMs() != 0
+		return ok && r.GetTimestampMs() != 0 && r.IfEntryTimestampMs == nil
 	case "RecordSkill":
 		r, ok := req.(*pb.RecordSkillRequest)
 		return ok && r.GetInvokedAtMs() != 0

@@ -204,6 +204,17 @@ func (s *Session) RecordWrite(ctx context.Context, path string, content []byte, 
 	return resp.GetPath(), err
 }
 
+// RecordWriteIf records a write only if no other read or write of path was recorded since the
+// CheckWrite that allowed it (ifEntryTimestampMS: its EntryTimestampMs): FAILED_PRECONDITION
+// WRITE_CONFLICT otherwise, and nothing changes.
+func (s *Session) RecordWriteIf(ctx context.Context, path string, content []byte, timestampMS, ifEntryTimestampMS int64) (string, error) {
+	resp, err := s.c.api.RecordWrite(ctx, &pb.RecordWriteRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Path: path, Content: content, TimestampMs: timestampMS,
+		IfEntryTimestampMs: &ifEntryTimestampMS,
+	})
+	return resp.GetPath(), err
+}
+
 // CheckWrite says whether a write to path is allowed (read first, not modified since).
 func (s *Session) CheckWrite(ctx context.Context, path string) (*pb.CheckWriteResponse, error) {
 	return s.c.api.CheckWrite(ctx, &pb.CheckWriteRequest{SessionId: s.ID, AgentId: s.AgentID, Path: path})

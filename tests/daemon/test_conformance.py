@@ -239,7 +239,10 @@ class Runner:
 
     def op_record_write(self, step: Step) -> Any:
         return self.agent(step).record_write(
-            step["path"], self.content_of(step), timestamp_ms=step.get("timestamp_ms", 0)
+            step["path"],
+            self.content_of(step),
+            timestamp_ms=step.get("timestamp_ms", 0),
+            if_entry_timestamp_ms=step.get("if_entry_timestamp_ms"),
         )
 
     def op_check_write(self, step: Step) -> Any:

@@ -2453,14 +2453,19 @@ func (x *RecordReadResponse) GetPath() string {
 }
 
 type RecordWriteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	AgentId       string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
-	Content       []byte                 `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`                             // content after the Edit/Write
-	TimestampMs   int64                  `protobuf:"varint,5,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"` // mtime after the write; 0 = stat the file
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	SessionId   string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	AgentId     string                 `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Path        string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Content     []byte                 `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`                             // content after the Edit/Write
+	TimestampMs int64                  `protobuf:"varint,5,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"` // mtime after the write; 0 = stat the file
+	// Check-and-record made atomic: the `entry_timestamp_ms` of the CheckWrite this write was
+	// allowed by. The write is recorded only if the agent's entry for the path is still that one
+	// (0: there is still none); when another process recorded a read or a write of the path in
+	// between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
+	IfEntryTimestampMs *int64 `protobuf:"varint,6,opt,name=if_entry_timestamp_ms,json=ifEntryTimestampMs,proto3,oneof" json:"if_entry_timestamp_ms,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *RecordWriteRequest) Reset() {
@@ -2524,6 +2529,13 @@ func (x *RecordWriteRequest) GetContent() []byte {
 func (x *RecordWriteRequest) GetTimestampMs() int64 {
 	if x != nil {
 		return x.TimestampMs
+	}
+	return 0
+}
+
+func (x *RecordWriteRequest) GetIfEntryTimestampMs() int64 {
+	if x != nil && x.IfEntryTimestampMs != nil {
+		return *x.IfEntryTimestampMs
 	}
 	return 0
 }
@@ -2633,13 +2645,16 @@ func (x *CheckWriteRequest) GetPath() string {
 }
 
 type CheckWriteResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Result        WriteCheck             `protobuf:"varint,1,opt,name=result,proto3,enum=postcompact.v1.WriteCheck" json:"result,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`                       // Claude Code's exact error text; empty when allowed
-	ErrorCode     int32                  `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"` // 6 or 7; 0 when allowed
-	Path          string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Result    WriteCheck             `protobuf:"varint,1,opt,name=result,proto3,enum=postcompact.v1.WriteCheck" json:"result,omitempty"`
+	Message   string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`                       // Claude Code's exact error text; empty when allowed
+	ErrorCode int32                  `protobuf:"varint,3,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"` // 6 or 7; 0 when allowed
+	Path      string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	// The timestamp of the agent's entry the answer is based on (0: none, e.g. a new file): pass
+	// it as RecordWrite's if_entry_timestamp_ms to record the write only if nothing came between.
+	EntryTimestampMs int64 `protobuf:"varint,5,opt,name=entry_timestamp_ms,json=entryTimestampMs,proto3" json:"entry_timestamp_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CheckWriteResponse) Reset() {
@@ -2698,6 +2713,13 @@ func (x *CheckWriteResponse) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *CheckWriteResponse) GetEntryTimestampMs() int64 {
+	if x != nil {
+		return x.EntryTimestampMs
+	}
+	return 0
 }
 
 type CheckStaleRequest struct {
@@ -6838,27 +6860,30 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\a_offsetB\b\n" +
 	"\x06_limit\"(\n" +
 	"\x12RecordReadResponse\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\x9f\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\xf1\x01\n" +
 	"\x12RecordWriteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x18\n" +
 	"\acontent\x18\x04 \x01(\fR\acontent\x12!\n" +
-	"\ftimestamp_ms\x18\x05 \x01(\x03R\vtimestampMs\")\n" +
+	"\ftimestamp_ms\x18\x05 \x01(\x03R\vtimestampMs\x126\n" +
+	"\x15if_entry_timestamp_ms\x18\x06 \x01(\x03H\x00R\x12ifEntryTimestampMs\x88\x01\x01B\x18\n" +
+	"\x16_if_entry_timestamp_ms\")\n" +
 	"\x13RecordWriteResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\"a\n" +
 	"\x11CheckWriteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x12\n" +
-	"\x04path\x18\x03 \x01(\tR\x04path\"\x95\x01\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"\xc3\x01\n" +
 	"\x12CheckWriteResponse\x122\n" +
 	"\x06result\x18\x01 \x01(\x0e2\x1a.postcompact.v1.WriteCheckR\x06result\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1d\n" +
 	"\n" +
 	"error_code\x18\x03 \x01(\x05R\terrorCode\x12\x12\n" +
-	"\x04path\x18\x04 \x01(\tR\x04path\"\x8b\x01\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12,\n" +
+	"\x12entry_timestamp_ms\x18\x05 \x01(\x03R\x10entryTimestampMs\"\x8b\x01\n" +
 	"\x11CheckStaleRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -7547,6 +7572,7 @@ func file_postcompact_v1_postcompact_proto_init() {
 	file_postcompact_v1_postcompact_proto_msgTypes[0].OneofWrappers = []any{}
 	file_postcompact_v1_postcompact_proto_msgTypes[19].OneofWrappers = []any{}
 	file_postcompact_v1_postcompact_proto_msgTypes[21].OneofWrappers = []any{}
+	file_postcompact_v1_postcompact_proto_msgTypes[23].OneofWrappers = []any{}
 	file_postcompact_v1_postcompact_proto_msgTypes[49].OneofWrappers = []any{
 		(*ContentBlock_Text)(nil),
 		(*ContentBlock_ToolUse)(nil),

@@ -71,8 +71,10 @@ export function isIdempotent(method: string, request: unknown): boolean {
   switch (method) {
     case "OpenSession": // resumes the named session; an empty id would make a second one
       return typeof r["sessionId"] === "string" && r["sessionId"] !== "";
+    case "RecordWrite": // conditional: a repeat of one that was recorded finds its own entry
+      if (r["ifEntryTimestampMs"] !== undefined && r["ifEntryTimestampMs"] !== null) return false;
+      return nonzero(r["timestampMs"]);
     case "RecordRead": // timestamp 0 = "now": a retry would store another
-    case "RecordWrite":
       return nonzero(r["timestampMs"]);
     case "RecordSkill":
       return nonzero(r["invokedAtMs"]);

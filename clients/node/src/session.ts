@@ -316,6 +316,22 @@ export class Session {
     return (await this.client.rpc.recordWrite({ ...this.ids, path, content, timestampMs }, options)).path;
   }
 
+  /**
+   * Record a write only if no other read or write of `path` was recorded since the CheckWrite
+   * that allowed it (`ifEntryTimestampMs`: its `entryTimestampMs`): FAILED_PRECONDITION
+   * `WRITE_CONFLICT` otherwise, and nothing changes.
+   */
+  async recordWriteIf(
+    path: string,
+    content: T.Bytes,
+    ifEntryTimestampMs: number,
+    timestampMs = 0,
+    options?: CallOptions,
+  ): Promise<string> {
+    const req = { ...this.ids, path, content, timestampMs, ifEntryTimestampMs };
+    return (await this.client.rpc.recordWrite(req, options)).path;
+  }
+
   /** May the agent write `path` now? (NOT_READ / MODIFIED carry Claude Code's error text.) */
   async checkWrite(path: string, options?: CallOptions): Promise<T.CheckWriteResponse> {
     return this.client.rpc.checkWrite({ ...this.ids, path }, options);

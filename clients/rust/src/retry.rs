@@ -113,7 +113,9 @@ rpcs! { |_r| false;
 }
 
 rpcs! { |r| !r.session_id.is_empty(); OpenSessionRequest => "OpenSession" }
-rpcs! { |r| r.timestamp_ms != 0; RecordReadRequest => "RecordRead", RecordWriteRequest => "RecordWrite" }
+rpcs! { |r| r.timestamp_ms != 0; RecordReadRequest => "RecordRead" }
+// Conditional: a repeat of one that was recorded finds its own entry (WRITE_CONFLICT).
+rpcs! { |r| r.timestamp_ms != 0 && r.if_entry_timestamp_ms.is_none(); RecordWriteRequest => "RecordWrite" }
 rpcs! { |r| r.invoked_at_ms != 0; RecordSkillRequest => "RecordSkill" }
 
 fn source_chain_has<T: std::error::Error + 'static>(s: &tonic::Status) -> bool {

@@ -410,6 +410,26 @@ impl Session {
         Ok(self.client.record_write(self.scoped(req)).await?.path)
     }
 
+    /// Records a write only if no other read or write of `path` was recorded since the
+    /// CheckWrite that allowed it (`if_entry_timestamp_ms`: its `entry_timestamp_ms`):
+    /// `FAILED_PRECONDITION` `WRITE_CONFLICT` otherwise, and nothing changes.
+    pub async fn record_write_if(
+        &self,
+        path: impl AsRef<Path>,
+        content: impl Into<Vec<u8>>,
+        timestamp_ms: i64,
+        if_entry_timestamp_ms: i64,
+    ) -> Result<String, Error> {
+        let req = pb::RecordWriteRequest {
+            path: path_str(path.as_ref()),
+            content: content.into(),
+            timestamp_ms,
+            if_entry_timestamp_ms: Some(if_entry_timestamp_ms),
+            ..Default::default()
+        };
+        Ok(self.client.record_write(self.scoped(req)).await?.path)
+    }
+
     /// The write precondition: ALLOWED, NOT_READ (error code 6) or MODIFIED (7).
     pub async fn check_write(
         &self,

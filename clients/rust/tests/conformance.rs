@@ -780,6 +780,8 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
                         ..Default::default()
                     })
                     .await)?
+            } else if let Some(entry) = bad(f.int("if_entry_timestamp_ms"))? {
+                rpc(s.record_write_if(path, content, timestamp_ms, entry).await)?
             } else {
                 rpc(s.record_write(path, content, timestamp_ms).await)?
             };
@@ -790,6 +792,7 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
             Ok(Some(json!({
                 "result": enum_name(r.result().as_str_name(), "WRITE_CHECK_"),
                 "message": r.message, "error_code": r.error_code, "path": r.path,
+                "entry_timestamp_ms": r.entry_timestamp_ms,
             })))
         }
         "check_stale" => {

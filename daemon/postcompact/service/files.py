@@ -152,6 +152,21 @@ def _range(offset: int | None, limit: int | None) -> None:
         raise InvalidArgument("BAD_LIMIT", f"limit must be >= 1, got {limit}")
 
 
+def _check_entry(a: AgentState, path: str, expected: int) -> None:
+    """FAILED_PRECONDITION `WRITE_CONFLICT` unless the agent's entry for `path` is still the one
+    a CheckWrite answered with (its timestamp; 0: no entry)."""
+    entry = a.files.peek(path)
+    current = entry.timestamp if entry is not None else 0
+    if current != expected:
+        raise FailedPrecondition(
+            "WRITE_CONFLICT",
+            f"{path}: the agent's read state changed since the check this write is based on "
+            f"(entry timestamp {current}, expected {expected}): another read or write of it was "
+            "recorded in between; nothing was recorded. Read the file again and redo the edit",
+            {"path": path, "entry_timestamp_ms": str(current)},
+        )
+
+
 def _timestamp(value: int, field: str = "timestamp_ms") -> int:
     if value < 0:
         raise InvalidArgument("BAD_TIMESTAMP", f"{field} must be >= 0 (0 = now), got {value}")
@@ -428,6 +443,8 @@ class FileService:
                     {"path": path},
                 )
             ts = m
+        if req.HasField("if_entry_timestamp_ms"):
+            _check_entry(a, path, req.if_entry_timestamp_ms)
         self._admit(a, path, len(req.content), "RecordWrite")
         with self.registry.mutate(s, a) as change:
             a.files.set(path, core.FileState(req.content, ts, None, None, False))
@@ -443,7 +460,12 @@ class FileService:
         path = resolve_path(s, req.path)
         current = mtime_ms(path)
         if current is None:
-            return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
+            known = a.files.peek(path)
+            return pb.CheckWriteResponse(
+                result=pb.WRITE_CHECK_ALLOWED,
+                path=path,
+                entry_timestamp_ms=known.timestamp if known is not None else 0,
+            )
         templates = s.rules.templates
         with self.registry.mutate(s, a, room=None) as change:
             entry = a.files.get(path)
@@ -468,8 +490,11 @@ class FileService:
                     message=templates.write_modified,
                     error_code=7,
                     path=path,
+                    entry_timestamp_ms=entry.timestamp,
                 )
-        return pb.CheckWriteResponse(result=pb.WRITE_CHECK_ALLOWED, path=path)
+        return pb.CheckWriteResponse(
+            result=pb.WRITE_CHECK_ALLOWED, path=path, entry_timestamp_ms=entry.timestamp
+        )
 
     def _carried(self, s: Session, a: AgentState, path: str) -> bool:
         """Whether a read carried over a compaction vouches for `path`: the policy keeps read

@@ -215,12 +215,15 @@ export class ScenarioRun {
       });
       return { path: p };
     }],
-    record_write: [["path", "timestamp_ms", "content"], ["path"], async (s, session) => {
+    record_write: [["path", "timestamp_ms", "content", "if_entry_timestamp_ms"], ["path"], async (s, session) => {
       const path = str(s["path"], "path");
       const content = optStr(s["content"]) ?? this.currentContent(path);
-      return { path: await session.recordWrite(path, content, optNum(s["timestamp_ms"]) ?? 0) };
+      const ts = optNum(s["timestamp_ms"]) ?? 0;
+      const ifEntry = optNum(s["if_entry_timestamp_ms"]);
+      if (ifEntry !== undefined) return { path: await session.recordWriteIf(path, content, ifEntry, ts) };
+      return { path: await session.recordWrite(path, content, ts) };
     }],
-    check_write: [["path"], ["result", "error_code", "message", "path"], async (s, session) => {
+    check_write: [["path"], ["result", "error_code", "message", "path", "entry_timestamp_ms"], async (s, session) => {
       return { ...(await session.checkWrite(str(s["path"], "path"))) };
     }],
     check_stale: [["command", "started_at_ms"], ["stale_paths", "hint"], async (s, session) => {

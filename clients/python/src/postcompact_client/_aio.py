@@ -415,10 +415,22 @@ class AsyncSession:
         resp = await self.client.call("RecordRead", req)
         return str(resp.path)
 
-    async def record_write(self, path: str, content: rq.Text, *, timestamp_ms: int = 0) -> str:
+    async def record_write(
+        self,
+        path: str,
+        content: rq.Text,
+        *,
+        timestamp_ms: int = 0,
+        if_entry_timestamp_ms: int | None = None,
+    ) -> str:
+        """Record a write. `if_entry_timestamp_ms` (the `entry_timestamp_ms` of the CheckWrite
+        that allowed it) records it only if no other read or write of the path was recorded
+        since: FAILED_PRECONDITION `WRITE_CONFLICT` otherwise, and nothing changes."""
         req = pb.RecordWriteRequest(
             **self._ids(), path=path, content=rq.as_bytes(content), timestamp_ms=timestamp_ms
         )
+        if if_entry_timestamp_ms is not None:
+            req.if_entry_timestamp_ms = if_entry_timestamp_ms
         resp = await self.client.call("RecordWrite", req)
         return str(resp.path)
 

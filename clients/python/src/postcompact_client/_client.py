@@ -411,10 +411,22 @@ class Session:
         resp = self.client.call("RecordRead", req)
         return str(resp.path)
 
-    def record_write(self, path: str, content: rq.Text, *, timestamp_ms: int = 0) -> str:
+    def record_write(
+        self,
+        path: str,
+        content: rq.Text,
+        *,
+        timestamp_ms: int = 0,
+        if_entry_timestamp_ms: int | None = None,
+    ) -> str:
+        """Record a write. `if_entry_timestamp_ms` (the `entry_timestamp_ms` of the CheckWrite
+        that allowed it) records it only if no other read or write of the path was recorded
+        since: FAILED_PRECONDITION `WRITE_CONFLICT` otherwise, and nothing changes."""
         req = pb.RecordWriteRequest(
             **self._ids(), path=path, content=rq.as_bytes(content), timestamp_ms=timestamp_ms
         )
+        if if_entry_timestamp_ms is not None:
+            req.if_entry_timestamp_ms = if_entry_timestamp_ms
         resp = self.client.call("RecordWrite", req)
         return str(resp.path)
 

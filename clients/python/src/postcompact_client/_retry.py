@@ -53,6 +53,9 @@ def is_idempotent(method: str, request: Any) -> bool:
         return True
     if method == "OpenSession":  # resumes the named session; an empty id would make a second one
         return bool(getattr(request, "session_id", ""))
+    conditional = method == "RecordWrite" and request is not None
+    if conditional and request.HasField("if_entry_timestamp_ms"):
+        return False  # a repeat of one that was recorded finds its own entry: WRITE_CONFLICT
     if method in ("RecordRead", "RecordWrite"):  # 0 = "now"/"stat": a retry would store another
         return bool(getattr(request, "timestamp_ms", 0))
     if method == "RecordSkill":

@@ -14,6 +14,14 @@ export interface RecordWriteRequest {
    * mtime after the write; 0 = stat the file
    */
   'timestampMs'?: (number | string | Long);
+  /**
+   * Check-and-record made atomic: the `entry_timestamp_ms` of the CheckWrite this write was
+   * allowed by. The write is recorded only if the agent's entry for the path is still that one
+   * (0: there is still none); when another process recorded a read or a write of the path in
+   * between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
+   */
+  'ifEntryTimestampMs'?: (number | string | Long);
+  '_ifEntryTimestampMs'?: "ifEntryTimestampMs";
 }
 
 export interface RecordWriteRequest__Output {
@@ -28,4 +36,12 @@ export interface RecordWriteRequest__Output {
    * mtime after the write; 0 = stat the file
    */
   'timestampMs': (number);
+  /**
+   * Check-and-record made atomic: the `entry_timestamp_ms` of the CheckWrite this write was
+   * allowed by. The write is recorded only if the agent's entry for the path is still that one
+   * (0: there is still none); when another process recorded a read or a write of the path in
+   * between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
+   */
+  'ifEntryTimestampMs'?: (number);
+  '_ifEntryTimestampMs'?: "ifEntryTimestampMs";
 }

@@ -1243,6 +1243,7 @@ class RecordWriteRequest(_message.Message):
     PATH_FIELD_NUMBER: _builtins.int
     CONTENT_FIELD_NUMBER: _builtins.int
     TIMESTAMP_MS_FIELD_NUMBER: _builtins.int
+    IF_ENTRY_TIMESTAMP_MS_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     agent_id: _builtins.str
     path: _builtins.str
@@ -1250,6 +1251,12 @@ class RecordWriteRequest(_message.Message):
     """content after the Edit/Write"""
     timestamp_ms: _builtins.int
     """mtime after the write; 0 = stat the file"""
+    if_entry_timestamp_ms: _builtins.int
+    """Check-and-record made atomic: the `entry_timestamp_ms` of the CheckWrite this write was
+    allowed by. The write is recorded only if the agent's entry for the path is still that one
+    (0: there is still none); when another process recorded a read or a write of the path in
+    between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
+    """
     def __init__(
         self,
         *,
@@ -1258,12 +1265,15 @@ class RecordWriteRequest(_message.Message):
         path: _builtins.str = ...,
         content: _builtins.bytes = ...,
         timestamp_ms: _builtins.int = ...,
+        if_entry_timestamp_ms: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms", "if_entry_timestamp_ms", b"if_entry_timestamp_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_id", b"agent_id", "content", b"content", "path", b"path", "session_id", b"session_id", "timestamp_ms", b"timestamp_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms", "agent_id", b"agent_id", "content", b"content", "if_entry_timestamp_ms", b"if_entry_timestamp_ms", "path", b"path", "session_id", b"session_id", "timestamp_ms", b"timestamp_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__if_entry_timestamp_ms: _TypeAlias = _typing.Literal["if_entry_timestamp_ms"]  # noqa: Y015
+    _WhichOneofArgType__if_entry_timestamp_ms: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__if_entry_timestamp_ms) -> _WhichOneofReturnType__if_entry_timestamp_ms | None: ...
 
 Global___RecordWriteRequest: _TypeAlias = RecordWriteRequest  # noqa: Y015
 
@@ -1319,12 +1329,17 @@ class CheckWriteResponse(_message.Message):
     MESSAGE_FIELD_NUMBER: _builtins.int
     ERROR_CODE_FIELD_NUMBER: _builtins.int
     PATH_FIELD_NUMBER: _builtins.int
+    ENTRY_TIMESTAMP_MS_FIELD_NUMBER: _builtins.int
     result: Global___WriteCheck.ValueType
     message: _builtins.str
     """Claude Code's exact error text; empty when allowed"""
     error_code: _builtins.int
     """6 or 7; 0 when allowed"""
     path: _builtins.str
+    entry_timestamp_ms: _builtins.int
+    """The timestamp of the agent's entry the answer is based on (0: none, e.g. a new file): pass
+    it as RecordWrite's if_entry_timestamp_ms to record the write only if nothing came between.
+    """
     def __init__(
         self,
         *,
@@ -1332,10 +1347,11 @@ class CheckWriteResponse(_message.Message):
         message: _builtins.str = ...,
         error_code: _builtins.int = ...,
         path: _builtins.str = ...,
+        entry_timestamp_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error_code", b"error_code", "message", b"message", "path", b"path", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry_timestamp_ms", b"entry_timestamp_ms", "error_code", b"error_code", "message", b"message", "path", b"path", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
