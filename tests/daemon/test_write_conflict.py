@@ -48,3 +48,12 @@ def test_the_second_of_two_racing_writes_is_refused(daemon: RunningDaemon, proje
         assert again.entry_timestamp_ms == checks[0].entry_timestamp_ms + 1
     finally:
         other_client.close()
+
+
+def test_a_conditional_record_write_is_retried_only_when_not_sent() -> None:
+    from postcompact_client._retry import is_idempotent
+
+    plain = pb.RecordWriteRequest(path="/p", timestamp_ms=5)
+    conditional = pb.RecordWriteRequest(path="/p", timestamp_ms=5, if_entry_timestamp_ms=0)
+    assert is_idempotent("RecordWrite", plain)
+    assert not is_idempotent("RecordWrite", conditional)
