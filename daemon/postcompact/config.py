@@ -55,6 +55,12 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
     # skill_truncation_marker = "..."
 
+    [templates]                       # the wording (docs/profiles.md, "Wording")
+    preset = "neutral"                # no Claude Code tool named; unset: the profile's wording
+    # read_tool_name = "read"         # the harness's read tool, as the kept tail names it
+    # read_path_key = "filePath"      # and its path argument
+    # read_call = "..."               # any template by name: {input_json}
+
     [[hooks.session_start]]           # run at Compact; ONLY from this file, never from clients
     command = "cat ~/notes/invariants.txt | jq -Rs '{additionalContext: .}'"
     timeout_s = 10
@@ -81,6 +87,7 @@ from postcompact.lifecycle import (
     default_socket_path,
     loopback_host,
 )
+from postcompact.render import TemplateError
 from postcompact.restore.policy import validate_policy
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -131,6 +138,7 @@ class Config:
     deny_globs: tuple[str, ...] = ()
     hooks: tuple[HookConfig, ...] = ()
     policy_defaults: bytes = b""  # a serialised pb.RestorePolicy (frozen dataclass-friendly)
+    templates_spec: bytes = b""  # a serialised pb.TemplateSpec: [templates] (the wording)
     max_sessions: int = 1000
     max_agents_per_session: int = 256
     cache_max_entries: int | None = None  # None = the session profile's (profiles.Rules)
@@ -236,6 +244,26 @@ def _bool(name: str, value: Any) -> bool:
     if isinstance(value, str) and value.lower() in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{name}: expected true or false, got {value!r}")
+
+
+def _templates_from_table(table: Any) -> pb.TemplateSpec:
+    """[templates]: `preset` ("neutral") and any template by name (docs/profiles.md, "Wording"),
+    each checked as it would be used."""
+    if not isinstance(table, dict):
+        raise ConfigError("[templates] must be a table")
+    spec = pb.TemplateSpec()
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise ConfigError(f"templates.{key}: expected a string, got {value!r}")
+        if key == "preset":
+            spec.preset = value
+        else:
+            spec.strings[key] = value
+    try:
+        profiles.templates_for(pb.PROFILE_DEFAULT, spec.SerializeToString())
+    except TemplateError as exc:
+        raise ConfigError(f"[templates]: {exc}") from None
+    return spec
 
 
 def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
@@ -393,6 +421,7 @@ def load_config(
             raise ConfigError(f"cannot read config file {path}: {exc}") from None
         top = dict(data)
         policy = top.pop("policy", {})
+        templates = top.pop("templates", {})
         hooks = top.pop("hooks", {})
         limits = top.pop("limits", {})
         if not isinstance(policy, dict) or not isinstance(limits, dict):
@@ -404,6 +433,7 @@ def load_config(
         try:
             defaults = _policy_from_table(policy)
             validate_policy(defaults)
+            wording = _templates_from_table(templates)
             hook_specs = _hooks(hooks)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
@@ -412,6 +442,7 @@ def load_config(
         cfg = replace(
             cfg,
             policy_defaults=defaults.SerializeToString(),
+            templates_spec=wording.SerializeToString(),
             hooks=hook_specs,
             config_file=path,
         )

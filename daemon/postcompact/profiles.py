@@ -14,9 +14,10 @@ attached with its line ends' `\\r` removed) hold in every profile; they are not 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-from postcompact.render import CLAUDE_CODE_TEMPLATES, DEFAULT_TEMPLATES, Templates
+from postcompact.render import CLAUDE_CODE_TEMPLATES, DEFAULT_TEMPLATES, Templates, templates_with
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["NAMES", "Rules", "name_of", "parse", "rules"]
@@ -161,6 +162,19 @@ NAMES: dict[str, pb.Profile.ValueType] = {
     "claude-code-2.1.88": pb.PROFILE_CLAUDE_CODE_2_1_88,
     "claude_code_2_1_88": pb.PROFILE_CLAUDE_CODE_2_1_88,
 }
+
+
+@functools.lru_cache(maxsize=256)
+def templates_for(profile: pb.Profile.ValueType, *specs: bytes) -> Templates:
+    """The profile's templates with each serialised pb.TemplateSpec of `specs` on top, in order
+    (empty ones skipped). TemplateError for a spec that names an unknown preset or template, or
+    a template using a placeholder it may not."""
+    out = rules(profile).templates
+    for raw in specs:
+        if raw:
+            spec = pb.TemplateSpec.FromString(raw)
+            out = templates_with(out, spec.preset, dict(spec.strings))
+    return out
 
 
 def rules(profile: pb.Profile.ValueType) -> Rules:

@@ -7,8 +7,9 @@ TRUNCATE_HEAD file marker.
 
 Templates are `str.format` strings with named placeholders; values are substituted once and never
 re-parsed, so user content containing braces is safe. `Templates` is a frozen dataclass: the
-daemon configuration may replace any field (`Templates.from_mapping`), and every template is
-checked at construction against the placeholders it may use.
+daemon configuration and each session may take a preset (`neutral`: no Claude Code tool named)
+and replace any field (`templates_with`), and every template is checked at construction against
+the placeholders it may use.
 
 The render functions return an attachment's *bodies*, unwrapped: a restored file is the Read call
 and the Read result (and a note when its text had to be escaped), every other attachment one body.
@@ -170,6 +171,8 @@ class TemplateError(ValueError):
 
 # Placeholders each template may use. A template need not use all of them.
 _PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "read_tool_name": frozenset(),
+    "read_path_key": frozenset(),
     "system_reminder": frozenset({"content"}),
     "read_call": frozenset({"input_json"}),
     "read_result": frozenset({"result"}),
@@ -235,6 +238,12 @@ _PLACEHOLDERS: dict[str, frozenset[str]] = {
 @dataclass(frozen=True, slots=True)
 class Templates:
     """Every model-facing template. Defaults are Claude Code's exact text."""
+
+    # The harness's read tool: its name and the key of its path argument, as a kept tail's
+    # tool_use blocks carry them (a Read still visible there is not restored again) and as a
+    # restored file's Read call shows them.
+    read_tool_name: str = "Read"
+    read_path_key: str = "file_path"
 
     # Wrapper (utils/messages.ts wrapInSystemReminder).
     system_reminder: str = "<system-reminder>\n{content}\n</system-reminder>"
@@ -389,15 +398,6 @@ class Templates:
                 raise TemplateError(f"template {f.name} must be a string")
             check_template(f.name, value, _PLACEHOLDERS[f.name])
 
-    @classmethod
-    def from_mapping(cls, overrides: Mapping[str, str]) -> Templates:
-        """The defaults with `overrides` applied; unknown names raise TemplateError."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise TemplateError(f"unknown template(s): {', '.join(unknown)}")
-        return cls(**dict(overrides))
-
 
 def check_template(name: str, template: str, allowed: frozenset[str]) -> None:
     try:
@@ -452,6 +452,92 @@ CLAUDE_CODE_TEMPLATES = dataclasses.replace(
     removal_note=AMBIENT_CONTEXT_NOTE,
     read_page_marker="",
 )
+
+
+# The `neutral` preset: the default wording with every name of a Claude Code tool taken out, for
+# harnesses whose tools are named differently (docs/profiles.md, "Wording").
+NEUTRAL_TEMPLATES = dataclasses.replace(
+    DEFAULT_TEMPLATES,
+    read_tool_name="read",
+    read_path_key="filePath",
+    read_call="A file read before the conversation was summarized, read again: {input_json}",
+    read_result="Its content:\n{result}",
+    file_unchanged_stub=(
+        "File unchanged since last read. The content from the earlier read of it in this "
+        "conversation is still current — refer to that instead of reading it again."
+    ),
+    stale_read_hint=(
+        "[This command modified {count} {noun} you've previously read: {paths}{more}. "
+        "Read them again before editing.]"
+    ),
+    compact_file_reference=(
+        "Note: {path} was read before the last conversation was summarized, but the contents "
+        "are too large to include. Read it again if you need it."
+    ),
+    file_truncation_marker=(
+        "\n\n[... file truncated for compaction at line {shown_lines} of {total_lines}; read "
+        "{path} from line {next_offset} to see the rest]"
+    ),
+    read_page_marker=(
+        "\n\n[... showing lines 1-{shown_lines} of {total_lines}: the file is {tokens} tokens, "
+        "over the {max_tokens}-token read limit; read {path} from line {next_offset} to see the "
+        "rest]"
+    ),
+    skill_truncation_marker=(
+        "\n\n[... skill content truncated for compaction; read the skill's file if you need "
+        "the full text]"
+    ),
+    plan_mode_full=PLAN_MODE_FULL.replace(
+        "ask the user to approve it (ExitPlanMode) instead", "ask the user to approve it instead"
+    ),
+    plan_exists_line=(
+        "A plan file already exists at {path}. You can read it and make incremental edits to it."
+    ),
+    plan_missing_line="No plan file exists yet. You should create your plan at {path}.",
+    task_running_output=(
+        "Do NOT spawn a duplicate. You will be notified when it completes. You can read partial "
+        "output at {output_file_path}."
+    ),
+    task_running_no_output=("Do NOT spawn a duplicate. You will be notified when it completes."),
+    task_done_no_output="Its output is with the harness that ran it.",
+    shell_running=(
+        'Background shell {task_id} ("{description}") is still running (command, shown on one '
+        "line: `{command}`). Do not start it again; to restart it, stop it first."
+    ),
+    monitor_running=(
+        'Background monitor {task_id} ("{description}") is still running (command, shown on one '
+        "line: `{command}`). Do not start it again; to restart it, stop it first."
+    ),
+    deferred_tools_added="The following tools are now available:\n{lines}",
+    deferred_tools_removed=(
+        "The following tools are no longer available (their MCP server disconnected):\n{names}"
+    ),
+    agent_listing_initial_header="Available agent types:",
+    agent_listing_new_header="New agent types are now available:",
+    hook_additional_context="Session-start hook additional context: {context}",
+    skill_listing="The following skills are available:\n\n{lines}",
+)
+
+# Template presets by name ("" is the session profile's own wording).
+PRESETS: dict[str, Templates] = {"neutral": NEUTRAL_TEMPLATES}
+
+
+def templates_with(base: Templates, preset: str, strings: Mapping[str, str]) -> Templates:
+    """`base` (or the named preset in its place), with `strings` (template name -> text) on top.
+    TemplateError naming an unknown preset or template, or a placeholder a template may not use."""
+    if preset:
+        if preset not in PRESETS:
+            raise TemplateError(
+                f"unknown template preset {preset!r} (one of: {', '.join(sorted(PRESETS))})"
+            )
+        base = PRESETS[preset]
+    if not strings:
+        return base
+    known = {f.name for f in dataclasses.fields(Templates)}
+    unknown = sorted(set(strings) - known)
+    if unknown:
+        raise TemplateError(f"unknown template(s): {', '.join(unknown)}")
+    return dataclasses.replace(base, **dict(strings))
 
 
 def _fmt(template: str, **values: object) -> str:
@@ -619,7 +705,7 @@ def strip_cr(text: str) -> str:
 
 def read_call(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
     """`Called the Read tool with the following input: {"file_path":"..."}` (unwrapped)."""
-    call = _fmt(templates.read_call, input_json=js_json_stringify({"file_path": path}))
+    call = _fmt(templates.read_call, input_json=js_json_stringify({templates.read_path_key: path}))
     return escape_reminder_tags(call)
 
 
@@ -697,14 +783,14 @@ def _around(template: str, field: str) -> tuple[str, str] | None:
 @functools.lru_cache(maxsize=4096)
 def _wrapped_read_call(
     path: str,
-    read_call_template: str,
-    reminder_template: str,
+    templates: Templates,
     offset: int | None = None,
     limit: int | None = None,
 ) -> str:
     """The first block of a restored file (the same files come back Compact after Compact):
     the Read call, with the range when a range is restored."""
-    args: dict[str, object] = {"file_path": path}
+    read_call_template, reminder_template = templates.read_call, templates.system_reminder
+    args: dict[str, object] = {templates.read_path_key: path}
     if offset is not None:
         args["offset"] = offset
     if limit is not None:
@@ -729,9 +815,7 @@ def file_blocks(
     (`start_line` > 1) is numbered from its first line, and its Read call carries the offset and
     `read_limit`."""
     offset = start_line if start_line > 1 else None
-    call = _wrapped_read_call(
-        path, templates.read_call, templates.system_reminder, offset, read_limit if offset else None
-    )
+    call = _wrapped_read_call(path, templates, offset, read_limit if offset else None)
     parts, escaped = _read_tool_result_parts(
         content,
         start_line,

@@ -188,7 +188,7 @@ class Servicer:
         self.registry.admit(size, "SetCatalog", released=held)
         placement = render.SYSTEM if s.rules.system_sections else render.USER
         with self.registry.mutate(s, a, room=size + ROW_BYTES) as change:
-            attachments = apply_catalog(a, req, s.rules.templates, placement)
+            attachments = apply_catalog(a, req, s.templates, placement)
             a.catalog.charge = core.Charge(size)
             change.catalog = True
         return pb.SetCatalogResponse(attachments=attachments)

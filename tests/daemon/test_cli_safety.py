@@ -111,6 +111,10 @@ BAD_CONFIGS = [
     ('[[hooks.session_start]]\ncommand = "true"\ntimeout_s = nan\n', "timeout_s"),
     ('[[hooks.session_start]]\ncommand = "true"\ntimeout_s = inf\n', "timeout_s"),
     ('[[hooks.session_start]]\ncommand = "true"\ntimout_s = 3\n', "timout_s"),
+    ('[templates]\nread_call = "{filename}"\n', "allowed placeholders"),
+    ('[templates]\npreset = "shakespeare"\n', "unknown template preset"),
+    ('[templates]\nno_such_template = "x"\n', "unknown template"),
+    ("[templates]\nread_call = 3\n", "templates.read_call"),
 ]
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 from postcompact import render
+from postcompact.render import DEFAULT_TEMPLATES, TemplateError, templates_with
 from postcompact.render import DEFAULT_TEMPLATES as T
-from postcompact.render import TemplateError, Templates
 
 W = render.wrap_system_reminder
 
@@ -328,16 +328,18 @@ def test_sort_keys() -> None:
 
 
 def test_templates_are_overridable_and_validated() -> None:
-    custom = Templates.from_mapping({"hook_additional_context": "Hook says: {context}"})
+    custom = templates_with(
+        DEFAULT_TEMPLATES, "", {"hook_additional_context": "Hook says: {context}"}
+    )
     assert W(render.hook_additional_context(["x"], custom)) == (
         "<system-reminder>\nHook says: x\n</system-reminder>"
     )
     with pytest.raises(TemplateError, match="unknown template"):
-        Templates.from_mapping({"nope": "x"})
+        templates_with(DEFAULT_TEMPLATES, "", {"nope": "x"})
     with pytest.raises(TemplateError, match="allowed placeholders"):
-        Templates.from_mapping({"compact_file_reference": "{filename}"})
+        templates_with(DEFAULT_TEMPLATES, "", {"compact_file_reference": "{filename}"})
     with pytest.raises(TemplateError, match="malformed"):
-        Templates.from_mapping({"read_call": "{"})
+        templates_with(DEFAULT_TEMPLATES, "", {"read_call": "{"})
 
 
 def test_user_braces_are_not_reparsed() -> None:

@@ -1300,8 +1300,11 @@ type OpenSessionRequest struct {
 	Policy         *RestorePolicy         `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
 	Profile        Profile                `protobuf:"varint,7,opt,name=profile,proto3,enum=postcompact.v1.Profile" json:"profile,omitempty"`
 	Home           string                 `protobuf:"bytes,8,opt,name=home,proto3" json:"home,omitempty"` // for ~ expansion; empty = the daemon user's home
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The session's wording, over the daemon's `[templates]` and the profile's (docs/profiles.md,
+	// "Wording"): unset = the daemon's.
+	Templates     *TemplateSpec `protobuf:"bytes,9,opt,name=templates,proto3" json:"templates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OpenSessionRequest) Reset() {
@@ -1390,6 +1393,68 @@ func (x *OpenSessionRequest) GetHome() string {
 	return ""
 }
 
+func (x *OpenSessionRequest) GetTemplates() *TemplateSpec {
+	if x != nil {
+		return x.Templates
+	}
+	return nil
+}
+
+// Model-facing wording: a preset in place of the profile's templates, then single templates.
+type TemplateSpec struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Preset string                 `protobuf:"bytes,1,opt,name=preset,proto3" json:"preset,omitempty"` // "" = the profile's wording; "neutral" = no Claude Code tool named
+	// Template name (a field of render.Templates: read_call, read_tool_name, read_path_key,
+	// file_truncation_marker, ...) -> its text; each placeholder is checked.
+	Strings       map[string]string `protobuf:"bytes,2,rep,name=strings,proto3" json:"strings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TemplateSpec) Reset() {
+	*x = TemplateSpec{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TemplateSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TemplateSpec) ProtoMessage() {}
+
+func (x *TemplateSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TemplateSpec.ProtoReflect.Descriptor instead.
+func (*TemplateSpec) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TemplateSpec) GetPreset() string {
+	if x != nil {
+		return x.Preset
+	}
+	return ""
+}
+
+func (x *TemplateSpec) GetStrings() map[string]string {
+	if x != nil {
+		return x.Strings
+	}
+	return nil
+}
+
 type OpenSessionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1401,7 +1466,7 @@ type OpenSessionResponse struct {
 
 func (x *OpenSessionResponse) Reset() {
 	*x = OpenSessionResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[7]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1413,7 +1478,7 @@ func (x *OpenSessionResponse) String() string {
 func (*OpenSessionResponse) ProtoMessage() {}
 
 func (x *OpenSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[7]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1426,7 +1491,7 @@ func (x *OpenSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenSessionResponse.ProtoReflect.Descriptor instead.
 func (*OpenSessionResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpenSessionResponse) GetSessionId() string {
@@ -1459,7 +1524,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[8]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1536,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[8]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1549,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CloseSessionRequest) GetSessionId() string {
@@ -1502,7 +1567,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[9]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1579,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[9]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1592,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
 }
 
 // Sessions in session-id order, a page at a time.
@@ -1541,7 +1606,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[10]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1618,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[10]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1631,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListSessionsRequest) GetPageSize() int32 {
@@ -1595,7 +1660,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[11]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1672,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[11]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1685,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*SessionInfo {
@@ -1665,7 +1730,7 @@ type SessionInfo struct {
 
 func (x *SessionInfo) Reset() {
 	*x = SessionInfo{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[12]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1742,7 @@ func (x *SessionInfo) String() string {
 func (*SessionInfo) ProtoMessage() {}
 
 func (x *SessionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[12]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1755,7 @@ func (x *SessionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionInfo.ProtoReflect.Descriptor instead.
 func (*SessionInfo) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionInfo) GetSessionId() string {
@@ -1782,7 +1847,7 @@ type StartAgentRequest struct {
 
 func (x *StartAgentRequest) Reset() {
 	*x = StartAgentRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[13]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1859,7 @@ func (x *StartAgentRequest) String() string {
 func (*StartAgentRequest) ProtoMessage() {}
 
 func (x *StartAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[13]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1872,7 @@ func (x *StartAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartAgentRequest.ProtoReflect.Descriptor instead.
 func (*StartAgentRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{13}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StartAgentRequest) GetSessionId() string {
@@ -1848,7 +1913,7 @@ type StartAgentResponse struct {
 
 func (x *StartAgentResponse) Reset() {
 	*x = StartAgentResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[14]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +1925,7 @@ func (x *StartAgentResponse) String() string {
 func (*StartAgentResponse) ProtoMessage() {}
 
 func (x *StartAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[14]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +1938,7 @@ func (x *StartAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartAgentResponse.ProtoReflect.Descriptor instead.
 func (*StartAgentResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{14}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StartAgentResponse) GetAgentId() string {
@@ -1900,7 +1965,7 @@ type EndAgentRequest struct {
 
 func (x *EndAgentRequest) Reset() {
 	*x = EndAgentRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +1977,7 @@ func (x *EndAgentRequest) String() string {
 func (*EndAgentRequest) ProtoMessage() {}
 
 func (x *EndAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[15]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +1990,7 @@ func (x *EndAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAgentRequest.ProtoReflect.Descriptor instead.
 func (*EndAgentRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{15}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EndAgentRequest) GetSessionId() string {
@@ -1952,7 +2017,7 @@ type EndAgentResponse struct {
 
 func (x *EndAgentResponse) Reset() {
 	*x = EndAgentResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2029,7 @@ func (x *EndAgentResponse) String() string {
 func (*EndAgentResponse) ProtoMessage() {}
 
 func (x *EndAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[16]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2042,7 @@ func (x *EndAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAgentResponse.ProtoReflect.Descriptor instead.
 func (*EndAgentResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{16}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EndAgentResponse) GetCachedEntries() int64 {
@@ -2005,7 +2070,7 @@ type MergeFileStateRequest struct {
 
 func (x *MergeFileStateRequest) Reset() {
 	*x = MergeFileStateRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2017,7 +2082,7 @@ func (x *MergeFileStateRequest) String() string {
 func (*MergeFileStateRequest) ProtoMessage() {}
 
 func (x *MergeFileStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[17]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2030,7 +2095,7 @@ func (x *MergeFileStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MergeFileStateRequest.ProtoReflect.Descriptor instead.
 func (*MergeFileStateRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{17}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MergeFileStateRequest) GetSessionId() string {
@@ -2064,7 +2129,7 @@ type MergeFileStateResponse struct {
 
 func (x *MergeFileStateResponse) Reset() {
 	*x = MergeFileStateResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2141,7 @@ func (x *MergeFileStateResponse) String() string {
 func (*MergeFileStateResponse) ProtoMessage() {}
 
 func (x *MergeFileStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[18]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2154,7 @@ func (x *MergeFileStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MergeFileStateResponse.ProtoReflect.Descriptor instead.
 func (*MergeFileStateResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{18}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MergeFileStateResponse) GetMerged() int32 {
@@ -2119,7 +2184,7 @@ type ReadFileRequest struct {
 
 func (x *ReadFileRequest) Reset() {
 	*x = ReadFileRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2131,7 +2196,7 @@ func (x *ReadFileRequest) String() string {
 func (*ReadFileRequest) ProtoMessage() {}
 
 func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[19]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2144,7 +2209,7 @@ func (x *ReadFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileRequest.ProtoReflect.Descriptor instead.
 func (*ReadFileRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{19}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReadFileRequest) GetSessionId() string {
@@ -2202,7 +2267,7 @@ type ReadFileResponse struct {
 
 func (x *ReadFileResponse) Reset() {
 	*x = ReadFileResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2279,7 @@ func (x *ReadFileResponse) String() string {
 func (*ReadFileResponse) ProtoMessage() {}
 
 func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[20]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2292,7 @@ func (x *ReadFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadFileResponse.ProtoReflect.Descriptor instead.
 func (*ReadFileResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{20}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReadFileResponse) GetPath() string {
@@ -2317,7 +2382,7 @@ type RecordReadRequest struct {
 
 func (x *RecordReadRequest) Reset() {
 	*x = RecordReadRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2394,7 @@ func (x *RecordReadRequest) String() string {
 func (*RecordReadRequest) ProtoMessage() {}
 
 func (x *RecordReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[21]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2407,7 @@ func (x *RecordReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordReadRequest.ProtoReflect.Descriptor instead.
 func (*RecordReadRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{21}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordReadRequest) GetSessionId() string {
@@ -2417,7 +2482,7 @@ type RecordReadResponse struct {
 
 func (x *RecordReadResponse) Reset() {
 	*x = RecordReadResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2429,7 +2494,7 @@ func (x *RecordReadResponse) String() string {
 func (*RecordReadResponse) ProtoMessage() {}
 
 func (x *RecordReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[22]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2442,7 +2507,7 @@ func (x *RecordReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordReadResponse.ProtoReflect.Descriptor instead.
 func (*RecordReadResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{22}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecordReadResponse) GetPath() string {
@@ -2470,7 +2535,7 @@ type RecordWriteRequest struct {
 
 func (x *RecordWriteRequest) Reset() {
 	*x = RecordWriteRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2547,7 @@ func (x *RecordWriteRequest) String() string {
 func (*RecordWriteRequest) ProtoMessage() {}
 
 func (x *RecordWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[23]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2560,7 @@ func (x *RecordWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordWriteRequest.ProtoReflect.Descriptor instead.
 func (*RecordWriteRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{23}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecordWriteRequest) GetSessionId() string {
@@ -2549,7 +2614,7 @@ type RecordWriteResponse struct {
 
 func (x *RecordWriteResponse) Reset() {
 	*x = RecordWriteResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2626,7 @@ func (x *RecordWriteResponse) String() string {
 func (*RecordWriteResponse) ProtoMessage() {}
 
 func (x *RecordWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[24]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2639,7 @@ func (x *RecordWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordWriteResponse.ProtoReflect.Descriptor instead.
 func (*RecordWriteResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{24}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RecordWriteResponse) GetPath() string {
@@ -2595,7 +2660,7 @@ type CheckWriteRequest struct {
 
 func (x *CheckWriteRequest) Reset() {
 	*x = CheckWriteRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2672,7 @@ func (x *CheckWriteRequest) String() string {
 func (*CheckWriteRequest) ProtoMessage() {}
 
 func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2685,7 @@ func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckWriteRequest.ProtoReflect.Descriptor instead.
 func (*CheckWriteRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{25}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckWriteRequest) GetSessionId() string {
@@ -2659,7 +2724,7 @@ type CheckWriteResponse struct {
 
 func (x *CheckWriteResponse) Reset() {
 	*x = CheckWriteResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2671,7 +2736,7 @@ func (x *CheckWriteResponse) String() string {
 func (*CheckWriteResponse) ProtoMessage() {}
 
 func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2684,7 +2749,7 @@ func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckWriteResponse.ProtoReflect.Descriptor instead.
 func (*CheckWriteResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{26}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckWriteResponse) GetResult() WriteCheck {
@@ -2736,7 +2801,7 @@ type CheckStaleRequest struct {
 
 func (x *CheckStaleRequest) Reset() {
 	*x = CheckStaleRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +2813,7 @@ func (x *CheckStaleRequest) String() string {
 func (*CheckStaleRequest) ProtoMessage() {}
 
 func (x *CheckStaleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +2826,7 @@ func (x *CheckStaleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStaleRequest.ProtoReflect.Descriptor instead.
 func (*CheckStaleRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{27}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckStaleRequest) GetSessionId() string {
@@ -2802,7 +2867,7 @@ type CheckStaleResponse struct {
 
 func (x *CheckStaleResponse) Reset() {
 	*x = CheckStaleResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2814,7 +2879,7 @@ func (x *CheckStaleResponse) String() string {
 func (*CheckStaleResponse) ProtoMessage() {}
 
 func (x *CheckStaleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2827,7 +2892,7 @@ func (x *CheckStaleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStaleResponse.ProtoReflect.Descriptor instead.
 func (*CheckStaleResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{28}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckStaleResponse) GetStalePaths() []string {
@@ -2858,7 +2923,7 @@ type RecordSkillRequest struct {
 
 func (x *RecordSkillRequest) Reset() {
 	*x = RecordSkillRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +2935,7 @@ func (x *RecordSkillRequest) String() string {
 func (*RecordSkillRequest) ProtoMessage() {}
 
 func (x *RecordSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2883,7 +2948,7 @@ func (x *RecordSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSkillRequest.ProtoReflect.Descriptor instead.
 func (*RecordSkillRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{29}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecordSkillRequest) GetSessionId() string {
@@ -2937,7 +3002,7 @@ type RecordSkillResponse struct {
 
 func (x *RecordSkillResponse) Reset() {
 	*x = RecordSkillResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2949,7 +3014,7 @@ func (x *RecordSkillResponse) String() string {
 func (*RecordSkillResponse) ProtoMessage() {}
 
 func (x *RecordSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2962,7 +3027,7 @@ func (x *RecordSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSkillResponse.ProtoReflect.Descriptor instead.
 func (*RecordSkillResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{30}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RecordSkillResponse) GetSkills() int32 {
@@ -2985,7 +3050,7 @@ type SetPlanRequest struct {
 
 func (x *SetPlanRequest) Reset() {
 	*x = SetPlanRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +3062,7 @@ func (x *SetPlanRequest) String() string {
 func (*SetPlanRequest) ProtoMessage() {}
 
 func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3075,7 @@ func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlanRequest.ProtoReflect.Descriptor instead.
 func (*SetPlanRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{31}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetPlanRequest) GetSessionId() string {
@@ -3044,7 +3109,7 @@ type SetPlanResponse struct {
 
 func (x *SetPlanResponse) Reset() {
 	*x = SetPlanResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3056,7 +3121,7 @@ func (x *SetPlanResponse) String() string {
 func (*SetPlanResponse) ProtoMessage() {}
 
 func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3069,7 +3134,7 @@ func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlanResponse.ProtoReflect.Descriptor instead.
 func (*SetPlanResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{32}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetPlanResponse) GetPlanFilePath() string {
@@ -3090,7 +3155,7 @@ type SetModeRequest struct {
 
 func (x *SetModeRequest) Reset() {
 	*x = SetModeRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3167,7 @@ func (x *SetModeRequest) String() string {
 func (*SetModeRequest) ProtoMessage() {}
 
 func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3180,7 @@ func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeRequest.ProtoReflect.Descriptor instead.
 func (*SetModeRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{33}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetModeRequest) GetSessionId() string {
@@ -3147,7 +3212,7 @@ type SetModeResponse struct {
 
 func (x *SetModeResponse) Reset() {
 	*x = SetModeResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3159,7 +3224,7 @@ func (x *SetModeResponse) String() string {
 func (*SetModeResponse) ProtoMessage() {}
 
 func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3172,7 +3237,7 @@ func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeResponse.ProtoReflect.Descriptor instead.
 func (*SetModeResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{34}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{35}
 }
 
 type Task struct {
@@ -3196,7 +3261,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3208,7 +3273,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3221,7 +3286,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{35}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Task) GetTaskId() string {
@@ -3311,7 +3376,7 @@ type UpsertTaskRequest struct {
 
 func (x *UpsertTaskRequest) Reset() {
 	*x = UpsertTaskRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3323,7 +3388,7 @@ func (x *UpsertTaskRequest) String() string {
 func (*UpsertTaskRequest) ProtoMessage() {}
 
 func (x *UpsertTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3336,7 +3401,7 @@ func (x *UpsertTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertTaskRequest.ProtoReflect.Descriptor instead.
 func (*UpsertTaskRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{36}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpsertTaskRequest) GetSessionId() string {
@@ -3361,7 +3426,7 @@ type UpsertTaskResponse struct {
 
 func (x *UpsertTaskResponse) Reset() {
 	*x = UpsertTaskResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3373,7 +3438,7 @@ func (x *UpsertTaskResponse) String() string {
 func (*UpsertTaskResponse) ProtoMessage() {}
 
 func (x *UpsertTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3386,7 +3451,7 @@ func (x *UpsertTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertTaskResponse.ProtoReflect.Descriptor instead.
 func (*UpsertTaskResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{37}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{38}
 }
 
 type DeferredTools struct {
@@ -3398,7 +3463,7 @@ type DeferredTools struct {
 
 func (x *DeferredTools) Reset() {
 	*x = DeferredTools{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3410,7 +3475,7 @@ func (x *DeferredTools) String() string {
 func (*DeferredTools) ProtoMessage() {}
 
 func (x *DeferredTools) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3423,7 +3488,7 @@ func (x *DeferredTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredTools.ProtoReflect.Descriptor instead.
 func (*DeferredTools) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{38}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeferredTools) GetNames() []string {
@@ -3444,7 +3509,7 @@ type AgentType struct {
 
 func (x *AgentType) Reset() {
 	*x = AgentType{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3456,7 +3521,7 @@ func (x *AgentType) String() string {
 func (*AgentType) ProtoMessage() {}
 
 func (x *AgentType) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3469,7 +3534,7 @@ func (x *AgentType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentType.ProtoReflect.Descriptor instead.
 func (*AgentType) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{39}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AgentType) GetAgentType() string {
@@ -3503,7 +3568,7 @@ type AgentTypes struct {
 
 func (x *AgentTypes) Reset() {
 	*x = AgentTypes{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3515,7 +3580,7 @@ func (x *AgentTypes) String() string {
 func (*AgentTypes) ProtoMessage() {}
 
 func (x *AgentTypes) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3528,7 +3593,7 @@ func (x *AgentTypes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentTypes.ProtoReflect.Descriptor instead.
 func (*AgentTypes) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{40}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AgentTypes) GetAgentTypes() []*AgentType {
@@ -3555,7 +3620,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3567,7 +3632,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3580,7 +3645,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{41}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *McpServer) GetName() string {
@@ -3606,7 +3671,7 @@ type McpServers struct {
 
 func (x *McpServers) Reset() {
 	*x = McpServers{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3618,7 +3683,7 @@ func (x *McpServers) String() string {
 func (*McpServers) ProtoMessage() {}
 
 func (x *McpServers) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3631,7 +3696,7 @@ func (x *McpServers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServers.ProtoReflect.Descriptor instead.
 func (*McpServers) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{42}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *McpServers) GetServers() []*McpServer {
@@ -3651,7 +3716,7 @@ type SkillListingEntry struct {
 
 func (x *SkillListingEntry) Reset() {
 	*x = SkillListingEntry{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3663,7 +3728,7 @@ func (x *SkillListingEntry) String() string {
 func (*SkillListingEntry) ProtoMessage() {}
 
 func (x *SkillListingEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3676,7 +3741,7 @@ func (x *SkillListingEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingEntry.ProtoReflect.Descriptor instead.
 func (*SkillListingEntry) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{43}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SkillListingEntry) GetName() string {
@@ -3702,7 +3767,7 @@ type SkillListing struct {
 
 func (x *SkillListing) Reset() {
 	*x = SkillListing{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3714,7 +3779,7 @@ func (x *SkillListing) String() string {
 func (*SkillListing) ProtoMessage() {}
 
 func (x *SkillListing) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3727,7 +3792,7 @@ func (x *SkillListing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListing.ProtoReflect.Descriptor instead.
 func (*SkillListing) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{44}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SkillListing) GetSkills() []*SkillListingEntry {
@@ -3752,7 +3817,7 @@ type SetCatalogRequest struct {
 
 func (x *SetCatalogRequest) Reset() {
 	*x = SetCatalogRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +3829,7 @@ func (x *SetCatalogRequest) String() string {
 func (*SetCatalogRequest) ProtoMessage() {}
 
 func (x *SetCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +3842,7 @@ func (x *SetCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCatalogRequest.ProtoReflect.Descriptor instead.
 func (*SetCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{45}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetCatalogRequest) GetSessionId() string {
@@ -3831,7 +3896,7 @@ type SetCatalogResponse struct {
 
 func (x *SetCatalogResponse) Reset() {
 	*x = SetCatalogResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3843,7 +3908,7 @@ func (x *SetCatalogResponse) String() string {
 func (*SetCatalogResponse) ProtoMessage() {}
 
 func (x *SetCatalogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3856,7 +3921,7 @@ func (x *SetCatalogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCatalogResponse.ProtoReflect.Descriptor instead.
 func (*SetCatalogResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{46}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetCatalogResponse) GetAttachments() []*Attachment {
@@ -3877,7 +3942,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3889,7 +3954,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3902,7 +3967,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{47}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ToolUse) GetId() string {
@@ -3937,7 +4002,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3949,7 +4014,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3962,7 +4027,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{48}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ToolResult) GetToolUseId() string {
@@ -4001,7 +4066,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4013,7 +4078,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4026,7 +4091,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{49}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ContentBlock) GetBlock() isContentBlock_Block {
@@ -4110,7 +4175,7 @@ type ConversationMessage struct {
 
 func (x *ConversationMessage) Reset() {
 	*x = ConversationMessage{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4122,7 +4187,7 @@ func (x *ConversationMessage) String() string {
 func (*ConversationMessage) ProtoMessage() {}
 
 func (x *ConversationMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4135,7 +4200,7 @@ func (x *ConversationMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConversationMessage.ProtoReflect.Descriptor instead.
 func (*ConversationMessage) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{50}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ConversationMessage) GetRole() Role {
@@ -4171,7 +4236,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4183,7 +4248,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4196,7 +4261,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{51}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CompactRequest) GetSessionId() string {
@@ -4270,7 +4335,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4282,7 +4347,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4295,7 +4360,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{52}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CompactResponse) GetAttachments() []*Attachment {
@@ -4342,7 +4407,7 @@ type PreviewCompactRequest struct {
 
 func (x *PreviewCompactRequest) Reset() {
 	*x = PreviewCompactRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4354,7 +4419,7 @@ func (x *PreviewCompactRequest) String() string {
 func (*PreviewCompactRequest) ProtoMessage() {}
 
 func (x *PreviewCompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4367,7 +4432,7 @@ func (x *PreviewCompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewCompactRequest.ProtoReflect.Descriptor instead.
 func (*PreviewCompactRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{53}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *PreviewCompactRequest) GetSessionId() string {
@@ -4439,7 +4504,7 @@ type PreviewCompactResponse struct {
 
 func (x *PreviewCompactResponse) Reset() {
 	*x = PreviewCompactResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4451,7 +4516,7 @@ func (x *PreviewCompactResponse) String() string {
 func (*PreviewCompactResponse) ProtoMessage() {}
 
 func (x *PreviewCompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4464,7 +4529,7 @@ func (x *PreviewCompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewCompactResponse.ProtoReflect.Descriptor instead.
 func (*PreviewCompactResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{54}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PreviewCompactResponse) GetAttachments() []*Attachment {
@@ -4514,7 +4579,7 @@ type FileAttachment struct {
 
 func (x *FileAttachment) Reset() {
 	*x = FileAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4526,7 +4591,7 @@ func (x *FileAttachment) String() string {
 func (*FileAttachment) ProtoMessage() {}
 
 func (x *FileAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4539,7 +4604,7 @@ func (x *FileAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileAttachment.ProtoReflect.Descriptor instead.
 func (*FileAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{55}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *FileAttachment) GetPath() string {
@@ -4601,7 +4666,7 @@ type CompactFileReference struct {
 
 func (x *CompactFileReference) Reset() {
 	*x = CompactFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4613,7 +4678,7 @@ func (x *CompactFileReference) String() string {
 func (*CompactFileReference) ProtoMessage() {}
 
 func (x *CompactFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4626,7 +4691,7 @@ func (x *CompactFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFileReference.ProtoReflect.Descriptor instead.
 func (*CompactFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{56}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CompactFileReference) GetPath() string {
@@ -4657,7 +4722,7 @@ type TaskStatusAttachment struct {
 
 func (x *TaskStatusAttachment) Reset() {
 	*x = TaskStatusAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4669,7 +4734,7 @@ func (x *TaskStatusAttachment) String() string {
 func (*TaskStatusAttachment) ProtoMessage() {}
 
 func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4682,7 +4747,7 @@ func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusAttachment.ProtoReflect.Descriptor instead.
 func (*TaskStatusAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{57}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TaskStatusAttachment) GetTaskId() string {
@@ -4737,7 +4802,7 @@ type PlanFileReference struct {
 
 func (x *PlanFileReference) Reset() {
 	*x = PlanFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4749,7 +4814,7 @@ func (x *PlanFileReference) String() string {
 func (*PlanFileReference) ProtoMessage() {}
 
 func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4762,7 +4827,7 @@ func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFileReference.ProtoReflect.Descriptor instead.
 func (*PlanFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PlanFileReference) GetPlanFilePath() string {
@@ -4790,7 +4855,7 @@ type PlanModeAttachment struct {
 
 func (x *PlanModeAttachment) Reset() {
 	*x = PlanModeAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4802,7 +4867,7 @@ func (x *PlanModeAttachment) String() string {
 func (*PlanModeAttachment) ProtoMessage() {}
 
 func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4815,7 +4880,7 @@ func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanModeAttachment.ProtoReflect.Descriptor instead.
 func (*PlanModeAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PlanModeAttachment) GetPlanFilePath() string {
@@ -4852,7 +4917,7 @@ type InvokedSkill struct {
 
 func (x *InvokedSkill) Reset() {
 	*x = InvokedSkill{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4864,7 +4929,7 @@ func (x *InvokedSkill) String() string {
 func (*InvokedSkill) ProtoMessage() {}
 
 func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4877,7 +4942,7 @@ func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkill.ProtoReflect.Descriptor instead.
 func (*InvokedSkill) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *InvokedSkill) GetName() string {
@@ -4917,7 +4982,7 @@ type InvokedSkills struct {
 
 func (x *InvokedSkills) Reset() {
 	*x = InvokedSkills{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4929,7 +4994,7 @@ func (x *InvokedSkills) String() string {
 func (*InvokedSkills) ProtoMessage() {}
 
 func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4942,7 +5007,7 @@ func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkills.ProtoReflect.Descriptor instead.
 func (*InvokedSkills) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *InvokedSkills) GetSkills() []*InvokedSkill {
@@ -4963,7 +5028,7 @@ type DeferredToolsDelta struct {
 
 func (x *DeferredToolsDelta) Reset() {
 	*x = DeferredToolsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4975,7 +5040,7 @@ func (x *DeferredToolsDelta) String() string {
 func (*DeferredToolsDelta) ProtoMessage() {}
 
 func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4988,7 +5053,7 @@ func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredToolsDelta.ProtoReflect.Descriptor instead.
 func (*DeferredToolsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *DeferredToolsDelta) GetAddedNames() []string {
@@ -5025,7 +5090,7 @@ type AgentListingDelta struct {
 
 func (x *AgentListingDelta) Reset() {
 	*x = AgentListingDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5037,7 +5102,7 @@ func (x *AgentListingDelta) String() string {
 func (*AgentListingDelta) ProtoMessage() {}
 
 func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5050,7 +5115,7 @@ func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentListingDelta.ProtoReflect.Descriptor instead.
 func (*AgentListingDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *AgentListingDelta) GetAddedTypes() []string {
@@ -5099,7 +5164,7 @@ type McpInstructionsDelta struct {
 
 func (x *McpInstructionsDelta) Reset() {
 	*x = McpInstructionsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5111,7 +5176,7 @@ func (x *McpInstructionsDelta) String() string {
 func (*McpInstructionsDelta) ProtoMessage() {}
 
 func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5124,7 +5189,7 @@ func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpInstructionsDelta.ProtoReflect.Descriptor instead.
 func (*McpInstructionsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *McpInstructionsDelta) GetAddedNames() []string {
@@ -5157,7 +5222,7 @@ type HookAdditionalContext struct {
 
 func (x *HookAdditionalContext) Reset() {
 	*x = HookAdditionalContext{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5169,7 +5234,7 @@ func (x *HookAdditionalContext) String() string {
 func (*HookAdditionalContext) ProtoMessage() {}
 
 func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5182,7 +5247,7 @@ func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookAdditionalContext.ProtoReflect.Descriptor instead.
 func (*HookAdditionalContext) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *HookAdditionalContext) GetContent() []string {
@@ -5201,7 +5266,7 @@ type SkillListingAttachment struct {
 
 func (x *SkillListingAttachment) Reset() {
 	*x = SkillListingAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5213,7 +5278,7 @@ func (x *SkillListingAttachment) String() string {
 func (*SkillListingAttachment) ProtoMessage() {}
 
 func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5226,7 +5291,7 @@ func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingAttachment.ProtoReflect.Descriptor instead.
 func (*SkillListingAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *SkillListingAttachment) GetSkills() []*SkillListingEntry {
@@ -5265,7 +5330,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5277,7 +5342,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5290,7 +5355,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *Attachment) GetKind() AttachmentKind {
@@ -5511,7 +5576,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5523,7 +5588,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5536,7 +5601,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *Decision) GetSubject() Subject {
@@ -5593,7 +5658,7 @@ type CategoryTotals struct {
 
 func (x *CategoryTotals) Reset() {
 	*x = CategoryTotals{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5605,7 +5670,7 @@ func (x *CategoryTotals) String() string {
 func (*CategoryTotals) ProtoMessage() {}
 
 func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5618,7 +5683,7 @@ func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryTotals.ProtoReflect.Descriptor instead.
 func (*CategoryTotals) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CategoryTotals) GetCategory() string {
@@ -5659,7 +5724,7 @@ type EstimateTokensRequest struct {
 
 func (x *EstimateTokensRequest) Reset() {
 	*x = EstimateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5671,7 +5736,7 @@ func (x *EstimateTokensRequest) String() string {
 func (*EstimateTokensRequest) ProtoMessage() {}
 
 func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5684,7 +5749,7 @@ func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *EstimateTokensRequest) GetText() []byte {
@@ -5710,7 +5775,7 @@ type EstimateTokensResponse struct {
 
 func (x *EstimateTokensResponse) Reset() {
 	*x = EstimateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5722,7 +5787,7 @@ func (x *EstimateTokensResponse) String() string {
 func (*EstimateTokensResponse) ProtoMessage() {}
 
 func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5735,7 +5800,7 @@ func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *EstimateTokensResponse) GetTokens() int64 {
@@ -5755,7 +5820,7 @@ type EstimateTokensBatchRequest struct {
 
 func (x *EstimateTokensBatchRequest) Reset() {
 	*x = EstimateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5767,7 +5832,7 @@ func (x *EstimateTokensBatchRequest) String() string {
 func (*EstimateTokensBatchRequest) ProtoMessage() {}
 
 func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5780,7 +5845,7 @@ func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *EstimateTokensBatchRequest) GetTexts() [][]byte {
@@ -5806,7 +5871,7 @@ type EstimateTokensBatchResponse struct {
 
 func (x *EstimateTokensBatchResponse) Reset() {
 	*x = EstimateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5818,7 +5883,7 @@ func (x *EstimateTokensBatchResponse) String() string {
 func (*EstimateTokensBatchResponse) ProtoMessage() {}
 
 func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5831,7 +5896,7 @@ func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *EstimateTokensBatchResponse) GetTokens() []int64 {
@@ -5851,7 +5916,7 @@ type CountTokensRequest struct {
 
 func (x *CountTokensRequest) Reset() {
 	*x = CountTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5863,7 +5928,7 @@ func (x *CountTokensRequest) String() string {
 func (*CountTokensRequest) ProtoMessage() {}
 
 func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5876,7 +5941,7 @@ func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CountTokensRequest) GetText() []byte {
@@ -5902,7 +5967,7 @@ type CountTokensResponse struct {
 
 func (x *CountTokensResponse) Reset() {
 	*x = CountTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5914,7 +5979,7 @@ func (x *CountTokensResponse) String() string {
 func (*CountTokensResponse) ProtoMessage() {}
 
 func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5927,7 +5992,7 @@ func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *CountTokensResponse) GetTokens() int64 {
@@ -5947,7 +6012,7 @@ type CountTokensBatchRequest struct {
 
 func (x *CountTokensBatchRequest) Reset() {
 	*x = CountTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5959,7 +6024,7 @@ func (x *CountTokensBatchRequest) String() string {
 func (*CountTokensBatchRequest) ProtoMessage() {}
 
 func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5972,7 +6037,7 @@ func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CountTokensBatchRequest) GetTexts() [][]byte {
@@ -5998,7 +6063,7 @@ type CountTokensBatchResponse struct {
 
 func (x *CountTokensBatchResponse) Reset() {
 	*x = CountTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6010,7 +6075,7 @@ func (x *CountTokensBatchResponse) String() string {
 func (*CountTokensBatchResponse) ProtoMessage() {}
 
 func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6023,7 +6088,7 @@ func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CountTokensBatchResponse) GetTokens() []int64 {
@@ -6046,7 +6111,7 @@ type TruncateTokensRequest struct {
 
 func (x *TruncateTokensRequest) Reset() {
 	*x = TruncateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6058,7 +6123,7 @@ func (x *TruncateTokensRequest) String() string {
 func (*TruncateTokensRequest) ProtoMessage() {}
 
 func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6071,7 +6136,7 @@ func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *TruncateTokensRequest) GetText() []byte {
@@ -6120,7 +6185,7 @@ type TruncateTokensResponse struct {
 
 func (x *TruncateTokensResponse) Reset() {
 	*x = TruncateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6132,7 +6197,7 @@ func (x *TruncateTokensResponse) String() string {
 func (*TruncateTokensResponse) ProtoMessage() {}
 
 func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6145,7 +6210,7 @@ func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *TruncateTokensResponse) GetText() []byte {
@@ -6182,7 +6247,7 @@ type TruncateTokensBatchRequest struct {
 
 func (x *TruncateTokensBatchRequest) Reset() {
 	*x = TruncateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6194,7 +6259,7 @@ func (x *TruncateTokensBatchRequest) String() string {
 func (*TruncateTokensBatchRequest) ProtoMessage() {}
 
 func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6207,7 +6272,7 @@ func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *TruncateTokensBatchRequest) GetTexts() [][]byte {
@@ -6254,7 +6319,7 @@ type TruncateTokensBatchResponse struct {
 
 func (x *TruncateTokensBatchResponse) Reset() {
 	*x = TruncateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6266,7 +6331,7 @@ func (x *TruncateTokensBatchResponse) String() string {
 func (*TruncateTokensBatchResponse) ProtoMessage() {}
 
 func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6279,7 +6344,7 @@ func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *TruncateTokensBatchResponse) GetResults() []*TruncateTokensResponse {
@@ -6300,7 +6365,7 @@ type PathMapping struct {
 
 func (x *PathMapping) Reset() {
 	*x = PathMapping{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6312,7 +6377,7 @@ func (x *PathMapping) String() string {
 func (*PathMapping) ProtoMessage() {}
 
 func (x *PathMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6325,7 +6390,7 @@ func (x *PathMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathMapping.ProtoReflect.Descriptor instead.
 func (*PathMapping) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *PathMapping) GetSource() string {
@@ -6364,7 +6429,7 @@ type ImportTranscriptRequest struct {
 
 func (x *ImportTranscriptRequest) Reset() {
 	*x = ImportTranscriptRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6376,7 +6441,7 @@ func (x *ImportTranscriptRequest) String() string {
 func (*ImportTranscriptRequest) ProtoMessage() {}
 
 func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6389,7 +6454,7 @@ func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptRequest.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ImportTranscriptRequest) GetTranscript() []byte {
@@ -6472,7 +6537,7 @@ type TranscriptBoundary struct {
 
 func (x *TranscriptBoundary) Reset() {
 	*x = TranscriptBoundary{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6484,7 +6549,7 @@ func (x *TranscriptBoundary) String() string {
 func (*TranscriptBoundary) ProtoMessage() {}
 
 func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6497,7 +6562,7 @@ func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptBoundary.ProtoReflect.Descriptor instead.
 func (*TranscriptBoundary) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *TranscriptBoundary) GetUuid() string {
@@ -6566,7 +6631,7 @@ type RestoredItem struct {
 
 func (x *RestoredItem) Reset() {
 	*x = RestoredItem{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6578,7 +6643,7 @@ func (x *RestoredItem) String() string {
 func (*RestoredItem) ProtoMessage() {}
 
 func (x *RestoredItem) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6591,7 +6656,7 @@ func (x *RestoredItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoredItem.ProtoReflect.Descriptor instead.
 func (*RestoredItem) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *RestoredItem) GetKind() string {
@@ -6622,7 +6687,7 @@ type ImportTranscriptResponse struct {
 
 func (x *ImportTranscriptResponse) Reset() {
 	*x = ImportTranscriptResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6634,7 +6699,7 @@ func (x *ImportTranscriptResponse) String() string {
 func (*ImportTranscriptResponse) ProtoMessage() {}
 
 func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6647,7 +6712,7 @@ func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptResponse.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ImportTranscriptResponse) GetSessionId() string {
@@ -6757,7 +6822,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\vMemoryFiles\x12\x1d\n" +
 	"\n" +
 	"file_names\x18\x01 \x03(\tR\tfileNames\x12\x14\n" +
-	"\x05paths\x18\x02 \x03(\tR\x05paths\"\xb7\x02\n" +
+	"\x05paths\x18\x02 \x03(\tR\x05paths\"\xf3\x02\n" +
 	"\x12OpenSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
@@ -6767,7 +6832,14 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0fplans_directory\x18\x05 \x01(\tR\x0eplansDirectory\x125\n" +
 	"\x06policy\x18\x06 \x01(\v2\x1d.postcompact.v1.RestorePolicyR\x06policy\x121\n" +
 	"\aprofile\x18\a \x01(\x0e2\x17.postcompact.v1.ProfileR\aprofile\x12\x12\n" +
-	"\x04home\x18\b \x01(\tR\x04home\"\x85\x01\n" +
+	"\x04home\x18\b \x01(\tR\x04home\x12:\n" +
+	"\ttemplates\x18\t \x01(\v2\x1c.postcompact.v1.TemplateSpecR\ttemplates\"\xa7\x01\n" +
+	"\fTemplateSpec\x12\x16\n" +
+	"\x06preset\x18\x01 \x01(\tR\x06preset\x12C\n" +
+	"\astrings\x18\x02 \x03(\v2).postcompact.v1.TemplateSpec.StringsEntryR\astrings\x1a:\n" +
+	"\fStringsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +
 	"\x13OpenSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -7333,7 +7405,7 @@ func file_postcompact_v1_postcompact_proto_rawDescGZIP() []byte {
 }
 
 var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 87)
+var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
 var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(Profile)(0),                        // 0: postcompact.v1.Profile
 	(Placement)(0),                      // 1: postcompact.v1.Placement
@@ -7355,213 +7427,217 @@ var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(*GetStatsResponse)(nil),            // 17: postcompact.v1.GetStatsResponse
 	(*MemoryFiles)(nil),                 // 18: postcompact.v1.MemoryFiles
 	(*OpenSessionRequest)(nil),          // 19: postcompact.v1.OpenSessionRequest
-	(*OpenSessionResponse)(nil),         // 20: postcompact.v1.OpenSessionResponse
-	(*CloseSessionRequest)(nil),         // 21: postcompact.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),        // 22: postcompact.v1.CloseSessionResponse
-	(*ListSessionsRequest)(nil),         // 23: postcompact.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),        // 24: postcompact.v1.ListSessionsResponse
-	(*SessionInfo)(nil),                 // 25: postcompact.v1.SessionInfo
-	(*StartAgentRequest)(nil),           // 26: postcompact.v1.StartAgentRequest
-	(*StartAgentResponse)(nil),          // 27: postcompact.v1.StartAgentResponse
-	(*EndAgentRequest)(nil),             // 28: postcompact.v1.EndAgentRequest
-	(*EndAgentResponse)(nil),            // 29: postcompact.v1.EndAgentResponse
-	(*MergeFileStateRequest)(nil),       // 30: postcompact.v1.MergeFileStateRequest
-	(*MergeFileStateResponse)(nil),      // 31: postcompact.v1.MergeFileStateResponse
-	(*ReadFileRequest)(nil),             // 32: postcompact.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),            // 33: postcompact.v1.ReadFileResponse
-	(*RecordReadRequest)(nil),           // 34: postcompact.v1.RecordReadRequest
-	(*RecordReadResponse)(nil),          // 35: postcompact.v1.RecordReadResponse
-	(*RecordWriteRequest)(nil),          // 36: postcompact.v1.RecordWriteRequest
-	(*RecordWriteResponse)(nil),         // 37: postcompact.v1.RecordWriteResponse
-	(*CheckWriteRequest)(nil),           // 38: postcompact.v1.CheckWriteRequest
-	(*CheckWriteResponse)(nil),          // 39: postcompact.v1.CheckWriteResponse
-	(*CheckStaleRequest)(nil),           // 40: postcompact.v1.CheckStaleRequest
-	(*CheckStaleResponse)(nil),          // 41: postcompact.v1.CheckStaleResponse
-	(*RecordSkillRequest)(nil),          // 42: postcompact.v1.RecordSkillRequest
-	(*RecordSkillResponse)(nil),         // 43: postcompact.v1.RecordSkillResponse
-	(*SetPlanRequest)(nil),              // 44: postcompact.v1.SetPlanRequest
-	(*SetPlanResponse)(nil),             // 45: postcompact.v1.SetPlanResponse
-	(*SetModeRequest)(nil),              // 46: postcompact.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 47: postcompact.v1.SetModeResponse
-	(*Task)(nil),                        // 48: postcompact.v1.Task
-	(*UpsertTaskRequest)(nil),           // 49: postcompact.v1.UpsertTaskRequest
-	(*UpsertTaskResponse)(nil),          // 50: postcompact.v1.UpsertTaskResponse
-	(*DeferredTools)(nil),               // 51: postcompact.v1.DeferredTools
-	(*AgentType)(nil),                   // 52: postcompact.v1.AgentType
-	(*AgentTypes)(nil),                  // 53: postcompact.v1.AgentTypes
-	(*McpServer)(nil),                   // 54: postcompact.v1.McpServer
-	(*McpServers)(nil),                  // 55: postcompact.v1.McpServers
-	(*SkillListingEntry)(nil),           // 56: postcompact.v1.SkillListingEntry
-	(*SkillListing)(nil),                // 57: postcompact.v1.SkillListing
-	(*SetCatalogRequest)(nil),           // 58: postcompact.v1.SetCatalogRequest
-	(*SetCatalogResponse)(nil),          // 59: postcompact.v1.SetCatalogResponse
-	(*ToolUse)(nil),                     // 60: postcompact.v1.ToolUse
-	(*ToolResult)(nil),                  // 61: postcompact.v1.ToolResult
-	(*ContentBlock)(nil),                // 62: postcompact.v1.ContentBlock
-	(*ConversationMessage)(nil),         // 63: postcompact.v1.ConversationMessage
-	(*CompactRequest)(nil),              // 64: postcompact.v1.CompactRequest
-	(*CompactResponse)(nil),             // 65: postcompact.v1.CompactResponse
-	(*PreviewCompactRequest)(nil),       // 66: postcompact.v1.PreviewCompactRequest
-	(*PreviewCompactResponse)(nil),      // 67: postcompact.v1.PreviewCompactResponse
-	(*FileAttachment)(nil),              // 68: postcompact.v1.FileAttachment
-	(*CompactFileReference)(nil),        // 69: postcompact.v1.CompactFileReference
-	(*TaskStatusAttachment)(nil),        // 70: postcompact.v1.TaskStatusAttachment
-	(*PlanFileReference)(nil),           // 71: postcompact.v1.PlanFileReference
-	(*PlanModeAttachment)(nil),          // 72: postcompact.v1.PlanModeAttachment
-	(*InvokedSkill)(nil),                // 73: postcompact.v1.InvokedSkill
-	(*InvokedSkills)(nil),               // 74: postcompact.v1.InvokedSkills
-	(*DeferredToolsDelta)(nil),          // 75: postcompact.v1.DeferredToolsDelta
-	(*AgentListingDelta)(nil),           // 76: postcompact.v1.AgentListingDelta
-	(*McpInstructionsDelta)(nil),        // 77: postcompact.v1.McpInstructionsDelta
-	(*HookAdditionalContext)(nil),       // 78: postcompact.v1.HookAdditionalContext
-	(*SkillListingAttachment)(nil),      // 79: postcompact.v1.SkillListingAttachment
-	(*Attachment)(nil),                  // 80: postcompact.v1.Attachment
-	(*Decision)(nil),                    // 81: postcompact.v1.Decision
-	(*CategoryTotals)(nil),              // 82: postcompact.v1.CategoryTotals
-	(*EstimateTokensRequest)(nil),       // 83: postcompact.v1.EstimateTokensRequest
-	(*EstimateTokensResponse)(nil),      // 84: postcompact.v1.EstimateTokensResponse
-	(*EstimateTokensBatchRequest)(nil),  // 85: postcompact.v1.EstimateTokensBatchRequest
-	(*EstimateTokensBatchResponse)(nil), // 86: postcompact.v1.EstimateTokensBatchResponse
-	(*CountTokensRequest)(nil),          // 87: postcompact.v1.CountTokensRequest
-	(*CountTokensResponse)(nil),         // 88: postcompact.v1.CountTokensResponse
-	(*CountTokensBatchRequest)(nil),     // 89: postcompact.v1.CountTokensBatchRequest
-	(*CountTokensBatchResponse)(nil),    // 90: postcompact.v1.CountTokensBatchResponse
-	(*TruncateTokensRequest)(nil),       // 91: postcompact.v1.TruncateTokensRequest
-	(*TruncateTokensResponse)(nil),      // 92: postcompact.v1.TruncateTokensResponse
-	(*TruncateTokensBatchRequest)(nil),  // 93: postcompact.v1.TruncateTokensBatchRequest
-	(*TruncateTokensBatchResponse)(nil), // 94: postcompact.v1.TruncateTokensBatchResponse
-	(*PathMapping)(nil),                 // 95: postcompact.v1.PathMapping
-	(*ImportTranscriptRequest)(nil),     // 96: postcompact.v1.ImportTranscriptRequest
-	(*TranscriptBoundary)(nil),          // 97: postcompact.v1.TranscriptBoundary
-	(*RestoredItem)(nil),                // 98: postcompact.v1.RestoredItem
-	(*ImportTranscriptResponse)(nil),    // 99: postcompact.v1.ImportTranscriptResponse
+	(*TemplateSpec)(nil),                // 20: postcompact.v1.TemplateSpec
+	(*OpenSessionResponse)(nil),         // 21: postcompact.v1.OpenSessionResponse
+	(*CloseSessionRequest)(nil),         // 22: postcompact.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),        // 23: postcompact.v1.CloseSessionResponse
+	(*ListSessionsRequest)(nil),         // 24: postcompact.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),        // 25: postcompact.v1.ListSessionsResponse
+	(*SessionInfo)(nil),                 // 26: postcompact.v1.SessionInfo
+	(*StartAgentRequest)(nil),           // 27: postcompact.v1.StartAgentRequest
+	(*StartAgentResponse)(nil),          // 28: postcompact.v1.StartAgentResponse
+	(*EndAgentRequest)(nil),             // 29: postcompact.v1.EndAgentRequest
+	(*EndAgentResponse)(nil),            // 30: postcompact.v1.EndAgentResponse
+	(*MergeFileStateRequest)(nil),       // 31: postcompact.v1.MergeFileStateRequest
+	(*MergeFileStateResponse)(nil),      // 32: postcompact.v1.MergeFileStateResponse
+	(*ReadFileRequest)(nil),             // 33: postcompact.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),            // 34: postcompact.v1.ReadFileResponse
+	(*RecordReadRequest)(nil),           // 35: postcompact.v1.RecordReadRequest
+	(*RecordReadResponse)(nil),          // 36: postcompact.v1.RecordReadResponse
+	(*RecordWriteRequest)(nil),          // 37: postcompact.v1.RecordWriteRequest
+	(*RecordWriteResponse)(nil),         // 38: postcompact.v1.RecordWriteResponse
+	(*CheckWriteRequest)(nil),           // 39: postcompact.v1.CheckWriteRequest
+	(*CheckWriteResponse)(nil),          // 40: postcompact.v1.CheckWriteResponse
+	(*CheckStaleRequest)(nil),           // 41: postcompact.v1.CheckStaleRequest
+	(*CheckStaleResponse)(nil),          // 42: postcompact.v1.CheckStaleResponse
+	(*RecordSkillRequest)(nil),          // 43: postcompact.v1.RecordSkillRequest
+	(*RecordSkillResponse)(nil),         // 44: postcompact.v1.RecordSkillResponse
+	(*SetPlanRequest)(nil),              // 45: postcompact.v1.SetPlanRequest
+	(*SetPlanResponse)(nil),             // 46: postcompact.v1.SetPlanResponse
+	(*SetModeRequest)(nil),              // 47: postcompact.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 48: postcompact.v1.SetModeResponse
+	(*Task)(nil),                        // 49: postcompact.v1.Task
+	(*UpsertTaskRequest)(nil),           // 50: postcompact.v1.UpsertTaskRequest
+	(*UpsertTaskResponse)(nil),          // 51: postcompact.v1.UpsertTaskResponse
+	(*DeferredTools)(nil),               // 52: postcompact.v1.DeferredTools
+	(*AgentType)(nil),                   // 53: postcompact.v1.AgentType
+	(*AgentTypes)(nil),                  // 54: postcompact.v1.AgentTypes
+	(*McpServer)(nil),                   // 55: postcompact.v1.McpServer
+	(*McpServers)(nil),                  // 56: postcompact.v1.McpServers
+	(*SkillListingEntry)(nil),           // 57: postcompact.v1.SkillListingEntry
+	(*SkillListing)(nil),                // 58: postcompact.v1.SkillListing
+	(*SetCatalogRequest)(nil),           // 59: postcompact.v1.SetCatalogRequest
+	(*SetCatalogResponse)(nil),          // 60: postcompact.v1.SetCatalogResponse
+	(*ToolUse)(nil),                     // 61: postcompact.v1.ToolUse
+	(*ToolResult)(nil),                  // 62: postcompact.v1.ToolResult
+	(*ContentBlock)(nil),                // 63: postcompact.v1.ContentBlock
+	(*ConversationMessage)(nil),         // 64: postcompact.v1.ConversationMessage
+	(*CompactRequest)(nil),              // 65: postcompact.v1.CompactRequest
+	(*CompactResponse)(nil),             // 66: postcompact.v1.CompactResponse
+	(*PreviewCompactRequest)(nil),       // 67: postcompact.v1.PreviewCompactRequest
+	(*PreviewCompactResponse)(nil),      // 68: postcompact.v1.PreviewCompactResponse
+	(*FileAttachment)(nil),              // 69: postcompact.v1.FileAttachment
+	(*CompactFileReference)(nil),        // 70: postcompact.v1.CompactFileReference
+	(*TaskStatusAttachment)(nil),        // 71: postcompact.v1.TaskStatusAttachment
+	(*PlanFileReference)(nil),           // 72: postcompact.v1.PlanFileReference
+	(*PlanModeAttachment)(nil),          // 73: postcompact.v1.PlanModeAttachment
+	(*InvokedSkill)(nil),                // 74: postcompact.v1.InvokedSkill
+	(*InvokedSkills)(nil),               // 75: postcompact.v1.InvokedSkills
+	(*DeferredToolsDelta)(nil),          // 76: postcompact.v1.DeferredToolsDelta
+	(*AgentListingDelta)(nil),           // 77: postcompact.v1.AgentListingDelta
+	(*McpInstructionsDelta)(nil),        // 78: postcompact.v1.McpInstructionsDelta
+	(*HookAdditionalContext)(nil),       // 79: postcompact.v1.HookAdditionalContext
+	(*SkillListingAttachment)(nil),      // 80: postcompact.v1.SkillListingAttachment
+	(*Attachment)(nil),                  // 81: postcompact.v1.Attachment
+	(*Decision)(nil),                    // 82: postcompact.v1.Decision
+	(*CategoryTotals)(nil),              // 83: postcompact.v1.CategoryTotals
+	(*EstimateTokensRequest)(nil),       // 84: postcompact.v1.EstimateTokensRequest
+	(*EstimateTokensResponse)(nil),      // 85: postcompact.v1.EstimateTokensResponse
+	(*EstimateTokensBatchRequest)(nil),  // 86: postcompact.v1.EstimateTokensBatchRequest
+	(*EstimateTokensBatchResponse)(nil), // 87: postcompact.v1.EstimateTokensBatchResponse
+	(*CountTokensRequest)(nil),          // 88: postcompact.v1.CountTokensRequest
+	(*CountTokensResponse)(nil),         // 89: postcompact.v1.CountTokensResponse
+	(*CountTokensBatchRequest)(nil),     // 90: postcompact.v1.CountTokensBatchRequest
+	(*CountTokensBatchResponse)(nil),    // 91: postcompact.v1.CountTokensBatchResponse
+	(*TruncateTokensRequest)(nil),       // 92: postcompact.v1.TruncateTokensRequest
+	(*TruncateTokensResponse)(nil),      // 93: postcompact.v1.TruncateTokensResponse
+	(*TruncateTokensBatchRequest)(nil),  // 94: postcompact.v1.TruncateTokensBatchRequest
+	(*TruncateTokensBatchResponse)(nil), // 95: postcompact.v1.TruncateTokensBatchResponse
+	(*PathMapping)(nil),                 // 96: postcompact.v1.PathMapping
+	(*ImportTranscriptRequest)(nil),     // 97: postcompact.v1.ImportTranscriptRequest
+	(*TranscriptBoundary)(nil),          // 98: postcompact.v1.TranscriptBoundary
+	(*RestoredItem)(nil),                // 99: postcompact.v1.RestoredItem
+	(*ImportTranscriptResponse)(nil),    // 100: postcompact.v1.ImportTranscriptResponse
+	nil,                                 // 101: postcompact.v1.TemplateSpec.StringsEntry
 }
 var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
-	2,  // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
-	3,  // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
-	18, // 2: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
-	13, // 3: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	0,  // 4: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
-	25, // 5: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
-	25, // 6: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
-	0,  // 7: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
-	5,  // 8: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
-	6,  // 9: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
-	4,  // 10: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
-	7,  // 11: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	48, // 12: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	52, // 13: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	54, // 14: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	56, // 15: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	51, // 16: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	53, // 17: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	55, // 18: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	57, // 19: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	80, // 20: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	60, // 21: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	61, // 22: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	80, // 23: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
-	9,  // 24: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	62, // 25: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
-	8,  // 26: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	63, // 27: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	13, // 28: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	80, // 29: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	81, // 30: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	82, // 31: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	8,  // 32: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	63, // 33: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	13, // 34: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	80, // 35: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	81, // 36: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	82, // 37: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	7,  // 38: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	73, // 39: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	56, // 40: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
-	10, // 41: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
-	1,  // 42: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
-	68, // 43: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	69, // 44: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	70, // 45: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	71, // 46: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	72, // 47: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	74, // 48: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	75, // 49: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	76, // 50: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	77, // 51: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	78, // 52: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	79, // 53: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
-	11, // 54: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
-	12, // 55: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
-	3,  // 56: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
-	3,  // 57: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	92, // 58: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	95, // 59: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
-	0,  // 60: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
-	13, // 61: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	98, // 62: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
-	98, // 63: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
-	25, // 64: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
-	97, // 65: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
-	14, // 66: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
-	16, // 67: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
-	19, // 68: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
-	21, // 69: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
-	23, // 70: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
-	26, // 71: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	28, // 72: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
-	30, // 73: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	32, // 74: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	34, // 75: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	36, // 76: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	38, // 77: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	40, // 78: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	42, // 79: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	44, // 80: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	46, // 81: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	49, // 82: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	58, // 83: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	64, // 84: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	66, // 85: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	83, // 86: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	85, // 87: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	87, // 88: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	89, // 89: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	91, // 90: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	93, // 91: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	96, // 92: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
-	15, // 93: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	17, // 94: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	20, // 95: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	22, // 96: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	24, // 97: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	27, // 98: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	29, // 99: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
-	31, // 100: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	33, // 101: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	35, // 102: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	37, // 103: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	39, // 104: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	41, // 105: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	43, // 106: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	45, // 107: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	47, // 108: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	50, // 109: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	59, // 110: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	65, // 111: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	67, // 112: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	84, // 113: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	86, // 114: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	88, // 115: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	90, // 116: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	92, // 117: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	94, // 118: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	99, // 119: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
-	93, // [93:120] is the sub-list for method output_type
-	66, // [66:93] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	2,   // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
+	3,   // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
+	18,  // 2: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
+	13,  // 3: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	0,   // 4: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
+	20,  // 5: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
+	101, // 6: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
+	26,  // 7: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
+	26,  // 8: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
+	0,   // 9: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
+	5,   // 10: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
+	6,   // 11: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
+	4,   // 12: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
+	7,   // 13: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
+	49,  // 14: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	53,  // 15: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	55,  // 16: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	57,  // 17: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	52,  // 18: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	54,  // 19: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	56,  // 20: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	58,  // 21: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	81,  // 22: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	61,  // 23: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	62,  // 24: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	81,  // 25: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	9,   // 26: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
+	63,  // 27: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	8,   // 28: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	64,  // 29: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	13,  // 30: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	81,  // 31: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	82,  // 32: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	83,  // 33: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	8,   // 34: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	64,  // 35: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	13,  // 36: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	81,  // 37: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	82,  // 38: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	83,  // 39: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	7,   // 40: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
+	74,  // 41: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	57,  // 42: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	10,  // 43: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
+	1,   // 44: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
+	69,  // 45: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	70,  // 46: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	71,  // 47: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	72,  // 48: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	73,  // 49: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	75,  // 50: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	76,  // 51: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	77,  // 52: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	78,  // 53: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	79,  // 54: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	80,  // 55: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	11,  // 56: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
+	12,  // 57: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
+	3,   // 58: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
+	3,   // 59: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
+	93,  // 60: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	96,  // 61: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	0,   // 62: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
+	13,  // 63: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	99,  // 64: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	99,  // 65: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	26,  // 66: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
+	98,  // 67: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	14,  // 68: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
+	16,  // 69: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
+	19,  // 70: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
+	22,  // 71: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
+	24,  // 72: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
+	27,  // 73: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
+	29,  // 74: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
+	31,  // 75: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	33,  // 76: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	35,  // 77: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	37,  // 78: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	39,  // 79: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	41,  // 80: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	43,  // 81: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	45,  // 82: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	47,  // 83: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	50,  // 84: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	59,  // 85: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	65,  // 86: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	67,  // 87: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	84,  // 88: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	86,  // 89: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	88,  // 90: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	90,  // 91: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	92,  // 92: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	94,  // 93: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	97,  // 94: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	15,  // 95: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	17,  // 96: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	21,  // 97: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	23,  // 98: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	25,  // 99: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	28,  // 100: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	30,  // 101: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
+	32,  // 102: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	34,  // 103: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	36,  // 104: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	38,  // 105: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	40,  // 106: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	42,  // 107: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	44,  // 108: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	46,  // 109: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	48,  // 110: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	51,  // 111: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	60,  // 112: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	66,  // 113: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	68,  // 114: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	85,  // 115: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	87,  // 116: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	89,  // 117: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	91,  // 118: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	93,  // 119: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	95,  // 120: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	100, // 121: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	95,  // [95:122] is the sub-list for method output_type
+	68,  // [68:95] is the sub-list for method input_type
+	68,  // [68:68] is the sub-list for extension type_name
+	68,  // [68:68] is the sub-list for extension extendee
+	0,   // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_postcompact_v1_postcompact_proto_init() }
@@ -7570,16 +7646,16 @@ func file_postcompact_v1_postcompact_proto_init() {
 		return
 	}
 	file_postcompact_v1_postcompact_proto_msgTypes[0].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[19].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[21].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[23].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[49].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[20].OneofWrappers = []any{}
+	file_postcompact_v1_postcompact_proto_msgTypes[22].OneofWrappers = []any{}
+	file_postcompact_v1_postcompact_proto_msgTypes[24].OneofWrappers = []any{}
+	file_postcompact_v1_postcompact_proto_msgTypes[50].OneofWrappers = []any{
 		(*ContentBlock_Text)(nil),
 		(*ContentBlock_ToolUse)(nil),
 		(*ContentBlock_ToolResult)(nil),
 		(*ContentBlock_Attachment)(nil),
 	}
-	file_postcompact_v1_postcompact_proto_msgTypes[67].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[68].OneofWrappers = []any{
 		(*Attachment_File)(nil),
 		(*Attachment_FileReference)(nil),
 		(*Attachment_TaskStatus)(nil),
@@ -7598,7 +7674,7 @@ func file_postcompact_v1_postcompact_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_postcompact_v1_postcompact_proto_rawDesc), len(file_postcompact_v1_postcompact_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   87,
+			NumMessages:   89,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

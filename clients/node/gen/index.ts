@@ -101,6 +101,7 @@ export type { Task__Output as Task, Task as TaskInput } from "./postcompact/v1/T
 export { TaskStatus } from "./postcompact/v1/TaskStatus.js";
 export type { TaskStatus__Output } from "./postcompact/v1/TaskStatus.js";
 export type { TaskStatusAttachment__Output as TaskStatusAttachment, TaskStatusAttachment as TaskStatusAttachmentInput } from "./postcompact/v1/TaskStatusAttachment.js";
+export type { TemplateSpec__Output as TemplateSpec, TemplateSpec as TemplateSpecInput } from "./postcompact/v1/TemplateSpec.js";
 export { TokenCounter } from "./postcompact/v1/TokenCounter.js";
 export type { TokenCounter__Output } from "./postcompact/v1/TokenCounter.js";
 export type { ToolResult__Output as ToolResult, ToolResult as ToolResultInput } from "./postcompact/v1/ToolResult.js";

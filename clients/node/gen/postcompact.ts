@@ -80,6 +80,7 @@ import type { StartAgentRequest as _postcompact_v1_StartAgentRequest, StartAgent
 import type { StartAgentResponse as _postcompact_v1_StartAgentResponse, StartAgentResponse__Output as _postcompact_v1_StartAgentResponse__Output } from './postcompact/v1/StartAgentResponse.js';
 import type { Task as _postcompact_v1_Task, Task__Output as _postcompact_v1_Task__Output } from './postcompact/v1/Task.js';
 import type { TaskStatusAttachment as _postcompact_v1_TaskStatusAttachment, TaskStatusAttachment__Output as _postcompact_v1_TaskStatusAttachment__Output } from './postcompact/v1/TaskStatusAttachment.js';
+import type { TemplateSpec as _postcompact_v1_TemplateSpec, TemplateSpec__Output as _postcompact_v1_TemplateSpec__Output } from './postcompact/v1/TemplateSpec.js';
 import type { ToolResult as _postcompact_v1_ToolResult, ToolResult__Output as _postcompact_v1_ToolResult__Output } from './postcompact/v1/ToolResult.js';
 import type { ToolUse as _postcompact_v1_ToolUse, ToolUse__Output as _postcompact_v1_ToolUse__Output } from './postcompact/v1/ToolUse.js';
 import type { TranscriptBoundary as _postcompact_v1_TranscriptBoundary, TranscriptBoundary__Output as _postcompact_v1_TranscriptBoundary__Output } from './postcompact/v1/TranscriptBoundary.js';
@@ -187,6 +188,7 @@ export interface ProtoGrpcType {
       Task: MessageTypeDefinition<_postcompact_v1_Task, _postcompact_v1_Task__Output>
       TaskStatus: EnumTypeDefinition
       TaskStatusAttachment: MessageTypeDefinition<_postcompact_v1_TaskStatusAttachment, _postcompact_v1_TaskStatusAttachment__Output>
+      TemplateSpec: MessageTypeDefinition<_postcompact_v1_TemplateSpec, _postcompact_v1_TemplateSpec__Output>
       TokenCounter: EnumTypeDefinition
       ToolResult: MessageTypeDefinition<_postcompact_v1_ToolResult, _postcompact_v1_ToolResult__Output>
       ToolUse: MessageTypeDefinition<_postcompact_v1_ToolUse, _postcompact_v1_ToolUse__Output>

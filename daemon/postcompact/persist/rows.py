@@ -14,9 +14,11 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
+from postcompact import profiles
 from postcompact.core import expand_path
 from postcompact.errors import InvalidArgument
 from postcompact.persist.schema import _ADDED, _KEYS, _has_table
+from postcompact.render import TemplateError
 from postcompact.restore.policy import validate_policy
 from postcompact.state import (
     MAIN_AGENT,
@@ -177,6 +179,11 @@ def _session_of(row: Mapping[str, Any]) -> Session:
     profile = _int(row, "profile")
     if profile not in pb.Profile.values():  # 0 (unspecified) is the default profile
         raise BadRow(f"profile {profile} is not a known profile")
+    spec = _message(row, "templates", pb.TemplateSpec)
+    try:
+        profiles.templates_for(pb.Profile.ValueType(profile), spec.SerializeToString())
+    except TemplateError as exc:
+        raise BadRow(f"templates: {exc}") from None
     return Session(
         session_id=sid,
         cwd=_abs_path(row["cwd"], "cwd"),
@@ -188,6 +195,7 @@ def _session_of(row: Mapping[str, Any]) -> Session:
         profile=pb.Profile.ValueType(profile),
         created_at_ms=_int(row, "created_at_ms"),
         last_active_ms=_int(row, "last_active_ms"),
+        templates_spec=spec.SerializeToString(),
     )
 
 

@@ -116,8 +116,13 @@ CREATE TABLE quarantine (
 );
 """
 
+# Sessions gain their own wording: a serialised postcompact.v1.TemplateSpec (empty: the daemon's).
+_V5 = """
+ALTER TABLE sessions ADD COLUMN templates BLOB NOT NULL DEFAULT x'';
+"""
+
 # (version reached, SQL script). Append only; never edit a released step.
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2), (3, _V3), (4, _V4))
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5))
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # The tables holding sessions' rows (each has a session_id column).
@@ -127,7 +132,7 @@ _TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": (
         "session_id", "seq", "cwd", "home", "roots", "memory_paths", "plans_directory", "policy",
-        "profile", "created_at_ms", "last_active_ms",
+        "profile", "created_at_ms", "last_active_ms", "templates",
     ),
     "agents": (
         "session_id", "agent_id", "seq", "plan_file_path", "mode", "compactions",
@@ -155,10 +160,19 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "schema_history": ("version",),
 }
 # The schema version that made a table or column ("table.column"); the others date from 1.
-_SINCE = {"schema_history": 2, "agents.parent_agent_id": 3, "agents.carried": 3, "quarantine": 4}
+_SINCE = {
+    "schema_history": 2,
+    "agents.parent_agent_id": 3,
+    "agents.carried": 3,
+    "quarantine": 4,
+    "sessions.templates": 5,
+}
 # The value a migration gives older rows in the columns it adds: how `state check` reads a
 # database that `serve` has not migrated yet.
-_ADDED: dict[str, dict[str, Any]] = {"agents": {"parent_agent_id": "", "carried": "{}"}}
+_ADDED: dict[str, dict[str, Any]] = {
+    "agents": {"parent_agent_id": "", "carried": "{}"},
+    "sessions": {"templates": b""},
+}
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

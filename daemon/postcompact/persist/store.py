@@ -358,7 +358,7 @@ class SqliteStore:
     def _put_session(self, s: Session) -> None:
         with self.tx((s.session_id, None)):
             self.conn.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id) DO UPDATE SET last_active_ms = excluded.last_active_ms",
                 (
                     s.session_id,
@@ -372,6 +372,7 @@ class SqliteStore:
                     int(s.profile),
                     s.created_at_ms,
                     s.last_active_ms,
+                    s.templates_spec,
                 ),
             )
             self._active[s.session_id] = s.last_active_ms

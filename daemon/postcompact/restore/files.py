@@ -163,11 +163,14 @@ def read_paths_in_tail(
     home: str,
     key: Callable[[str], str],
     stubs: Sequence[str] = (render.FILE_UNCHANGED_STUB,),
+    tool: str = READ_TOOL_NAME,
+    path_key: str = "file_path",
 ) -> set[str]:
-    """Cache keys of files whose Read is visible in `messages` (Claude Code's
+    """Cache keys of files whose read is visible in `messages` (Claude Code's
     `collectReadToolFilePaths`): pass 1 collects the tool_use ids answered by an unchanged stub,
-    pass 2 takes `expandPath(input.file_path)` of every other `Read` tool_use whose path is at
-    most `MAX_TAIL_PATH` characters. Roles are not checked (tool_use blocks count wherever they
+    pass 2 takes `expandPath(input[path_key])` of every other `tool` tool_use (Claude Code's
+    `Read` and `file_path`; a harness's own through its templates) whose path is at most
+    `MAX_TAIL_PATH` characters. Roles are not checked (tool_use blocks count wherever they
     appear); malformed inputs are ignored."""
     messages = list(messages)
     stub_prefixes = [s.encode() for s in dict.fromkeys(stubs) if s]
@@ -184,13 +187,13 @@ def read_paths_in_tail(
             if block.WhichOneof("block") != "tool_use":
                 continue
             use = block.tool_use
-            if use.name != READ_TOOL_NAME or use.id in stub_ids:
+            if use.name != tool or use.id in stub_ids:
                 continue
             try:
                 data = json.loads(use.input_json or "{}")
             except (ValueError, RecursionError):  # malformed, or nested past the parser's depth
                 continue
-            file_path = data.get("file_path") if isinstance(data, dict) else None
+            file_path = data.get(path_key) if isinstance(data, dict) else None
             if not isinstance(file_path, str) or len(file_path) > MAX_TAIL_PATH:
                 continue
             try:

@@ -105,7 +105,13 @@ def _exclusions(
     excluded: dict[str, pb.Outcome.ValueType] = {}
     stubs = (templates.file_unchanged_stub, render.FILE_UNCHANGED_STUB)
     for path in read_paths_in_tail(
-        preserved, cwd=session.cwd, home=session.home, key=lambda p: _key(agent, p), stubs=stubs
+        preserved,
+        cwd=session.cwd,
+        home=session.home,
+        key=lambda p: _key(agent, p),
+        stubs=stubs,
+        tool=templates.read_tool_name,
+        path_key=templates.read_path_key,
     ):
         excluded[path] = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
     for path in session.memory_paths:
@@ -602,7 +608,7 @@ async def run_compact(
         layers = [p for p in (daemon_layer, session.policy, request.policy) if p is not None]
         policy = resolve_policy(session.profile, *layers)
     if templates is None:
-        templates = session.rules.templates
+        templates = session.templates
     meter = Meter(exact=policy.exact, encoding=policy.encoding)
     _check_markers(policy, meter, templates)
     partial = request.kind == pb.COMPACT_KIND_PARTIAL

@@ -236,7 +236,7 @@ class FileService:
             else None
         )
         if entry is not None and current is not None:
-            stub = s.rules.templates.file_unchanged_stub
+            stub = s.templates.file_unchanged_stub
             # The stub is a use of the file. Under the default profile (timestamps are read
             # times) it is a read now: restoration ranks the file by it (docs/profiles.md).
             # Under claude-code-2.1.88 the timestamp stays the file's mtime; only the recency
@@ -283,7 +283,7 @@ class FileService:
         max_answer = self.config.max_message_bytes - 2 * len(path.encode()) - ANSWER_OVERHEAD
 
         whole = offset == 1 and limit is None
-        rules, templates = s.rules, s.rules.templates
+        rules, templates = s.rules, s.templates
 
         def read(
             inline: bool,
@@ -305,7 +305,7 @@ class FileService:
             )
             over = None
             if whole:
-                tf, over = _first_page(tf, path, policy, rules)
+                tf, over = _first_page(tf, path, policy, rules, templates)
             # Not needed for the content the entry already held (the store keeps its hash).
             digest = None if not hashing or tf.content == previous else content_digest(tf.content)
             marker = ""
@@ -466,7 +466,7 @@ class FileService:
                 path=path,
                 entry_timestamp_ms=known.timestamp if known is not None else 0,
             )
-        templates = s.rules.templates
+        templates = s.templates
         with self.registry.mutate(s, a, room=None) as change:
             entry = a.files.get(path)
             change.files = entry is not None  # the get made it the most recently used
@@ -526,7 +526,7 @@ class FileService:
         hint = ""
         if stale and (not req.command or _writes_files(s, req.command)):
             paths = [display_path(p, s.cwd) for p in stale]
-            hint = render.stale_read_hint(paths, s.rules.templates)
+            hint = render.stale_read_hint(paths, s.templates)
         return pb.CheckStaleResponse(stale_paths=stale, hint=hint)
 
     # --- skills, plan, mode, tasks --------------------------------------------------------------
@@ -664,7 +664,7 @@ def _same_content(s: Session, path: str, content: bytes, settings: Settings) -> 
 
 
 def _first_page(
-    tf: fileread.TextFile, path: str, policy: Policy, rules: Rules
+    tf: fileread.TextFile, path: str, policy: Policy, rules: Rules, templates: render.Templates
 ) -> tuple[fileread.TextFile, int | None]:
     """A whole read against `policy.max_read_tokens`, measured as Claude Code measures a file
     against its cap: `tf` and None when within it; else its first page (the longest head of
@@ -682,7 +682,7 @@ def _first_page(
     if not head:
         raise FailedPrecondition(
             "READ_TOKENS_EXCEEDED",
-            render.read_tokens_exceeded(tokens, cap, rules.templates),
+            render.read_tokens_exceeded(tokens, cap, templates),
             {"path": path, "tokens": str(tokens), "limit": "max_read_tokens"},
         )
     lines = head.count("\n") + 1

@@ -18,6 +18,7 @@ from postcompact.admission import reserve_answer
 from postcompact.config import Config
 from postcompact.errors import AlreadyExists, InvalidArgument, ResourceExhausted, check_answer
 from postcompact.paths import now_ms
+from postcompact.render import TemplateError
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, ROW_BYTES, AgentState, Session
 from postcompact.state.registry import Registry, check_id
@@ -136,6 +137,21 @@ def session_info(s: Session) -> pb.SessionInfo:
     )
 
 
+def _templates_spec(req: pb.OpenSessionRequest, profile: int, daemon: bytes) -> bytes:
+    """The session's own wording, serialised (b"" when the request sets none), checked as it
+    will be used over the daemon's and the profile's: INVALID_ARGUMENT `BAD_TEMPLATES`."""
+    if not req.HasField("templates"):
+        return b""
+    raw = req.templates.SerializeToString()
+    try:
+        profiles.templates_for(pb.Profile.ValueType(profile), daemon, raw)
+    except TemplateError as exc:
+        raise InvalidArgument(
+            "BAD_TEMPLATES", f"templates: {exc}", {"field": "templates"}
+        ) from None
+    return raw
+
+
 def _restated_differently(s: Session, req: pb.OpenSessionRequest, cwd: str) -> dict[str, str]:
     """The settings `req` states (non-empty) that differ from those of the session `s` it
     resumes: field -> what differs. A setting left out is the session's."""
@@ -163,6 +179,9 @@ def _restated_differently(s: Session, req: pb.OpenSessionRequest, cwd: str) -> d
         validate_policy(req.policy)
         if req.policy != s.policy:
             out["policy"] = "another policy"
+    if req.HasField("templates") and req.templates.SerializeToString() != s.templates_spec:
+        _templates_spec(req, s.profile, s.daemon_templates)  # a bad one is INVALID_ARGUMENT
+        out["templates"] = "other templates"
     if req.profile and req.profile != s.profile:
         out["profile"] = (
             f"profile {profiles.name_of(s.profile)}, not {profiles.name_of(req.profile)}"
@@ -224,6 +243,7 @@ class SessionService:
         profile = req.profile or self.config.profile
         if not profiles.known(profile):
             raise InvalidArgument("BAD_PROFILE", f"unknown profile {profile}")
+        spec = _templates_spec(req, profile, self.config.templates_spec)
         t = now_ms()
         s = Session(
             session_id=sid,
@@ -236,6 +256,7 @@ class SessionService:
             profile=profile,
             created_at_ms=t,
             last_active_ms=t,
+            templates_spec=spec,
         )
         s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.registry.new_cache(s))
         answer = pb.OpenSessionResponse(session_id=sid, session=session_info(s)).ByteSize()

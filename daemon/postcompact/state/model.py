@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 
 from postcompact import profiles
 from postcompact.core import Charge, FileState, FileStateCache
+from postcompact.render import Templates
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
@@ -173,6 +174,10 @@ class Session:
     last_active_ms: int
     agents: dict[str, AgentState] = field(default_factory=dict)
     tasks: Tasks = field(default_factory=Tasks)  # by task id, insertion ordered
+    # The session's wording (a serialised pb.TemplateSpec, stored), over the daemon's
+    # `[templates]` (`daemon_templates`, set by the registry, not stored) and the profile's.
+    templates_spec: bytes = b""
+    daemon_templates: bytes = field(default=b"", compare=False)
 
     @property
     def read_roots(self) -> list[str]:
@@ -183,6 +188,14 @@ class Session:
     @property
     def rules(self) -> profiles.Rules:
         return profiles.rules(self.profile)
+
+    @property
+    def templates(self) -> Templates:
+        """Every model-facing string of this session: the profile's, then the daemon's
+        `[templates]`, then the session's own (docs/profiles.md, "Wording")."""
+        if not (self.daemon_templates or self.templates_spec):
+            return self.rules.templates
+        return profiles.templates_for(self.profile, self.daemon_templates, self.templates_spec)
 
     def new_cache(self, max_entries: int, max_size: int) -> FileStateCache:
         return FileStateCache(max_entries, max_size, cwd=self.cwd, home=self.home)

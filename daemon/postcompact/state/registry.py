@@ -62,6 +62,7 @@ class Registry:
     def load(self) -> None:
         """Re-create the sessions kept by the store (start-up)."""
         for s in self.store.load(self.new_cache):
+            s.daemon_templates = self.config.templates_spec
             self.sessions[s.session_id] = s
 
     # --- the unit of work -------------------------------------------------------------------
@@ -112,6 +113,7 @@ class Registry:
             if fresh is None:
                 self.sessions.pop(sid, None)
             elif s is None:
+                fresh.daemon_templates = self.config.templates_spec
                 self.sessions[sid] = fresh
             else:
                 s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
@@ -140,6 +142,7 @@ class Registry:
     def add(self, s: Session, *, room: int) -> None:
         """Register the new session `s`, its row written first (`room`: the bytes it takes)."""
         self.check_capacity()
+        s.daemon_templates = self.config.templates_spec
         with self.mutate(s, room=room) as change:
             change.session = True
         self.sessions[s.session_id] = s
@@ -161,6 +164,7 @@ class Registry:
                 f"limits.max_agents_per_session ({self.config.max_agents_per_session})",
                 {"limit": "max_agents_per_session"},
             )
+        s.daemon_templates = self.config.templates_spec
         rows = sum(len(a.files) + len(a.skills) + 2 for a in s.agents.values()) + len(s.tasks)
         self.store.check_room(ROW_BYTES * (rows + 1))
         self.sessions[s.session_id] = s

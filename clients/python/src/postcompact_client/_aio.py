@@ -166,7 +166,11 @@ class AsyncClient:
         policy: rq.PolicyArg = None,
         profile: str | int | None = None,
         home: str = "",
+        templates: Mapping[str, str] | None = None,
     ) -> AsyncSession:
+        """Open (or resume) a session. `templates`: its wording, over the daemon's
+        `[templates]`: `{"preset": "neutral"}` and/or templates by name (`read_tool_name`,
+        `read_path_key`, `read_call`...; docs/profiles.md)."""
         req = rq.open_session(
             cwd,
             session_id=session_id,
@@ -177,6 +181,7 @@ class AsyncClient:
             policy_=policy,
             profile_=profile,
             home=home,
+            templates=templates,
         )
         resp: pb.OpenSessionResponse = await self.call("OpenSession", req)
         return AsyncSession(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)

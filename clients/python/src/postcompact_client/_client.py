@@ -164,7 +164,11 @@ class Client:
         policy: rq.PolicyArg = None,
         profile: str | int | None = None,
         home: str = "",
+        templates: Mapping[str, str] | None = None,
     ) -> Session:
+        """Open (or resume) a session. `templates`: its wording, over the daemon's
+        `[templates]`: `{"preset": "neutral"}` and/or templates by name (`read_tool_name`,
+        `read_path_key`, `read_call`...; docs/profiles.md)."""
         req = rq.open_session(
             cwd,
             session_id=session_id,
@@ -175,6 +179,7 @@ class Client:
             policy_=policy,
             profile_=profile,
             home=home,
+            templates=templates,
         )
         resp: pb.OpenSessionResponse = self.call("OpenSession", req)
         return Session(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)

@@ -97,6 +97,7 @@ def open_session(
     policy_: PolicyArg = None,
     profile_: str | int | None = None,
     home: str = "",
+    templates: Mapping[str, str] | None = None,
 ) -> pb.OpenSessionRequest:
     req = pb.OpenSessionRequest(
         session_id=session_id,
@@ -110,6 +111,13 @@ def open_session(
     p = policy(policy_)
     if p is not None:
         req.policy.CopyFrom(p)
+    if templates is not None:
+        req.templates.SetInParent()
+        for name, text in templates.items():
+            if name == "preset":
+                req.templates.preset = text
+            else:
+                req.templates.strings[name] = text
     return req
 
 

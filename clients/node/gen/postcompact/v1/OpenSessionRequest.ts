@@ -3,6 +3,7 @@
 import type { MemoryFiles as _postcompact_v1_MemoryFiles, MemoryFiles__Output as _postcompact_v1_MemoryFiles__Output } from '../../postcompact/v1/MemoryFiles.js';
 import type { RestorePolicy as _postcompact_v1_RestorePolicy, RestorePolicy__Output as _postcompact_v1_RestorePolicy__Output } from '../../postcompact/v1/RestorePolicy.js';
 import type { Profile as _postcompact_v1_Profile, Profile__Output as _postcompact_v1_Profile__Output } from '../../postcompact/v1/Profile.js';
+import type { TemplateSpec as _postcompact_v1_TemplateSpec, TemplateSpec__Output as _postcompact_v1_TemplateSpec__Output } from '../../postcompact/v1/TemplateSpec.js';
 
 /**
  * Opening the id of a session that exists resumes it. A setting the request states (non-empty)
@@ -35,6 +36,11 @@ export interface OpenSessionRequest {
    * for ~ expansion; empty = the daemon user's home
    */
   'home'?: (string);
+  /**
+   * The session's wording, over the daemon's `[templates]` and the profile's (docs/profiles.md,
+   * "Wording"): unset = the daemon's.
+   */
+  'templates'?: (_postcompact_v1_TemplateSpec | null);
 }
 
 /**
@@ -68,4 +74,9 @@ export interface OpenSessionRequest__Output {
    * for ~ expansion; empty = the daemon user's home
    */
   'home': (string);
+  /**
+   * The session's wording, over the daemon's `[templates]` and the profile's (docs/profiles.md,
+   * "Wording"): unset = the daemon's.
+   */
+  'templates': (_postcompact_v1_TemplateSpec__Output | null);
 }

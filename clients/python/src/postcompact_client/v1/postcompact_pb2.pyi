@@ -705,6 +705,7 @@ class OpenSessionRequest(_message.Message):
     POLICY_FIELD_NUMBER: _builtins.int
     PROFILE_FIELD_NUMBER: _builtins.int
     HOME_FIELD_NUMBER: _builtins.int
+    TEMPLATES_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """empty: the daemon makes one"""
     cwd: _builtins.str
@@ -722,6 +723,12 @@ class OpenSessionRequest(_message.Message):
     def memory(self) -> Global___MemoryFiles: ...
     @_builtins.property
     def policy(self) -> Global___RestorePolicy: ...
+    @_builtins.property
+    def templates(self) -> Global___TemplateSpec:
+        """The session's wording, over the daemon's `[templates]` and the profile's (docs/profiles.md,
+        "Wording"): unset = the daemon's.
+        """
+
     def __init__(
         self,
         *,
@@ -733,14 +740,65 @@ class OpenSessionRequest(_message.Message):
         policy: Global___RestorePolicy | None = ...,
         profile: Global___Profile.ValueType = ...,
         home: _builtins.str = ...,
+        templates: Global___TemplateSpec | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "policy", b"policy"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["memory", b"memory", "policy", b"policy", "templates", b"templates"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cwd", b"cwd", "home", b"home", "memory", b"memory", "plans_directory", b"plans_directory", "policy", b"policy", "profile", b"profile", "roots", b"roots", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cwd", b"cwd", "home", b"home", "memory", b"memory", "plans_directory", b"plans_directory", "policy", b"policy", "profile", b"profile", "roots", b"roots", "session_id", b"session_id", "templates", b"templates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___OpenSessionRequest: _TypeAlias = OpenSessionRequest  # noqa: Y015
+
+@_typing.final
+class TemplateSpec(_message.Message):
+    """Model-facing wording: a preset in place of the profile's templates, then single templates."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class StringsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    PRESET_FIELD_NUMBER: _builtins.int
+    STRINGS_FIELD_NUMBER: _builtins.int
+    preset: _builtins.str
+    """"" = the profile's wording; "neutral" = no Claude Code tool named"""
+    @_builtins.property
+    def strings(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Template name (a field of render.Templates: read_call, read_tool_name, read_path_key,
+        file_truncation_marker, ...) -> its text; each placeholder is checked.
+        """
+
+    def __init__(
+        self,
+        *,
+        preset: _builtins.str = ...,
+        strings: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["preset", b"preset", "strings", b"strings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TemplateSpec: _TypeAlias = TemplateSpec  # noqa: Y015
 
 @_typing.final
 class OpenSessionResponse(_message.Message):
