@@ -15,12 +15,13 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build build-bench-core serve test test-rust test-python test-bench-core test-go test-node lint fmt bench soak protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build build-bench-core serve test test-rust test-python test-bench-core test-go test-node test-packaging lint fmt bench soak protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
 	@echo "make test    build everything and run every test (cargo, pytest, clients)"
 	@echo "make test-bench-core  the LruCache tests (pytest -m bench_core) on the core's bench build"
+	@echo "make test-packaging   each client installed as its README says, every README snippet run"
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
@@ -40,8 +41,11 @@ $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# --ignore-scripts: the package's `prepare` (the build, for an install from a checkout) is not
+# run here; test-node and lint build or check it themselves, and `make protos` must be able to
+# install the generator while the committed types do not compile against a changed proto.
 $(NODE_CLIENT_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
-	cd $(NODE_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(NODE_CLIENT) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 setup: $(VENV_STAMP)
@@ -68,7 +72,7 @@ build-bench-core: $(VENV_STAMP)
 serve: build
 	$(VENV)/bin/postcompact serve
 
-test: build $(NODE_STAMP) test-rust test-python test-bench-core test-go test-node
+test: build $(NODE_STAMP) test-rust test-python test-bench-core test-go test-node test-packaging
 
 test-rust:
 	cargo test --workspace --quiet
@@ -104,6 +108,14 @@ test-go: build
 # The Node client: tsc, unit tests, then every tests/conformance scenario against a daemon it starts.
 test-node: build $(NODE_CLIENT_STAMP)
 	cd $(NODE_CLIENT) && npm run --silent build && npm test
+
+# Each client installed the way its README's Install section says, from an export of the working
+# tree with nothing built, into a fresh project, and every python, ts, go, rust and sh block of
+# every README run against a live daemon, unless marked `synopsis` (tests/packaging; work files
+# in target/packaging/, kept so that a second run is incremental). The package registries for
+# the clients' dependencies (pip, npm, Go modules, crates), their caches when warm.
+test-packaging: build
+	GO=$(GO) $(PY) -m tests.packaging
 
 lint: build check-protos $(NODE_CLIENT_STAMP)
 	cargo fmt --all --check

@@ -131,7 +131,7 @@ def gen_node() -> None:
     tool = NODE_CLIENT / "node_modules" / ".bin" / "proto-loader-gen-types"
     if not tool.exists():
         subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
             cwd=NODE_CLIENT,
             check=True,
         )

@@ -127,6 +127,9 @@ def check(capture: dict[str, Any], control: dict[str, Any], daemon_sessions: lis
             )
             missing = [line for line in numbered(files[name]) if line not in text]
             assert not missing, f"request {n}: {name} restored without {missing!r}"
+            # In OpenCode's own words: its read tool's path key, no Claude Code tool named.
+            assert f'{{"filePath":"{path}"}}' in text, f"request {n}: {name}'s call not OpenCode's"
+        assert "Read tool" not in text, f"request {n}: Claude Code's wording:\n{text[:2000]}"
     # OpenCode on its own (no plugin): the same run restores nothing after its summary.
     alone = user_after_summary(after_summary(control)[0])
     for name in ("a.py", "b.py", "c.py"):

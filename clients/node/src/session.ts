@@ -20,6 +20,18 @@ export interface OpenSessionOptions {
   policy?: PolicyInput;
   profile?: T.ProfileName;
   home?: string;
+  /**
+   * The session's wording, over the daemon's `[templates]`: `{ preset: "neutral" }` (no Claude
+   * Code tool named) and/or templates by name (`read_tool_name`, `read_path_key`, `read_call`...;
+   * docs/profiles.md, "Wording").
+   */
+  templates?: Record<string, string>;
+}
+
+/** `{ preset, ...templates }` as the TemplateSpec the daemon takes. */
+function templateSpec(t: Record<string, string>): T.TemplateSpecInput {
+  const { preset, ...strings } = t;
+  return { preset: preset ?? "", strings };
 }
 
 export interface ImportTranscriptOptions {
@@ -233,6 +245,7 @@ export class Session {
       policy: policyRequest(o.policy),
       profile: profileRequest(o.profile),
       home: o.home ?? "",
+      ...(o.templates ? { templates: templateSpec(o.templates) } : {}),
     };
   }
 

@@ -33,6 +33,9 @@ export interface PostcompactPluginOptions {
   profile?: ProfileName;
   /** Prefix of the postcompact session ids (default "opencode-"); the rest is OpenCode's id. */
   sessionPrefix?: string;
+  /** The restoration's wording (default `{ preset: "neutral" }`: no Claude Code tool named, and
+   * OpenCode's read tool, `read` with `filePath`, for the kept tail and the restored call). */
+  templates?: Record<string, string>;
 }
 
 type Messages = Parameters<NonNullable<Hooks["experimental.chat.messages.transform"]>>[1]["messages"];
@@ -128,6 +131,7 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
         cwd: input.directory,
         sessionId: prefix + sessionID,
         roots,
+        templates: options.templates ?? { preset: "neutral" },
         ...(options.profile ? { profile: options.profile } : {}),
       });
       session.catch(() => sessions.delete(sessionID)); // the next call tries again
