@@ -282,9 +282,16 @@ def message_of(
     required: dict[str, st.SearchStrategy[Any]] = {}
     optional: dict[str, st.SearchStrategy[Any]] = {}
     live = live_ids(w) if pinned else {}
+    maps: set[str] = set()
     for f in desc.fields:
         if f.name in live:
             required[f.name] = live[f.name]
+            continue
+        if f.message_type is not None and f.message_type.GetOptions().map_entry:
+            # A map (string -> string here, e.g. TemplateSpec.strings): known keys and any.
+            keys = st.one_of(st.sampled_from(["read_call", "read_tool_name", "preset"]), TEXT)
+            optional[f.name] = st.dictionaries(keys, TEXT, max_size=3)
+            maps.add(f.name)
             continue
         value = field_value(f, w, depth)
         if f.is_repeated:
@@ -295,6 +302,9 @@ def message_of(
         m = cls()
         for name, v in values.items():
             f = desc.fields_by_name[name]
+            if name in maps:
+                getattr(m, name).update(v)
+                continue
             target = getattr(m, name) if f.type == FieldDescriptor.TYPE_MESSAGE else None
             if f.is_repeated:
                 if target is not None:
