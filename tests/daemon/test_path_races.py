@@ -82,6 +82,7 @@ def test_a_restart_is_no_oracle_on_outside_or_denied_files(base: Path) -> None:
     (outside / "secret.txt").write_text("s3cret\n")
     (root / "link.txt").symlink_to(outside / "secret.txt")
     (root / ".env").write_text("TOKEN=s3cret\n")
+    (root / "env-link.txt").symlink_to(root / ".env")  # .env itself cannot be recorded
     run = base / "d"
     run.mkdir(mode=0o700)
     d = start_daemon(runtime_dir=run)
@@ -89,13 +90,13 @@ def test_a_restart_is_no_oracle_on_outside_or_denied_files(base: Path) -> None:
         sid = new_session_id("oracle")
         right = d.client.open_session(str(root), session_id=sid)
         wrong = right.start_agent("wrong")
-        for rel, content in (("link.txt", "s3cret\n"), (".env", "TOKEN=s3cret\n")):
+        for rel, content in (("link.txt", "s3cret\n"), ("env-link.txt", "TOKEN=s3cret\n")):
             right.record_read(rel, content, timestamp_ms=2**62)
             wrong.record_read(rel, "a wrong guess\n", timestamp_ms=2**62)
         d.stop(signal.SIGKILL)
         d = start_daemon(runtime_dir=run)
         s = d.client.session(sid)
-        for rel in ("link.txt", ".env"):
+        for rel in ("link.txt", "env-link.txt"):
             assert s.check_write(rel).result == s.agent("wrong").check_write(rel).result
     finally:
         d.stop()
