@@ -5563,13 +5563,22 @@ func (*Attachment_HookAdditionalContext) isAttachment_Payload() {}
 func (*Attachment_SkillListing) isAttachment_Payload() {}
 
 type Decision struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Subject       Subject                `protobuf:"varint,1,opt,name=subject,proto3,enum=postcompact.v1.Subject" json:"subject,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"` // path, skill name or hook command
-	Outcome       Outcome                `protobuf:"varint,3,opt,name=outcome,proto3,enum=postcompact.v1.Outcome" json:"outcome,omitempty"`
-	Tokens        int64                  `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"` // tokens the item costs (restored) or would have cost (dropped); 0 if unknown
-	Rank          int32                  `protobuf:"varint,5,opt,name=rank,proto3" json:"rank,omitempty"`     // 1-based position after sorting; 0 when not ranked
-	Detail        string                 `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"`  // human-readable reason or error
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Subject Subject                `protobuf:"varint,1,opt,name=subject,proto3,enum=postcompact.v1.Subject" json:"subject,omitempty"`
+	Name    string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"` // path, skill name or hook command
+	Outcome Outcome                `protobuf:"varint,3,opt,name=outcome,proto3,enum=postcompact.v1.Outcome" json:"outcome,omitempty"`
+	// The rough estimate of the item as attached: its attachment's `tokens` when restored, what
+	// it would have taken when dropped by the budget (truncated as it would have been); 0 when it
+	// was never rendered (excluded, dropped by rank, unreadable).
+	Tokens int64 `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// Decisions are in rank order within each subject (ranked ones first, 1, 2, ...; then those
+	// not ranked, e.g. exclusions). Files: the position after sorting by timestamp; skills: newest
+	// first; 0 when not ranked.
+	Rank   int32  `protobuf:"varint,5,opt,name=rank,proto3" json:"rank,omitempty"`
+	Detail string `protobuf:"bytes,6,opt,name=detail,proto3" json:"detail,omitempty"` // human-readable reason or error
+	// The rough estimate of the content the agent held (a file's recorded content, a skill's
+	// text), whatever happened to it; 0 when nothing was held (a file known by name only).
+	ContentTokens int64 `protobuf:"varint,7,opt,name=content_tokens,json=contentTokens,proto3" json:"content_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5644,6 +5653,13 @@ func (x *Decision) GetDetail() string {
 		return x.Detail
 	}
 	return ""
+}
+
+func (x *Decision) GetContentTokens() int64 {
+	if x != nil {
+		return x.ContentTokens
+	}
+	return 0
 }
 
 type CategoryTotals struct {
@@ -7179,14 +7195,15 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x16mcp_instructions_delta\x18\x12 \x01(\v2$.postcompact.v1.McpInstructionsDeltaH\x00R\x14mcpInstructionsDelta\x12_\n" +
 	"\x17hook_additional_context\x18\x13 \x01(\v2%.postcompact.v1.HookAdditionalContextH\x00R\x15hookAdditionalContext\x12M\n" +
 	"\rskill_listing\x18\x14 \x01(\v2&.postcompact.v1.SkillListingAttachmentH\x00R\fskillListingB\t\n" +
-	"\apayloadJ\x04\b\x02\x10\x03R\rrendered_text\"\xc8\x01\n" +
+	"\apayloadJ\x04\b\x02\x10\x03R\rrendered_text\"\xef\x01\n" +
 	"\bDecision\x121\n" +
 	"\asubject\x18\x01 \x01(\x0e2\x17.postcompact.v1.SubjectR\asubject\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x121\n" +
 	"\aoutcome\x18\x03 \x01(\x0e2\x17.postcompact.v1.OutcomeR\aoutcome\x12\x16\n" +
 	"\x06tokens\x18\x04 \x01(\x03R\x06tokens\x12\x12\n" +
 	"\x04rank\x18\x05 \x01(\x05R\x04rank\x12\x16\n" +
-	"\x06detail\x18\x06 \x01(\tR\x06detail\"\x80\x01\n" +
+	"\x06detail\x18\x06 \x01(\tR\x06detail\x12%\n" +
+	"\x0econtent_tokens\x18\a \x01(\x03R\rcontentTokens\"\x80\x01\n" +
 	"\x0eCategoryTotals\x12\x1a\n" +
 	"\bcategory\x18\x01 \x01(\tR\bcategory\x12 \n" +
 	"\vattachments\x18\x02 \x01(\x05R\vattachments\x12\x18\n" +

@@ -27,6 +27,12 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Extra metadata sent with the call. */
   metadata?: grpc.Metadata;
+  /**
+   * Cancels the call when it fires (before it was sent: it never is). The promise rejects with
+   * CANCELLED, reason `ABORTED`, and the call is not retried. Whether the daemon applied a call
+   * cancelled in flight is unknown, as for any cancelled RPC.
+   */
+  signal?: AbortSignal;
 }
 
 /** One promise-returning method per RPC, named in camelCase (`client.rpc.readFile(req)`). */
@@ -288,8 +294,19 @@ export class PostcompactClient {
     const metadata = this.authMetadata();
     if (options?.metadata) metadata.merge(options.metadata);
     const timeoutMs = options?.timeoutMs ?? this.opts.timeoutMs ?? 60_000;
+    const signal = options?.signal;
+    const aborted = () =>
+      new PostcompactError({
+        code: grpc.status.CANCELLED,
+        reason: ClientReason.ABORTED,
+        details: "cancelled by the caller's AbortSignal",
+        method,
+        cause: signal?.reason,
+      });
+    if (signal?.aborted) throw aborted();
     return new Promise<ResponseOf<K>>((resolve, reject) => {
-      this.channel().makeUnaryRequest<unknown, ResponseOf<K>>(
+      const onAbort = () => call.cancel();
+      const call = this.channel().makeUnaryRequest<unknown, ResponseOf<K>>(
         def.path,
         def.requestSerialize,
         def.responseDeserialize,
@@ -297,10 +314,12 @@ export class PostcompactClient {
         metadata,
         { deadline: Date.now() + timeoutMs },
         (err, value) => {
-          if (err) reject(PostcompactError.fromServiceError(err, method));
+          signal?.removeEventListener("abort", onAbort);
+          if (err) reject(signal?.aborted ? aborted() : PostcompactError.fromServiceError(err, method));
           else resolve(value as ResponseOf<K>);
         },
       );
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

@@ -14,6 +14,8 @@ export const ClientReason = {
   DAEMON_START_FAILED: "DAEMON_START_FAILED",
   /** A transport or status error that carried no reason from the daemon. */
   UNKNOWN: "UNKNOWN",
+  /** The caller's AbortSignal fired (CallOptions.signal): the call was cancelled, not retried. */
+  ABORTED: "ABORTED",
 } as const;
 
 const CODE_NAMES: Record<number, string> = Object.fromEntries(

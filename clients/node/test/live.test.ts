@@ -55,6 +55,18 @@ test("auto-start of the real daemon, then TCP with the token from server.json", 
     } finally {
       wrong.close();
     }
+
+    // An AbortSignal cancels a call: before it is sent (it never is) and right after.
+    const isAborted = (e: unknown) => e instanceof PostcompactError && e.codeName === "CANCELLED" && e.reason === "ABORTED";
+    const before = new AbortController();
+    before.abort();
+    await assert.rejects(unix.getStats({ signal: before.signal }), isAborted);
+    const during = new AbortController();
+    const call = unix.getStats({ signal: during.signal });
+    during.abort();
+    await assert.rejects(call, isAborted);
+    const untouched = new AbortController();
+    assert.ok((await unix.getStats({ signal: untouched.signal })).sessions >= 0); // not fired: answered
   } finally {
     unix.close();
   }

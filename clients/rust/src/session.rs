@@ -383,7 +383,6 @@ impl Session {
             path: path_str(path.as_ref()),
             content: content.into(),
             timestamp_ms,
-            offset: Some(1),
             ..Default::default()
         })
         .await

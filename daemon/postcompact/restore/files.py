@@ -611,7 +611,7 @@ async def restore_files(
                 pb.SUBJECT_FILE,
                 path,
                 reason,
-                tokens=int(core.estimate(state.content)) if state is not None else 0,
+                content_tokens=_held(state),
                 detail=_EXCLUSION_DETAIL[reason],
             )
         else:
@@ -625,11 +625,12 @@ async def restore_files(
             pb.SUBJECT_FILE,
             path,
             pb.OUTCOME_DROPPED_BY_RANK,
-            tokens=int(core.estimate(state.content)) if state is not None else 0,
+            content_tokens=_held(state),
             rank=rank,
             detail=f"beyond max_files={policy.max_files}",
         )
     stamps = {path: ts for path, ts, _ in selected}
+    held_tokens = {path: _held(state) for path, _, state in selected}
 
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
@@ -680,8 +681,17 @@ async def restore_files(
     seeds: list[_Restored] = []
     referenced: dict[str, int] = {}
     for r in results:
+        held_by = held_tokens[r.path]
         if r.attachment is None:
-            out.decide("files", pb.SUBJECT_FILE, r.path, r.outcome, rank=r.rank, detail=r.detail)
+            out.decide(
+                "files",
+                pb.SUBJECT_FILE,
+                r.path,
+                r.outcome,
+                rank=r.rank,
+                detail=r.detail,
+                content_tokens=held_by,
+            )
             continue
         tokens = r.attachment.tokens
         if used + r.cost > policy.file_token_budget:
@@ -692,6 +702,7 @@ async def restore_files(
                 pb.OUTCOME_DROPPED_BY_BUDGET,
                 tokens=tokens,
                 rank=r.rank,
+                content_tokens=held_by,
                 detail=(
                     f"costs {r.cost} of the {policy.file_token_budget}-token file budget, "
                     f"{used} already used"
@@ -701,7 +712,14 @@ async def restore_files(
         used += r.cost
         out.attach_pending("files", r.attachment)
         out.decide(
-            "files", pb.SUBJECT_FILE, r.path, r.outcome, tokens=tokens, rank=r.rank, detail=r.detail
+            "files",
+            pb.SUBJECT_FILE,
+            r.path,
+            r.outcome,
+            tokens=tokens,
+            rank=r.rank,
+            detail=r.detail,
+            content_tokens=held_by,
         )
         if r.outcome == pb.OUTCOME_REFERENCED:
             referenced[r.path] = stamps[r.path]
@@ -713,6 +731,12 @@ async def restore_files(
         if r.seed is not None
     ]
     return (referenced if carry_refs else {}), reseed
+
+
+def _held(state: core.FileState | None) -> int:
+    """The rough estimate of the content the cache held for a candidate (0: none, a file known
+    by name only)."""
+    return int(core.estimate(state.content)) if state is not None else 0
 
 
 _EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {

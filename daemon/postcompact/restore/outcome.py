@@ -109,16 +109,42 @@ class Outcome:
         tokens: int = 0,
         rank: int = 0,
         detail: str = "",
+        content_tokens: int = 0,
     ) -> None:
         self._response.decisions.add(
-            subject=subject, name=name, outcome=outcome, tokens=tokens, rank=rank, detail=detail
+            subject=subject,
+            name=name,
+            outcome=outcome,
+            tokens=tokens,
+            rank=rank,
+            detail=detail,
+            content_tokens=content_tokens,
         )
         if outcome in DROPPED:
             self.totals[category].dropped += 1
 
     def response(self, compaction: int) -> pb.CompactResponse:
-        """The response (call once, at the end)."""
+        """The response (call once, at the end): decisions in rank order within each subject
+        (ranked first, then the unranked in the order they were decided)."""
         resp = self._response
+        decisions = resp.decisions
+        ranks = [d.rank for d in decisions]
+        if any(
+            ranks[i] > ranks[i + 1] or (ranks[i] == 0 < ranks[i + 1]) for i in range(len(ranks) - 1)
+        ):
+            first: dict[int, int] = {}
+            for d in decisions:
+                first.setdefault(d.subject, len(first))
+            order = sorted(
+                range(len(decisions)),
+                key=lambda i: (first[decisions[i].subject], ranks[i] == 0, ranks[i]),
+            )
+            ordered = [decisions[i] for i in order]
+            kept = [pb.Decision() for _ in ordered]
+            for new, old in zip(kept, ordered, strict=True):
+                new.CopyFrom(old)
+            del decisions[:]
+            decisions.extend(kept)
         resp.totals.extend(
             pb.CategoryTotals(
                 category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens

@@ -56,7 +56,7 @@ from postcompact.restore.catalog import (
 )
 from postcompact.restore.files import FileStep, Seed, read_paths_in_tail, restore_files
 from postcompact.restore.hooks import HookSlots, HookSpec, run_hooks
-from postcompact.restore.meter import Meter
+from postcompact.restore.meter import Meter, rough
 from postcompact.restore.outcome import Outcome, make
 from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.state import AgentState, CarriedRead, Change, InvokedSkill, Session
@@ -311,14 +311,17 @@ def _skills(
     kept: list[pb.InvokedSkill] = []
     texts: list[tuple[str, str, str]] = []  # (name, path, content) for the rendering
     rewrites: dict[str, bytes] = {}
-    restored: list[tuple[str, bool, int]] = []  # (name, truncated, tokens), decided below
-    for skill in skills:
+    # (name, truncated, tokens, rank, content tokens), decided below
+    restored: list[tuple[str, bool, int, int, int]] = []
+    for rank, skill in enumerate(skills, start=1):  # rank: newest first
+        held = rough(skill.content.decode("utf-8", "replace"))
         if rules.rewrite_skills and not skill.content:
             out.decide(
                 "skills",
                 pb.SUBJECT_SKILL,
                 skill.name,
                 pb.OUTCOME_DROPPED_BY_BUDGET,
+                rank=rank,
                 detail="emptied when an earlier compaction's budget dropped it",
             )
             continue
@@ -333,6 +336,8 @@ def _skills(
                 skill.name,
                 pb.OUTCOME_DROPPED_BY_BUDGET,
                 tokens=tokens,
+                rank=rank,
+                content_tokens=held,
                 detail=(
                     f"needs {tokens} of the {policy.skills_token_budget}-token skills budget, "
                     f"{used} already used"
@@ -353,17 +358,26 @@ def _skills(
                 truncated=truncated,
             )
         )
-        restored.append((skill.name, truncated, tokens))
+        restored.append((skill.name, truncated, tokens, rank, held))
     listed = [(n, p, c.encode()) for n, p, c in texts]
     in_tail = bool(kept) and rules.rewrite_skills and listed in _skills_in_tail(preserved)
-    for name, truncated, tokens in restored:
+    for name, truncated, tokens, rank, held in restored:
         if in_tail:
             outcome = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
             detail = "the same invoked_skills attachment is in the preserved messages"
         else:
             outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
             detail = f"truncated to {policy.max_tokens_per_skill} tokens" if truncated else ""
-        out.decide("skills", pb.SUBJECT_SKILL, name, outcome, tokens=tokens, detail=detail)
+        out.decide(
+            "skills",
+            pb.SUBJECT_SKILL,
+            name,
+            outcome,
+            tokens=tokens,
+            rank=rank,
+            detail=detail,
+            content_tokens=held,
+        )
     if kept and not in_tail:
         text = render.invoked_skills(texts, templates)
         out.attach(

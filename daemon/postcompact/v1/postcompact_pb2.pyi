@@ -2632,16 +2632,27 @@ class Decision(_message.Message):
     TOKENS_FIELD_NUMBER: _builtins.int
     RANK_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    CONTENT_TOKENS_FIELD_NUMBER: _builtins.int
     subject: Global___Subject.ValueType
     name: _builtins.str
     """path, skill name or hook command"""
     outcome: Global___Outcome.ValueType
     tokens: _builtins.int
-    """tokens the item costs (restored) or would have cost (dropped); 0 if unknown"""
+    """The rough estimate of the item as attached: its attachment's `tokens` when restored, what
+    it would have taken when dropped by the budget (truncated as it would have been); 0 when it
+    was never rendered (excluded, dropped by rank, unreadable).
+    """
     rank: _builtins.int
-    """1-based position after sorting; 0 when not ranked"""
+    """Decisions are in rank order within each subject (ranked ones first, 1, 2, ...; then those
+    not ranked, e.g. exclusions). Files: the position after sorting by timestamp; skills: newest
+    first; 0 when not ranked.
+    """
     detail: _builtins.str
     """human-readable reason or error"""
+    content_tokens: _builtins.int
+    """The rough estimate of the content the agent held (a file's recorded content, a skill's
+    text), whatever happened to it; 0 when nothing was held (a file known by name only).
+    """
     def __init__(
         self,
         *,
@@ -2651,10 +2662,11 @@ class Decision(_message.Message):
         tokens: _builtins.int = ...,
         rank: _builtins.int = ...,
         detail: _builtins.str = ...,
+        content_tokens: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "name", b"name", "outcome", b"outcome", "rank", b"rank", "subject", b"subject", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_tokens", b"content_tokens", "detail", b"detail", "name", b"name", "outcome", b"outcome", "rank", b"rank", "subject", b"subject", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

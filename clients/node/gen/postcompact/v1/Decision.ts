@@ -12,17 +12,26 @@ export interface Decision {
   'name'?: (string);
   'outcome'?: (_postcompact_v1_Outcome);
   /**
-   * tokens the item costs (restored) or would have cost (dropped); 0 if unknown
+   * The rough estimate of the item as attached: its attachment's `tokens` when restored, what
+   * it would have taken when dropped by the budget (truncated as it would have been); 0 when it
+   * was never rendered (excluded, dropped by rank, unreadable).
    */
   'tokens'?: (number | string | Long);
   /**
-   * 1-based position after sorting; 0 when not ranked
+   * Decisions are in rank order within each subject (ranked ones first, 1, 2, ...; then those
+   * not ranked, e.g. exclusions). Files: the position after sorting by timestamp; skills: newest
+   * first; 0 when not ranked.
    */
   'rank'?: (number);
   /**
    * human-readable reason or error
    */
   'detail'?: (string);
+  /**
+   * The rough estimate of the content the agent held (a file's recorded content, a skill's
+   * text), whatever happened to it; 0 when nothing was held (a file known by name only).
+   */
+  'contentTokens'?: (number | string | Long);
 }
 
 export interface Decision__Output {
@@ -33,15 +42,24 @@ export interface Decision__Output {
   'name': (string);
   'outcome': (_postcompact_v1_Outcome__Output);
   /**
-   * tokens the item costs (restored) or would have cost (dropped); 0 if unknown
+   * The rough estimate of the item as attached: its attachment's `tokens` when restored, what
+   * it would have taken when dropped by the budget (truncated as it would have been); 0 when it
+   * was never rendered (excluded, dropped by rank, unreadable).
    */
   'tokens': (number);
   /**
-   * 1-based position after sorting; 0 when not ranked
+   * Decisions are in rank order within each subject (ranked ones first, 1, 2, ...; then those
+   * not ranked, e.g. exclusions). Files: the position after sorting by timestamp; skills: newest
+   * first; 0 when not ranked.
    */
   'rank': (number);
   /**
    * human-readable reason or error
    */
   'detail': (string);
+  /**
+   * The rough estimate of the content the agent held (a file's recorded content, a skill's
+   * text), whatever happened to it; 0 when nothing was held (a file known by name only).
+   */
+  'contentTokens': (number);
 }
