@@ -293,10 +293,9 @@ class FileStep:
     ) -> _Restored:
         """`path` re-read and made an attachment (`span`: the (offset, limit) the agent last
         read, restored as that range under profiles with `Rules.restore_ranges`)."""
-        p, s = self.policy, self.session
-        roots = s.read_roots
+        p = self.policy
         if scope is None:
-            scope = fileread.ReadScope.of(roots)
+            scope = fileread.ReadScope.of(self.session.read_roots)
         if span is not None:
             ranged = self._restore_range(path, rank, span, scope, read_at, inline)
             if ranged is not None:
@@ -304,35 +303,18 @@ class FileStep:
         over_size = False
         size_detail = ""
         try:
-            tf = fileread.read_text(
-                path,
-                roots=roots,
-                max_bytes=p.max_file_size_bytes,
-                deny_globs=self.deny_globs,
-                scope=scope,
-                inline=inline,
-            )
+            tf = self._reread(path, scope, inline)
         except fileread.FileReadError as exc:
             if exc.kind != "too_large":
-                outcome = read_outcome(exc.kind)
-                return _Restored(path, rank, outcome, detail=f"{exc.kind}: {exc.message}")
+                return _unreadable(path, rank, exc)
             over_size = True
             size_detail = f"over the {p.max_file_size_bytes}-byte size cap"
             if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
                 return self._reference(path, rank, size_detail)
             try:
-                tf = fileread.read_text(
-                    path,
-                    roots=roots,
-                    max_bytes=p.max_file_size_bytes,
-                    deny_globs=self.deny_globs,
-                    head_bytes=p.max_file_size_bytes,
-                    scope=scope,
-                    inline=inline,
-                )
+                tf = self._reread(path, scope, inline, head_bytes=p.max_file_size_bytes)
             except fileread.FileReadError as exc2:
-                outcome = read_outcome(exc2.kind)
-                return _Restored(path, rank, outcome, detail=f"{exc2.kind}: {exc2.message}")
+                return _unreadable(path, rank, exc2)
         if read_at is None:
             read_at = now_ms()
         stamp = tf.mtime_ms if self.rules.mtime_timestamps else read_at
@@ -370,6 +352,30 @@ class FileStep:
         detail = f"{cap_detail}; kept lines 1-{shown} of {tf.total_lines}"
         return self._file(path, rank, head, tf, stamp, limit=shown, marker=marker, detail=detail)
 
+    def _reread(
+        self,
+        path: str,
+        scope: fileread.ReadScope,
+        inline: bool,
+        *,
+        offset: int | None = None,
+        limit: int | None = None,
+        head_bytes: int | None = None,
+    ) -> fileread.TextFile:
+        """`path` read from disk as every read path reads it (the session's roots and plans
+        directory, the deny globs, the size cap)."""
+        return fileread.read_text(
+            path,
+            roots=self.session.read_roots,
+            max_bytes=self.policy.max_file_size_bytes,
+            offset=offset,
+            limit=limit,
+            deny_globs=self.deny_globs,
+            head_bytes=head_bytes,
+            scope=scope,
+            inline=inline,
+        )
+
     def _restore_range(
         self,
         path: str,
@@ -383,20 +389,9 @@ class FileStep:
         shorter than the range's start (the file is restored from line 1 instead)."""
         first, limit = span
         try:
-            tf = fileread.read_text(
-                path,
-                roots=self.session.read_roots,
-                max_bytes=self.policy.max_file_size_bytes,
-                offset=first,
-                limit=limit,
-                deny_globs=self.deny_globs,
-                scope=scope,
-                inline=inline,
-            )
+            tf = self._reread(path, scope, inline, offset=first, limit=limit)
         except fileread.FileReadError as exc:
-            return _Restored(
-                path, rank, read_outcome(exc.kind), detail=f"{exc.kind}: {exc.message}"
-            )
+            return _unreadable(path, rank, exc)
         if not tf.content:
             return None
         stamp = tf.mtime_ms if self.rules.mtime_timestamps else (read_at or now_ms())
@@ -731,6 +726,11 @@ async def restore_files(
         if r.seed is not None
     ]
     return (referenced if carry_refs else {}), reseed
+
+
+def _unreadable(path: str, rank: int, exc: fileread.FileReadError) -> _Restored:
+    """A selected file that could not be re-read: its outcome and why."""
+    return _Restored(path, rank, read_outcome(exc.kind), detail=f"{exc.kind}: {exc.message}")
 
 
 def _held(state: core.FileState | None) -> int:
