@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build build-bench-core serve test test-rust test-python test-bench-core test-go test-node test-packaging lint fmt bench soak protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build build-bench-core serve test test-rust test-python test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -24,6 +24,7 @@ help:
 	@echo "make test-packaging   each client installed as its README says, every README snippet run"
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
+	@echo "make eval    measure restoration policies on ../shared/transcripts, rewrite docs/eval.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
 	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
@@ -144,6 +145,13 @@ bench: build build-bench-core $(NODE_STAMP)
 	$(PY) -m pip install -q -r requirements/bench.txt
 	$(BENCH_PY) -m bench b1
 	$(PY) -m bench --skip b1
+
+# Restoration quality on real Claude Code transcripts (docs/eval.md): every policy measured,
+# the tables and the plot rewritten. EVAL_TRANSCRIPTS: files or directories of .jsonl.
+EVAL_TRANSCRIPTS ?= ../shared/transcripts
+eval: build
+	$(PY) -m postcompact eval $(EVAL_TRANSCRIPTS) --markdown docs/eval.md \
+	  --plot docs/eval-recall-tokens.png
 
 # The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
 # SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4).

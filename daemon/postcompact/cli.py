@@ -26,6 +26,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from postcompact import __version__
 from postcompact.config import Config, ConfigError, load_config, socket_only
 from postcompact.errors import REASON_METADATA_KEY
+from postcompact.evaluation import commands as eval_commands
 from postcompact.lifecycle import (
     InstanceLock,
     LifecycleError,
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_state_flags(q)
     q.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     transcript_commands.add_parsers(sub, _add_common)
+    eval_commands.add_parser(sub)
     return parser
 
 
@@ -557,6 +559,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return transcript_commands.cmd_replay(args)
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    return eval_commands.cmd_eval(args)
+
+
 COMMANDS = {
     "serve": cmd_serve,
     "start": cmd_start,
@@ -567,6 +573,7 @@ COMMANDS = {
     "state": cmd_state,
     "import": cmd_import,
     "replay": cmd_replay,
+    "eval": cmd_eval,
 }
 
 

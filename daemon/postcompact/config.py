@@ -39,19 +39,22 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
 
-    [policy]                          # daemon-wide RestorePolicy defaults (Claude Code's constants)
-    max_files = 5
-    file_token_budget = 50000
-    max_tokens_per_file = 5000
+    [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's)
+    max_files = 20                    # the default profile's; Claude Code's 5 (docs/eval.md)
+    file_token_budget = 7000          # the default profile's; Claude Code's 50000
+    max_tokens_per_file = 3000        # the default profile's; Claude Code's 5000
     max_tokens_per_skill = 5000
     skills_token_budget = 25000
     max_file_size_bytes = 262144      # a file over it is restored by `oversize` (at most 64 MiB)
     max_read_tokens = 25000           # a whole ReadFile over it: refused or its first page
-    oversize = "truncate_head"        # or "reference"
+    oversize = "skip"                 # or "truncate_head", "reference" (profile default)
     counter = "rough"                 # or "exact"
     encoding = "o200k_base"           # for counter = "exact" (or "cl100k_base")
-    malware_reminder = true           # the Read result's malware reminder (profile default)
+    malware_reminder = false          # the Read result's malware reminder (profile default)
     carry_read_state = true           # Edit/Write checks trust reads from before a compaction
+    restore_seen = true               # restore the lines seen since the last compaction
+    ranking = "recency"               # or "edits_first"
+    left_out_index = false            # an attachment naming the files left out
     # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
     # skill_truncation_marker = "..."
 
@@ -108,7 +111,10 @@ _STR_POLICY_KEYS = ("skill_truncation_marker", "file_truncation_marker", "encodi
 _OVERSIZE = {
     "truncate_head": pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
     "reference": pb.OVERSIZE_POLICY_REFERENCE,
+    "skip": pb.OVERSIZE_POLICY_SKIP,
 }
+_RANKING = {"recency": pb.FILE_RANKING_RECENCY, "edits_first": pb.FILE_RANKING_EDITS_FIRST}
+_BOOL_POLICY_KEYS = ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index")
 _COUNTER = {"rough": pb.TOKEN_COUNTER_ROUGH, "exact": pb.TOKEN_COUNTER_EXACT}
 
 
@@ -280,7 +286,9 @@ def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
             p.oversize = _choice("policy.oversize", value, _OVERSIZE)
         elif key == "counter":
             p.counter = _choice("policy.counter", value, _COUNTER)
-        elif key in ("malware_reminder", "carry_read_state"):
+        elif key == "ranking":
+            p.ranking = _choice("policy.ranking", value, _RANKING)
+        elif key in _BOOL_POLICY_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"policy.{key}: expected true or false")
             setattr(p, key, value)

@@ -68,10 +68,15 @@ class Rules:
     api_units_per_token: int | None
     # Per-agent file-state cache entries when limits.cache_max_entries is not configured.
     cache_max_entries: int
-    # Policy defaults where they differ between profiles.
+    # Policy defaults where they differ between profiles (the default profile's file rule is
+    # the one `postcompact eval` chose, docs/eval.md; the Claude Code profiles keep its own).
     oversize: pb.OversizePolicy.ValueType
     malware_reminder: bool
     carry_read_state: bool
+    max_files: int
+    file_token_budget: int
+    max_tokens_per_file: int
+    restore_seen: bool
     templates: Templates
 
 
@@ -94,9 +99,13 @@ _DEFAULT = Rules(
     page_over_read_tokens=True,
     api_units_per_token=None,
     cache_max_entries=100,
-    oversize=pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
-    malware_reminder=True,
-    carry_read_state=False,
+    oversize=pb.OVERSIZE_POLICY_SKIP,
+    malware_reminder=False,
+    carry_read_state=True,
+    max_files=20,
+    file_token_budget=7_000,
+    max_tokens_per_file=3_000,
+    restore_seen=True,
     templates=DEFAULT_TEMPLATES,
 )
 
@@ -122,6 +131,10 @@ _CLAUDE_CODE = Rules(
     oversize=pb.OVERSIZE_POLICY_REFERENCE,
     malware_reminder=False,
     carry_read_state=True,
+    max_files=5,
+    file_token_budget=50_000,
+    max_tokens_per_file=5_000,
+    restore_seen=False,
     templates=CLAUDE_CODE_TEMPLATES,
 )
 
@@ -147,6 +160,10 @@ _CLAUDE_CODE_2_1_88 = Rules(
     oversize=pb.OVERSIZE_POLICY_REFERENCE,
     malware_reminder=True,
     carry_read_state=False,
+    max_files=5,
+    file_token_budget=50_000,
+    max_tokens_per_file=5_000,
+    restore_seen=False,
     templates=DEFAULT_TEMPLATES,
 )
 

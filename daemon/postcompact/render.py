@@ -47,6 +47,7 @@ __all__ = [
     "SYSTEM",
     "USER",
     "AgentLine",
+    "LeftOut",
     "TemplateError",
     "Templates",
     "add_line_numbers",
@@ -64,6 +65,7 @@ __all__ = [
     "invoked_skills",
     "js_json_stringify",
     "js_sort_key",
+    "left_out_files",
     "locale_sort_key",
     "mcp_block",
     "mcp_instructions_delta",
@@ -188,6 +190,11 @@ _PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stale_read_noun_one": frozenset(),
     "stale_read_noun_many": frozenset(),
     "compact_file_reference": frozenset({"path"}),
+    "left_out_files": frozenset({"files"}),
+    "left_out_file": frozenset({"path", "lines", "edited"}),
+    "left_out_lines": frozenset({"first_line", "last_line"}),
+    "left_out_edited": frozenset(),
+    "left_out_more": frozenset({"count"}),
     "file_truncation_marker": frozenset({"path", "shown_lines", "total_lines", "next_offset"}),
     "read_page_marker": frozenset(
         {"path", "shown_lines", "total_lines", "next_offset", "tokens", "max_tokens"}
@@ -286,6 +293,15 @@ class Templates:
         "are too large to include. Use Read tool if you need to access it."
     )
     file_truncation_marker: str = FILE_TRUNCATION_MARKER
+    # The index of files left out (RestorePolicy.left_out_index; postcompact's own words).
+    left_out_files: str = (
+        "Files you worked on before the conversation was summarized that were not restored "
+        "(read them again if you need them):\n{files}"
+    )
+    left_out_file: str = "- {path}{lines}{edited}"
+    left_out_lines: str = " (lines {first_line}-{last_line} seen)"
+    left_out_edited: str = ", edited"
+    left_out_more: str = "and {count} more"
     # A whole ReadFile over max_read_tokens answered with its first page (postcompact's words;
     # Claude Code marks the page partial without text, so its profile has none).
     read_page_marker: str = READ_PAGE_MARKER
@@ -854,6 +870,35 @@ def file_truncation_marker(
         total_lines=total_lines,
         next_offset=shown_lines + 1,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """A file in the index of files left out: the lines seen (0, 0: not known), edited."""
+
+    path: str
+    first_line: int
+    last_line: int
+    edited: bool
+
+
+def left_out_files(
+    files: Sequence[LeftOut], more: int = 0, templates: Templates = DEFAULT_TEMPLATES
+) -> str:
+    """The index of files left out of a restoration: a line per file (its path made safe,
+    `note_path`), and how many more were not named."""
+    lines = []
+    for f in files:
+        span = ""
+        if f.first_line > 0:
+            span = _fmt(templates.left_out_lines, first_line=f.first_line, last_line=f.last_line)
+        edited = templates.left_out_edited if f.edited else ""
+        lines.append(
+            _fmt(templates.left_out_file, path=note_path(f.path), lines=span, edited=edited)
+        )
+    if more > 0:
+        lines.append(_fmt(templates.left_out_more, count=more))
+    return _fmt(templates.left_out_files, files="\n".join(lines))
 
 
 def compact_file_reference(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:

@@ -17,9 +17,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
+from postcompact.v1 import postcompact_pb2 as daemon_pb
 from postcompact_client import Client, Session
 
 START_TIMEOUT_S = 30.0
@@ -163,6 +164,26 @@ def project() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
+# The default profile's file rule before `postcompact eval` chose today's (docs/eval.md): five
+# files, whole or cut to a head within 5,000 tokens, 50,000 in all, the range last read, the
+# malware reminder. Tests of those mechanisms pin it; the `session` fixture does.
+V1_POLICY: dict[str, Any] = {
+    "max_files": 5,
+    "file_token_budget": 50_000,
+    "max_tokens_per_file": 5_000,
+    "oversize": "truncate_head",
+    "malware_reminder": True,
+    "carry_read_state": False,
+    "restore_seen": False,
+}
+
+
+def v1_policy(**changes: Any) -> daemon_pb.RestorePolicy:
+    """`V1_POLICY` as the daemon's message (with `changes`), for in-process tests."""
+    fields = {**V1_POLICY, "oversize": daemon_pb.OVERSIZE_POLICY_TRUNCATE_HEAD, **changes}
+    return daemon_pb.RestorePolicy(**fields)
+
+
 _ids = itertools.count(1)
 
 
@@ -172,7 +193,9 @@ def new_session_id(tag: str = "t") -> str:
 
 @pytest.fixture
 def session(daemon: RunningDaemon, project: Path, request: pytest.FixtureRequest) -> Session:
-    return daemon.client.open_session(str(project), session_id=new_session_id(request.node.name))
+    return daemon.client.open_session(
+        str(project), session_id=new_session_id(request.node.name), policy=V1_POLICY
+    )
 
 
 def set_mtime(path: Path, mtime_ms: int) -> None:

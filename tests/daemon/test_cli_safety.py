@@ -295,7 +295,7 @@ def test_the_documented_example_config_is_valid_and_complete(base: Path) -> None
     path.write_text(example.replace("/run/user/1000/postcompact/daemon.sock", str(base / "d.sock")))
     loaded = config.load_config({}, env={}, config_file=path)
     assert loaded.hooks
-    assert loaded.policy.max_files == 5
+    assert loaded.policy.max_files == 20
     shown = tomllib.loads(example)
     commented = {
         line.split("=")[0].strip("# ").strip() for line in example.splitlines() if "=" in line

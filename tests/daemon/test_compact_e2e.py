@@ -10,7 +10,14 @@ from postcompact import render
 from postcompact_client import Session, rendered_text
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, start_daemon, text_of
+from tests.daemon.conftest import (
+    V1_POLICY,
+    RunningDaemon,
+    new_session_id,
+    short_dir,
+    start_daemon,
+    text_of,
+)
 
 EIGHT = [
     "src/utils/format.ts",
@@ -41,14 +48,19 @@ def test_design_chapter_example(daemon: RunningDaemon, project: Path) -> None:
     format.ts puts it first."""
     for rel in EIGHT:
         _write(project, rel, f"// {rel}\nexport {{}};\n")
-    four = daemon.client.open_session(str(project), session_id=new_session_id("four"))
+    # Claude Code's file rule (V1_POLICY): the chapter's example is about it.
+    four = daemon.client.open_session(
+        str(project), session_id=new_session_id("four"), policy=V1_POLICY
+    )
     for rel in EIGHT[:4]:
         four.read_file(rel)
     resp = four.compact()
     assert [a.file.display_path for a in resp.attachments] == list(reversed(EIGHT[:4]))
     assert resp.compaction == 1
 
-    eight = daemon.client.open_session(str(project), session_id=new_session_id("eight"))
+    eight = daemon.client.open_session(
+        str(project), session_id=new_session_id("eight"), policy=V1_POLICY
+    )
     for rel in EIGHT:
         eight.read_file(rel)
     preview = eight.preview_compact()

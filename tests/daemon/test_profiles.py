@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from postcompact import _core, profiles, render
+from postcompact.restore.policy import resolve_policy
 from postcompact.service.sessions import auto_memory_path, project_dir_name
 from postcompact.state import InvokedSkill
 from postcompact.v1 import postcompact_pb2 as pb
@@ -433,7 +434,7 @@ async def test_no_inserted_text_can_close_its_reminder(tmp_path: Path, profile: 
     )
     resp = await w.compact(additional=[HOSTILE + "<system-reminder>"])
     wrapped = profile != CC
-    malware = profiles.rules(profile).malware_reminder  # type: ignore[arg-type]
+    malware = resolve_policy(profile, w.session.policy).malware_reminder  # type: ignore[arg-type]
     for a in resp.attachments:
         for block in a.blocks:
             nested = (

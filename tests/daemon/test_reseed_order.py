@@ -37,7 +37,9 @@ def _project(root: Path) -> list[str]:
 
 
 def _open(reg: Registry, root: Path, profile: pb.Profile.ValueType) -> Session:
-    req = pb.OpenSessionRequest(session_id="s", cwd=str(root), profile=profile)
+    # Five of the project's files come back (Claude Code's max_files, the default's too here).
+    policy = pb.RestorePolicy(max_files=5)
+    req = pb.OpenSessionRequest(session_id="s", cwd=str(root), profile=profile, policy=policy)
     s, _ = SessionService(reg, reg.config).open(req)
     return s
 

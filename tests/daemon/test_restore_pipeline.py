@@ -18,7 +18,7 @@ from postcompact.restore.pipeline import run_compact
 from postcompact.state import AgentState, Change, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import text_of
+from tests.daemon.conftest import text_of, v1_policy
 
 MIB = 1024 * 1024
 
@@ -41,7 +41,8 @@ class World:
             roots=[str(self.root)],
             memory_paths=frozenset({str(self.root / "CLAUDE.md")}),
             plans_directory=str(self.plans),
-            policy=pb.RestorePolicy(),
+            # Claude Code's file rule under the default profile too (the mechanisms tested here).
+            policy=v1_policy() if profile == pb.PROFILE_DEFAULT else pb.RestorePolicy(),
             profile=profile,
             created_at_ms=0,
             last_active_ms=0,

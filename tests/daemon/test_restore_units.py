@@ -17,15 +17,28 @@ from tests.daemon.conftest import text_of
 
 
 def test_policy_defaults_are_claude_codes_constants() -> None:
-    p = resolve_policy(pb.PROFILE_DEFAULT)
-    # Read state is not carried over compaction by default until it is measured (docs/profiles.md).
-    assert p == Policy()
+    """The Claude Code profiles keep its constants; the default profile's file rule is the one
+    `postcompact eval` chose (docs/eval.md): the lines seen of up to 20 files, each within 3,000
+    tokens (a file over it is left out), 7,000 in all, read state carried, no malware reminder."""
+    p = resolve_policy(pb.PROFILE_CLAUDE_CODE_2_1_88)
+    assert p == Policy(oversize=pb.OVERSIZE_POLICY_REFERENCE)
     assert resolve_policy(pb.PROFILE_CLAUDE_CODE).carry_read_state  # as Claude Code does today
     assert (p.max_files, p.file_token_budget, p.max_tokens_per_file) == (5, 50_000, 5_000)
     assert (p.max_tokens_per_skill, p.skills_token_budget) == (5_000, 25_000)
-    assert p.oversize == pb.OVERSIZE_POLICY_TRUNCATE_HEAD
     assert (p.counter, p.encoding) == (pb.TOKEN_COUNTER_ROUGH, "o200k_base")
     assert (p.max_file_size_bytes, p.malware_reminder) == (262_144, True)
+    assert not p.restore_seen
+    assert not p.left_out_index
+    assert p.ranking == pb.FILE_RANKING_RECENCY
+    d = resolve_policy(pb.PROFILE_DEFAULT)
+    assert (d.max_files, d.file_token_budget, d.max_tokens_per_file) == (20, 7_000, 3_000)
+    assert d.oversize == pb.OVERSIZE_POLICY_SKIP
+    assert d.restore_seen
+    assert d.carry_read_state
+    assert not d.malware_reminder
+    assert not d.left_out_index
+    assert d.ranking == pb.FILE_RANKING_RECENCY
+    assert (d.max_tokens_per_skill, d.skills_token_budget) == (5_000, 25_000)
     assert p.skill_truncation_marker is None  # = the template's
 
 

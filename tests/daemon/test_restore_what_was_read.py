@@ -13,7 +13,7 @@ from postcompact import render
 from postcompact_client import Session
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id
+from tests.daemon.conftest import V1_POLICY, RunningDaemon, new_session_id
 
 CAP = 5000
 
@@ -23,7 +23,12 @@ def _lines(n: int, width: int = 60, tag: str = "line") -> str:
 
 
 def _open(daemon: RunningDaemon, project: Path, tag: str, profile: str = "default") -> Session:
-    return daemon.client.open_session(str(project), session_id=new_session_id(tag), profile=profile)
+    """Under the default profile with its file rule as these walls were fixed for (V1_POLICY:
+    the range last read, heads cut to the cap); today's is tested in test_restore_seen.py."""
+    policy = V1_POLICY if profile == "default" else None
+    return daemon.client.open_session(
+        str(project), session_id=new_session_id(tag), profile=profile, policy=policy
+    )
 
 
 def _file(resp: pb.CompactResponse, path: Path) -> pb.Attachment:

@@ -72,7 +72,9 @@ def test_truncated_compact_seeds_survive_a_restart(base: Path) -> None:
     d = start_daemon(runtime_dir=_ddir(base))
     try:
         s = d.client.open_session(
-            str(project), session_id=new_session_id("seed"), policy={"max_tokens_per_file": 200}
+            str(project),
+            session_id=new_session_id("seed"),
+            policy={"max_tokens_per_file": 200, "oversize": "truncate_head"},
         )
         for name in files:
             s.read_file(name)

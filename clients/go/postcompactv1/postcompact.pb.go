@@ -150,6 +150,8 @@ const (
 	OversizePolicy_OVERSIZE_POLICY_UNSPECIFIED   OversizePolicy = 0 // inherit
 	OversizePolicy_OVERSIZE_POLICY_TRUNCATE_HEAD OversizePolicy = 1 // the head within the cap plus a marker saying how to read the rest
 	OversizePolicy_OVERSIZE_POLICY_REFERENCE     OversizePolicy = 2 // a path-only note (compact_file_reference)
+	// left out (OUTCOME_DROPPED_OVER_CAP): the budget goes to the files that fit (docs/eval.md)
+	OversizePolicy_OVERSIZE_POLICY_SKIP OversizePolicy = 3
 )
 
 // Enum value maps for OversizePolicy.
@@ -158,11 +160,13 @@ var (
 		0: "OVERSIZE_POLICY_UNSPECIFIED",
 		1: "OVERSIZE_POLICY_TRUNCATE_HEAD",
 		2: "OVERSIZE_POLICY_REFERENCE",
+		3: "OVERSIZE_POLICY_SKIP",
 	}
 	OversizePolicy_value = map[string]int32{
 		"OVERSIZE_POLICY_UNSPECIFIED":   0,
 		"OVERSIZE_POLICY_TRUNCATE_HEAD": 1,
 		"OVERSIZE_POLICY_REFERENCE":     2,
+		"OVERSIZE_POLICY_SKIP":          3,
 	}
 )
 
@@ -191,6 +195,57 @@ func (x OversizePolicy) Number() protoreflect.EnumNumber {
 // Deprecated: Use OversizePolicy.Descriptor instead.
 func (OversizePolicy) EnumDescriptor() ([]byte, []int) {
 	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{2}
+}
+
+// How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).
+type FileRanking int32
+
+const (
+	FileRanking_FILE_RANKING_UNSPECIFIED FileRanking = 0 // inherit (RECENCY)
+	FileRanking_FILE_RANKING_RECENCY     FileRanking = 1 // newest entry timestamp first (Claude Code's rule)
+	// files the agent edited or wrote since the last compaction first, newest first within each
+	FileRanking_FILE_RANKING_EDITS_FIRST FileRanking = 2
+)
+
+// Enum value maps for FileRanking.
+var (
+	FileRanking_name = map[int32]string{
+		0: "FILE_RANKING_UNSPECIFIED",
+		1: "FILE_RANKING_RECENCY",
+		2: "FILE_RANKING_EDITS_FIRST",
+	}
+	FileRanking_value = map[string]int32{
+		"FILE_RANKING_UNSPECIFIED": 0,
+		"FILE_RANKING_RECENCY":     1,
+		"FILE_RANKING_EDITS_FIRST": 2,
+	}
+)
+
+func (x FileRanking) Enum() *FileRanking {
+	p := new(FileRanking)
+	*p = x
+	return p
+}
+
+func (x FileRanking) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FileRanking) Descriptor() protoreflect.EnumDescriptor {
+	return file_postcompact_v1_postcompact_proto_enumTypes[3].Descriptor()
+}
+
+func (FileRanking) Type() protoreflect.EnumType {
+	return &file_postcompact_v1_postcompact_proto_enumTypes[3]
+}
+
+func (x FileRanking) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FileRanking.Descriptor instead.
+func (FileRanking) EnumDescriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{3}
 }
 
 type TokenCounter int32
@@ -226,11 +281,11 @@ func (x TokenCounter) String() string {
 }
 
 func (TokenCounter) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[3].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[4].Descriptor()
 }
 
 func (TokenCounter) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[3]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[4]
 }
 
 func (x TokenCounter) Number() protoreflect.EnumNumber {
@@ -239,7 +294,7 @@ func (x TokenCounter) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TokenCounter.Descriptor instead.
 func (TokenCounter) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{3}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{4}
 }
 
 type PermissionMode int32
@@ -281,11 +336,11 @@ func (x PermissionMode) String() string {
 }
 
 func (PermissionMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[4].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[5].Descriptor()
 }
 
 func (PermissionMode) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[4]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[5]
 }
 
 func (x PermissionMode) Number() protoreflect.EnumNumber {
@@ -294,7 +349,7 @@ func (x PermissionMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PermissionMode.Descriptor instead.
 func (PermissionMode) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{4}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{5}
 }
 
 type AgentMode int32
@@ -330,11 +385,11 @@ func (x AgentMode) String() string {
 }
 
 func (AgentMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[5].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[6].Descriptor()
 }
 
 func (AgentMode) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[5]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[6]
 }
 
 func (x AgentMode) Number() protoreflect.EnumNumber {
@@ -343,7 +398,7 @@ func (x AgentMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentMode.Descriptor instead.
 func (AgentMode) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{5}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{6}
 }
 
 type WriteCheck int32
@@ -382,11 +437,11 @@ func (x WriteCheck) String() string {
 }
 
 func (WriteCheck) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[6].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[7].Descriptor()
 }
 
 func (WriteCheck) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[6]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[7]
 }
 
 func (x WriteCheck) Number() protoreflect.EnumNumber {
@@ -395,7 +450,7 @@ func (x WriteCheck) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WriteCheck.Descriptor instead.
 func (WriteCheck) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{6}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
 }
 
 type TaskStatus int32
@@ -440,11 +495,11 @@ func (x TaskStatus) String() string {
 }
 
 func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[7].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[8].Descriptor()
 }
 
 func (TaskStatus) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[7]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[8]
 }
 
 func (x TaskStatus) Number() protoreflect.EnumNumber {
@@ -453,7 +508,7 @@ func (x TaskStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatus.Descriptor instead.
 func (TaskStatus) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
 }
 
 type CompactKind int32
@@ -489,11 +544,11 @@ func (x CompactKind) String() string {
 }
 
 func (CompactKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[8].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[9].Descriptor()
 }
 
 func (CompactKind) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[8]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[9]
 }
 
 func (x CompactKind) Number() protoreflect.EnumNumber {
@@ -502,7 +557,7 @@ func (x CompactKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CompactKind.Descriptor instead.
 func (CompactKind) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
 }
 
 type Role int32
@@ -538,11 +593,11 @@ func (x Role) String() string {
 }
 
 func (Role) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[9].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[10].Descriptor()
 }
 
 func (Role) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[9]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[10]
 }
 
 func (x Role) Number() protoreflect.EnumNumber {
@@ -551,7 +606,7 @@ func (x Role) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Role.Descriptor instead.
 func (Role) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
 }
 
 type AttachmentKind int32
@@ -569,6 +624,7 @@ const (
 	AttachmentKind_ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA  AttachmentKind = 9
 	AttachmentKind_ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT AttachmentKind = 10
 	AttachmentKind_ATTACHMENT_KIND_SKILL_LISTING           AttachmentKind = 11
+	AttachmentKind_ATTACHMENT_KIND_LEFT_OUT_FILES          AttachmentKind = 12
 )
 
 // Enum value maps for AttachmentKind.
@@ -586,6 +642,7 @@ var (
 		9:  "ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA",
 		10: "ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT",
 		11: "ATTACHMENT_KIND_SKILL_LISTING",
+		12: "ATTACHMENT_KIND_LEFT_OUT_FILES",
 	}
 	AttachmentKind_value = map[string]int32{
 		"ATTACHMENT_KIND_UNSPECIFIED":             0,
@@ -600,6 +657,7 @@ var (
 		"ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA":  9,
 		"ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT": 10,
 		"ATTACHMENT_KIND_SKILL_LISTING":           11,
+		"ATTACHMENT_KIND_LEFT_OUT_FILES":          12,
 	}
 )
 
@@ -614,11 +672,11 @@ func (x AttachmentKind) String() string {
 }
 
 func (AttachmentKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[10].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[11].Descriptor()
 }
 
 func (AttachmentKind) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[10]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[11]
 }
 
 func (x AttachmentKind) Number() protoreflect.EnumNumber {
@@ -627,7 +685,7 @@ func (x AttachmentKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttachmentKind.Descriptor instead.
 func (AttachmentKind) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
 }
 
 type Subject int32
@@ -666,11 +724,11 @@ func (x Subject) String() string {
 }
 
 func (Subject) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[11].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[12].Descriptor()
 }
 
 func (Subject) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[11]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[12]
 }
 
 func (x Subject) Number() protoreflect.EnumNumber {
@@ -679,7 +737,7 @@ func (x Subject) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Subject.Descriptor instead.
 func (Subject) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
 }
 
 type Outcome int32
@@ -701,6 +759,7 @@ const (
 	Outcome_OUTCOME_HOOK_FAILED              Outcome = 13
 	Outcome_OUTCOME_HOOK_TIMED_OUT           Outcome = 14
 	Outcome_OUTCOME_EXCLUDED_ARTIFACT        Outcome = 15 // a saved tool-result artifact (tool-results/artifact-*)
+	Outcome_OUTCOME_DROPPED_OVER_CAP         Outcome = 16 // over max_tokens_per_file under OVERSIZE_POLICY_SKIP
 )
 
 // Enum value maps for Outcome.
@@ -722,6 +781,7 @@ var (
 		13: "OUTCOME_HOOK_FAILED",
 		14: "OUTCOME_HOOK_TIMED_OUT",
 		15: "OUTCOME_EXCLUDED_ARTIFACT",
+		16: "OUTCOME_DROPPED_OVER_CAP",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED":              0,
@@ -740,6 +800,7 @@ var (
 		"OUTCOME_HOOK_FAILED":              13,
 		"OUTCOME_HOOK_TIMED_OUT":           14,
 		"OUTCOME_EXCLUDED_ARTIFACT":        15,
+		"OUTCOME_DROPPED_OVER_CAP":         16,
 	}
 )
 
@@ -754,11 +815,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[12].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[13].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[12]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[13]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -767,25 +828,26 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{13}
 }
 
 // Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
-// → Claude Code's constant).
+// → the profile's default: Claude Code's constant, or under PROFILE_DEFAULT the file rule
+// `postcompact eval` chose, docs/eval.md; the first three defaults: Claude Code's / default's).
 type RestorePolicy struct {
 	state                 protoimpl.MessageState `protogen:"open.v1"`
-	MaxFiles              *int32                 `protobuf:"varint,1,opt,name=max_files,json=maxFiles,proto3,oneof" json:"max_files,omitempty"`                                // 5
-	FileTokenBudget       *int64                 `protobuf:"varint,2,opt,name=file_token_budget,json=fileTokenBudget,proto3,oneof" json:"file_token_budget,omitempty"`         // 50,000
-	MaxTokensPerFile      *int64                 `protobuf:"varint,3,opt,name=max_tokens_per_file,json=maxTokensPerFile,proto3,oneof" json:"max_tokens_per_file,omitempty"`    // 5,000
+	MaxFiles              *int32                 `protobuf:"varint,1,opt,name=max_files,json=maxFiles,proto3,oneof" json:"max_files,omitempty"`                                // 5 / 20
+	FileTokenBudget       *int64                 `protobuf:"varint,2,opt,name=file_token_budget,json=fileTokenBudget,proto3,oneof" json:"file_token_budget,omitempty"`         // 50,000 / 7,000
+	MaxTokensPerFile      *int64                 `protobuf:"varint,3,opt,name=max_tokens_per_file,json=maxTokensPerFile,proto3,oneof" json:"max_tokens_per_file,omitempty"`    // 5,000 / 3,000
 	MaxTokensPerSkill     *int64                 `protobuf:"varint,4,opt,name=max_tokens_per_skill,json=maxTokensPerSkill,proto3,oneof" json:"max_tokens_per_skill,omitempty"` // 5,000
 	SkillsTokenBudget     *int64                 `protobuf:"varint,5,opt,name=skills_token_budget,json=skillsTokenBudget,proto3,oneof" json:"skills_token_budget,omitempty"`   // 25,000
-	Oversize              OversizePolicy         `protobuf:"varint,6,opt,name=oversize,proto3,enum=postcompact.v1.OversizePolicy" json:"oversize,omitempty"`                   // TRUNCATE_HEAD
+	Oversize              OversizePolicy         `protobuf:"varint,6,opt,name=oversize,proto3,enum=postcompact.v1.OversizePolicy" json:"oversize,omitempty"`                   // REFERENCE (Claude Code's profiles) / SKIP (default)
 	SkillTruncationMarker *string                `protobuf:"bytes,7,opt,name=skill_truncation_marker,json=skillTruncationMarker,proto3,oneof" json:"skill_truncation_marker,omitempty"`
 	FileTruncationMarker  *string                `protobuf:"bytes,8,opt,name=file_truncation_marker,json=fileTruncationMarker,proto3,oneof" json:"file_truncation_marker,omitempty"` // may contain {path} and {next_offset}
 	Counter               TokenCounter           `protobuf:"varint,9,opt,name=counter,proto3,enum=postcompact.v1.TokenCounter" json:"counter,omitempty"`                             // ROUGH
 	Encoding              *string                `protobuf:"bytes,10,opt,name=encoding,proto3,oneof" json:"encoding,omitempty"`                                                      // o200k_base (for TOKEN_COUNTER_EXACT)
 	MaxFileSizeBytes      *int64                 `protobuf:"varint,11,opt,name=max_file_size_bytes,json=maxFileSizeBytes,proto3,oneof" json:"max_file_size_bytes,omitempty"`         // 262,144 (0.25 MiB): larger files are not read whole
-	MalwareReminder       *bool                  `protobuf:"varint,12,opt,name=malware_reminder,json=malwareReminder,proto3,oneof" json:"malware_reminder,omitempty"`                // claude-code-2.1.88 and default: append the reminder
+	MalwareReminder       *bool                  `protobuf:"varint,12,opt,name=malware_reminder,json=malwareReminder,proto3,oneof" json:"malware_reminder,omitempty"`                // claude-code-2.1.88: append the reminder
 	// After a compaction, an Edit/Write check passes for a file fully read before it whose content
 	// still matches disk (claude-code: on; the harness turns it off for the legacy models that
 	// Claude Code keeps strict, docs/claude-code.md §4).
@@ -794,6 +856,14 @@ type RestorePolicy struct {
 	// answered with its first page, marked partial (claude-code, default). Rough tokens of the
 	// file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
 	MaxReadTokens *int64 `protobuf:"varint,14,opt,name=max_read_tokens,json=maxReadTokens,proto3,oneof" json:"max_read_tokens,omitempty"`
+	// Restore each file as the lines the agent saw of it since the last compaction (from the first
+	// to the last line its reads showed and its edits changed) instead of the whole file or the
+	// range last read (default: on; the Claude Code profiles: off; docs/eval.md).
+	RestoreSeen *bool       `protobuf:"varint,15,opt,name=restore_seen,json=restoreSeen,proto3,oneof" json:"restore_seen,omitempty"`
+	Ranking     FileRanking `protobuf:"varint,16,opt,name=ranking,proto3,enum=postcompact.v1.FileRanking" json:"ranking,omitempty"`
+	// After the restored files, one attachment naming the candidates left out (path, lines seen,
+	// edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
+	LeftOutIndex  *bool `protobuf:"varint,17,opt,name=left_out_index,json=leftOutIndex,proto3,oneof" json:"left_out_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -924,6 +994,27 @@ func (x *RestorePolicy) GetMaxReadTokens() int64 {
 		return *x.MaxReadTokens
 	}
 	return 0
+}
+
+func (x *RestorePolicy) GetRestoreSeen() bool {
+	if x != nil && x.RestoreSeen != nil {
+		return *x.RestoreSeen
+	}
+	return false
+}
+
+func (x *RestorePolicy) GetRanking() FileRanking {
+	if x != nil {
+		return x.Ranking
+	}
+	return FileRanking_FILE_RANKING_UNSPECIFIED
+}
+
+func (x *RestorePolicy) GetLeftOutIndex() bool {
+	if x != nil && x.LeftOutIndex != nil {
+		return *x.LeftOutIndex
+	}
+	return false
 }
 
 type GetServerInfoRequest struct {
@@ -4708,6 +4799,127 @@ func (x *CompactFileReference) GetDisplayPath() string {
 	return ""
 }
 
+// RestorePolicy.left_out_index: the candidates not restored, in rank order.
+type LeftOutFiles struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Files         []*LeftOutFile         `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeftOutFiles) Reset() {
+	*x = LeftOutFiles{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeftOutFiles) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeftOutFiles) ProtoMessage() {}
+
+func (x *LeftOutFiles) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeftOutFiles.ProtoReflect.Descriptor instead.
+func (*LeftOutFiles) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *LeftOutFiles) GetFiles() []*LeftOutFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type LeftOutFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	DisplayPath   string                 `protobuf:"bytes,2,opt,name=display_path,json=displayPath,proto3" json:"display_path,omitempty"`
+	FirstLine     int64                  `protobuf:"varint,3,opt,name=first_line,json=firstLine,proto3" json:"first_line,omitempty"` // the lines the agent saw of it (0 when not known)
+	LastLine      int64                  `protobuf:"varint,4,opt,name=last_line,json=lastLine,proto3" json:"last_line,omitempty"`
+	Edited        bool                   `protobuf:"varint,5,opt,name=edited,proto3" json:"edited,omitempty"` // the agent edited or wrote it since the last compaction
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeftOutFile) Reset() {
+	*x = LeftOutFile{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeftOutFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeftOutFile) ProtoMessage() {}
+
+func (x *LeftOutFile) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeftOutFile.ProtoReflect.Descriptor instead.
+func (*LeftOutFile) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *LeftOutFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *LeftOutFile) GetDisplayPath() string {
+	if x != nil {
+		return x.DisplayPath
+	}
+	return ""
+}
+
+func (x *LeftOutFile) GetFirstLine() int64 {
+	if x != nil {
+		return x.FirstLine
+	}
+	return 0
+}
+
+func (x *LeftOutFile) GetLastLine() int64 {
+	if x != nil {
+		return x.LastLine
+	}
+	return 0
+}
+
+func (x *LeftOutFile) GetEdited() bool {
+	if x != nil {
+		return x.Edited
+	}
+	return false
+}
+
 type TaskStatusAttachment struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
@@ -4722,7 +4934,7 @@ type TaskStatusAttachment struct {
 
 func (x *TaskStatusAttachment) Reset() {
 	*x = TaskStatusAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4734,7 +4946,7 @@ func (x *TaskStatusAttachment) String() string {
 func (*TaskStatusAttachment) ProtoMessage() {}
 
 func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4747,7 +4959,7 @@ func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusAttachment.ProtoReflect.Descriptor instead.
 func (*TaskStatusAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TaskStatusAttachment) GetTaskId() string {
@@ -4802,7 +5014,7 @@ type PlanFileReference struct {
 
 func (x *PlanFileReference) Reset() {
 	*x = PlanFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4814,7 +5026,7 @@ func (x *PlanFileReference) String() string {
 func (*PlanFileReference) ProtoMessage() {}
 
 func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4827,7 +5039,7 @@ func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFileReference.ProtoReflect.Descriptor instead.
 func (*PlanFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *PlanFileReference) GetPlanFilePath() string {
@@ -4855,7 +5067,7 @@ type PlanModeAttachment struct {
 
 func (x *PlanModeAttachment) Reset() {
 	*x = PlanModeAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4867,7 +5079,7 @@ func (x *PlanModeAttachment) String() string {
 func (*PlanModeAttachment) ProtoMessage() {}
 
 func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4880,7 +5092,7 @@ func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanModeAttachment.ProtoReflect.Descriptor instead.
 func (*PlanModeAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *PlanModeAttachment) GetPlanFilePath() string {
@@ -4917,7 +5129,7 @@ type InvokedSkill struct {
 
 func (x *InvokedSkill) Reset() {
 	*x = InvokedSkill{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4929,7 +5141,7 @@ func (x *InvokedSkill) String() string {
 func (*InvokedSkill) ProtoMessage() {}
 
 func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4942,7 +5154,7 @@ func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkill.ProtoReflect.Descriptor instead.
 func (*InvokedSkill) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *InvokedSkill) GetName() string {
@@ -4982,7 +5194,7 @@ type InvokedSkills struct {
 
 func (x *InvokedSkills) Reset() {
 	*x = InvokedSkills{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4994,7 +5206,7 @@ func (x *InvokedSkills) String() string {
 func (*InvokedSkills) ProtoMessage() {}
 
 func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5007,7 +5219,7 @@ func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkills.ProtoReflect.Descriptor instead.
 func (*InvokedSkills) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *InvokedSkills) GetSkills() []*InvokedSkill {
@@ -5028,7 +5240,7 @@ type DeferredToolsDelta struct {
 
 func (x *DeferredToolsDelta) Reset() {
 	*x = DeferredToolsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5040,7 +5252,7 @@ func (x *DeferredToolsDelta) String() string {
 func (*DeferredToolsDelta) ProtoMessage() {}
 
 func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5053,7 +5265,7 @@ func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredToolsDelta.ProtoReflect.Descriptor instead.
 func (*DeferredToolsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *DeferredToolsDelta) GetAddedNames() []string {
@@ -5090,7 +5302,7 @@ type AgentListingDelta struct {
 
 func (x *AgentListingDelta) Reset() {
 	*x = AgentListingDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5102,7 +5314,7 @@ func (x *AgentListingDelta) String() string {
 func (*AgentListingDelta) ProtoMessage() {}
 
 func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5115,7 +5327,7 @@ func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentListingDelta.ProtoReflect.Descriptor instead.
 func (*AgentListingDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *AgentListingDelta) GetAddedTypes() []string {
@@ -5164,7 +5376,7 @@ type McpInstructionsDelta struct {
 
 func (x *McpInstructionsDelta) Reset() {
 	*x = McpInstructionsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5176,7 +5388,7 @@ func (x *McpInstructionsDelta) String() string {
 func (*McpInstructionsDelta) ProtoMessage() {}
 
 func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5189,7 +5401,7 @@ func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpInstructionsDelta.ProtoReflect.Descriptor instead.
 func (*McpInstructionsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *McpInstructionsDelta) GetAddedNames() []string {
@@ -5222,7 +5434,7 @@ type HookAdditionalContext struct {
 
 func (x *HookAdditionalContext) Reset() {
 	*x = HookAdditionalContext{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5234,7 +5446,7 @@ func (x *HookAdditionalContext) String() string {
 func (*HookAdditionalContext) ProtoMessage() {}
 
 func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5247,7 +5459,7 @@ func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookAdditionalContext.ProtoReflect.Descriptor instead.
 func (*HookAdditionalContext) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *HookAdditionalContext) GetContent() []string {
@@ -5266,7 +5478,7 @@ type SkillListingAttachment struct {
 
 func (x *SkillListingAttachment) Reset() {
 	*x = SkillListingAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5278,7 +5490,7 @@ func (x *SkillListingAttachment) String() string {
 func (*SkillListingAttachment) ProtoMessage() {}
 
 func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5291,7 +5503,7 @@ func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingAttachment.ProtoReflect.Descriptor instead.
 func (*SkillListingAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *SkillListingAttachment) GetSkills() []*SkillListingEntry {
@@ -5323,6 +5535,7 @@ type Attachment struct {
 	//	*Attachment_McpInstructionsDelta
 	//	*Attachment_HookAdditionalContext
 	//	*Attachment_SkillListing
+	//	*Attachment_LeftOutFiles
 	Payload       isAttachment_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5330,7 +5543,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5342,7 +5555,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5355,7 +5568,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *Attachment) GetKind() AttachmentKind {
@@ -5492,6 +5705,15 @@ func (x *Attachment) GetSkillListing() *SkillListingAttachment {
 	return nil
 }
 
+func (x *Attachment) GetLeftOutFiles() *LeftOutFiles {
+	if x != nil {
+		if x, ok := x.Payload.(*Attachment_LeftOutFiles); ok {
+			return x.LeftOutFiles
+		}
+	}
+	return nil
+}
+
 type isAttachment_Payload interface {
 	isAttachment_Payload()
 }
@@ -5540,6 +5762,10 @@ type Attachment_SkillListing struct {
 	SkillListing *SkillListingAttachment `protobuf:"bytes,20,opt,name=skill_listing,json=skillListing,proto3,oneof"`
 }
 
+type Attachment_LeftOutFiles struct {
+	LeftOutFiles *LeftOutFiles `protobuf:"bytes,21,opt,name=left_out_files,json=leftOutFiles,proto3,oneof"`
+}
+
 func (*Attachment_File) isAttachment_Payload() {}
 
 func (*Attachment_FileReference) isAttachment_Payload() {}
@@ -5561,6 +5787,8 @@ func (*Attachment_McpInstructionsDelta) isAttachment_Payload() {}
 func (*Attachment_HookAdditionalContext) isAttachment_Payload() {}
 
 func (*Attachment_SkillListing) isAttachment_Payload() {}
+
+func (*Attachment_LeftOutFiles) isAttachment_Payload() {}
 
 type Decision struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -5585,7 +5813,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5597,7 +5825,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5610,7 +5838,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *Decision) GetSubject() Subject {
@@ -5674,7 +5902,7 @@ type CategoryTotals struct {
 
 func (x *CategoryTotals) Reset() {
 	*x = CategoryTotals{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5686,7 +5914,7 @@ func (x *CategoryTotals) String() string {
 func (*CategoryTotals) ProtoMessage() {}
 
 func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5699,7 +5927,7 @@ func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryTotals.ProtoReflect.Descriptor instead.
 func (*CategoryTotals) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CategoryTotals) GetCategory() string {
@@ -5740,7 +5968,7 @@ type EstimateTokensRequest struct {
 
 func (x *EstimateTokensRequest) Reset() {
 	*x = EstimateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5752,7 +5980,7 @@ func (x *EstimateTokensRequest) String() string {
 func (*EstimateTokensRequest) ProtoMessage() {}
 
 func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5765,7 +5993,7 @@ func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *EstimateTokensRequest) GetText() []byte {
@@ -5791,7 +6019,7 @@ type EstimateTokensResponse struct {
 
 func (x *EstimateTokensResponse) Reset() {
 	*x = EstimateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5803,7 +6031,7 @@ func (x *EstimateTokensResponse) String() string {
 func (*EstimateTokensResponse) ProtoMessage() {}
 
 func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5816,7 +6044,7 @@ func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *EstimateTokensResponse) GetTokens() int64 {
@@ -5836,7 +6064,7 @@ type EstimateTokensBatchRequest struct {
 
 func (x *EstimateTokensBatchRequest) Reset() {
 	*x = EstimateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5848,7 +6076,7 @@ func (x *EstimateTokensBatchRequest) String() string {
 func (*EstimateTokensBatchRequest) ProtoMessage() {}
 
 func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5861,7 +6089,7 @@ func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *EstimateTokensBatchRequest) GetTexts() [][]byte {
@@ -5887,7 +6115,7 @@ type EstimateTokensBatchResponse struct {
 
 func (x *EstimateTokensBatchResponse) Reset() {
 	*x = EstimateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5899,7 +6127,7 @@ func (x *EstimateTokensBatchResponse) String() string {
 func (*EstimateTokensBatchResponse) ProtoMessage() {}
 
 func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5912,7 +6140,7 @@ func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *EstimateTokensBatchResponse) GetTokens() []int64 {
@@ -5932,7 +6160,7 @@ type CountTokensRequest struct {
 
 func (x *CountTokensRequest) Reset() {
 	*x = CountTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5944,7 +6172,7 @@ func (x *CountTokensRequest) String() string {
 func (*CountTokensRequest) ProtoMessage() {}
 
 func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5957,7 +6185,7 @@ func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CountTokensRequest) GetText() []byte {
@@ -5983,7 +6211,7 @@ type CountTokensResponse struct {
 
 func (x *CountTokensResponse) Reset() {
 	*x = CountTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5995,7 +6223,7 @@ func (x *CountTokensResponse) String() string {
 func (*CountTokensResponse) ProtoMessage() {}
 
 func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6008,7 +6236,7 @@ func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CountTokensResponse) GetTokens() int64 {
@@ -6028,7 +6256,7 @@ type CountTokensBatchRequest struct {
 
 func (x *CountTokensBatchRequest) Reset() {
 	*x = CountTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6040,7 +6268,7 @@ func (x *CountTokensBatchRequest) String() string {
 func (*CountTokensBatchRequest) ProtoMessage() {}
 
 func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6053,7 +6281,7 @@ func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CountTokensBatchRequest) GetTexts() [][]byte {
@@ -6079,7 +6307,7 @@ type CountTokensBatchResponse struct {
 
 func (x *CountTokensBatchResponse) Reset() {
 	*x = CountTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6091,7 +6319,7 @@ func (x *CountTokensBatchResponse) String() string {
 func (*CountTokensBatchResponse) ProtoMessage() {}
 
 func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6104,7 +6332,7 @@ func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CountTokensBatchResponse) GetTokens() []int64 {
@@ -6127,7 +6355,7 @@ type TruncateTokensRequest struct {
 
 func (x *TruncateTokensRequest) Reset() {
 	*x = TruncateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6139,7 +6367,7 @@ func (x *TruncateTokensRequest) String() string {
 func (*TruncateTokensRequest) ProtoMessage() {}
 
 func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6152,7 +6380,7 @@ func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *TruncateTokensRequest) GetText() []byte {
@@ -6201,7 +6429,7 @@ type TruncateTokensResponse struct {
 
 func (x *TruncateTokensResponse) Reset() {
 	*x = TruncateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6213,7 +6441,7 @@ func (x *TruncateTokensResponse) String() string {
 func (*TruncateTokensResponse) ProtoMessage() {}
 
 func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6226,7 +6454,7 @@ func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *TruncateTokensResponse) GetText() []byte {
@@ -6263,7 +6491,7 @@ type TruncateTokensBatchRequest struct {
 
 func (x *TruncateTokensBatchRequest) Reset() {
 	*x = TruncateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6275,7 +6503,7 @@ func (x *TruncateTokensBatchRequest) String() string {
 func (*TruncateTokensBatchRequest) ProtoMessage() {}
 
 func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6288,7 +6516,7 @@ func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *TruncateTokensBatchRequest) GetTexts() [][]byte {
@@ -6335,7 +6563,7 @@ type TruncateTokensBatchResponse struct {
 
 func (x *TruncateTokensBatchResponse) Reset() {
 	*x = TruncateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6347,7 +6575,7 @@ func (x *TruncateTokensBatchResponse) String() string {
 func (*TruncateTokensBatchResponse) ProtoMessage() {}
 
 func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6360,7 +6588,7 @@ func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *TruncateTokensBatchResponse) GetResults() []*TruncateTokensResponse {
@@ -6381,7 +6609,7 @@ type PathMapping struct {
 
 func (x *PathMapping) Reset() {
 	*x = PathMapping{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6393,7 +6621,7 @@ func (x *PathMapping) String() string {
 func (*PathMapping) ProtoMessage() {}
 
 func (x *PathMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6406,7 +6634,7 @@ func (x *PathMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathMapping.ProtoReflect.Descriptor instead.
 func (*PathMapping) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PathMapping) GetSource() string {
@@ -6445,7 +6673,7 @@ type ImportTranscriptRequest struct {
 
 func (x *ImportTranscriptRequest) Reset() {
 	*x = ImportTranscriptRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6457,7 +6685,7 @@ func (x *ImportTranscriptRequest) String() string {
 func (*ImportTranscriptRequest) ProtoMessage() {}
 
 func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6470,7 +6698,7 @@ func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptRequest.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ImportTranscriptRequest) GetTranscript() []byte {
@@ -6553,7 +6781,7 @@ type TranscriptBoundary struct {
 
 func (x *TranscriptBoundary) Reset() {
 	*x = TranscriptBoundary{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6565,7 +6793,7 @@ func (x *TranscriptBoundary) String() string {
 func (*TranscriptBoundary) ProtoMessage() {}
 
 func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6578,7 +6806,7 @@ func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptBoundary.ProtoReflect.Descriptor instead.
 func (*TranscriptBoundary) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *TranscriptBoundary) GetUuid() string {
@@ -6647,7 +6875,7 @@ type RestoredItem struct {
 
 func (x *RestoredItem) Reset() {
 	*x = RestoredItem{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6659,7 +6887,7 @@ func (x *RestoredItem) String() string {
 func (*RestoredItem) ProtoMessage() {}
 
 func (x *RestoredItem) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6672,7 +6900,7 @@ func (x *RestoredItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoredItem.ProtoReflect.Descriptor instead.
 func (*RestoredItem) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *RestoredItem) GetKind() string {
@@ -6703,7 +6931,7 @@ type ImportTranscriptResponse struct {
 
 func (x *ImportTranscriptResponse) Reset() {
 	*x = ImportTranscriptResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6715,7 +6943,7 @@ func (x *ImportTranscriptResponse) String() string {
 func (*ImportTranscriptResponse) ProtoMessage() {}
 
 func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6728,7 +6956,7 @@ func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptResponse.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{87}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ImportTranscriptResponse) GetSessionId() string {
@@ -6777,7 +7005,7 @@ var File_postcompact_v1_postcompact_proto protoreflect.FileDescriptor
 
 const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\n" +
-	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\xd5\a\n" +
+	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\x83\t\n" +
 	"\rRestorePolicy\x12 \n" +
 	"\tmax_files\x18\x01 \x01(\x05H\x00R\bmaxFiles\x88\x01\x01\x12/\n" +
 	"\x11file_token_budget\x18\x02 \x01(\x03H\x01R\x0ffileTokenBudget\x88\x01\x01\x122\n" +
@@ -6794,7 +7022,10 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x10malware_reminder\x18\f \x01(\bH\tR\x0fmalwareReminder\x88\x01\x01\x12-\n" +
 	"\x10carry_read_state\x18\r \x01(\bH\n" +
 	"R\x0ecarryReadState\x88\x01\x01\x12+\n" +
-	"\x0fmax_read_tokens\x18\x0e \x01(\x03H\vR\rmaxReadTokens\x88\x01\x01B\f\n" +
+	"\x0fmax_read_tokens\x18\x0e \x01(\x03H\vR\rmaxReadTokens\x88\x01\x01\x12&\n" +
+	"\frestore_seen\x18\x0f \x01(\bH\fR\vrestoreSeen\x88\x01\x01\x125\n" +
+	"\aranking\x18\x10 \x01(\x0e2\x1b.postcompact.v1.FileRankingR\aranking\x12)\n" +
+	"\x0eleft_out_index\x18\x11 \x01(\bH\rR\fleftOutIndex\x88\x01\x01B\f\n" +
 	"\n" +
 	"_max_filesB\x14\n" +
 	"\x12_file_token_budgetB\x16\n" +
@@ -6807,7 +7038,9 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x14_max_file_size_bytesB\x13\n" +
 	"\x11_malware_reminderB\x13\n" +
 	"\x11_carry_read_stateB\x12\n" +
-	"\x10_max_read_tokens\"\x16\n" +
+	"\x10_max_read_tokensB\x0f\n" +
+	"\r_restore_seenB\x11\n" +
+	"\x0f_left_out_index\"\x16\n" +
 	"\x14GetServerInfoRequest\"\x89\x02\n" +
 	"\x15GetServerInfoResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1f\n" +
@@ -7128,7 +7361,16 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"start_line\x18\a \x01(\x03R\tstartLine\"M\n" +
 	"\x14CompactFileReference\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
-	"\fdisplay_path\x18\x02 \x01(\tR\vdisplayPath\"\xf1\x01\n" +
+	"\fdisplay_path\x18\x02 \x01(\tR\vdisplayPath\"A\n" +
+	"\fLeftOutFiles\x121\n" +
+	"\x05files\x18\x01 \x03(\v2\x1b.postcompact.v1.LeftOutFileR\x05files\"\x98\x01\n" +
+	"\vLeftOutFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12!\n" +
+	"\fdisplay_path\x18\x02 \x01(\tR\vdisplayPath\x12\x1d\n" +
+	"\n" +
+	"first_line\x18\x03 \x01(\x03R\tfirstLine\x12\x1b\n" +
+	"\tlast_line\x18\x04 \x01(\x03R\blastLine\x12\x16\n" +
+	"\x06edited\x18\x05 \x01(\bR\x06edited\"\xf1\x01\n" +
 	"\x14TaskStatusAttachment\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x1b\n" +
 	"\ttask_type\x18\x02 \x01(\tR\btaskType\x12 \n" +
@@ -7175,7 +7417,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x15HookAdditionalContext\x12\x18\n" +
 	"\acontent\x18\x01 \x03(\tR\acontent\"S\n" +
 	"\x16SkillListingAttachment\x129\n" +
-	"\x06skills\x18\x01 \x03(\v2!.postcompact.v1.SkillListingEntryR\x06skills\"\xb2\b\n" +
+	"\x06skills\x18\x01 \x03(\v2!.postcompact.v1.SkillListingEntryR\x06skills\"\xf8\b\n" +
 	"\n" +
 	"Attachment\x122\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.postcompact.v1.AttachmentKindR\x04kind\x12\x16\n" +
@@ -7194,7 +7436,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x13agent_listing_delta\x18\x11 \x01(\v2!.postcompact.v1.AgentListingDeltaH\x00R\x11agentListingDelta\x12\\\n" +
 	"\x16mcp_instructions_delta\x18\x12 \x01(\v2$.postcompact.v1.McpInstructionsDeltaH\x00R\x14mcpInstructionsDelta\x12_\n" +
 	"\x17hook_additional_context\x18\x13 \x01(\v2%.postcompact.v1.HookAdditionalContextH\x00R\x15hookAdditionalContext\x12M\n" +
-	"\rskill_listing\x18\x14 \x01(\v2&.postcompact.v1.SkillListingAttachmentH\x00R\fskillListingB\t\n" +
+	"\rskill_listing\x18\x14 \x01(\v2&.postcompact.v1.SkillListingAttachmentH\x00R\fskillListing\x12D\n" +
+	"\x0eleft_out_files\x18\x15 \x01(\v2\x1c.postcompact.v1.LeftOutFilesH\x00R\fleftOutFilesB\t\n" +
 	"\apayloadJ\x04\b\x02\x10\x03R\rrendered_text\"\xef\x01\n" +
 	"\bDecision\x121\n" +
 	"\asubject\x18\x01 \x01(\x0e2\x17.postcompact.v1.SubjectR\asubject\x12\x12\n" +
@@ -7296,11 +7539,16 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\tPlacement\x12\x19\n" +
 	"\x15PLACEMENT_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0ePLACEMENT_USER\x10\x01\x12\x14\n" +
-	"\x10PLACEMENT_SYSTEM\x10\x02*s\n" +
+	"\x10PLACEMENT_SYSTEM\x10\x02*\x8d\x01\n" +
 	"\x0eOversizePolicy\x12\x1f\n" +
 	"\x1bOVERSIZE_POLICY_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dOVERSIZE_POLICY_TRUNCATE_HEAD\x10\x01\x12\x1d\n" +
-	"\x19OVERSIZE_POLICY_REFERENCE\x10\x02*_\n" +
+	"\x19OVERSIZE_POLICY_REFERENCE\x10\x02\x12\x18\n" +
+	"\x14OVERSIZE_POLICY_SKIP\x10\x03*c\n" +
+	"\vFileRanking\x12\x1c\n" +
+	"\x18FILE_RANKING_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14FILE_RANKING_RECENCY\x10\x01\x12\x1c\n" +
+	"\x18FILE_RANKING_EDITS_FIRST\x10\x02*_\n" +
 	"\fTokenCounter\x12\x1d\n" +
 	"\x19TOKEN_COUNTER_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13TOKEN_COUNTER_ROUGH\x10\x01\x12\x17\n" +
@@ -7336,7 +7584,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\x12\n" +
-	"\x0eROLE_ASSISTANT\x10\x02*\xd3\x03\n" +
+	"\x0eROLE_ASSISTANT\x10\x02*\xf7\x03\n" +
 	"\x0eAttachmentKind\x12\x1f\n" +
 	"\x1bATTACHMENT_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ATTACHMENT_KIND_FILE\x10\x01\x12*\n" +
@@ -7350,12 +7598,13 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"&ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA\x10\t\x12+\n" +
 	"'ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT\x10\n" +
 	"\x12!\n" +
-	"\x1dATTACHMENT_KIND_SKILL_LISTING\x10\v*Y\n" +
+	"\x1dATTACHMENT_KIND_SKILL_LISTING\x10\v\x12\"\n" +
+	"\x1eATTACHMENT_KIND_LEFT_OUT_FILES\x10\f*Y\n" +
 	"\aSubject\x12\x17\n" +
 	"\x13SUBJECT_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSUBJECT_FILE\x10\x01\x12\x11\n" +
 	"\rSUBJECT_SKILL\x10\x02\x12\x10\n" +
-	"\fSUBJECT_HOOK\x10\x03*\xb4\x03\n" +
+	"\fSUBJECT_HOOK\x10\x03*\xd2\x03\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10OUTCOME_RESTORED\x10\x01\x12\x15\n" +
@@ -7373,7 +7622,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0fOUTCOME_HOOK_OK\x10\f\x12\x17\n" +
 	"\x13OUTCOME_HOOK_FAILED\x10\r\x12\x1a\n" +
 	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e\x12\x1d\n" +
-	"\x19OUTCOME_EXCLUDED_ARTIFACT\x10\x0f2\x89\x13\n" +
+	"\x19OUTCOME_EXCLUDED_ARTIFACT\x10\x0f\x12\x1c\n" +
+	"\x18OUTCOME_DROPPED_OVER_CAP\x10\x102\x89\x13\n" +
 	"\x12PostcompactService\x12\\\n" +
 	"\rGetServerInfo\x12$.postcompact.v1.GetServerInfoRequest\x1a%.postcompact.v1.GetServerInfoResponse\x12M\n" +
 	"\bGetStats\x12\x1f.postcompact.v1.GetStatsRequest\x1a .postcompact.v1.GetStatsResponse\x12V\n" +
@@ -7421,240 +7671,246 @@ func file_postcompact_v1_postcompact_proto_rawDescGZIP() []byte {
 	return file_postcompact_v1_postcompact_proto_rawDescData
 }
 
-var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
+var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(Profile)(0),                        // 0: postcompact.v1.Profile
 	(Placement)(0),                      // 1: postcompact.v1.Placement
 	(OversizePolicy)(0),                 // 2: postcompact.v1.OversizePolicy
-	(TokenCounter)(0),                   // 3: postcompact.v1.TokenCounter
-	(PermissionMode)(0),                 // 4: postcompact.v1.PermissionMode
-	(AgentMode)(0),                      // 5: postcompact.v1.AgentMode
-	(WriteCheck)(0),                     // 6: postcompact.v1.WriteCheck
-	(TaskStatus)(0),                     // 7: postcompact.v1.TaskStatus
-	(CompactKind)(0),                    // 8: postcompact.v1.CompactKind
-	(Role)(0),                           // 9: postcompact.v1.Role
-	(AttachmentKind)(0),                 // 10: postcompact.v1.AttachmentKind
-	(Subject)(0),                        // 11: postcompact.v1.Subject
-	(Outcome)(0),                        // 12: postcompact.v1.Outcome
-	(*RestorePolicy)(nil),               // 13: postcompact.v1.RestorePolicy
-	(*GetServerInfoRequest)(nil),        // 14: postcompact.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil),       // 15: postcompact.v1.GetServerInfoResponse
-	(*GetStatsRequest)(nil),             // 16: postcompact.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),            // 17: postcompact.v1.GetStatsResponse
-	(*MemoryFiles)(nil),                 // 18: postcompact.v1.MemoryFiles
-	(*OpenSessionRequest)(nil),          // 19: postcompact.v1.OpenSessionRequest
-	(*TemplateSpec)(nil),                // 20: postcompact.v1.TemplateSpec
-	(*OpenSessionResponse)(nil),         // 21: postcompact.v1.OpenSessionResponse
-	(*CloseSessionRequest)(nil),         // 22: postcompact.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),        // 23: postcompact.v1.CloseSessionResponse
-	(*ListSessionsRequest)(nil),         // 24: postcompact.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),        // 25: postcompact.v1.ListSessionsResponse
-	(*SessionInfo)(nil),                 // 26: postcompact.v1.SessionInfo
-	(*StartAgentRequest)(nil),           // 27: postcompact.v1.StartAgentRequest
-	(*StartAgentResponse)(nil),          // 28: postcompact.v1.StartAgentResponse
-	(*EndAgentRequest)(nil),             // 29: postcompact.v1.EndAgentRequest
-	(*EndAgentResponse)(nil),            // 30: postcompact.v1.EndAgentResponse
-	(*MergeFileStateRequest)(nil),       // 31: postcompact.v1.MergeFileStateRequest
-	(*MergeFileStateResponse)(nil),      // 32: postcompact.v1.MergeFileStateResponse
-	(*ReadFileRequest)(nil),             // 33: postcompact.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),            // 34: postcompact.v1.ReadFileResponse
-	(*RecordReadRequest)(nil),           // 35: postcompact.v1.RecordReadRequest
-	(*RecordReadResponse)(nil),          // 36: postcompact.v1.RecordReadResponse
-	(*RecordWriteRequest)(nil),          // 37: postcompact.v1.RecordWriteRequest
-	(*RecordWriteResponse)(nil),         // 38: postcompact.v1.RecordWriteResponse
-	(*CheckWriteRequest)(nil),           // 39: postcompact.v1.CheckWriteRequest
-	(*CheckWriteResponse)(nil),          // 40: postcompact.v1.CheckWriteResponse
-	(*CheckStaleRequest)(nil),           // 41: postcompact.v1.CheckStaleRequest
-	(*CheckStaleResponse)(nil),          // 42: postcompact.v1.CheckStaleResponse
-	(*RecordSkillRequest)(nil),          // 43: postcompact.v1.RecordSkillRequest
-	(*RecordSkillResponse)(nil),         // 44: postcompact.v1.RecordSkillResponse
-	(*SetPlanRequest)(nil),              // 45: postcompact.v1.SetPlanRequest
-	(*SetPlanResponse)(nil),             // 46: postcompact.v1.SetPlanResponse
-	(*SetModeRequest)(nil),              // 47: postcompact.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 48: postcompact.v1.SetModeResponse
-	(*Task)(nil),                        // 49: postcompact.v1.Task
-	(*UpsertTaskRequest)(nil),           // 50: postcompact.v1.UpsertTaskRequest
-	(*UpsertTaskResponse)(nil),          // 51: postcompact.v1.UpsertTaskResponse
-	(*DeferredTools)(nil),               // 52: postcompact.v1.DeferredTools
-	(*AgentType)(nil),                   // 53: postcompact.v1.AgentType
-	(*AgentTypes)(nil),                  // 54: postcompact.v1.AgentTypes
-	(*McpServer)(nil),                   // 55: postcompact.v1.McpServer
-	(*McpServers)(nil),                  // 56: postcompact.v1.McpServers
-	(*SkillListingEntry)(nil),           // 57: postcompact.v1.SkillListingEntry
-	(*SkillListing)(nil),                // 58: postcompact.v1.SkillListing
-	(*SetCatalogRequest)(nil),           // 59: postcompact.v1.SetCatalogRequest
-	(*SetCatalogResponse)(nil),          // 60: postcompact.v1.SetCatalogResponse
-	(*ToolUse)(nil),                     // 61: postcompact.v1.ToolUse
-	(*ToolResult)(nil),                  // 62: postcompact.v1.ToolResult
-	(*ContentBlock)(nil),                // 63: postcompact.v1.ContentBlock
-	(*ConversationMessage)(nil),         // 64: postcompact.v1.ConversationMessage
-	(*CompactRequest)(nil),              // 65: postcompact.v1.CompactRequest
-	(*CompactResponse)(nil),             // 66: postcompact.v1.CompactResponse
-	(*PreviewCompactRequest)(nil),       // 67: postcompact.v1.PreviewCompactRequest
-	(*PreviewCompactResponse)(nil),      // 68: postcompact.v1.PreviewCompactResponse
-	(*FileAttachment)(nil),              // 69: postcompact.v1.FileAttachment
-	(*CompactFileReference)(nil),        // 70: postcompact.v1.CompactFileReference
-	(*TaskStatusAttachment)(nil),        // 71: postcompact.v1.TaskStatusAttachment
-	(*PlanFileReference)(nil),           // 72: postcompact.v1.PlanFileReference
-	(*PlanModeAttachment)(nil),          // 73: postcompact.v1.PlanModeAttachment
-	(*InvokedSkill)(nil),                // 74: postcompact.v1.InvokedSkill
-	(*InvokedSkills)(nil),               // 75: postcompact.v1.InvokedSkills
-	(*DeferredToolsDelta)(nil),          // 76: postcompact.v1.DeferredToolsDelta
-	(*AgentListingDelta)(nil),           // 77: postcompact.v1.AgentListingDelta
-	(*McpInstructionsDelta)(nil),        // 78: postcompact.v1.McpInstructionsDelta
-	(*HookAdditionalContext)(nil),       // 79: postcompact.v1.HookAdditionalContext
-	(*SkillListingAttachment)(nil),      // 80: postcompact.v1.SkillListingAttachment
-	(*Attachment)(nil),                  // 81: postcompact.v1.Attachment
-	(*Decision)(nil),                    // 82: postcompact.v1.Decision
-	(*CategoryTotals)(nil),              // 83: postcompact.v1.CategoryTotals
-	(*EstimateTokensRequest)(nil),       // 84: postcompact.v1.EstimateTokensRequest
-	(*EstimateTokensResponse)(nil),      // 85: postcompact.v1.EstimateTokensResponse
-	(*EstimateTokensBatchRequest)(nil),  // 86: postcompact.v1.EstimateTokensBatchRequest
-	(*EstimateTokensBatchResponse)(nil), // 87: postcompact.v1.EstimateTokensBatchResponse
-	(*CountTokensRequest)(nil),          // 88: postcompact.v1.CountTokensRequest
-	(*CountTokensResponse)(nil),         // 89: postcompact.v1.CountTokensResponse
-	(*CountTokensBatchRequest)(nil),     // 90: postcompact.v1.CountTokensBatchRequest
-	(*CountTokensBatchResponse)(nil),    // 91: postcompact.v1.CountTokensBatchResponse
-	(*TruncateTokensRequest)(nil),       // 92: postcompact.v1.TruncateTokensRequest
-	(*TruncateTokensResponse)(nil),      // 93: postcompact.v1.TruncateTokensResponse
-	(*TruncateTokensBatchRequest)(nil),  // 94: postcompact.v1.TruncateTokensBatchRequest
-	(*TruncateTokensBatchResponse)(nil), // 95: postcompact.v1.TruncateTokensBatchResponse
-	(*PathMapping)(nil),                 // 96: postcompact.v1.PathMapping
-	(*ImportTranscriptRequest)(nil),     // 97: postcompact.v1.ImportTranscriptRequest
-	(*TranscriptBoundary)(nil),          // 98: postcompact.v1.TranscriptBoundary
-	(*RestoredItem)(nil),                // 99: postcompact.v1.RestoredItem
-	(*ImportTranscriptResponse)(nil),    // 100: postcompact.v1.ImportTranscriptResponse
-	nil,                                 // 101: postcompact.v1.TemplateSpec.StringsEntry
+	(FileRanking)(0),                    // 3: postcompact.v1.FileRanking
+	(TokenCounter)(0),                   // 4: postcompact.v1.TokenCounter
+	(PermissionMode)(0),                 // 5: postcompact.v1.PermissionMode
+	(AgentMode)(0),                      // 6: postcompact.v1.AgentMode
+	(WriteCheck)(0),                     // 7: postcompact.v1.WriteCheck
+	(TaskStatus)(0),                     // 8: postcompact.v1.TaskStatus
+	(CompactKind)(0),                    // 9: postcompact.v1.CompactKind
+	(Role)(0),                           // 10: postcompact.v1.Role
+	(AttachmentKind)(0),                 // 11: postcompact.v1.AttachmentKind
+	(Subject)(0),                        // 12: postcompact.v1.Subject
+	(Outcome)(0),                        // 13: postcompact.v1.Outcome
+	(*RestorePolicy)(nil),               // 14: postcompact.v1.RestorePolicy
+	(*GetServerInfoRequest)(nil),        // 15: postcompact.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil),       // 16: postcompact.v1.GetServerInfoResponse
+	(*GetStatsRequest)(nil),             // 17: postcompact.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),            // 18: postcompact.v1.GetStatsResponse
+	(*MemoryFiles)(nil),                 // 19: postcompact.v1.MemoryFiles
+	(*OpenSessionRequest)(nil),          // 20: postcompact.v1.OpenSessionRequest
+	(*TemplateSpec)(nil),                // 21: postcompact.v1.TemplateSpec
+	(*OpenSessionResponse)(nil),         // 22: postcompact.v1.OpenSessionResponse
+	(*CloseSessionRequest)(nil),         // 23: postcompact.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),        // 24: postcompact.v1.CloseSessionResponse
+	(*ListSessionsRequest)(nil),         // 25: postcompact.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),        // 26: postcompact.v1.ListSessionsResponse
+	(*SessionInfo)(nil),                 // 27: postcompact.v1.SessionInfo
+	(*StartAgentRequest)(nil),           // 28: postcompact.v1.StartAgentRequest
+	(*StartAgentResponse)(nil),          // 29: postcompact.v1.StartAgentResponse
+	(*EndAgentRequest)(nil),             // 30: postcompact.v1.EndAgentRequest
+	(*EndAgentResponse)(nil),            // 31: postcompact.v1.EndAgentResponse
+	(*MergeFileStateRequest)(nil),       // 32: postcompact.v1.MergeFileStateRequest
+	(*MergeFileStateResponse)(nil),      // 33: postcompact.v1.MergeFileStateResponse
+	(*ReadFileRequest)(nil),             // 34: postcompact.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),            // 35: postcompact.v1.ReadFileResponse
+	(*RecordReadRequest)(nil),           // 36: postcompact.v1.RecordReadRequest
+	(*RecordReadResponse)(nil),          // 37: postcompact.v1.RecordReadResponse
+	(*RecordWriteRequest)(nil),          // 38: postcompact.v1.RecordWriteRequest
+	(*RecordWriteResponse)(nil),         // 39: postcompact.v1.RecordWriteResponse
+	(*CheckWriteRequest)(nil),           // 40: postcompact.v1.CheckWriteRequest
+	(*CheckWriteResponse)(nil),          // 41: postcompact.v1.CheckWriteResponse
+	(*CheckStaleRequest)(nil),           // 42: postcompact.v1.CheckStaleRequest
+	(*CheckStaleResponse)(nil),          // 43: postcompact.v1.CheckStaleResponse
+	(*RecordSkillRequest)(nil),          // 44: postcompact.v1.RecordSkillRequest
+	(*RecordSkillResponse)(nil),         // 45: postcompact.v1.RecordSkillResponse
+	(*SetPlanRequest)(nil),              // 46: postcompact.v1.SetPlanRequest
+	(*SetPlanResponse)(nil),             // 47: postcompact.v1.SetPlanResponse
+	(*SetModeRequest)(nil),              // 48: postcompact.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 49: postcompact.v1.SetModeResponse
+	(*Task)(nil),                        // 50: postcompact.v1.Task
+	(*UpsertTaskRequest)(nil),           // 51: postcompact.v1.UpsertTaskRequest
+	(*UpsertTaskResponse)(nil),          // 52: postcompact.v1.UpsertTaskResponse
+	(*DeferredTools)(nil),               // 53: postcompact.v1.DeferredTools
+	(*AgentType)(nil),                   // 54: postcompact.v1.AgentType
+	(*AgentTypes)(nil),                  // 55: postcompact.v1.AgentTypes
+	(*McpServer)(nil),                   // 56: postcompact.v1.McpServer
+	(*McpServers)(nil),                  // 57: postcompact.v1.McpServers
+	(*SkillListingEntry)(nil),           // 58: postcompact.v1.SkillListingEntry
+	(*SkillListing)(nil),                // 59: postcompact.v1.SkillListing
+	(*SetCatalogRequest)(nil),           // 60: postcompact.v1.SetCatalogRequest
+	(*SetCatalogResponse)(nil),          // 61: postcompact.v1.SetCatalogResponse
+	(*ToolUse)(nil),                     // 62: postcompact.v1.ToolUse
+	(*ToolResult)(nil),                  // 63: postcompact.v1.ToolResult
+	(*ContentBlock)(nil),                // 64: postcompact.v1.ContentBlock
+	(*ConversationMessage)(nil),         // 65: postcompact.v1.ConversationMessage
+	(*CompactRequest)(nil),              // 66: postcompact.v1.CompactRequest
+	(*CompactResponse)(nil),             // 67: postcompact.v1.CompactResponse
+	(*PreviewCompactRequest)(nil),       // 68: postcompact.v1.PreviewCompactRequest
+	(*PreviewCompactResponse)(nil),      // 69: postcompact.v1.PreviewCompactResponse
+	(*FileAttachment)(nil),              // 70: postcompact.v1.FileAttachment
+	(*CompactFileReference)(nil),        // 71: postcompact.v1.CompactFileReference
+	(*LeftOutFiles)(nil),                // 72: postcompact.v1.LeftOutFiles
+	(*LeftOutFile)(nil),                 // 73: postcompact.v1.LeftOutFile
+	(*TaskStatusAttachment)(nil),        // 74: postcompact.v1.TaskStatusAttachment
+	(*PlanFileReference)(nil),           // 75: postcompact.v1.PlanFileReference
+	(*PlanModeAttachment)(nil),          // 76: postcompact.v1.PlanModeAttachment
+	(*InvokedSkill)(nil),                // 77: postcompact.v1.InvokedSkill
+	(*InvokedSkills)(nil),               // 78: postcompact.v1.InvokedSkills
+	(*DeferredToolsDelta)(nil),          // 79: postcompact.v1.DeferredToolsDelta
+	(*AgentListingDelta)(nil),           // 80: postcompact.v1.AgentListingDelta
+	(*McpInstructionsDelta)(nil),        // 81: postcompact.v1.McpInstructionsDelta
+	(*HookAdditionalContext)(nil),       // 82: postcompact.v1.HookAdditionalContext
+	(*SkillListingAttachment)(nil),      // 83: postcompact.v1.SkillListingAttachment
+	(*Attachment)(nil),                  // 84: postcompact.v1.Attachment
+	(*Decision)(nil),                    // 85: postcompact.v1.Decision
+	(*CategoryTotals)(nil),              // 86: postcompact.v1.CategoryTotals
+	(*EstimateTokensRequest)(nil),       // 87: postcompact.v1.EstimateTokensRequest
+	(*EstimateTokensResponse)(nil),      // 88: postcompact.v1.EstimateTokensResponse
+	(*EstimateTokensBatchRequest)(nil),  // 89: postcompact.v1.EstimateTokensBatchRequest
+	(*EstimateTokensBatchResponse)(nil), // 90: postcompact.v1.EstimateTokensBatchResponse
+	(*CountTokensRequest)(nil),          // 91: postcompact.v1.CountTokensRequest
+	(*CountTokensResponse)(nil),         // 92: postcompact.v1.CountTokensResponse
+	(*CountTokensBatchRequest)(nil),     // 93: postcompact.v1.CountTokensBatchRequest
+	(*CountTokensBatchResponse)(nil),    // 94: postcompact.v1.CountTokensBatchResponse
+	(*TruncateTokensRequest)(nil),       // 95: postcompact.v1.TruncateTokensRequest
+	(*TruncateTokensResponse)(nil),      // 96: postcompact.v1.TruncateTokensResponse
+	(*TruncateTokensBatchRequest)(nil),  // 97: postcompact.v1.TruncateTokensBatchRequest
+	(*TruncateTokensBatchResponse)(nil), // 98: postcompact.v1.TruncateTokensBatchResponse
+	(*PathMapping)(nil),                 // 99: postcompact.v1.PathMapping
+	(*ImportTranscriptRequest)(nil),     // 100: postcompact.v1.ImportTranscriptRequest
+	(*TranscriptBoundary)(nil),          // 101: postcompact.v1.TranscriptBoundary
+	(*RestoredItem)(nil),                // 102: postcompact.v1.RestoredItem
+	(*ImportTranscriptResponse)(nil),    // 103: postcompact.v1.ImportTranscriptResponse
+	nil,                                 // 104: postcompact.v1.TemplateSpec.StringsEntry
 }
 var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
 	2,   // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
-	3,   // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
-	18,  // 2: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
-	13,  // 3: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	0,   // 4: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
-	20,  // 5: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
-	101, // 6: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
-	26,  // 7: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
-	26,  // 8: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
-	0,   // 9: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
-	5,   // 10: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
-	6,   // 11: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
-	4,   // 12: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
-	7,   // 13: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	49,  // 14: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	53,  // 15: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	55,  // 16: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	57,  // 17: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	52,  // 18: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	54,  // 19: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	56,  // 20: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	58,  // 21: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	81,  // 22: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	61,  // 23: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	62,  // 24: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	81,  // 25: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
-	9,   // 26: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	63,  // 27: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
-	8,   // 28: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	64,  // 29: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	13,  // 30: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	81,  // 31: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	82,  // 32: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	83,  // 33: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	8,   // 34: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	64,  // 35: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	13,  // 36: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	81,  // 37: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	82,  // 38: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	83,  // 39: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	7,   // 40: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	74,  // 41: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	57,  // 42: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
-	10,  // 43: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
-	1,   // 44: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
-	69,  // 45: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	70,  // 46: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	71,  // 47: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	72,  // 48: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	73,  // 49: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	75,  // 50: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	76,  // 51: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	77,  // 52: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	78,  // 53: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	79,  // 54: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	80,  // 55: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
-	11,  // 56: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
-	12,  // 57: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
-	3,   // 58: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
-	3,   // 59: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	93,  // 60: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	96,  // 61: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
-	0,   // 62: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
-	13,  // 63: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	99,  // 64: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
-	99,  // 65: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
-	26,  // 66: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
-	98,  // 67: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
-	14,  // 68: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
-	16,  // 69: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
-	19,  // 70: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
-	22,  // 71: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
-	24,  // 72: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
-	27,  // 73: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	29,  // 74: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
-	31,  // 75: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	33,  // 76: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	35,  // 77: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	37,  // 78: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	39,  // 79: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	41,  // 80: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	43,  // 81: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	45,  // 82: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	47,  // 83: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	50,  // 84: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	59,  // 85: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	65,  // 86: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	67,  // 87: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	84,  // 88: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	86,  // 89: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	88,  // 90: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	90,  // 91: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	92,  // 92: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	94,  // 93: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	97,  // 94: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
-	15,  // 95: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	17,  // 96: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	21,  // 97: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	23,  // 98: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	25,  // 99: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	28,  // 100: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	30,  // 101: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
-	32,  // 102: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	34,  // 103: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	36,  // 104: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	38,  // 105: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	40,  // 106: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	42,  // 107: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	44,  // 108: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	46,  // 109: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	48,  // 110: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	51,  // 111: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	60,  // 112: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	66,  // 113: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	68,  // 114: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	85,  // 115: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	87,  // 116: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	89,  // 117: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	91,  // 118: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	93,  // 119: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	95,  // 120: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	100, // 121: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
-	95,  // [95:122] is the sub-list for method output_type
-	68,  // [68:95] is the sub-list for method input_type
-	68,  // [68:68] is the sub-list for extension type_name
-	68,  // [68:68] is the sub-list for extension extendee
-	0,   // [0:68] is the sub-list for field type_name
+	4,   // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
+	3,   // 2: postcompact.v1.RestorePolicy.ranking:type_name -> postcompact.v1.FileRanking
+	19,  // 3: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
+	14,  // 4: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	0,   // 5: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
+	21,  // 6: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
+	104, // 7: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
+	27,  // 8: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
+	27,  // 9: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
+	0,   // 10: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
+	6,   // 11: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
+	7,   // 12: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
+	5,   // 13: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
+	8,   // 14: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
+	50,  // 15: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	54,  // 16: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	56,  // 17: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	58,  // 18: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	53,  // 19: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	55,  // 20: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	57,  // 21: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	59,  // 22: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	84,  // 23: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	62,  // 24: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	63,  // 25: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	84,  // 26: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	10,  // 27: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
+	64,  // 28: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	9,   // 29: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	65,  // 30: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	14,  // 31: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	84,  // 32: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	85,  // 33: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	86,  // 34: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	9,   // 35: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	65,  // 36: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	14,  // 37: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	84,  // 38: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	85,  // 39: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	86,  // 40: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	73,  // 41: postcompact.v1.LeftOutFiles.files:type_name -> postcompact.v1.LeftOutFile
+	8,   // 42: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
+	77,  // 43: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	58,  // 44: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	11,  // 45: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
+	1,   // 46: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
+	70,  // 47: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	71,  // 48: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	74,  // 49: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	75,  // 50: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	76,  // 51: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	78,  // 52: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	79,  // 53: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	80,  // 54: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	81,  // 55: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	82,  // 56: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	83,  // 57: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	72,  // 58: postcompact.v1.Attachment.left_out_files:type_name -> postcompact.v1.LeftOutFiles
+	12,  // 59: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
+	13,  // 60: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
+	4,   // 61: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
+	4,   // 62: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
+	96,  // 63: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	99,  // 64: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	0,   // 65: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
+	14,  // 66: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	102, // 67: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	102, // 68: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	27,  // 69: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
+	101, // 70: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	15,  // 71: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
+	17,  // 72: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
+	20,  // 73: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
+	23,  // 74: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
+	25,  // 75: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
+	28,  // 76: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
+	30,  // 77: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
+	32,  // 78: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	34,  // 79: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	36,  // 80: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	38,  // 81: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	40,  // 82: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	42,  // 83: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	44,  // 84: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	46,  // 85: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	48,  // 86: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	51,  // 87: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	60,  // 88: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	66,  // 89: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	68,  // 90: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	87,  // 91: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	89,  // 92: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	91,  // 93: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	93,  // 94: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	95,  // 95: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	97,  // 96: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	100, // 97: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	16,  // 98: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	18,  // 99: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	22,  // 100: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	24,  // 101: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	26,  // 102: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	29,  // 103: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	31,  // 104: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
+	33,  // 105: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	35,  // 106: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	37,  // 107: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	39,  // 108: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	41,  // 109: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	43,  // 110: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	45,  // 111: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	47,  // 112: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	49,  // 113: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	52,  // 114: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	61,  // 115: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	67,  // 116: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	69,  // 117: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	88,  // 118: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	90,  // 119: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	92,  // 120: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	94,  // 121: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	96,  // 122: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	98,  // 123: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	103, // 124: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	98,  // [98:125] is the sub-list for method output_type
+	71,  // [71:98] is the sub-list for method input_type
+	71,  // [71:71] is the sub-list for extension type_name
+	71,  // [71:71] is the sub-list for extension extendee
+	0,   // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_postcompact_v1_postcompact_proto_init() }
@@ -7672,7 +7928,7 @@ func file_postcompact_v1_postcompact_proto_init() {
 		(*ContentBlock_ToolResult)(nil),
 		(*ContentBlock_Attachment)(nil),
 	}
-	file_postcompact_v1_postcompact_proto_msgTypes[68].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[70].OneofWrappers = []any{
 		(*Attachment_File)(nil),
 		(*Attachment_FileReference)(nil),
 		(*Attachment_TaskStatus)(nil),
@@ -7684,14 +7940,15 @@ func file_postcompact_v1_postcompact_proto_init() {
 		(*Attachment_McpInstructionsDelta)(nil),
 		(*Attachment_HookAdditionalContext)(nil),
 		(*Attachment_SkillListing)(nil),
+		(*Attachment_LeftOutFiles)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_postcompact_v1_postcompact_proto_rawDesc), len(file_postcompact_v1_postcompact_proto_rawDesc)),
-			NumEnums:      13,
-			NumMessages:   89,
+			NumEnums:      14,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,8 @@ export type { EstimateTokensBatchResponse__Output as EstimateTokensBatchResponse
 export type { EstimateTokensRequest__Output as EstimateTokensRequest, EstimateTokensRequest as EstimateTokensRequestInput } from "./postcompact/v1/EstimateTokensRequest.js";
 export type { EstimateTokensResponse__Output as EstimateTokensResponse, EstimateTokensResponse as EstimateTokensResponseInput } from "./postcompact/v1/EstimateTokensResponse.js";
 export type { FileAttachment__Output as FileAttachment, FileAttachment as FileAttachmentInput } from "./postcompact/v1/FileAttachment.js";
+export { FileRanking } from "./postcompact/v1/FileRanking.js";
+export type { FileRanking__Output } from "./postcompact/v1/FileRanking.js";
 export type { GetServerInfoRequest__Output as GetServerInfoRequest, GetServerInfoRequest as GetServerInfoRequestInput } from "./postcompact/v1/GetServerInfoRequest.js";
 export type { GetServerInfoResponse__Output as GetServerInfoResponse, GetServerInfoResponse as GetServerInfoResponseInput } from "./postcompact/v1/GetServerInfoResponse.js";
 export type { GetStatsRequest__Output as GetStatsRequest, GetStatsRequest as GetStatsRequestInput } from "./postcompact/v1/GetStatsRequest.js";
@@ -45,6 +47,8 @@ export type { ImportTranscriptRequest__Output as ImportTranscriptRequest, Import
 export type { ImportTranscriptResponse__Output as ImportTranscriptResponse, ImportTranscriptResponse as ImportTranscriptResponseInput } from "./postcompact/v1/ImportTranscriptResponse.js";
 export type { InvokedSkill__Output as InvokedSkill, InvokedSkill as InvokedSkillInput } from "./postcompact/v1/InvokedSkill.js";
 export type { InvokedSkills__Output as InvokedSkills, InvokedSkills as InvokedSkillsInput } from "./postcompact/v1/InvokedSkills.js";
+export type { LeftOutFile__Output as LeftOutFile, LeftOutFile as LeftOutFileInput } from "./postcompact/v1/LeftOutFile.js";
+export type { LeftOutFiles__Output as LeftOutFiles, LeftOutFiles as LeftOutFilesInput } from "./postcompact/v1/LeftOutFiles.js";
 export type { ListSessionsRequest__Output as ListSessionsRequest, ListSessionsRequest as ListSessionsRequestInput } from "./postcompact/v1/ListSessionsRequest.js";
 export type { ListSessionsResponse__Output as ListSessionsResponse, ListSessionsResponse as ListSessionsResponseInput } from "./postcompact/v1/ListSessionsResponse.js";
 export type { McpInstructionsDelta__Output as McpInstructionsDelta, McpInstructionsDelta as McpInstructionsDeltaInput } from "./postcompact/v1/McpInstructionsDelta.js";

@@ -40,6 +40,8 @@ import type { ImportTranscriptRequest as _postcompact_v1_ImportTranscriptRequest
 import type { ImportTranscriptResponse as _postcompact_v1_ImportTranscriptResponse, ImportTranscriptResponse__Output as _postcompact_v1_ImportTranscriptResponse__Output } from './postcompact/v1/ImportTranscriptResponse.js';
 import type { InvokedSkill as _postcompact_v1_InvokedSkill, InvokedSkill__Output as _postcompact_v1_InvokedSkill__Output } from './postcompact/v1/InvokedSkill.js';
 import type { InvokedSkills as _postcompact_v1_InvokedSkills, InvokedSkills__Output as _postcompact_v1_InvokedSkills__Output } from './postcompact/v1/InvokedSkills.js';
+import type { LeftOutFile as _postcompact_v1_LeftOutFile, LeftOutFile__Output as _postcompact_v1_LeftOutFile__Output } from './postcompact/v1/LeftOutFile.js';
+import type { LeftOutFiles as _postcompact_v1_LeftOutFiles, LeftOutFiles__Output as _postcompact_v1_LeftOutFiles__Output } from './postcompact/v1/LeftOutFiles.js';
 import type { ListSessionsRequest as _postcompact_v1_ListSessionsRequest, ListSessionsRequest__Output as _postcompact_v1_ListSessionsRequest__Output } from './postcompact/v1/ListSessionsRequest.js';
 import type { ListSessionsResponse as _postcompact_v1_ListSessionsResponse, ListSessionsResponse__Output as _postcompact_v1_ListSessionsResponse__Output } from './postcompact/v1/ListSessionsResponse.js';
 import type { McpInstructionsDelta as _postcompact_v1_McpInstructionsDelta, McpInstructionsDelta__Output as _postcompact_v1_McpInstructionsDelta__Output } from './postcompact/v1/McpInstructionsDelta.js';
@@ -131,6 +133,7 @@ export interface ProtoGrpcType {
       EstimateTokensRequest: MessageTypeDefinition<_postcompact_v1_EstimateTokensRequest, _postcompact_v1_EstimateTokensRequest__Output>
       EstimateTokensResponse: MessageTypeDefinition<_postcompact_v1_EstimateTokensResponse, _postcompact_v1_EstimateTokensResponse__Output>
       FileAttachment: MessageTypeDefinition<_postcompact_v1_FileAttachment, _postcompact_v1_FileAttachment__Output>
+      FileRanking: EnumTypeDefinition
       GetServerInfoRequest: MessageTypeDefinition<_postcompact_v1_GetServerInfoRequest, _postcompact_v1_GetServerInfoRequest__Output>
       GetServerInfoResponse: MessageTypeDefinition<_postcompact_v1_GetServerInfoResponse, _postcompact_v1_GetServerInfoResponse__Output>
       GetStatsRequest: MessageTypeDefinition<_postcompact_v1_GetStatsRequest, _postcompact_v1_GetStatsRequest__Output>
@@ -140,6 +143,8 @@ export interface ProtoGrpcType {
       ImportTranscriptResponse: MessageTypeDefinition<_postcompact_v1_ImportTranscriptResponse, _postcompact_v1_ImportTranscriptResponse__Output>
       InvokedSkill: MessageTypeDefinition<_postcompact_v1_InvokedSkill, _postcompact_v1_InvokedSkill__Output>
       InvokedSkills: MessageTypeDefinition<_postcompact_v1_InvokedSkills, _postcompact_v1_InvokedSkills__Output>
+      LeftOutFile: MessageTypeDefinition<_postcompact_v1_LeftOutFile, _postcompact_v1_LeftOutFile__Output>
+      LeftOutFiles: MessageTypeDefinition<_postcompact_v1_LeftOutFiles, _postcompact_v1_LeftOutFiles__Output>
       ListSessionsRequest: MessageTypeDefinition<_postcompact_v1_ListSessionsRequest, _postcompact_v1_ListSessionsRequest__Output>
       ListSessionsResponse: MessageTypeDefinition<_postcompact_v1_ListSessionsResponse, _postcompact_v1_ListSessionsResponse__Output>
       McpInstructionsDelta: MessageTypeDefinition<_postcompact_v1_McpInstructionsDelta, _postcompact_v1_McpInstructionsDelta__Output>

@@ -25,6 +25,7 @@ from postcompact.state import (
     InvokedSkill,
     Session,
 )
+from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.persist")
@@ -291,6 +292,7 @@ class _FileRow:
     digest: bytes
     size: int
     mark: tuple[int, int] | None
+    seen: Seen | None = None
 
 
 def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
@@ -311,6 +313,15 @@ def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
     mark_ts, mark_mtime = _opt_int(row, "mark_ts_ms"), _opt_int(row, "mark_mtime_ms")
     if (mark_ts is None) != (mark_mtime is None):
         raise BadRow("mark_ts_ms and mark_mtime_ms are not both set or both NULL")
+    first, last = _opt_int(row, "seen_first"), _opt_int(row, "seen_last")
+    if (first is None) != (last is None) or (
+        first is not None and last is not None and (first < 0 or last < first)
+    ):
+        raise BadRow(f"seen_first {first} and seen_last {last} are not a range of lines")
+    edited = _int(row, "seen_edited")
+    if edited not in (0, 1):
+        raise BadRow(f"seen_edited is {edited}, not 0 or 1")
+    seen = None if first is None or last is None else Seen(first, last, bool(edited))
     return _FileRow(
         path=path,
         seq=_int(row, "seq"),
@@ -322,6 +333,7 @@ def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
         digest=digest,
         size=_int(row, "content_len", 0),
         mark=None if mark_ts is None or mark_mtime is None else (mark_ts, mark_mtime),
+        seen=seen,
     )
 
 

@@ -121,8 +121,23 @@ _V5 = """
 ALTER TABLE sessions ADD COLUMN templates BLOB NOT NULL DEFAULT x'';
 """
 
+# File rows gain what the agent saw of the file since its last compaction (state/seen.py): the
+# first and last line (NULL: nothing recorded) and whether it edited the file.
+_V6 = """
+ALTER TABLE files ADD COLUMN seen_first INTEGER;
+ALTER TABLE files ADD COLUMN seen_last INTEGER;
+ALTER TABLE files ADD COLUMN seen_edited INTEGER NOT NULL DEFAULT 0;
+"""
+
 # (version reached, SQL script). Append only; never edit a released step.
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1), (2, _V2), (3, _V3), (4, _V4), (5, _V5))
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (1, _V1),
+    (2, _V2),
+    (3, _V3),
+    (4, _V4),
+    (5, _V5),
+    (6, _V6),
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # The tables holding sessions' rows (each has a session_id column).
@@ -142,6 +157,7 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
     "files": (
         "session_id", "agent_id", "path", "seq", "timestamp_ms", "read_offset", "read_limit",
         "partial_view", "content_sha256", "content_len", "mark_ts_ms", "mark_mtime_ms",
+        "seen_first", "seen_last", "seen_edited",
     ),
     "skills": ("session_id", "agent_id", "name", "seq", "path", "content", "invoked_at_ms"),
     "tasks": ("session_id", "task_id", "seq", "task"),
@@ -166,12 +182,16 @@ _SINCE = {
     "agents.carried": 3,
     "quarantine": 4,
     "sessions.templates": 5,
+    "files.seen_first": 6,
+    "files.seen_last": 6,
+    "files.seen_edited": 6,
 }
 # The value a migration gives older rows in the columns it adds: how `state check` reads a
 # database that `serve` has not migrated yet.
 _ADDED: dict[str, dict[str, Any]] = {
     "agents": {"parent_agent_id": "", "carried": "{}"},
     "sessions": {"templates": b""},
+    "files": {"seen_first": None, "seen_last": None, "seen_edited": 0},
 }
 
 

@@ -44,6 +44,7 @@ from postcompact.state.model import (
     content_digest,
 )
 from postcompact.state.null import NullStore
+from postcompact.state.seen import Seen
 from postcompact.state.store import ROW_BYTES, Change, Store, Written
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -121,10 +122,10 @@ def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
 # --- the stores ----------------------------------------------------------------------------------
 
 # The file-row statements (fixed strings: sqlite3 keeps them prepared in its statement cache).
-_UPSERT_FILE = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_UPSERT_FILE = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _MOVE_FILE = (
-    "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ? "
-    "WHERE session_id = ? AND agent_id = ? AND path = ?"
+    "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ?, seen_first = ?, seen_last = ?, "
+    "seen_edited = ? WHERE session_id = ? AND agent_id = ? AND path = ?"
 )
 _DELETE_FILE = "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?"
 _DELETE_AGENT_FILES = "DELETE FROM files WHERE session_id = ? AND agent_id = ?"
@@ -137,10 +138,18 @@ class _Row:
     mark: tuple[int, int] | None
     digest: bytes  # as stored: the hash and length of the content recorded for the entry
     size: int
+    seen: Seen | None = None
 
     def same(self, st: FileState) -> bool:
         """Whether `st` would be stored as this row is (apart from seq and the mark)."""
         return self.state is st or (self.size == len(st.content) and self.state == st)
+
+
+def _seen_columns(seen: Seen | None) -> tuple[int | None, int | None, int]:
+    """`files.seen_first`, `seen_last`, `seen_edited` of an entry's seen lines."""
+    if seen is None:
+        return None, None, 0
+    return seen.first, seen.last, int(seen.edited)
 
 
 @dataclass(slots=True)
@@ -542,16 +551,24 @@ class SqliteStore:
         last = -1
         for path, st in reversed(a.files.snapshot()):  # least recently used first
             mark = a.read_mtimes.get(path)
+            seen = a.seen.get(path)
             prev = old.get(path)
             same = prev is not None and prev.same(st)
-            if prev is not None and same and prev.mark == mark and prev.seq > last:
-                row = prev if prev.state is st else _Row(st, prev.seq, mark, prev.digest, prev.size)
+            kept = prev is not None and prev.mark == mark and prev.seen == seen
+            if prev is not None and same and kept and prev.seq > last:
+                row = (
+                    prev
+                    if prev.state is st
+                    else _Row(st, prev.seq, mark, prev.digest, prev.size, seen)
+                )
             elif prev is not None and same:
-                row = _Row(st, self._next_seq(), mark, prev.digest, prev.size)
-                moves.append((row.seq, *(mark or (None, None)), sid, aid, path))
+                row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
+                moves.append(
+                    (row.seq, *(mark or (None, None)), *_seen_columns(seen), sid, aid, path)
+                )
             else:
                 digest, size = self._hash_of(st, prev, hints.get(path))
-                row = _Row(st, self._next_seq(), mark, digest, size)
+                row = _Row(st, self._next_seq(), mark, digest, size, seen)
                 upserts.append(
                     (
                         sid,
@@ -565,6 +582,7 @@ class SqliteStore:
                         digest,
                         size,
                         *(mark or (None, None)),
+                        *_seen_columns(seen),
                     )
                 )
             new[path] = row
@@ -752,8 +770,10 @@ class SqliteStore:
                 report.unverified += 1
             if f.mark is not None:
                 a.read_mtimes[f.path] = f.mark
+            if f.seen is not None:
+                a.seen[f.path] = f.seen
             entries.append((f.path, st))
-            loaded[f.path] = _Row(st, f.seq, f.mark, f.digest, f.size)
+            loaded[f.path] = _Row(st, f.seq, f.mark, f.digest, f.size, f.seen)
         a.files.load(entries)
         kept = set(a.files.keys())
         report.files += len(kept)

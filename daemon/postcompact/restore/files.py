@@ -311,6 +311,8 @@ class FileStep:
             size_detail = f"over the {p.max_file_size_bytes}-byte size cap"
             if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
                 return self._reference(path, rank, size_detail)
+            if p.oversize == pb.OVERSIZE_POLICY_SKIP:
+                return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=size_detail)
             try:
                 tf = self._reread(path, scope, inline, head_bytes=p.max_file_size_bytes)
             except fileread.FileReadError as exc2:
@@ -331,6 +333,8 @@ class FileStep:
         cap_detail = f"{tokens} tokens, over the {cap}-token cap" if tokens > cap else size_detail
         if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
             return self._reference(path, rank, cap_detail)
+        if p.oversize == pb.OVERSIZE_POLICY_SKIP:
+            return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=cap_detail)
 
         template = p.file_truncation_marker or self.templates.file_truncation_marker
         probe = render.file_truncation_marker(
@@ -397,7 +401,12 @@ class FileStep:
         stamp = tf.mtime_ms if self.rules.mtime_timestamps else (read_at or now_ms())
         text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
         last = first + tf.num_lines - 1
-        why = f"lines {first}-{last} of {tf.total_lines}: the range last read"
+        what = (
+            "the lines seen since the last compaction"
+            if self.policy.restore_seen
+            else ("the range last read")
+        )
+        why = f"lines {first}-{last} of {tf.total_lines}: {what}"
         return self._fitted(path, rank, text, tf, stamp, first=first, read=limit, why=why)
 
     def _fitted(
@@ -432,11 +441,14 @@ class FileStep:
                 return att.tokens
             return max(att.tokens, self.meter.measure("\n".join(att.blocks), ext))
 
+        # The head of the file the agent saw (lines 1-N of more): shown with the marker saying
+        # where the rest is, like a head cut to the cap.
+        head_only = first == 1 and read is not None and tf.num_lines < tf.total_lines
         whole = self._file(
             path, rank, text, tf, stamp, limit=limit, marker="", detail=why, first=first
         )
         tokens = measured(whole)
-        if tokens <= cap and not tf.truncated:
+        if tokens <= cap and not tf.truncated and not head_only:
             return whole
         reasons = [why] if why else []
         if tokens > cap:
@@ -444,6 +456,8 @@ class FileStep:
         over = "; ".join(reasons)
         if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
             return self._reference(path, rank, over)
+        if p.oversize == pb.OVERSIZE_POLICY_SKIP and (tokens > cap or tf.truncated):
+            return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=over)
         template = p.file_truncation_marker or self.templates.file_truncation_marker
         lines = text.split("\n")
         if text.endswith("\n"):
@@ -463,7 +477,7 @@ class FileStep:
             return measured(r) <= cap
 
         low, high, best = 1, len(lines), None  # the most whole lines that fit
-        if tf.truncated or tokens > cap:
+        if (tf.truncated or tokens > cap) and not head_only:
             high = len(lines) - (0 if tf.truncated else 1)
         while low <= high:
             mid = (low + high) // 2
@@ -474,6 +488,8 @@ class FileStep:
                 high = mid - 1
         if best is not None:
             return best
+        if p.oversize == pb.OVERSIZE_POLICY_SKIP:
+            return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=over)
         # Not even the first line fits: as much of it as does.
         line = lines[0] if lines else ""
         keep = len(line)
@@ -612,7 +628,16 @@ async def restore_files(
         else:
             candidates.append((path, ts, state))
 
-    ranked = sorted(candidates, key=lambda item: -item[1])  # stable: ties keep MRU
+    if policy.ranking == pb.FILE_RANKING_EDITS_FIRST:
+        seen = agent.seen
+
+        def edited_first(item: tuple[str, int, core.FileState | None]) -> tuple[bool, int]:
+            got = seen.get(item[0])
+            return (not (got is not None and got.edited), -item[1])
+
+        ranked = sorted(candidates, key=edited_first)
+    else:
+        ranked = sorted(candidates, key=lambda item: -item[1])  # stable: ties keep MRU
     selected = ranked[: policy.max_files]
     for rank, (path, _, state) in enumerate(ranked[policy.max_files :], start=policy.max_files + 1):
         out.decide(
@@ -638,19 +663,7 @@ async def restore_files(
         else None
     )
     order = [(rank, path) for rank, (path, _, _) in enumerate(selected, start=1)]
-    # Files last read as a range come back as that range (profiles with `restore_ranges`).
-    spans = (
-        {
-            path: (state.offset, state.limit)
-            for path, _, state in selected
-            if state is not None
-            and state.offset is not None
-            and state.offset > 1
-            and not state.partial_view
-        }
-        if step.rules.restore_ranges
-        else None
-    )
+    spans = _spans(step, agent, selected)
     held = sum(len(state.content) for _, _, state in selected if state is not None)
     if held >= PARALLEL_READ_BYTES:
         workers = min(len(order), PARALLEL_READ_WORKERS)
@@ -673,6 +686,7 @@ async def restore_files(
     results = sorted((r for part in parts for r in part), key=lambda r: r.rank)
 
     used = 0
+    attached: set[str] = set()
     seeds: list[_Restored] = []
     referenced: dict[str, int] = {}
     for r in results:
@@ -706,6 +720,7 @@ async def restore_files(
             continue
         used += r.cost
         out.attach_pending("files", r.attachment)
+        attached.add(r.path)
         out.decide(
             "files",
             pb.SUBJECT_FILE,
@@ -725,7 +740,70 @@ async def restore_files(
         for r in reversed(seeds)  # rank 1 last: the most recently used
         if r.seed is not None
     ]
+    if policy.left_out_index:
+        left = [path for path, _, _ in ranked if path not in attached]
+        if left:
+            out.attach_pending("files", _left_out(step, agent, left))
     return (referenced if carry_refs else {}), reseed
+
+
+def _spans(
+    step: FileStep,
+    agent: AgentState,
+    selected: Sequence[tuple[str, int, core.FileState | None]],
+) -> dict[str, tuple[int, int | None]] | None:
+    """The (offset, limit) each selected file is restored as, when not from line 1 to its end:
+    the lines seen since the last compaction (`restore_seen`), else the range last read (profiles
+    with `restore_ranges`)."""
+    if step.policy.restore_seen:
+        out: dict[str, tuple[int, int | None]] = {}
+        for path, _, state in selected:
+            seen = agent.seen.get(path)
+            if seen is not None and seen.first > 0 and (state is None or not state.partial_view):
+                out[path] = (seen.first, seen.last - seen.first + 1)
+        return out
+    if not step.rules.restore_ranges:
+        return None
+    return {
+        path: (state.offset, state.limit)
+        for path, _, state in selected
+        if state is not None
+        and state.offset is not None
+        and state.offset > 1
+        and not state.partial_view
+    }
+
+
+# The left-out index names at most this many files (the most recently used first).
+MAX_LEFT_OUT = 20
+
+
+def _left_out(step: FileStep, agent: AgentState, paths: Sequence[str]) -> Pending:
+    """The index of candidates not restored (`RestorePolicy.left_out_index`), in rank order:
+    path, lines seen, edited; one user-placed block."""
+    files: list[pb.LeftOutFile] = []
+    for path in paths[:MAX_LEFT_OUT]:
+        seen = agent.seen.get(path)
+        first, last = (seen.first, seen.last) if seen is not None else (0, 0)
+        files.append(
+            pb.LeftOutFile(
+                path=path,
+                display_path=step._display(path),
+                first_line=first,
+                last_line=last,
+                edited=seen is not None and seen.edited,
+            )
+        )
+    entries = [render.LeftOut(f.path, f.first_line, f.last_line, f.edited) for f in files]
+    body = render.left_out_files(entries, len(paths) - len(files), step.templates)
+    blocks = render.blocks([body], render.USER, step.templates)
+    return Pending(
+        kind=pb.ATTACHMENT_KIND_LEFT_OUT_FILES,
+        placement=render.USER,
+        blocks=blocks,
+        tokens=rough("\n".join(blocks)),
+        left_out_files=pb.LeftOutFiles(files=files),
+    )
 
 
 def _unreadable(path: str, rank: int, exc: fileread.FileReadError) -> _Restored:

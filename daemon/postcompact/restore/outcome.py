@@ -70,6 +70,7 @@ class Pending:
     tokens: int
     file: pb.FileAttachment | None = None
     file_reference: pb.CompactFileReference | None = None
+    left_out_files: pb.LeftOutFiles | None = None
 
 
 @dataclass(slots=True)
@@ -92,6 +93,8 @@ class Outcome:
             att.file.CopyFrom(p.file)
         if p.file_reference is not None:
             att.file_reference.CopyFrom(p.file_reference)
+        if p.left_out_files is not None:
+            att.left_out_files.CopyFrom(p.left_out_files)
         self._count(category, p.tokens)
 
     def _count(self, category: str, tokens: int) -> None:

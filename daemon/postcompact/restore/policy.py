@@ -79,6 +79,9 @@ class Policy:
     max_read_tokens: int = 25_000
     malware_reminder: bool = True
     carry_read_state: bool = False
+    restore_seen: bool = False
+    ranking: pb.FileRanking.ValueType = pb.FILE_RANKING_RECENCY
+    left_out_index: bool = False
 
     @property
     def exact(self) -> bool:
@@ -107,6 +110,8 @@ def validate_policy(layer: pb.RestorePolicy) -> None:
             )
     if layer.oversize not in pb.OversizePolicy.values():
         raise _bad("INVALID_POLICY", "oversize", f"is not a known value: {layer.oversize}")
+    if layer.ranking not in pb.FileRanking.values():
+        raise _bad("INVALID_POLICY", "ranking", f"is not a known value: {layer.ranking}")
     if layer.counter not in pb.TokenCounter.values():
         raise _bad("INVALID_POLICY", "counter", f"is not a known value: {layer.counter}")
     if layer.HasField("encoding") and layer.encoding not in ENCODINGS:
@@ -135,9 +140,13 @@ def profile_policy(profile: pb.Profile.ValueType) -> Policy:
     """The defaults of `profile`: the constants, and the profile's own rules."""
     r = profiles.rules(profile)
     return Policy(
+        max_files=r.max_files,
+        file_token_budget=r.file_token_budget,
+        max_tokens_per_file=r.max_tokens_per_file,
         oversize=r.oversize,
         malware_reminder=r.malware_reminder,
         carry_read_state=r.carry_read_state,
+        restore_seen=r.restore_seen,
     )
 
 
@@ -166,7 +175,9 @@ def _resolve(profile: int, *layers: pb.RestorePolicy) -> Policy:
         for str_name in _STR_FIELDS:
             if layer.HasField(str_name):
                 changes[str_name] = getattr(layer, str_name)
-        for flag in ("malware_reminder", "carry_read_state"):
+        if layer.ranking != pb.FILE_RANKING_UNSPECIFIED:
+            changes["ranking"] = layer.ranking
+        for flag in ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index"):
             if layer.HasField(flag):
                 changes[flag] = getattr(layer, flag)
         if changes:  # most layers are empty; dataclasses.replace costs ~20 µs

@@ -55,6 +55,7 @@ from postcompact.service.sessions import check_path_length
 from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Change, InvokedSkill, Session, content_digest
 from postcompact.state.registry import Registry
+from postcompact.state.seen import line_count, saw, written_lines
 from postcompact.v1 import postcompact_pb2 as pb
 
 INT64_MAX = 2**63 - 1
@@ -373,6 +374,7 @@ class FileService:
         reserve_answer(size)  # until the client has read it (admission.py)
         a.files.set(path, core.FileState(tf.content, stored, offset, limit, False))
         a.read_mtimes[path] = (stored, tf.mtime_ms)
+        saw(a.seen, path, offset, offset + tf.num_lines - 1)
         if digest is not None:
             change.digests[path] = (tf.content, digest)
         self._prune_marks(a)
@@ -398,10 +400,13 @@ class FileService:
 
     @staticmethod
     def _prune_marks(a: AgentState) -> None:
-        if len(a.read_mtimes) > 2 * len(a.files) + 64:
+        """Forget the marks and seen lines of entries the cache evicted (in bulk, rarely)."""
+        if len(a.read_mtimes) > 2 * len(a.files) + 64 or len(a.seen) > 2 * len(a.files) + 64:
             live = set(a.files.keys())
             for p in [p for p in a.read_mtimes if p not in live]:
                 del a.read_mtimes[p]
+            for p in [p for p in a.seen if p not in live]:
+                del a.seen[p]
 
     # --- RecordRead / RecordWrite ------------------------------------------------------------
 
@@ -418,6 +423,9 @@ class FileService:
         with self.registry.mutate(s, a) as change:
             a.files.set(path, core.FileState(req.content, ts, offset, limit, req.partial_view))
             a.read_mtimes.pop(path, None)
+            first = offset or 1
+            saw(a.seen, path, first, first + line_count(req.content) - 1)
+            self._prune_marks(a)
             change.files = True
             if req.nested_memory and path not in a.nested_memory:
                 a.nested_memory.add(path)
@@ -447,8 +455,11 @@ class FileService:
             _check_entry(a, path, req.if_entry_timestamp_ms)
         self._admit(a, path, len(req.content), "RecordWrite")
         with self.registry.mutate(s, a) as change:
+            held = a.files.peek(path) is not None
             a.files.set(path, core.FileState(req.content, ts, None, None, False))
             a.read_mtimes.pop(path, None)
+            saw(a.seen, path, *written_lines(held, req.content), edited=True)
+            self._prune_marks(a)
             change.files = True
         return pb.RecordWriteResponse(path=path)
 

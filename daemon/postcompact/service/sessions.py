@@ -290,6 +290,7 @@ class SessionService:
             a = AgentState(req.agent_id, parent.files.clone(), parent_agent_id=parent.agent_id)
             a.read_mtimes = dict(parent.read_mtimes)
             a.unverified = dict(parent.unverified)
+            a.seen = dict(parent.seen)
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
         with self.registry.mutate(s, a, room=ROW_BYTES * (1 + len(a.files))) as change:
@@ -334,6 +335,8 @@ class SessionService:
                     dst.read_mtimes[path] = mark
                 if src.unverified.get(path) is st:
                     dst.unverified[path] = st
+                if path in src.seen:
+                    dst.seen[path] = src.seen[path]
         return merged
 
     # --- reporting --------------------------------------------------------------------------

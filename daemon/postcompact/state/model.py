@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from postcompact import profiles
 from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.render import Templates
+from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
@@ -153,6 +154,8 @@ class AgentState:
     # next compaction (path -> the timestamp their entry had), under profiles that say so.
     carried_reads: dict[str, CarriedRead] = field(default_factory=dict)
     carried_refs: dict[str, int] = field(default_factory=dict)
+    # What the agent saw of each cached file since its last compaction (state/seen.py).
+    seen: dict[str, Seen] = field(default_factory=dict)
 
     def assign(self, other: AgentState) -> None:
         """Take every field of `other` (this object stays the one callers hold)."""

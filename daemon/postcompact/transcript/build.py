@@ -29,6 +29,7 @@ from typing import Any
 
 from postcompact import core
 from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.state.seen import line_count, saw, written_lines
 from postcompact.transcript.parse import (
     Announced,
     Boundary,
@@ -119,6 +120,7 @@ class Builder:
             content = e.content.encode("utf-8", "surrogatepass")
             a.files.set(path, core.FileState(content, self.stamp(e, path), offset, e.limit, False))
             a.read_mtimes.pop(path, None)
+            saw(a.seen, path, e.start_line, e.start_line + e.num_lines - 1)
             self._since(e, path)
         elif isinstance(e, FileUnchanged):
             path = self.local(e, e.path)
@@ -129,8 +131,11 @@ class Builder:
             if path is None:
                 return
             content = (e.content or "").encode("utf-8", "surrogatepass")
+            held = a.files.peek(path) is not None
             a.files.set(path, core.FileState(content, self.stamp(e, path), None, None, False))
             a.read_mtimes.pop(path, None)
+            # As the daemon takes a RecordWrite: only the new content, not what changed.
+            saw(a.seen, path, *written_lines(held, content), edited=True)
             self._since(e, path)
         elif isinstance(e, FileChanged):
             path = self.local(e, e.path)
@@ -177,15 +182,18 @@ class Builder:
         boundary, whole reads and writes only, each with its record's time."""
         a.files.clear()
         a.read_mtimes.clear()
+        a.seen.clear()
         for e, path in self.since_boundary.get(a.agent_id, []):
             if isinstance(e, FileRead):
                 whole = e.offset in (None, 1) and e.limit is None
                 if whole:
                     content = e.content.encode("utf-8", "surrogatepass")
                     a.files.set(path, core.FileState(content, e.time_ms, 1, None, False))
+                    saw(a.seen, path, 1, max(1, e.num_lines))
             elif isinstance(e, FileWritten):
                 content = (e.content or "").encode("utf-8", "surrogatepass")
                 a.files.set(path, core.FileState(content, e.time_ms, None, None, False))
+                saw(a.seen, path, 1, max(1, line_count(content)), edited=True)
 
     def _task(self, e: TaskChanged, a: AgentState) -> None:
         tasks = self.session.tasks

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,12 @@ from postcompact.transcript.paths import PathMap
 from postcompact.transcript.session import guess_home, new_session
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["BoundaryResult", "replay", "replay_file"]
+__all__ = ["BoundaryResult", "Observer", "replay", "replay_file"]
+
+# Called at each boundary once the compaction is applied (the session, the compacted agent, the
+# Compact answer, the path map), with the recreated disk as it was at the boundary: for callers
+# that measure more than `BoundaryResult` holds (`postcompact eval`).
+Observer = Callable[[Boundary, Session, AgentState, pb.CompactResponse, PathMap], None]
 
 DAY_MS = 86_400_000
 # An idle stretch this long before a boundary leaves what the transcript saw of a file before it
@@ -133,11 +138,12 @@ async def replay(
     profile: pb.Profile.ValueType = pb.PROFILE_CLAUDE_CODE,
     policy: pb.RestorePolicy | None = None,
     tree: str | None = None,
+    observe: Observer | None = None,
 ) -> list[BoundaryResult]:
     """One result per boundary of `t`, in transcript order (see the module docstring)."""
     if tree is None:
         with tempfile.TemporaryDirectory(prefix="postcompact-replay-") as tmp:
-            return await replay(t, profile=profile, policy=policy, tree=tmp)
+            return await replay(t, profile=profile, policy=policy, tree=tmp, observe=observe)
     paths = PathMap.under(tree)
     first = min((r.time_ms for r in t.records if r.time_ms), default=0)
     disk = Disk(unknown_mtime_ms=max(0, first - DAY_MS))
@@ -211,6 +217,8 @@ async def replay(
         )
         result.apply(agent)  # in memory only: a replay stores nothing
         resp = result.response
+        if observe is not None:
+            observe(b, session, agent, resp, paths)
         restored = restored_items(resp, paths)
         approximate = [
             x.path for x in restored if (m := disk.files.get(x.path)) is not None and m.approximate

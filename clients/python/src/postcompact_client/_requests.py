@@ -57,6 +57,8 @@ def policy(value: PolicyArg) -> pb.RestorePolicy | None:
             p.oversize = _enum(pb.OversizePolicy, "OVERSIZE_POLICY_", v)
         elif key == "counter":
             p.counter = _enum(pb.TokenCounter, "TOKEN_COUNTER_", v)
+        elif key == "ranking":
+            p.ranking = _enum(pb.FileRanking, "FILE_RANKING_", v)
         else:
             setattr(p, key, v)
     return p

@@ -13,6 +13,7 @@ import type { AgentListingDelta as _postcompact_v1_AgentListingDelta, AgentListi
 import type { McpInstructionsDelta as _postcompact_v1_McpInstructionsDelta, McpInstructionsDelta__Output as _postcompact_v1_McpInstructionsDelta__Output } from '../../postcompact/v1/McpInstructionsDelta.js';
 import type { HookAdditionalContext as _postcompact_v1_HookAdditionalContext, HookAdditionalContext__Output as _postcompact_v1_HookAdditionalContext__Output } from '../../postcompact/v1/HookAdditionalContext.js';
 import type { SkillListingAttachment as _postcompact_v1_SkillListingAttachment, SkillListingAttachment__Output as _postcompact_v1_SkillListingAttachment__Output } from '../../postcompact/v1/SkillListingAttachment.js';
+import type { LeftOutFiles as _postcompact_v1_LeftOutFiles, LeftOutFiles__Output as _postcompact_v1_LeftOutFiles__Output } from '../../postcompact/v1/LeftOutFiles.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -39,7 +40,8 @@ export interface Attachment {
   'mcpInstructionsDelta'?: (_postcompact_v1_McpInstructionsDelta | null);
   'hookAdditionalContext'?: (_postcompact_v1_HookAdditionalContext | null);
   'skillListing'?: (_postcompact_v1_SkillListingAttachment | null);
-  'payload'?: "file"|"fileReference"|"taskStatus"|"planFileReference"|"planMode"|"invokedSkills"|"deferredToolsDelta"|"agentListingDelta"|"mcpInstructionsDelta"|"hookAdditionalContext"|"skillListing";
+  'leftOutFiles'?: (_postcompact_v1_LeftOutFiles | null);
+  'payload'?: "file"|"fileReference"|"taskStatus"|"planFileReference"|"planMode"|"invokedSkills"|"deferredToolsDelta"|"agentListingDelta"|"mcpInstructionsDelta"|"hookAdditionalContext"|"skillListing"|"leftOutFiles";
 }
 
 /**
@@ -66,5 +68,6 @@ export interface Attachment__Output {
   'mcpInstructionsDelta'?: (_postcompact_v1_McpInstructionsDelta__Output | null);
   'hookAdditionalContext'?: (_postcompact_v1_HookAdditionalContext__Output | null);
   'skillListing'?: (_postcompact_v1_SkillListingAttachment__Output | null);
-  'payload'?: "file"|"fileReference"|"taskStatus"|"planFileReference"|"planMode"|"invokedSkills"|"deferredToolsDelta"|"agentListingDelta"|"mcpInstructionsDelta"|"hookAdditionalContext"|"skillListing";
+  'leftOutFiles'?: (_postcompact_v1_LeftOutFiles__Output | null);
+  'payload'?: "file"|"fileReference"|"taskStatus"|"planFileReference"|"planMode"|"invokedSkills"|"deferredToolsDelta"|"agentListingDelta"|"mcpInstructionsDelta"|"hookAdditionalContext"|"skillListing"|"leftOutFiles";
 }

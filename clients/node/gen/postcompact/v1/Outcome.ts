@@ -35,6 +35,10 @@ export const Outcome = {
    * a saved tool-result artifact (tool-results/artifact-*)
    */
   OUTCOME_EXCLUDED_ARTIFACT: 'OUTCOME_EXCLUDED_ARTIFACT',
+  /**
+   * over max_tokens_per_file under OVERSIZE_POLICY_SKIP
+   */
+  OUTCOME_DROPPED_OVER_CAP: 'OUTCOME_DROPPED_OVER_CAP',
 } as const;
 
 export type Outcome =
@@ -88,5 +92,10 @@ export type Outcome =
    */
   | 'OUTCOME_EXCLUDED_ARTIFACT'
   | 15
+  /**
+   * over max_tokens_per_file under OVERSIZE_POLICY_SKIP
+   */
+  | 'OUTCOME_DROPPED_OVER_CAP'
+  | 16
 
 export type Outcome__Output = typeof Outcome[keyof typeof Outcome]

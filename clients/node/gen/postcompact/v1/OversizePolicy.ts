@@ -13,6 +13,10 @@ export const OversizePolicy = {
    * a path-only note (compact_file_reference)
    */
   OVERSIZE_POLICY_REFERENCE: 'OVERSIZE_POLICY_REFERENCE',
+  /**
+   * left out (OUTCOME_DROPPED_OVER_CAP): the budget goes to the files that fit (docs/eval.md)
+   */
+  OVERSIZE_POLICY_SKIP: 'OVERSIZE_POLICY_SKIP',
 } as const;
 
 export type OversizePolicy =
@@ -31,5 +35,10 @@ export type OversizePolicy =
    */
   | 'OVERSIZE_POLICY_REFERENCE'
   | 2
+  /**
+   * left out (OUTCOME_DROPPED_OVER_CAP): the budget goes to the files that fit (docs/eval.md)
+   */
+  | 'OVERSIZE_POLICY_SKIP'
+  | 3
 
 export type OversizePolicy__Output = typeof OversizePolicy[keyof typeof OversizePolicy]

@@ -2,23 +2,25 @@
 
 import type { OversizePolicy as _postcompact_v1_OversizePolicy, OversizePolicy__Output as _postcompact_v1_OversizePolicy__Output } from '../../postcompact/v1/OversizePolicy.js';
 import type { TokenCounter as _postcompact_v1_TokenCounter, TokenCounter__Output as _postcompact_v1_TokenCounter__Output } from '../../postcompact/v1/TokenCounter.js';
+import type { FileRanking as _postcompact_v1_FileRanking, FileRanking__Output as _postcompact_v1_FileRanking__Output } from '../../postcompact/v1/FileRanking.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
  * Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
- * → Claude Code's constant).
+ * → the profile's default: Claude Code's constant, or under PROFILE_DEFAULT the file rule
+ * `postcompact eval` chose, docs/eval.md; the first three defaults: Claude Code's / default's).
  */
 export interface RestorePolicy {
   /**
-   * 5
+   * 5 / 20
    */
   'maxFiles'?: (number);
   /**
-   * 50,000
+   * 50,000 / 7,000
    */
   'fileTokenBudget'?: (number | string | Long);
   /**
-   * 5,000
+   * 5,000 / 3,000
    */
   'maxTokensPerFile'?: (number | string | Long);
   /**
@@ -30,7 +32,7 @@ export interface RestorePolicy {
    */
   'skillsTokenBudget'?: (number | string | Long);
   /**
-   * TRUNCATE_HEAD
+   * REFERENCE (Claude Code's profiles) / SKIP (default)
    */
   'oversize'?: (_postcompact_v1_OversizePolicy);
   'skillTruncationMarker'?: (string);
@@ -51,7 +53,7 @@ export interface RestorePolicy {
    */
   'maxFileSizeBytes'?: (number | string | Long);
   /**
-   * claude-code-2.1.88 and default: append the reminder
+   * claude-code-2.1.88: append the reminder
    */
   'malwareReminder'?: (boolean);
   /**
@@ -66,6 +68,18 @@ export interface RestorePolicy {
    * file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
    */
   'maxReadTokens'?: (number | string | Long);
+  /**
+   * Restore each file as the lines the agent saw of it since the last compaction (from the first
+   * to the last line its reads showed and its edits changed) instead of the whole file or the
+   * range last read (default: on; the Claude Code profiles: off; docs/eval.md).
+   */
+  'restoreSeen'?: (boolean);
+  'ranking'?: (_postcompact_v1_FileRanking);
+  /**
+   * After the restored files, one attachment naming the candidates left out (path, lines seen,
+   * edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
+   */
+  'leftOutIndex'?: (boolean);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -78,23 +92,26 @@ export interface RestorePolicy {
   '_malwareReminder'?: "malwareReminder";
   '_carryReadState'?: "carryReadState";
   '_maxReadTokens'?: "maxReadTokens";
+  '_restoreSeen'?: "restoreSeen";
+  '_leftOutIndex'?: "leftOutIndex";
 }
 
 /**
  * Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
- * → Claude Code's constant).
+ * → the profile's default: Claude Code's constant, or under PROFILE_DEFAULT the file rule
+ * `postcompact eval` chose, docs/eval.md; the first three defaults: Claude Code's / default's).
  */
 export interface RestorePolicy__Output {
   /**
-   * 5
+   * 5 / 20
    */
   'maxFiles'?: (number);
   /**
-   * 50,000
+   * 50,000 / 7,000
    */
   'fileTokenBudget'?: (number);
   /**
-   * 5,000
+   * 5,000 / 3,000
    */
   'maxTokensPerFile'?: (number);
   /**
@@ -106,7 +123,7 @@ export interface RestorePolicy__Output {
    */
   'skillsTokenBudget'?: (number);
   /**
-   * TRUNCATE_HEAD
+   * REFERENCE (Claude Code's profiles) / SKIP (default)
    */
   'oversize': (_postcompact_v1_OversizePolicy__Output);
   'skillTruncationMarker'?: (string);
@@ -127,7 +144,7 @@ export interface RestorePolicy__Output {
    */
   'maxFileSizeBytes'?: (number);
   /**
-   * claude-code-2.1.88 and default: append the reminder
+   * claude-code-2.1.88: append the reminder
    */
   'malwareReminder'?: (boolean);
   /**
@@ -142,6 +159,18 @@ export interface RestorePolicy__Output {
    * file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
    */
   'maxReadTokens'?: (number);
+  /**
+   * Restore each file as the lines the agent saw of it since the last compaction (from the first
+   * to the last line its reads showed and its edits changed) instead of the whole file or the
+   * range last read (default: on; the Claude Code profiles: off; docs/eval.md).
+   */
+  'restoreSeen'?: (boolean);
+  'ranking': (_postcompact_v1_FileRanking__Output);
+  /**
+   * After the restored files, one attachment naming the candidates left out (path, lines seen,
+   * edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
+   */
+  'leftOutIndex'?: (boolean);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -154,4 +183,6 @@ export interface RestorePolicy__Output {
   '_malwareReminder'?: "malwareReminder";
   '_carryReadState'?: "carryReadState";
   '_maxReadTokens'?: "maxReadTokens";
+  '_restoreSeen'?: "restoreSeen";
+  '_leftOutIndex'?: "leftOutIndex";
 }

@@ -108,6 +108,8 @@ class _OversizePolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Oversi
     """the head within the cap plus a marker saying how to read the rest"""
     OVERSIZE_POLICY_REFERENCE: _OversizePolicy.ValueType  # 2
     """a path-only note (compact_file_reference)"""
+    OVERSIZE_POLICY_SKIP: _OversizePolicy.ValueType  # 3
+    """left out (OUTCOME_DROPPED_OVER_CAP): the budget goes to the files that fit (docs/eval.md)"""
 
 class OversizePolicy(_OversizePolicy, metaclass=_OversizePolicyEnumTypeWrapper): ...
 
@@ -117,7 +119,33 @@ OVERSIZE_POLICY_TRUNCATE_HEAD: OversizePolicy.ValueType  # 1
 """the head within the cap plus a marker saying how to read the rest"""
 OVERSIZE_POLICY_REFERENCE: OversizePolicy.ValueType  # 2
 """a path-only note (compact_file_reference)"""
+OVERSIZE_POLICY_SKIP: OversizePolicy.ValueType  # 3
+"""left out (OUTCOME_DROPPED_OVER_CAP): the budget goes to the files that fit (docs/eval.md)"""
 Global___OversizePolicy: _TypeAlias = OversizePolicy  # noqa: Y015
+
+class _FileRanking:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FileRankingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FileRanking.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FILE_RANKING_UNSPECIFIED: _FileRanking.ValueType  # 0
+    """inherit (RECENCY)"""
+    FILE_RANKING_RECENCY: _FileRanking.ValueType  # 1
+    """newest entry timestamp first (Claude Code's rule)"""
+    FILE_RANKING_EDITS_FIRST: _FileRanking.ValueType  # 2
+    """files the agent edited or wrote since the last compaction first, newest first within each"""
+
+class FileRanking(_FileRanking, metaclass=_FileRankingEnumTypeWrapper):
+    """How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2)."""
+
+FILE_RANKING_UNSPECIFIED: FileRanking.ValueType  # 0
+"""inherit (RECENCY)"""
+FILE_RANKING_RECENCY: FileRanking.ValueType  # 1
+"""newest entry timestamp first (Claude Code's rule)"""
+FILE_RANKING_EDITS_FIRST: FileRanking.ValueType  # 2
+"""files the agent edited or wrote since the last compaction first, newest first within each"""
+Global___FileRanking: _TypeAlias = FileRanking  # noqa: Y015
 
 class _TokenCounter:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -292,6 +320,7 @@ class _AttachmentKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Attach
     ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA: _AttachmentKind.ValueType  # 9
     ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT: _AttachmentKind.ValueType  # 10
     ATTACHMENT_KIND_SKILL_LISTING: _AttachmentKind.ValueType  # 11
+    ATTACHMENT_KIND_LEFT_OUT_FILES: _AttachmentKind.ValueType  # 12
 
 class AttachmentKind(_AttachmentKind, metaclass=_AttachmentKindEnumTypeWrapper): ...
 
@@ -307,6 +336,7 @@ ATTACHMENT_KIND_AGENT_LISTING_DELTA: AttachmentKind.ValueType  # 8
 ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA: AttachmentKind.ValueType  # 9
 ATTACHMENT_KIND_HOOK_ADDITIONAL_CONTEXT: AttachmentKind.ValueType  # 10
 ATTACHMENT_KIND_SKILL_LISTING: AttachmentKind.ValueType  # 11
+ATTACHMENT_KIND_LEFT_OUT_FILES: AttachmentKind.ValueType  # 12
 Global___AttachmentKind: _TypeAlias = AttachmentKind  # noqa: Y015
 
 class _Subject:
@@ -356,6 +386,8 @@ class _OutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Outcome.Value
     OUTCOME_HOOK_TIMED_OUT: _Outcome.ValueType  # 14
     OUTCOME_EXCLUDED_ARTIFACT: _Outcome.ValueType  # 15
     """a saved tool-result artifact (tool-results/artifact-*)"""
+    OUTCOME_DROPPED_OVER_CAP: _Outcome.ValueType  # 16
+    """over max_tokens_per_file under OVERSIZE_POLICY_SKIP"""
 
 class Outcome(_Outcome, metaclass=_OutcomeEnumTypeWrapper): ...
 
@@ -381,12 +413,15 @@ OUTCOME_HOOK_FAILED: Outcome.ValueType  # 13
 OUTCOME_HOOK_TIMED_OUT: Outcome.ValueType  # 14
 OUTCOME_EXCLUDED_ARTIFACT: Outcome.ValueType  # 15
 """a saved tool-result artifact (tool-results/artifact-*)"""
+OUTCOME_DROPPED_OVER_CAP: Outcome.ValueType  # 16
+"""over max_tokens_per_file under OVERSIZE_POLICY_SKIP"""
 Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 
 @_typing.final
 class RestorePolicy(_message.Message):
     """Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
-    → Claude Code's constant).
+    → the profile's default: Claude Code's constant, or under PROFILE_DEFAULT the file rule
+    `postcompact eval` chose, docs/eval.md; the first three defaults: Claude Code's / default's).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -405,18 +440,21 @@ class RestorePolicy(_message.Message):
     MALWARE_REMINDER_FIELD_NUMBER: _builtins.int
     CARRY_READ_STATE_FIELD_NUMBER: _builtins.int
     MAX_READ_TOKENS_FIELD_NUMBER: _builtins.int
+    RESTORE_SEEN_FIELD_NUMBER: _builtins.int
+    RANKING_FIELD_NUMBER: _builtins.int
+    LEFT_OUT_INDEX_FIELD_NUMBER: _builtins.int
     max_files: _builtins.int
-    """5"""
+    """5 / 20"""
     file_token_budget: _builtins.int
-    """50,000"""
+    """50,000 / 7,000"""
     max_tokens_per_file: _builtins.int
-    """5,000"""
+    """5,000 / 3,000"""
     max_tokens_per_skill: _builtins.int
     """5,000"""
     skills_token_budget: _builtins.int
     """25,000"""
     oversize: Global___OversizePolicy.ValueType
-    """TRUNCATE_HEAD"""
+    """REFERENCE (Claude Code's profiles) / SKIP (default)"""
     skill_truncation_marker: _builtins.str
     file_truncation_marker: _builtins.str
     """may contain {path} and {next_offset}"""
@@ -427,7 +465,7 @@ class RestorePolicy(_message.Message):
     max_file_size_bytes: _builtins.int
     """262,144 (0.25 MiB): larger files are not read whole"""
     malware_reminder: _builtins.bool
-    """claude-code-2.1.88 and default: append the reminder"""
+    """claude-code-2.1.88: append the reminder"""
     carry_read_state: _builtins.bool
     """After a compaction, an Edit/Write check passes for a file fully read before it whose content
     still matches disk (claude-code: on; the harness turns it off for the legacy models that
@@ -437,6 +475,16 @@ class RestorePolicy(_message.Message):
     """25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
     answered with its first page, marked partial (claude-code, default). Rough tokens of the
     file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+    """
+    restore_seen: _builtins.bool
+    """Restore each file as the lines the agent saw of it since the last compaction (from the first
+    to the last line its reads showed and its edits changed) instead of the whole file or the
+    range last read (default: on; the Claude Code profiles: off; docs/eval.md).
+    """
+    ranking: Global___FileRanking.ValueType
+    left_out_index: _builtins.bool
+    """After the restored files, one attachment naming the candidates left out (path, lines seen,
+    edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
     """
     def __init__(
         self,
@@ -455,10 +503,13 @@ class RestorePolicy(_message.Message):
         malware_reminder: _builtins.bool | None = ...,
         carry_read_state: _builtins.bool | None = ...,
         max_read_tokens: _builtins.int | None = ...,
+        restore_seen: _builtins.bool | None = ...,
+        ranking: Global___FileRanking.ValueType = ...,
+        left_out_index: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "ranking", b"ranking", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__carry_read_state: _TypeAlias = _typing.Literal["carry_read_state"]  # noqa: Y015
     _WhichOneofArgType__carry_read_state: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state"]  # noqa: Y015
@@ -468,6 +519,8 @@ class RestorePolicy(_message.Message):
     _WhichOneofArgType__file_token_budget: _TypeAlias = _typing.Literal["_file_token_budget", b"_file_token_budget"]  # noqa: Y015
     _WhichOneofReturnType__file_truncation_marker: _TypeAlias = _typing.Literal["file_truncation_marker"]  # noqa: Y015
     _WhichOneofArgType__file_truncation_marker: _TypeAlias = _typing.Literal["_file_truncation_marker", b"_file_truncation_marker"]  # noqa: Y015
+    _WhichOneofReturnType__left_out_index: _TypeAlias = _typing.Literal["left_out_index"]  # noqa: Y015
+    _WhichOneofArgType__left_out_index: _TypeAlias = _typing.Literal["_left_out_index", b"_left_out_index"]  # noqa: Y015
     _WhichOneofReturnType__malware_reminder: _TypeAlias = _typing.Literal["malware_reminder"]  # noqa: Y015
     _WhichOneofArgType__malware_reminder: _TypeAlias = _typing.Literal["_malware_reminder", b"_malware_reminder"]  # noqa: Y015
     _WhichOneofReturnType__max_file_size_bytes: _TypeAlias = _typing.Literal["max_file_size_bytes"]  # noqa: Y015
@@ -480,6 +533,8 @@ class RestorePolicy(_message.Message):
     _WhichOneofArgType__max_tokens_per_file: _TypeAlias = _typing.Literal["_max_tokens_per_file", b"_max_tokens_per_file"]  # noqa: Y015
     _WhichOneofReturnType__max_tokens_per_skill: _TypeAlias = _typing.Literal["max_tokens_per_skill"]  # noqa: Y015
     _WhichOneofArgType__max_tokens_per_skill: _TypeAlias = _typing.Literal["_max_tokens_per_skill", b"_max_tokens_per_skill"]  # noqa: Y015
+    _WhichOneofReturnType__restore_seen: _TypeAlias = _typing.Literal["restore_seen"]  # noqa: Y015
+    _WhichOneofArgType__restore_seen: _TypeAlias = _typing.Literal["_restore_seen", b"_restore_seen"]  # noqa: Y015
     _WhichOneofReturnType__skill_truncation_marker: _TypeAlias = _typing.Literal["skill_truncation_marker"]  # noqa: Y015
     _WhichOneofArgType__skill_truncation_marker: _TypeAlias = _typing.Literal["_skill_truncation_marker", b"_skill_truncation_marker"]  # noqa: Y015
     _WhichOneofReturnType__skills_token_budget: _TypeAlias = _typing.Literal["skills_token_budget"]  # noqa: Y015
@@ -493,6 +548,8 @@ class RestorePolicy(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__file_truncation_marker) -> _WhichOneofReturnType__file_truncation_marker | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__left_out_index) -> _WhichOneofReturnType__left_out_index | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__malware_reminder) -> _WhichOneofReturnType__malware_reminder | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_file_size_bytes) -> _WhichOneofReturnType__max_file_size_bytes | None: ...
@@ -504,6 +561,8 @@ class RestorePolicy(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_tokens_per_file) -> _WhichOneofReturnType__max_tokens_per_file | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__max_tokens_per_skill) -> _WhichOneofReturnType__max_tokens_per_skill | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__restore_seen) -> _WhichOneofReturnType__restore_seen | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__skill_truncation_marker) -> _WhichOneofReturnType__skill_truncation_marker | None: ...
     @_typing.overload
@@ -2281,6 +2340,61 @@ class CompactFileReference(_message.Message):
 Global___CompactFileReference: _TypeAlias = CompactFileReference  # noqa: Y015
 
 @_typing.final
+class LeftOutFiles(_message.Message):
+    """RestorePolicy.left_out_index: the candidates not restored, in rank order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeftOutFile]: ...
+    def __init__(
+        self,
+        *,
+        files: _abc.Iterable[Global___LeftOutFile] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["files", b"files"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeftOutFiles: _TypeAlias = LeftOutFiles  # noqa: Y015
+
+@_typing.final
+class LeftOutFile(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    DISPLAY_PATH_FIELD_NUMBER: _builtins.int
+    FIRST_LINE_FIELD_NUMBER: _builtins.int
+    LAST_LINE_FIELD_NUMBER: _builtins.int
+    EDITED_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    display_path: _builtins.str
+    first_line: _builtins.int
+    """the lines the agent saw of it (0 when not known)"""
+    last_line: _builtins.int
+    edited: _builtins.bool
+    """the agent edited or wrote it since the last compaction"""
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        display_path: _builtins.str = ...,
+        first_line: _builtins.int = ...,
+        last_line: _builtins.int = ...,
+        edited: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_path", b"display_path", "edited", b"edited", "first_line", b"first_line", "last_line", b"last_line", "path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeftOutFile: _TypeAlias = LeftOutFile  # noqa: Y015
+
+@_typing.final
 class TaskStatusAttachment(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -2565,6 +2679,7 @@ class Attachment(_message.Message):
     MCP_INSTRUCTIONS_DELTA_FIELD_NUMBER: _builtins.int
     HOOK_ADDITIONAL_CONTEXT_FIELD_NUMBER: _builtins.int
     SKILL_LISTING_FIELD_NUMBER: _builtins.int
+    LEFT_OUT_FILES_FIELD_NUMBER: _builtins.int
     kind: Global___AttachmentKind.ValueType
     tokens: _builtins.int
     """rough estimate of the blocks joined by "\\n" """
@@ -2593,6 +2708,8 @@ class Attachment(_message.Message):
     def hook_additional_context(self) -> Global___HookAdditionalContext: ...
     @_builtins.property
     def skill_listing(self) -> Global___SkillListingAttachment: ...
+    @_builtins.property
+    def left_out_files(self) -> Global___LeftOutFiles: ...
     def __init__(
         self,
         *,
@@ -2611,12 +2728,13 @@ class Attachment(_message.Message):
         mcp_instructions_delta: Global___McpInstructionsDelta | None = ...,
         hook_additional_context: Global___HookAdditionalContext | None = ...,
         skill_listing: Global___SkillListingAttachment | None = ...,
+        left_out_files: Global___LeftOutFiles | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "skill_listing", b"skill_listing", "task_status", b"task_status"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "left_out_files", b"left_out_files", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "skill_listing", b"skill_listing", "task_status", b"task_status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "blocks", b"blocks", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "kind", b"kind", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "placement", b"placement", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "skill_listing", b"skill_listing", "task_status", b"task_status", "tokens", b"tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agent_listing_delta", b"agent_listing_delta", "blocks", b"blocks", "deferred_tools_delta", b"deferred_tools_delta", "file", b"file", "file_reference", b"file_reference", "hook_additional_context", b"hook_additional_context", "invoked_skills", b"invoked_skills", "kind", b"kind", "left_out_files", b"left_out_files", "mcp_instructions_delta", b"mcp_instructions_delta", "payload", b"payload", "placement", b"placement", "plan_file_reference", b"plan_file_reference", "plan_mode", b"plan_mode", "skill_listing", b"skill_listing", "task_status", b"task_status", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["file", "file_reference", "task_status", "plan_file_reference", "plan_mode", "invoked_skills", "deferred_tools_delta", "agent_listing_delta", "mcp_instructions_delta", "hook_additional_context", "skill_listing"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["file", "file_reference", "task_status", "plan_file_reference", "plan_mode", "invoked_skills", "deferred_tools_delta", "agent_listing_delta", "mcp_instructions_delta", "hook_additional_context", "skill_listing", "left_out_files"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 

@@ -1,0 +1,44 @@
+// Original file: ../../proto/postcompact/v1/postcompact.proto
+
+/**
+ * How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).
+ */
+export const FileRanking = {
+  /**
+   * inherit (RECENCY)
+   */
+  FILE_RANKING_UNSPECIFIED: 'FILE_RANKING_UNSPECIFIED',
+  /**
+   * newest entry timestamp first (Claude Code's rule)
+   */
+  FILE_RANKING_RECENCY: 'FILE_RANKING_RECENCY',
+  /**
+   * files the agent edited or wrote since the last compaction first, newest first within each
+   */
+  FILE_RANKING_EDITS_FIRST: 'FILE_RANKING_EDITS_FIRST',
+} as const;
+
+/**
+ * How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).
+ */
+export type FileRanking =
+  /**
+   * inherit (RECENCY)
+   */
+  | 'FILE_RANKING_UNSPECIFIED'
+  | 0
+  /**
+   * newest entry timestamp first (Claude Code's rule)
+   */
+  | 'FILE_RANKING_RECENCY'
+  | 1
+  /**
+   * files the agent edited or wrote since the last compaction first, newest first within each
+   */
+  | 'FILE_RANKING_EDITS_FIRST'
+  | 2
+
+/**
+ * How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).
+ */
+export type FileRanking__Output = typeof FileRanking[keyof typeof FileRanking]

@@ -1,0 +1,170 @@
+"""The default profile's file rule, chosen by `postcompact eval` (docs/eval.md): each file is
+restored as the lines the agent saw of it since the last compaction, up to 20 files of at most
+3,000 tokens each (a file over it is left out) and 7,000 in all; per request, files edited first
+and an index of the files left out. Through the real daemon."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from postcompact_client import Session
+from postcompact_client.v1 import postcompact_pb2 as pb
+
+from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon
+
+
+def _lines(n: int, tag: str = "line") -> str:
+    return "".join(f"{tag} {i:05d}\n" for i in range(1, n + 1))
+
+
+def _open(daemon: RunningDaemon, project: Path, tag: str, **kw: object) -> Session:
+    return daemon.client.open_session(str(project), session_id=new_session_id(tag), **kw)  # type: ignore[arg-type]
+
+
+def _files(resp: pb.CompactResponse | pb.PreviewCompactResponse) -> dict[str, pb.FileAttachment]:
+    return {Path(a.file.path).name: a.file for a in resp.attachments if a.HasField("file")}
+
+
+def _decision(resp: pb.CompactResponse, name: str) -> pb.Decision:
+    (d,) = [d for d in resp.decisions if Path(d.name).name == name]
+    return d
+
+
+def test_the_lines_seen_come_back_from_the_first_to_the_last(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    (project / "big.py").write_text(_lines(1000))
+    s = _open(daemon, project, "seen")
+    s.read_file("big.py", offset=100, limit=51)
+    s.read_file("big.py", offset=300, limit=21)
+    resp = s.compact(skip_hooks=True, include_content=True)
+    f = _files(resp)["big.py"]
+    assert (f.start_line, f.num_lines, f.total_lines) == (100, 221, 1001)
+    assert f.content.startswith(b"line 00100\n")
+    assert f.content.endswith(b"line 00320")
+    d = _decision(resp, "big.py")
+    assert d.outcome == pb.OUTCOME_RESTORED
+    assert d.detail == "lines 100-320 of 1001: the lines seen since the last compaction"
+    # What the agent now sees is what was restored: the next compaction brings the same back.
+    again = _files(s.compact(skip_hooks=True, include_content=True))["big.py"]
+    assert (again.start_line, again.num_lines) == (100, 221)
+
+
+def test_a_head_seen_is_marked_as_a_head(daemon: RunningDaemon, project: Path) -> None:
+    (project / "head.py").write_text(_lines(500))
+    s = _open(daemon, project, "head")
+    s.read_file("head.py", offset=1, limit=50)
+    att = next(a for a in s.compact(skip_hooks=True).attachments if a.HasField("file"))
+    assert (att.file.start_line, att.file.num_lines, att.file.truncated) == (1, 50, True)
+    assert "truncated for compaction at line 50 of 501" in att.blocks[1]
+
+
+def test_a_write_adds_every_line_only_of_a_file_not_held(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    """A RecordWrite carries the new content, not what changed: a file the agent held nothing
+    of was written whole (every line seen); an edit of a file it read keeps the span it read."""
+    path = project / "edit.py"
+    text = _lines(800)
+    path.write_text(text)
+    s = _open(daemon, project, "edit")
+    s.read_file("edit.py", offset=200, limit=11)
+    new = text.replace("line 00600\n", "line 00600 changed\n")
+    path.write_text(new)
+    s.record_write(str(path), new)
+    (project / "new.py").write_text(_lines(30, "new"))
+    s.record_write(str(project / "new.py"), _lines(30, "new"))
+    resp = s.compact(skip_hooks=True, include_content=True)
+    f = _files(resp)
+    assert (f["edit.py"].start_line, f["edit.py"].num_lines) == (200, 11)
+    assert (f["new.py"].start_line, f["new.py"].num_lines, f["new.py"].truncated) == (1, 31, False)
+
+
+def test_more_than_five_files_come_back_and_one_over_the_cap_is_left_out(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    for i in range(8):
+        (project / f"m{i}.py").write_text(_lines(20, f"m{i}"))
+    (project / "huge.py").write_text(_lines(4000))
+    s = _open(daemon, project, "many")
+    for i in range(8):
+        s.read_file(f"m{i}.py")
+    s.read_file("huge.py")  # the most recent, but over the 3,000-token cap
+    resp = s.compact(skip_hooks=True)
+    assert sorted(_files(resp)) == sorted(f"m{i}.py" for i in range(8))
+    d = _decision(resp, "huge.py")
+    assert (d.outcome, d.rank, d.tokens) == (pb.OUTCOME_DROPPED_OVER_CAP, 1, 0)
+    assert "over the 3000-token cap" in d.detail
+    assert all(a.tokens <= 3000 for a in resp.attachments if a.HasField("file"))
+
+
+def test_the_index_names_the_files_left_out(daemon: RunningDaemon, project: Path) -> None:
+    (project / "huge.py").write_text(_lines(4000))
+    (project / "small.py").write_text(_lines(5))
+    s = _open(daemon, project, "index", policy={"left_out_index": True})
+    s.read_file("huge.py", offset=10, limit=3000)
+    s.read_file("small.py")
+    text = (project / "small.py").read_text()
+    s.record_write(str(project / "small.py"), text.replace("line 00003", "line three"))
+    s.read_file("huge.py", offset=10, limit=3000)
+    resp = s.compact(skip_hooks=True)
+    (idx,) = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_LEFT_OUT_FILES]
+    (entry,) = idx.left_out_files.files
+    assert (entry.path, entry.first_line, entry.last_line, entry.edited) == (
+        str(project / "huge.py"),
+        10,
+        3009,
+        False,
+    )
+    assert f"- {project / 'huge.py'} (lines 10-3009 seen)" in idx.blocks[0]
+    assert idx.placement == pb.PLACEMENT_USER
+    assert idx.tokens > 0
+    assert "small.py" in _files(resp)
+    # Without the policy field there is no index (the default leaves it out: docs/eval.md).
+    plain = _open(daemon, project, "noindex")
+    plain.read_file("huge.py")
+    out = plain.compact(skip_hooks=True)
+    assert not [a for a in out.attachments if a.kind == pb.ATTACHMENT_KIND_LEFT_OUT_FILES]
+
+
+def test_edits_first_ranks_an_edited_file_above_newer_reads(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    for name in ("a.py", "b.py", "c.py"):
+        (project / name).write_text(_lines(10, name))
+    s = _open(daemon, project, "edits", policy={"max_files": 1})
+    s.read_file("a.py")
+    s.record_write(str(project / "a.py"), _lines(10, "a.py"))
+    s.read_file("b.py")
+    s.read_file("c.py")
+    assert list(_files(s.preview_compact(skip_hooks=True))) == ["c.py"]
+    ranked = s.preview_compact(skip_hooks=True, policy={"ranking": "edits_first"})
+    assert list(_files(ranked)) == ["a.py"]
+
+
+def test_what_was_seen_survives_a_kill_9(base: Path, project: Path) -> None:
+    (project / "big.py").write_text(_lines(1000))
+    d = start_daemon(runtime_dir=base)
+    try:
+        s = d.client.open_session(str(project), session_id=new_session_id("seen-kill"))
+        s.read_file("big.py", offset=100, limit=51)
+        s.read_file("big.py", offset=300, limit=21)
+        d.stop(signal.SIGKILL)
+        d = start_daemon(runtime_dir=base)
+        f = _files(d.client.session(s.session_id).compact(skip_hooks=True))["big.py"]
+        assert (f.start_line, f.num_lines) == (100, 221)  # not only the last range read
+    finally:
+        d.stop()
+
+
+def test_a_cloned_sub_agent_starts_with_what_its_parent_saw(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    (project / "big.py").write_text(_lines(1000))
+    s = _open(daemon, project, "clone")
+    s.read_file("big.py", offset=100, limit=51)
+    s.read_file("big.py", offset=300, limit=21)
+    sub = s.start_agent("sub", mode="clone_parent")
+    f = _files(sub.compact(skip_hooks=True))["big.py"]
+    assert (f.start_line, f.num_lines) == (100, 221)
