@@ -22,6 +22,7 @@ from pathlib import Path
 import grpc
 from postcompact_client import AsyncClient, AsyncSession, pb
 from postcompact_client._channel import CHANNEL_OPTIONS
+from postcompact_client.types import AttachmentKind
 
 from bench._measure import echo_request
 from bench._servers import ECHO_METHOD
@@ -78,7 +79,7 @@ async def _sessions(client: AsyncClient, project: Path, n: int) -> list[AsyncSes
         for f in range(5):
             await s.read_file(str(root / "src" / f"module{f}.ts"))
         res = await s.compact(skip_hooks=True)
-        files = sum(1 for a in res.attachments if a.kind == pb.ATTACHMENT_KIND_FILE)
+        files = sum(1 for a in res.attachments if a.kind == AttachmentKind.FILE)
         if files != 5:
             raise RuntimeError(f"compact restored {files} files, want 5")
         out.append(s)

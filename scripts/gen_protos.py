@@ -1,8 +1,9 @@
 """Regenerate the committed gRPC code from proto/ (`make protos`).
 
 Python (daemon and the pure-Python client) is generated with grpcio-tools' bundled protoc and
-mypy-protobuf; other languages register their generators in GENERATORS as their clients land.
-CI runs this and fails when the output differs from what is committed.
+mypy-protobuf, then the client's typed values (types.py) from that by scripts/gen_py_types.py;
+other languages register their generators in GENERATORS as their clients land. CI runs this and
+fails when the output differs from what is committed.
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def gen_go() -> None:
 
 
 def gen_python_client() -> None:
-    """The pure-Python client's copy in clients/python/src, with its imports rewritten."""
+    """The pure-Python client's copy in clients/python/src, with its imports rewritten, and its
+    typed values (scripts/gen_py_types.py)."""
     import tempfile
 
     dest = ROOT / "clients" / "python" / "src" / "postcompact_client" / "v1"
@@ -105,6 +107,9 @@ def gen_python_client() -> None:
             text = f.read_text()
             text = text.replace("from postcompact.v1 import", "from postcompact_client.v1 import")
             f.write_text(text)
+    # The typed values (postcompact_client/types.py), from the postcompact_pb2 just written: in
+    # a fresh interpreter, which imports that module (and none older).
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_py_types.py")], check=True)
 
 
 NODE_CLIENT = ROOT / "clients" / "node"

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from postcompact_client import Client, PostcompactError, RetryPolicy
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import Outcome, Subject, WriteCheck
 
 T = TypeVar("T")
 
@@ -113,7 +113,7 @@ class Agent:
                 self.files.add(path)
         elif roll < 0.55:
             check = self.timed("CheckWrite", lambda: s.check_write(path))
-            if check is not None and check.result == pb.WRITE_CHECK_ALLOWED:
+            if check is not None and check.result == WriteCheck.ALLOWED:
                 text = p.read_text() + f"# edit {self.n}\n"
                 p.write_text(text)
                 mtime = p.stat().st_mtime_ns // 1_000_000
@@ -165,7 +165,7 @@ class Agent:
                 self.files = {
                     d.name
                     for d in compacted.decisions
-                    if d.subject == pb.SUBJECT_FILE and d.outcome == pb.OUTCOME_RESTORED
+                    if d.subject == Subject.FILE and d.outcome == Outcome.RESTORED
                 }
                 # a FULL compaction re-announces the stored catalogue: self.catalog stays right
 
@@ -180,15 +180,15 @@ class Agent:
         if preview is not None:
             names = {(d.subject, d.name) for d in preview.decisions}
             for f in sorted(self.files):
-                if (pb.SUBJECT_FILE, f) not in names:
+                if (Subject.FILE, f) not in names:
                     self.lost.append(f"{when}: file entry {f} missing")
             for k in sorted(self.skills):
-                if (pb.SUBJECT_SKILL, k) not in names:
+                if (Subject.SKILL, k) not in names:
                     self.lost.append(f"{when}: skill {k} missing")
         for f in sorted(self.files):
             r = self.timed("CheckWrite", lambda f=f: s.check_write(f))  # type: ignore[misc]
-            if r is not None and r.result != pb.WRITE_CHECK_ALLOWED:
-                self.lost.append(f"{when}: CheckWrite {f}: {pb.WriteCheck.Name(r.result)}")
+            if r is not None and r.result != WriteCheck.ALLOWED:
+                self.lost.append(f"{when}: CheckWrite {f}: {r.result}")
         if self.catalog is not None:
             tools = self.catalog
             delta = self.timed("SetCatalog", lambda: s.set_catalog(deferred_tools=tools))

@@ -29,6 +29,7 @@ from typing import Any
 
 import grpc
 from postcompact_client import Client, PostcompactError, RetryPolicy
+from postcompact_client.types import Subject
 from postcompact_client.v1 import postcompact_pb2 as pb
 from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
 
@@ -223,10 +224,7 @@ class Hostile:
         with ThreadPoolExecutor(64) as pool:
             outs = list(pool.map(lambda s: s.preview_compact(), sessions))
         hook = collections.Counter(
-            pb.Outcome.Name(d.outcome)
-            for r in outs
-            for d in r.decisions
-            if d.subject == pb.SUBJECT_HOOK
+            str(d.outcome) for r in outs for d in r.decisions if d.subject == Subject.HOOK
         )
         for s in sessions:
             s.close()

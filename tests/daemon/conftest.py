@@ -17,11 +17,12 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from postcompact.v1 import postcompact_pb2 as daemon_pb
 from postcompact_client import Client, Session
+from postcompact_client.types import Attachment, FileAttachment
 
 START_TIMEOUT_S = 30.0
 
@@ -211,6 +212,21 @@ def text_of(att: _HasBlocks) -> str:
     """An attachment's text as one string: its blocks joined by "\n" (what the clients'
     `rendered_text` joins for it)."""
     return "\n".join(att.blocks)
+
+
+P = TypeVar("P")
+
+
+def payload_of(att: Attachment, kind: type[P]) -> P:
+    """The attachment's payload (the member of its oneof that is set), checked to be a `kind`."""
+    payload = att.payload
+    assert isinstance(payload, kind), (att.payload_case, att.kind)
+    return payload
+
+
+def file_of(att: Attachment) -> FileAttachment:
+    """The restored file of a file attachment (fails on an attachment of another kind)."""
+    return payload_of(att, FileAttachment)
 
 
 class Hold:

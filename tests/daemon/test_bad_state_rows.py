@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from postcompact import persist
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import WriteCheck
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon, write_project
 from tests.daemon.test_cli import cli
@@ -265,15 +265,13 @@ def test_serve_quarantines_a_bad_row_and_serves_the_rest(base: Path, name: str) 
         # The untouched session is served with its state.
         sessions = {i.session_id: i for i in d.client.list_sessions()}
         assert sessions[keeper].cached_entries == 1
-        assert d.client.session(keeper).check_write("src/b.py").result == pb.WRITE_CHECK_ALLOWED
+        assert d.client.session(keeper).check_write("src/b.py").result == WriteCheck.ALLOWED
         assert (victim in sessions) == ("sessions" not in case.quarantined)
         if "sessions" not in case.quarantined:  # an agent's rows gone, the agent is made anew
             assert list(sessions[victim].agent_ids) == ["", "sub"]
         if "sessions" not in case.quarantined and "agents" not in case.quarantined:
             # The victim's other rows were kept: its README.md entry still answers.
-            assert d.client.session(victim).check_write("README.md").result == (
-                pb.WRITE_CHECK_ALLOWED
-            )
+            assert d.client.session(victim).check_write("README.md").result == (WriteCheck.ALLOWED)
 
         # The rows moved: each recorded whole, deleted from its table, nothing else touched.
         moved = _quarantine(db)

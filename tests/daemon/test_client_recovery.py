@@ -22,6 +22,7 @@ from postcompact_client import (
     RetryPolicy,
     is_idempotent,
 )
+from postcompact_client.types import WriteCheck
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import (
@@ -95,7 +96,7 @@ def test_idempotent_calls_survive_a_restart(
         while not stop.is_set():
             n += 1
             try:
-                assert s.check_write(a).result == pb.WRITE_CHECK_ALLOWED
+                assert s.check_write(a).result == WriteCheck.ALLOWED
                 s.record_skill(f"k{n % 5}", content=b"x", invoked_at_ms=TS + n)
                 assert client.estimate_tokens("hello world") > 0
                 assert any(i.session_id == s.session_id for i in client.list_sessions())
@@ -122,7 +123,7 @@ def test_idempotent_calls_survive_a_restart(
     assert calls >= after_restart + 8
 
     # The state recorded before (and during) the restart is all there.
-    assert s.check_write(a).result == pb.WRITE_CHECK_ALLOWED
+    assert s.check_write(a).result == WriteCheck.ALLOWED
     assert s.record_skill("review", content=b"look closely", invoked_at_ms=TS) == 6
     again = client.open_session(str(project), session_id=s.session_id)
     assert again.resumed
@@ -195,7 +196,7 @@ def test_async_client_survives_a_kill9_restart(daemon: list[RunningDaemon], proj
             await asyncio.sleep(0.02)
         await restart
         results.append((await s.check_write(a)).result)
-        assert set(results) == {pb.WRITE_CHECK_ALLOWED}
+        assert set(results) == {WriteCheck.ALLOWED}
         daemon[0].stop()
         client.retry = RetryPolicy(max_elapsed=1.0)
         with pytest.raises(DaemonUnavailable):

@@ -8,12 +8,23 @@ from pathlib import Path
 
 from postcompact import render
 from postcompact_client import Session, rendered_text
+from postcompact_client.types import (
+    AttachmentKind,
+    CompactResponse,
+    Decision,
+    DeferredToolsDelta,
+    InvokedSkills,
+    Outcome,
+    Subject,
+)
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import (
     V1_POLICY,
     RunningDaemon,
+    file_of,
     new_session_id,
+    payload_of,
     short_dir,
     start_daemon,
     text_of,
@@ -38,7 +49,7 @@ def _write(root: Path, rel: str, text: str) -> str:
     return str(p)
 
 
-def _decision(resp: pb.CompactResponse, suffix: str) -> pb.Decision:
+def _decision(resp: CompactResponse, suffix: str) -> Decision:
     (d,) = [d for d in resp.decisions if d.name.endswith(suffix)]
     return d
 
@@ -55,7 +66,7 @@ def test_design_chapter_example(daemon: RunningDaemon, project: Path) -> None:
     for rel in EIGHT[:4]:
         four.read_file(rel)
     resp = four.compact()
-    assert [a.file.display_path for a in resp.attachments] == list(reversed(EIGHT[:4]))
+    assert [file_of(a).display_path for a in resp.attachments] == list(reversed(EIGHT[:4]))
     assert resp.compaction == 1
 
     eight = daemon.client.open_session(
@@ -64,7 +75,7 @@ def test_design_chapter_example(daemon: RunningDaemon, project: Path) -> None:
     for rel in EIGHT:
         eight.read_file(rel)
     preview = eight.preview_compact()
-    assert [a.file.display_path for a in preview.attachments] == [
+    assert [file_of(a).display_path for a in preview.attachments] == [
         ".eslintrc.js",
         "CONTRIBUTING.md",
         "src/utils/validation.ts",
@@ -72,11 +83,11 @@ def test_design_chapter_example(daemon: RunningDaemon, project: Path) -> None:
         "README.md",
     ]
     (fmt,) = [d for d in preview.decisions if d.name.endswith("format.ts")]
-    assert fmt.outcome == pb.OUTCOME_DROPPED_BY_RANK
+    assert fmt.outcome == Outcome.DROPPED_BY_RANK
     eight.read_file("src/utils/format.ts", offset=1, limit=1000)  # re-read: a new timestamp
     resp = eight.compact()
-    assert resp.attachments[0].file.display_path == "src/utils/format.ts"
-    assert _decision(resp, "README.md").outcome == pb.OUTCOME_DROPPED_BY_RANK
+    assert file_of(resp.attachments[0]).display_path == "src/utils/format.ts"
+    assert _decision(resp, "README.md").outcome == Outcome.DROPPED_BY_RANK
     # Restored files are in the cache again: reading one unchanged returns the stub.
     again = eight.read_file("src/utils/format.ts")
     assert again.unchanged
@@ -116,8 +127,8 @@ def test_partial_compaction_tail_visibility(session: Session, project: Path) -> 
         ),
     ]
     resp = session.compact(kind=pb.COMPACT_KIND_PARTIAL, preserved_messages=tail)
-    assert sorted(a.file.display_path for a in resp.attachments) == ["README.md", "src/b.py"]
-    assert _decision(resp, "src/a.py").outcome == pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
+    assert sorted(file_of(a).display_path for a in resp.attachments) == ["README.md", "src/b.py"]
+    assert _decision(resp, "src/a.py").outcome == Outcome.EXCLUDED_VISIBLE_IN_TAIL
     text = rendered_text(resp)
     assert "<system-reminder>\nCalled the Read tool with the following input: " in text
     assert "1\tprint('b')\n2\t" in text
@@ -134,11 +145,12 @@ def test_each_restored_byte_crosses_the_socket_once(session: Session, project: P
         (session.preview_compact(), session.preview_compact(include_content=True)),
         (session.compact(), session.preview_compact(include_content=True)),
     ):
-        assert lean.SerializeToString().count(marker.encode()) == 3  # file, plan, skill: once
-        assert full.SerializeToString().count(marker.encode()) == 6  # and each raw copy
+        # As the daemon sent them (to_pb() gives back the message decoded).
+        assert lean.to_pb().SerializeToString().count(marker.encode()) == 3  # file, plan, skill
+        assert full.to_pb().SerializeToString().count(marker.encode()) == 6  # and each raw copy
         assert rendered_text(lean) == rendered_text(full)
         assert rendered_text(lean).count(marker) == 3
-        (f,) = [a.file for a in full.attachments if a.HasField("file")]
+        (f,) = [a.file for a in full.attachments if a.file is not None]
         assert f.content == f"x = '{marker}'\n".encode()
 
 
@@ -165,33 +177,35 @@ def test_skills_plan_tasks_and_deltas(session: Session, project: Path) -> None:
         skill_listing=[("commit", "Make a commit")],
     )
     assert [a.kind for a in listed] == [
-        pb.ATTACHMENT_KIND_DEFERRED_TOOLS_DELTA,
-        pb.ATTACHMENT_KIND_AGENT_LISTING_DELTA,
-        pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA,
-        pb.ATTACHMENT_KIND_SKILL_LISTING,
+        AttachmentKind.DEFERRED_TOOLS_DELTA,
+        AttachmentKind.AGENT_LISTING_DELTA,
+        AttachmentKind.MCP_INSTRUCTIONS_DELTA,
+        AttachmentKind.SKILL_LISTING,
     ]
     assert session.set_catalog(deferred_tools=["mcp__gh__pr", "mcp__gh__issue"]) == []
 
     resp = session.compact(skip_hooks=True)
     assert [a.kind for a in resp.attachments] == [
-        pb.ATTACHMENT_KIND_TASK_STATUS,
-        pb.ATTACHMENT_KIND_INVOKED_SKILLS,
-        pb.ATTACHMENT_KIND_DEFERRED_TOOLS_DELTA,
-        pb.ATTACHMENT_KIND_AGENT_LISTING_DELTA,
-        pb.ATTACHMENT_KIND_MCP_INSTRUCTIONS_DELTA,
+        AttachmentKind.TASK_STATUS,
+        AttachmentKind.INVOKED_SKILLS,
+        AttachmentKind.DEFERRED_TOOLS_DELTA,
+        AttachmentKind.AGENT_LISTING_DELTA,
+        AttachmentKind.MCP_INSTRUCTIONS_DELTA,
     ]
     tasks, skills, tools, agents, mcp = resp.attachments
     assert text_of(tasks).startswith(
         '<system-reminder>\nBackground agent "index repo" (t1) is still running.'
     )
-    assert [s.name for s in skills.invoked_skills.skills] == ["review", "commit"]
-    assert skills.invoked_skills.skills[0].content == b""  # the text is in rendered_text only
+    invoked = payload_of(skills, InvokedSkills).skills
+    assert [s.name for s in invoked] == ["review", "commit"]
+    assert invoked[0].content == b""  # the text is in rendered_text only
     assert render.SKILL_TRUNCATION_MARKER in text_of(skills)
     full = session.preview_compact(skip_hooks=True, include_content=True)
-    content = full.attachments[1].invoked_skills.skills[0].content.decode()
+    content = payload_of(full.attachments[1], InvokedSkills).skills[0].content.decode()
     assert content.endswith(render.SKILL_TRUNCATION_MARKER)
     assert "secret-sub-skill" not in rendered_text(resp)
-    assert list(tools.deferred_tools_delta.added_names) == ["mcp__gh__issue", "mcp__gh__pr"]
+    added = payload_of(tools, DeferredToolsDelta).added_names
+    assert added == ("mcp__gh__issue", "mcp__gh__pr")
     assert text_of(agents) == (
         "<system-reminder>\nAvailable agent types for the Agent tool:\n"
         "- Explore: search the code (Tools: All tools)\n\n"
@@ -229,11 +243,11 @@ def test_hooks_from_config(project: Path) -> None:
             "<system-reminder>\nSessionStart hook additional context: remember the invariants\n"
             "and this\n</system-reminder>"
         )
-        outcomes = [d.outcome for d in resp.decisions if d.subject == pb.SUBJECT_HOOK]
+        outcomes = [d.outcome for d in resp.decisions if d.subject == Subject.HOOK]
         assert outcomes == [
-            pb.OUTCOME_HOOK_OK,
-            pb.OUTCOME_HOOK_FAILED,
-            pb.OUTCOME_HOOK_TIMED_OUT,
+            Outcome.HOOK_OK,
+            Outcome.HOOK_FAILED,
+            Outcome.HOOK_TIMED_OUT,
         ]
         assert resp.compaction == 1
     finally:

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from postcompact_client import PostcompactError, Session, join, pb, rendered_text
+from postcompact_client import PostcompactError, Session, join, pb, rendered_text, types
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, text_of
 
@@ -124,7 +124,7 @@ class Runner:
                 stale = {str(p) for p in result.stale_paths}
                 assert stale == {self.abs_path(p) for p in want}, f"{where}: stale {stale}"
             elif key == "result":
-                name = pb.WriteCheck.Name(result.result).removeprefix("WRITE_CHECK_")
+                name = result.result.name
                 assert name == want, f"{where}: result {name}"
             elif key == "rendered_text":  # the response does not carry it: the client joins it
                 text = rendered_text(result)
@@ -145,32 +145,34 @@ class Runner:
                     value = value.decode()
                 assert value == want, f"{where}: {key} = {value!r}, want {want!r}"
 
-    def check_attachments(self, where: str, want: list[Any], got: list[pb.Attachment]) -> None:
-        kinds = [pb.AttachmentKind.Name(a.kind).removeprefix("ATTACHMENT_KIND_") for a in got]
+    def check_attachments(self, where: str, want: list[Any], got: list[types.Attachment]) -> None:
+        kinds = [a.kind.name for a in got]
         assert len(got) == len(want), f"{where}: attachments {kinds}, want {len(want)}"
         for j, (w, a) in enumerate(zip(want, got, strict=True)):
             kind = kinds[j]
             assert kind == w["kind"], f"{where}: attachment {j} is {kind}, want {w['kind']}"
             if "path" in w:
-                path = a.file.path if a.HasField("file") else a.file_reference.path
+                ref = a.file if a.file is not None else a.file_reference
+                path = None if ref is None else ref.path
                 assert path == self.abs_path(w["path"]), f"{where}: attachment {j} path {path}"
             if "placement" in w:
-                placement = pb.Placement.Name(a.placement).removeprefix("PLACEMENT_")
+                placement = a.placement.name
                 assert placement == w["placement"], f"{where}: attachment {j} is {placement}"
             if "blocks" in w:
-                assert list(a.blocks) == w["blocks"], f"{where}: attachment {j} blocks"
+                assert a.blocks == tuple(w["blocks"]), f"{where}: attachment {j} blocks"
             if "rendered_text" in w:
                 assert text_of(a) == w["rendered_text"], f"{where}: attachment {j} text"
             for part in w.get("rendered_contains", []):
                 assert part in text_of(a), f"{where}: attachment {j} lacks {part!r}"
             if "file_content" in w:
+                assert a.file is not None, f"{where}: attachment {j} is no file"
                 got_content = a.file.content.decode()
                 assert got_content == w["file_content"], (
                     f"{where}: attachment {j} file content {got_content!r}"
                 )
 
     def check_boundaries(
-        self, where: str, want: list[Any], got: list[pb.TranscriptBoundary]
+        self, where: str, want: list[Any], got: list[types.TranscriptBoundary]
     ) -> None:
         assert len(got) == len(want), f"{where}: {len(got)} boundaries, want {len(want)}"
         for j, (w, b) in enumerate(zip(want, got, strict=True)):
@@ -180,14 +182,7 @@ class Runner:
                     assert items == w[key], f"{where}: boundary {j} {key} {items}"
 
     def check_decisions(self, where: str, want: list[Any], result: Any, exact: bool) -> None:
-        got = {
-            (
-                pb.Subject.Name(d.subject).removeprefix("SUBJECT_"),
-                d.name,
-                pb.Outcome.Name(d.outcome).removeprefix("OUTCOME_"),
-            )
-            for d in result.decisions
-        }
+        got = {(d.subject.name, d.name, d.outcome.name) for d in result.decisions}
         expected = set()
         for w in want:
             name = self.abs_path(w["name"]) if w["subject"] == "FILE" else w["name"]
@@ -277,7 +272,7 @@ class Runner:
             show_concurrency_note=step.get("show_concurrency_note", False),
             mcp_servers=mcp,
         )
-        return pb.SetCatalogResponse(attachments=resp)
+        return types.SetCatalogResponse(attachments=tuple(resp))
 
     def _messages(self, step: Step) -> list[pb.ConversationMessage]:
         out = []
@@ -336,11 +331,11 @@ class Runner:
 
     def op_estimate_tokens(self, step: Step) -> Any:
         tokens = self.daemon.client.estimate_tokens(step["text"], step.get("ext", ""))
-        return pb.EstimateTokensResponse(tokens=tokens)
+        return types.EstimateTokensResponse(tokens=tokens)
 
     def op_count_tokens(self, step: Step) -> Any:
         tokens = self.daemon.client.count_tokens(step["text"], step.get("encoding", ""))
-        return pb.CountTokensResponse(tokens=tokens)
+        return types.CountTokensResponse(tokens=tokens)
 
     def op_truncate_tokens(self, step: Step) -> Any:
         return self.daemon.client.truncate_tokens(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import Outcome, Subject
 
 from tests.daemon.conftest import RunningDaemon, new_session_id
 
@@ -25,24 +25,24 @@ def test_decisions_are_in_rank_order_and_say_which_cost_is_which(
         )
     resp = s.compact(skip_hooks=True, policy={"skills_token_budget": 40})
 
-    files = [d for d in resp.decisions if d.subject == pb.SUBJECT_FILE]
+    files = [d for d in resp.decisions if d.subject == Subject.FILE]
     ranks = [d.rank for d in files]
     assert ranks == [1, 2, 3, 4, 5, 6, 7, 8, 0], ranks  # ranked first, in order, then the rest
     by_name = {Path(d.name).name: d for d in files}
     assert [by_name[f"f{i}.txt"].rank for i in range(7, -1, -1)] == list(range(1, 9))
-    attached = {a.file.path: a.tokens for a in resp.attachments if a.HasField("file")}
+    attached = {a.file.path: a.tokens for a in resp.attachments if a.file is not None}
     for d in files:
         assert d.content_tokens > 0, d  # every one held content
-        if d.outcome == pb.OUTCOME_RESTORED:
+        if d.outcome == Outcome.RESTORED:
             assert d.tokens == attached[d.name]  # as attached
         else:  # never rendered: dropped by rank, excluded
-            assert d.outcome in (pb.OUTCOME_DROPPED_BY_RANK, pb.OUTCOME_EXCLUDED_MEMORY_FILE), d
+            assert d.outcome in (Outcome.DROPPED_BY_RANK, Outcome.EXCLUDED_MEMORY_FILE), d
             assert d.tokens == 0
 
-    skills = [d for d in resp.decisions if d.subject == pb.SUBJECT_SKILL]
+    skills = [d for d in resp.decisions if d.subject == Subject.SKILL]
     assert [(d.name, d.rank) for d in skills] == [("new", 1), ("mid", 2), ("old", 3)]
-    assert {d.name: d.outcome for d in skills}["old"] == pb.OUTCOME_DROPPED_BY_BUDGET
+    assert {d.name: d.outcome for d in skills}["old"] == Outcome.DROPPED_BY_BUDGET
     assert all(d.content_tokens > 0 and d.tokens > 0 for d in skills)
     # The subjects keep the pipeline's order: files, then skills.
     subjects = [d.subject for d in resp.decisions]
-    assert subjects == sorted(subjects, key=[pb.SUBJECT_FILE, pb.SUBJECT_SKILL].index)
+    assert subjects == sorted(subjects, key=[Subject.FILE, Subject.SKILL].index)

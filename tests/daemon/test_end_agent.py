@@ -50,7 +50,7 @@ def test_closing_a_sub_agents_handle_ends_only_that_agent(
     # Started again under the same id, it starts from nothing (no skill, no file state).
     again = s.start_agent("worker")
     resp = again.compact(skip_hooks=True)
-    assert not [a for a in resp.attachments if a.HasField("invoked_skills")]
+    assert not [a for a in resp.attachments if a.invoked_skills is not None]
     s.close()
     assert s.session_id not in {i.session_id for i in daemon.client.list_sessions()}
 

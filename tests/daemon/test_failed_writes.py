@@ -29,7 +29,7 @@ from postcompact.service.sessions import SessionService
 from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as dpb
 from postcompact_client import AsyncClient, PostcompactError
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import PreviewCompactResponse, ReadFileResponse
 
 from tests.daemon.conftest import (
     PROJECT_FILES,
@@ -86,7 +86,7 @@ def _attempt(fn: object, *args: object, **kwargs: object) -> PostcompactError:
     return exc.value
 
 
-def _texts(resp: pb.PreviewCompactResponse) -> list[str]:
+def _texts(resp: PreviewCompactResponse) -> list[str]:
     return [text_of(a) for a in resp.attachments]
 
 
@@ -196,7 +196,7 @@ def test_a_read_racing_close_session_leaves_no_rows(daemon: RunningDaemon, proje
                     assert err.reason in ("SESSION_CLOSED", "SESSION_NOT_FOUND"), err
                     key = err.reason
                 else:
-                    assert isinstance(outcome[0], pb.ReadFileResponse), outcome[0]
+                    assert isinstance(outcome[0], ReadFileResponse), outcome[0]
                     key = "read"
                 seen[key] = seen.get(key, 0) + 1
         return seen

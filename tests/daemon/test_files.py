@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from postcompact_client import Session, pb
+from postcompact_client.types import WriteCheck
 
 from tests.daemon.conftest import RunningDaemon, evict_from_page_cache, new_session_id, set_mtime
 
@@ -38,7 +39,7 @@ def test_read_file_numbers_lines_and_records_state(session: Session, project: Pa
     ranged = session.read_file("docs/notes.txt", offset=2, limit=2)
     assert ranged.text.decode() == "2\ttwo\n3\tthree" + MALWARE
     assert ranged.content == b"two\nthree"
-    assert session.check_write("docs/notes.txt").result == pb.WRITE_CHECK_ALLOWED
+    assert session.check_write("docs/notes.txt").result == WriteCheck.ALLOWED
 
 
 def test_unchanged_stub_same_range_only(session: Session) -> None:
@@ -116,14 +117,14 @@ def test_default_profile_stores_read_time(session: Session, project: Path) -> No
 def test_check_write_preconditions(session: Session, project: Path) -> None:
     not_read = session.check_write("src/a.py")
     assert (not_read.result, not_read.error_code, not_read.message) == (
-        pb.WRITE_CHECK_NOT_READ,
+        WriteCheck.NOT_READ,
         6,
         NOT_READ,
     )
     # a full read (no offset/limit) whose content still equals the disk: allowed despite mtime
     session.record_read("src/a.py", (project / "src/a.py").read_bytes(), timestamp_ms=1000)
     set_mtime(project / "src/a.py", 5000)
-    assert session.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED
+    assert session.check_write("src/a.py").result == WriteCheck.ALLOWED
     # a ranged read (offset 1) of a modified file: MODIFIED, even with equal content
     session.record_read(
         "src/b.py", (project / "src/b.py").read_bytes(), timestamp_ms=1000, offset=1
@@ -131,31 +132,31 @@ def test_check_write_preconditions(session: Session, project: Path) -> None:
     set_mtime(project / "src/b.py", 5000)
     modified = session.check_write("src/b.py")
     assert (modified.result, modified.error_code, modified.message) == (
-        pb.WRITE_CHECK_MODIFIED,
+        WriteCheck.MODIFIED,
         7,
         MODIFIED,
     )
     # a full read whose content differs from disk: MODIFIED
     session.record_read("README.md", b"old text", timestamp_ms=1000)
     set_mtime(project / "README.md", 5000)
-    assert session.check_write("README.md").result == pb.WRITE_CHECK_MODIFIED
+    assert session.check_write("README.md").result == WriteCheck.MODIFIED
     # after the write is recorded, allowed again
     session.record_write("src/b.py", b"print('b')\n", timestamp_ms=5000)
-    assert session.check_write("src/b.py").result == pb.WRITE_CHECK_ALLOWED
+    assert session.check_write("src/b.py").result == WriteCheck.ALLOWED
     # a partial view counts as not read
     session.record_read("docs/notes.txt", b"one", timestamp_ms=9_000_000_000_000, partial_view=True)
-    assert session.check_write("docs/notes.txt").result == pb.WRITE_CHECK_NOT_READ
+    assert session.check_write("docs/notes.txt").result == WriteCheck.NOT_READ
     # a new file may be written without a read
-    assert session.check_write("src/new.py").result == pb.WRITE_CHECK_ALLOWED
+    assert session.check_write("src/new.py").result == WriteCheck.ALLOWED
 
 
 def test_record_write_uses_the_file_mtime(session: Session, project: Path) -> None:
     set_mtime(project / "src/a.py", 1_650_000_000_000)
     session.record_write("src/a.py", (project / "src/a.py").read_bytes())
-    assert session.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED
+    assert session.check_write("src/a.py").result == WriteCheck.ALLOWED
     (project / "src/a.py").write_text("changed\n")
     set_mtime(project / "src/a.py", 1_650_000_000_001)
-    assert session.check_write("src/a.py").result == pb.WRITE_CHECK_MODIFIED
+    assert session.check_write("src/a.py").result == WriteCheck.MODIFIED
 
 
 def test_stale_hint(session: Session, project: Path) -> None:
@@ -176,7 +177,7 @@ def test_stale_hint(session: Session, project: Path) -> None:
     assert len(unrelated.stale_paths) == 6
     assert unrelated.hint == ""
     assert (
-        session.check_stale(command="npx prettier --write .", started_at_ms=9000).stale_paths == []
+        session.check_stale(command="npx prettier --write .", started_at_ms=9000).stale_paths == ()
     )
 
 
@@ -193,20 +194,20 @@ def test_sub_agents_fresh_clone_and_merge(session: Session, project: Path) -> No
     session.record_read("src/a.py", "alpha", timestamp_ms=100, offset=1)
     fresh = session.start_agent("fresh", "fresh")
     forked = session.start_agent("forked", "clone_parent")
-    assert fresh.check_write("src/a.py").result == pb.WRITE_CHECK_NOT_READ
+    assert fresh.check_write("src/a.py").result == WriteCheck.NOT_READ
     set_mtime(project / "src/a.py", 50)
-    assert forked.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED
+    assert forked.check_write("src/a.py").result == WriteCheck.ALLOWED
     # the fork's later reads do not leak into the parent
     forked.record_read("src/b.py", "b", timestamp_ms=300, offset=1)
     set_mtime(project / "src/b.py", 50)
-    assert session.check_write("src/b.py").result == pb.WRITE_CHECK_NOT_READ
+    assert session.check_write("src/b.py").result == WriteCheck.NOT_READ
     # merge: strictly newer wins, missing entries are added
     fresh.record_read("src/a.py", "older", timestamp_ms=90, offset=1)
     fresh.record_read("README.md", "r", timestamp_ms=500, offset=1)
     merged = session.merge_file_state("fresh")
     assert (merged.merged, merged.kept) == (1, 1)
     set_mtime(project / "README.md", 50)
-    assert session.check_write("README.md").result == pb.WRITE_CHECK_ALLOWED
+    assert session.check_write("README.md").result == WriteCheck.ALLOWED
     merged = session.merge_file_state("forked")
     assert (merged.merged, merged.kept) == (1, 2)
     stats = {s.session_id: s for s in session.client.list_sessions()}[session.session_id]
@@ -246,5 +247,5 @@ def test_reads_that_would_wait_for_the_disk_still_answer(session: Session, proje
     assert ranged.content == b"".join(b"cold line %d\n" % i for i in range(1189, 1194)).rstrip()
     evict_from_page_cache(cold)
     resp = session.compact(include_content=True)
-    restored = {a.file.path: a.file.content for a in resp.attachments if a.HasField("file")}
+    restored = {a.file.path: a.file.content for a in resp.attachments if a.file is not None}
     assert restored[str(cold)] == ranged.content

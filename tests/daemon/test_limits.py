@@ -14,12 +14,14 @@ from typing import Any
 import grpc
 import pytest
 from postcompact_client import PostcompactError, Session
+from postcompact_client.types import DeferredToolsDelta
 
 from tests.daemon.conftest import (
     PROJECT_FILES,
     RunningDaemon,
     daemon_env,
     new_session_id,
+    payload_of,
     serve_command,
     short_dir,
     start_daemon,
@@ -139,8 +141,8 @@ def test_catalog_entries_and_bytes(limited: RunningDaemon, proj: Path) -> None:
     )
     # A refused catalogue changed nothing: replacing a part is judged on the result.
     (delta,) = s.set_catalog(deferred_tools=["A", "D"], skill_listing=[("x", "1")])[:1]
-    assert list(delta.deferred_tools_delta.added_names) == ["D"]
-    assert list(delta.deferred_tools_delta.removed_names) == ["B", "C"]
+    tools = payload_of(delta, DeferredToolsDelta)
+    assert (tools.added_names, tools.removed_names) == (("D",), ("B", "C"))
 
 
 def test_message_size(limited: RunningDaemon, proj: Path) -> None:

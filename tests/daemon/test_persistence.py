@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 from postcompact import persist, render
 from postcompact_client import PostcompactError, Session
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import (
+    AttachmentKind,
+    CompactResponse,
+    PreviewCompactResponse,
+    TaskStatus,
+    WriteCheck,
+)
 
 from tests.daemon.conftest import (
     RunningDaemon,
@@ -35,7 +41,7 @@ def _restart(d: RunningDaemon, sig: int, args: tuple[str, ...] = ()) -> RunningD
     return start_daemon(args, runtime_dir=d.dir)
 
 
-def _texts(resp: pb.CompactResponse | pb.PreviewCompactResponse) -> list[str]:
+def _texts(resp: CompactResponse | PreviewCompactResponse) -> list[str]:
     return [text_of(a) for a in resp.attachments]
 
 
@@ -79,7 +85,7 @@ def _populate(d: RunningDaemon, project: Path) -> tuple[Session, Session, str]:
             "task_id": "t1",
             "task_type": "local_agent",
             "description": "explore the code",
-            "status": pb.TASK_STATUS_RUNNING,
+            "status": TaskStatus.RUNNING,
             "progress_summary": "read 3 files",
             "agent_id": "sub",
         }
@@ -133,9 +139,9 @@ def test_state_survives_a_restart(base: Path, sig: int) -> None:
         assert stub.text.decode() == render.FILE_UNCHANGED_STUB
         assert main.read_file("docs/notes.txt", offset=2, limit=2).unchanged
         assert not main.read_file("docs/notes.txt").unchanged  # another range
-        assert main.check_write("src/b.py").result == pb.WRITE_CHECK_ALLOWED
-        assert sub.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED
-        assert main.check_write("src/new.py").result == pb.WRITE_CHECK_ALLOWED
+        assert main.check_write("src/b.py").result == WriteCheck.ALLOWED
+        assert sub.check_write("src/a.py").result == WriteCheck.ALLOWED
+        assert main.check_write("src/new.py").result == WriteCheck.ALLOWED
         # A real Compact after the restart (the reads above changed the cache) counts on.
         expected = _texts(main.preview_compact())
         resp = main.compact()
@@ -167,7 +173,7 @@ def test_acknowledged_calls_survive_kill_9(base: Path) -> None:
         info = {i.session_id: i for i in d.client.list_sessions()}[s.session_id]
         assert info.cached_entries == 1
         (project / "src/c.py").write_text("x = 1\n")  # mtime > 1234: modified since the write
-        assert s.check_write("src/c.py").result == pb.WRITE_CHECK_MODIFIED
+        assert s.check_write("src/c.py").result == WriteCheck.MODIFIED
     finally:
         d.stop()
 
@@ -187,16 +193,16 @@ def test_what_a_compaction_carried_survives_kill_9(base: Path) -> None:
     s.read_file("big.txt")
     s.record_skill("huge", content="h" * 40_000)
     first = s.compact(skip_hooks=True, policy={"max_files": 1, "skills_token_budget": 10})
-    assert [a.kind for a in first.attachments] == [pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE]
+    assert [a.kind for a in first.attachments] == [AttachmentKind.COMPACT_FILE_REFERENCE]
     d.proc.send_signal(signal.SIGKILL)
     d = _restart(d, signal.SIGKILL)
     try:
         s = d.client.session(s.session_id)
-        assert s.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED  # carried
+        assert s.check_write("src/a.py").result == WriteCheck.ALLOWED  # carried
         again = s.preview_compact(skip_hooks=True)
         kinds = [a.kind for a in again.attachments]
-        assert pb.ATTACHMENT_KIND_COMPACT_FILE_REFERENCE in kinds  # still a candidate
-        assert pb.ATTACHMENT_KIND_INVOKED_SKILLS not in kinds  # emptied by the budget
+        assert AttachmentKind.COMPACT_FILE_REFERENCE in kinds  # still a candidate
+        assert AttachmentKind.INVOKED_SKILLS not in kinds  # emptied by the budget
         dropped = [d for d in again.decisions if d.name == "huge"]
         assert "emptied" in dropped[0].detail
     finally:
@@ -222,9 +228,9 @@ def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
     d = _restart(d, signal.SIGKILL)
     try:
         s = d.client.session(s.session_id)
-        assert s.check_write("src/a.py").result == pb.WRITE_CHECK_MODIFIED
-        assert s.check_write("src/b.py").result == pb.WRITE_CHECK_MODIFIED
-        assert s.check_write("README.md").result == pb.WRITE_CHECK_ALLOWED
+        assert s.check_write("src/a.py").result == WriteCheck.MODIFIED
+        assert s.check_write("src/b.py").result == WriteCheck.MODIFIED
+        assert s.check_write("README.md").result == WriteCheck.ALLOWED
         r = s.read_file("src/a.py")
         assert not r.unchanged
         assert r.content == b"alpha = 100\nbeta = 2\ngamma = 3\n"
@@ -234,7 +240,7 @@ def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
         assert s.read_file("README.md").unchanged
         # Re-read, both are current again.
         assert s.read_file("src/a.py").unchanged
-        assert s.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED
+        assert s.check_write("src/a.py").result == WriteCheck.ALLOWED
         # Compact restores the new contents.
         texts = "".join(_texts(s.compact()))
         assert "alpha = 100" in texts
@@ -254,9 +260,9 @@ def test_a_restart_keeps_the_most_recently_used_order(base: Path) -> None:
     try:
         s = d.client.session(s.session_id)
         s.record_read("docs/notes.txt", "one", timestamp_ms=1000)  # evicts the LRU entry
-        assert s.check_write("src/b.py").result == pb.WRITE_CHECK_NOT_READ
-        assert s.check_write("src/a.py").result == pb.WRITE_CHECK_ALLOWED
-        assert s.check_write("README.md").result == pb.WRITE_CHECK_ALLOWED
+        assert s.check_write("src/b.py").result == WriteCheck.NOT_READ
+        assert s.check_write("src/a.py").result == WriteCheck.ALLOWED
+        assert s.check_write("README.md").result == WriteCheck.ALLOWED
     finally:
         d.stop()
     d = start_daemon(runtime_dir=base)  # and the eviction itself was persisted
@@ -355,7 +361,7 @@ def test_migrates_a_version_1_database(base: Path) -> None:
         texts = "".join(_texts(s.preview_compact()))
         assert "legacy" in texts
         assert "alpha = 1" in texts
-        assert s.check_write("src/a.py").result == pb.WRITE_CHECK_MODIFIED  # mtime > 77
+        assert s.check_write("src/a.py").result == WriteCheck.MODIFIED  # mtime > 77
     finally:
         d.stop()
     r = _cli("state", "check", "--state-path", str(db), env=env)

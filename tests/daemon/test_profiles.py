@@ -13,7 +13,7 @@ from postcompact.service.sessions import auto_memory_path, project_dir_name
 from postcompact.state import InvokedSkill
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact_client import join
-from postcompact_client import pb as cpb
+from postcompact_client.types import WriteCheck
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, set_mtime, text_of
 from tests.daemon.test_restore_pipeline import World, kinds, outcome, restored
@@ -491,14 +491,14 @@ def test_carried_read_state_allows_edits_after_compaction(
         s.read_file("src/a.py")
         s.read_file("src/b.py", offset=1, limit=1)  # ranged: not carried
         s.compact(skip_hooks=True, policy={"max_files": 0})  # nothing restored
-        want = cpb.WRITE_CHECK_ALLOWED if carried else cpb.WRITE_CHECK_NOT_READ
+        want = WriteCheck.ALLOWED if carried else WriteCheck.NOT_READ
         assert s.check_write("src/a.py").result == want
-        assert s.check_write("src/b.py").result == cpb.WRITE_CHECK_NOT_READ
+        assert s.check_write("src/b.py").result == WriteCheck.NOT_READ
         # Changed on disk since the read: no longer vouched for.
         original = (project / "src/a.py").read_bytes()
         (project / "src/a.py").write_bytes(original + b"# more\n")
         try:
-            assert s.check_write("src/a.py").result == cpb.WRITE_CHECK_NOT_READ
+            assert s.check_write("src/a.py").result == WriteCheck.NOT_READ
         finally:
             (project / "src/a.py").write_bytes(original)
 
@@ -512,7 +512,7 @@ def test_the_harness_can_turn_carried_read_state_off(daemon: RunningDaemon, proj
     )
     s.read_file("src/a.py")
     s.compact(skip_hooks=True, policy={"max_files": 0})
-    assert s.check_write("src/a.py").result == cpb.WRITE_CHECK_NOT_READ
+    assert s.check_write("src/a.py").result == WriteCheck.NOT_READ
 
 
 def test_claude_code_sessions_get_5000_cache_entries(daemon: RunningDaemon, project: Path) -> None:

@@ -9,9 +9,9 @@ import os
 import re
 from pathlib import Path
 
-from postcompact_client import pb
+from postcompact_client.types import AttachmentKind, PlanFileReference, WriteCheck
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, text_of
+from tests.daemon.conftest import RunningDaemon, file_of, new_session_id, payload_of, text_of
 
 
 def test_a_change_in_the_same_tick_as_the_read_is_seen(
@@ -27,10 +27,10 @@ def test_a_change_in_the_same_tick_as_the_read_is_seen(
     ns = read.timestamp_ms * 1_000_000  # the file's new mtime: the very millisecond of the read
     os.utime(target, ns=(ns, ns))
     check = s.check_write("src/a.py")
-    assert check.result == pb.WRITE_CHECK_MODIFIED
+    assert check.result == WriteCheck.MODIFIED
     assert check.error_code == 7
     stale = s.check_stale(command="black .")
-    assert stale.stale_paths == [str(target)]
+    assert stale.stale_paths == (str(target),)
     assert stale.hint
 
 
@@ -43,7 +43,7 @@ def test_an_unchanged_re_read_counts_for_restoration(daemon: RunningDaemon, proj
     again = s.read_file("src/a.py")
     assert again.unchanged
     resp = s.preview_compact(skip_hooks=True)
-    files = [a.file.path for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_FILE]
+    files = [file_of(a).path for a in resp.attachments if a.kind == AttachmentKind.FILE]
     assert files == [str(project / "src" / "a.py")]
     assert s.read_file("src/a.py").unchanged  # and the entry still answers the stub
 
@@ -57,7 +57,7 @@ def test_plan_mode_without_set_plan_names_a_plan_file(daemon: RunningDaemon, pro
 
     def plan_mode_text() -> str:
         resp = s.preview_compact(skip_hooks=True)
-        (att,) = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_PLAN_MODE]
+        (att,) = [a for a in resp.attachments if a.kind == AttachmentKind.PLAN_MODE]
         return text_of(att)
 
     text = plan_mode_text()
@@ -72,15 +72,15 @@ def test_plan_mode_without_set_plan_names_a_plan_file(daemon: RunningDaemon, pro
     plans.mkdir()
     path.write_text("# Plan\n\n1. refactor\n")
     resp = s.compact(skip_hooks=True)
-    plan = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_PLAN_FILE_REFERENCE]
+    plan = [a for a in resp.attachments if a.kind == AttachmentKind.PLAN_FILE_REFERENCE]
     assert plan
-    assert plan[0].plan_file_reference.plan_file_path == str(path)
+    assert payload_of(plan[0], PlanFileReference).plan_file_path == str(path)
     assert "1. refactor" in text_of(plan[0])
 
     sub = s.start_agent("helper/1")
     sub.set_mode("plan")
     preview = sub.preview_compact(skip_hooks=True)
-    (att,) = [a for a in preview.attachments if a.kind == pb.ATTACHMENT_KIND_PLAN_MODE]
+    (att,) = [a for a in preview.attachments if a.kind == AttachmentKind.PLAN_MODE]
     sub_path = re.search(r"(\S+-agent-[0-9a-f]{12}\.md)", text_of(att))
     assert sub_path, text_of(att)  # an agent id that is not a plain name is hashed
     assert Path(sub_path.group(1)).parent == plans

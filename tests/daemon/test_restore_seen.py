@@ -9,9 +9,18 @@ import signal
 from pathlib import Path
 
 from postcompact_client import Session
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import (
+    AttachmentKind,
+    CompactResponse,
+    Decision,
+    FileAttachment,
+    LeftOutFiles,
+    Outcome,
+    Placement,
+    PreviewCompactResponse,
+)
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon
+from tests.daemon.conftest import RunningDaemon, file_of, new_session_id, payload_of, start_daemon
 
 
 def _lines(n: int, tag: str = "line") -> str:
@@ -22,11 +31,11 @@ def _open(daemon: RunningDaemon, project: Path, tag: str, **kw: object) -> Sessi
     return daemon.client.open_session(str(project), session_id=new_session_id(tag), **kw)  # type: ignore[arg-type]
 
 
-def _files(resp: pb.CompactResponse | pb.PreviewCompactResponse) -> dict[str, pb.FileAttachment]:
-    return {Path(a.file.path).name: a.file for a in resp.attachments if a.HasField("file")}
+def _files(resp: CompactResponse | PreviewCompactResponse) -> dict[str, FileAttachment]:
+    return {Path(a.file.path).name: a.file for a in resp.attachments if a.file is not None}
 
 
-def _decision(resp: pb.CompactResponse, name: str) -> pb.Decision:
+def _decision(resp: CompactResponse, name: str) -> Decision:
     (d,) = [d for d in resp.decisions if Path(d.name).name == name]
     return d
 
@@ -44,7 +53,7 @@ def test_the_lines_seen_come_back_from_the_first_to_the_last(
     assert f.content.startswith(b"line 00100\n")
     assert f.content.endswith(b"line 00320")
     d = _decision(resp, "big.py")
-    assert d.outcome == pb.OUTCOME_RESTORED
+    assert d.outcome == Outcome.RESTORED
     assert d.detail == "lines 100-320 of 1001: the lines seen since the last compaction"
     # What the agent now sees is what was restored: the next compaction brings the same back.
     again = _files(s.compact(skip_hooks=True, include_content=True))["big.py"]
@@ -55,8 +64,9 @@ def test_a_head_seen_is_marked_as_a_head(daemon: RunningDaemon, project: Path) -
     (project / "head.py").write_text(_lines(500))
     s = _open(daemon, project, "head")
     s.read_file("head.py", offset=1, limit=50)
-    att = next(a for a in s.compact(skip_hooks=True).attachments if a.HasField("file"))
-    assert (att.file.start_line, att.file.num_lines, att.file.truncated) == (1, 50, True)
+    att = next(a for a in s.compact(skip_hooks=True).attachments if a.file is not None)
+    f = file_of(att)
+    assert (f.start_line, f.num_lines, f.truncated) == (1, 50, True)
     assert "truncated for compaction at line 50 of 501" in att.blocks[1]
 
 
@@ -94,9 +104,9 @@ def test_more_than_five_files_come_back_and_one_over_the_cap_is_left_out(
     resp = s.compact(skip_hooks=True)
     assert sorted(_files(resp)) == sorted(f"m{i}.py" for i in range(8))
     d = _decision(resp, "huge.py")
-    assert (d.outcome, d.rank, d.tokens) == (pb.OUTCOME_DROPPED_OVER_CAP, 1, 0)
+    assert (d.outcome, d.rank, d.tokens) == (Outcome.DROPPED_OVER_CAP, 1, 0)
     assert "over the 3000-token cap" in d.detail
-    assert all(a.tokens <= 3000 for a in resp.attachments if a.HasField("file"))
+    assert all(a.tokens <= 3000 for a in resp.attachments if a.file is not None)
 
 
 def test_the_index_names_the_files_left_out(daemon: RunningDaemon, project: Path) -> None:
@@ -109,8 +119,8 @@ def test_the_index_names_the_files_left_out(daemon: RunningDaemon, project: Path
     s.record_write(str(project / "small.py"), text.replace("line 00003", "line three"))
     s.read_file("huge.py", offset=10, limit=3000)
     resp = s.compact(skip_hooks=True)
-    (idx,) = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_LEFT_OUT_FILES]
-    (entry,) = idx.left_out_files.files
+    (idx,) = [a for a in resp.attachments if a.kind == AttachmentKind.LEFT_OUT_FILES]
+    (entry,) = payload_of(idx, LeftOutFiles).files
     assert (entry.path, entry.first_line, entry.last_line, entry.edited) == (
         str(project / "huge.py"),
         10,
@@ -118,14 +128,14 @@ def test_the_index_names_the_files_left_out(daemon: RunningDaemon, project: Path
         False,
     )
     assert f"- {project / 'huge.py'} (lines 10-3009 seen)" in idx.blocks[0]
-    assert idx.placement == pb.PLACEMENT_USER
+    assert idx.placement == Placement.USER
     assert idx.tokens > 0
     assert "small.py" in _files(resp)
     # Without the policy field there is no index (the default leaves it out: docs/eval.md).
     plain = _open(daemon, project, "noindex")
     plain.read_file("huge.py")
     out = plain.compact(skip_hooks=True)
-    assert not [a for a in out.attachments if a.kind == pb.ATTACHMENT_KIND_LEFT_OUT_FILES]
+    assert not [a for a in out.attachments if a.kind == AttachmentKind.LEFT_OUT_FILES]
 
 
 def test_edits_first_ranks_an_edited_file_above_newer_reads(

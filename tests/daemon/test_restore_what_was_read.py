@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from postcompact import render
 from postcompact_client import Session
-from postcompact_client.v1 import postcompact_pb2 as pb
+from postcompact_client.types import Attachment, CompactResponse, Decision, FileAttachment, Outcome
 
 from tests.daemon.conftest import V1_POLICY, RunningDaemon, new_session_id
 
@@ -31,12 +31,15 @@ def _open(daemon: RunningDaemon, project: Path, tag: str, profile: str = "defaul
     )
 
 
-def _file(resp: pb.CompactResponse, path: Path) -> pb.Attachment:
-    (att,) = [a for a in resp.attachments if a.HasField("file") and a.file.path == str(path)]
-    return att
+def _file(resp: CompactResponse, path: Path) -> tuple[Attachment, FileAttachment]:
+    """The restored file attachment of `path`, and its payload."""
+    ((att, f),) = [
+        (a, a.file) for a in resp.attachments if a.file is not None and a.file.path == str(path)
+    ]
+    return att, f
 
 
-def _decision(resp: pb.CompactResponse, path: Path) -> pb.Decision:
+def _decision(resp: CompactResponse, path: Path) -> Decision:
     (d,) = [d for d in resp.decisions if d.name == str(path)]
     return d
 
@@ -52,10 +55,10 @@ def test_a_range_read_comes_back_as_that_range(daemon: RunningDaemon, project: P
     read = s.read_file("test/hooks.ts", offset=2000, limit=50)
     assert (read.start_line, read.num_lines) == (2000, 50)
     resp = s.compact(skip_hooks=True, include_content=True)
-    att = _file(resp, path)
-    assert (att.file.start_line, att.file.num_lines, att.file.total_lines) == (2000, 50, 2401)
-    assert not att.file.truncated
-    assert att.file.content == read.content  # exactly the lines read
+    att, f = _file(resp, path)
+    assert (f.start_line, f.num_lines, f.total_lines) == (2000, 50, 2401)
+    assert not f.truncated
+    assert f.content == read.content  # exactly the lines read
     call, result = att.blocks[0], att.blocks[1]
     assert '"offset":2000' in call
     assert '"limit":50' in call
@@ -64,13 +67,13 @@ def test_a_range_read_comes_back_as_that_range(daemon: RunningDaemon, project: P
     assert "line 00001 " not in result
     assert "line 02050 " not in result
     d = _decision(resp, path)
-    assert d.outcome == pb.OUTCOME_RESTORED
+    assert d.outcome == Outcome.RESTORED
     assert d.detail == "lines 2000-2049 of 2401: the range last read"
     assert d.tokens == att.tokens
     assert s.read_file("test/hooks.ts", offset=2000, limit=50).unchanged
     # Another compaction restores the same range again.
     again = s.compact(skip_hooks=True, include_content=True)
-    assert _file(again, path).file.content == read.content
+    assert _file(again, path)[1].content == read.content
 
 
 def test_claude_code_restores_a_range_read_from_line_one(
@@ -81,13 +84,13 @@ def test_claude_code_restores_a_range_read_from_line_one(
     s = _open(daemon, project, "cc-range", profile="claude-code")
     s.read_file("big.ts", offset=2000, limit=50)
     resp = s.compact(skip_hooks=True, include_content=True)
-    if any(a.HasField("file") for a in resp.attachments):
-        att = _file(resp, path)
-        assert att.file.start_line == 1
-        assert att.file.content.startswith(b"line 00001 ")
+    if any(a.file is not None for a in resp.attachments):
+        _, f = _file(resp, path)
+        assert f.start_line == 1
+        assert f.content.startswith(b"line 00001 ")
     else:  # too large for Claude Code's cap: its note, as Claude Code does
-        (ref,) = [a for a in resp.attachments if a.HasField("file_reference")]
-        assert ref.file_reference.path == str(path)
+        (ref,) = [a.file_reference for a in resp.attachments if a.file_reference is not None]
+        assert ref.path == str(path)
 
 
 def test_a_range_over_the_cap_keeps_its_start(daemon: RunningDaemon, project: Path) -> None:
@@ -96,17 +99,17 @@ def test_a_range_over_the_cap_keeps_its_start(daemon: RunningDaemon, project: Pa
     s = _open(daemon, project, "range-cap")
     s.read_file("long.ts", offset=1200, limit=1500)
     resp = s.compact(skip_hooks=True, include_content=True)
-    att = _file(resp, path)
-    assert att.file.truncated
-    assert att.file.start_line == 1200
-    assert att.file.content.startswith(b"line 01200 ")
-    last = 1200 + att.file.num_lines - 1
-    assert att.file.content.rstrip(b"\n").endswith(f"line {last:05d} ".ljust(60, "x").encode())
+    att, f = _file(resp, path)
+    assert f.truncated
+    assert f.start_line == 1200
+    assert f.content.startswith(b"line 01200 ")
+    last = 1200 + f.num_lines - 1
+    assert f.content.rstrip(b"\n").endswith(f"line {last:05d} ".ljust(60, "x").encode())
     assert f"truncated for compaction at line {last} of 5001" in att.blocks[1]
     assert f"with offset {last + 1} " in att.blocks[1]
     assert att.tokens <= CAP
     d = _decision(resp, path)
-    assert d.outcome == pb.OUTCOME_TRUNCATED
+    assert d.outcome == Outcome.TRUNCATED
     assert d.detail.startswith("lines 1200-2699 of 5001: the range last read; ")
     assert d.detail.endswith(f"; kept lines 1200-{last} of 5001")
 
@@ -120,9 +123,9 @@ def test_a_range_past_the_end_now_comes_back_from_line_one(
     s.read_file("shrunk.ts", offset=250, limit=20)
     path.write_text(_lines(40))
     resp = s.compact(skip_hooks=True, include_content=True)
-    att = _file(resp, path)
-    assert (att.file.start_line, att.file.num_lines, att.file.total_lines) == (1, 41, 41)
-    assert att.file.content == path.read_bytes()
+    _, f = _file(resp, path)
+    assert (f.start_line, f.num_lines, f.total_lines) == (1, 41, 41)
+    assert f.content == path.read_bytes()
 
 
 @pytest.mark.parametrize(
@@ -143,10 +146,10 @@ def test_the_cap_bounds_the_attachment_as_the_model_sees_it(
     s = _open(daemon, project, f"cap-{width}")
     s.record_read(str(path), path.read_text(), timestamp_ms=1)
     resp = s.compact(skip_hooks=True, include_content=True, policy={"max_tokens_per_file": CAP})
-    att = _file(resp, path)
-    assert att.file.truncated
+    att, f = _file(resp, path)
+    assert f.truncated
     assert att.tokens <= CAP
-    shown = att.file.num_lines
+    shown = f.num_lines
     more = "".join(path.read_text().splitlines(keepends=True)[: shown + 1]).removesuffix("\n")
     marker = render.file_truncation_marker(str(path), shown_lines=shown + 1, total_lines=lines + 1)
     blocks = render.file_blocks(str(path), more, total_lines=lines + 1, truncation_marker=marker)
@@ -164,6 +167,6 @@ def test_claude_code_caps_the_text_as_claude_code_measures_it(
     s.record_read(str(path), path.read_text(), timestamp_ms=1)
     policy = {"max_tokens_per_file": CAP, "oversize": "truncate_head"}
     resp = s.compact(skip_hooks=True, include_content=True, policy=policy)
-    att = _file(resp, path)
-    assert att.file.truncated
+    att, f = _file(resp, path)
+    assert f.truncated
     assert att.tokens > CAP  # the numbering of 12-character lines is not counted by that rule

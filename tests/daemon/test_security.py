@@ -31,6 +31,14 @@ import grpc
 import pytest
 from postcompact import auth
 from postcompact_client import PostcompactError, Session
+from postcompact_client.types import (
+    CompactResponse,
+    Decision,
+    Outcome,
+    PreviewCompactResponse,
+    Subject,
+    WriteCheck,
+)
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import (
@@ -475,21 +483,18 @@ def _err(fn: Any, *args: Any, **kw: Any) -> PostcompactError:
     return err.value
 
 
-def _compact(s: Session) -> pb.CompactResponse:
+def _compact(s: Session) -> CompactResponse:
     # include_content: the leak checks then see the raw copies too, not only rendered_text.
-    r: pb.CompactResponse = s.compact(
-        skip_hooks=True, policy={"max_files": 50}, include_content=True
-    )
-    return r
+    return s.compact(skip_hooks=True, policy={"max_files": 50}, include_content=True)
 
 
-def _outcome(resp: pb.CompactResponse | pb.PreviewCompactResponse, path: Path) -> pb.Decision:
+def _outcome(resp: CompactResponse | PreviewCompactResponse, path: Path) -> Decision:
     (d,) = [d for d in resp.decisions if d.name == str(path)]
     return d
 
 
-def _leaks(resp: Any, *secrets: str) -> list[str]:
-    blob = resp.SerializeToString()
+def _leaks(resp: CompactResponse | PreviewCompactResponse, *secrets: str) -> list[str]:
+    blob = resp.to_pb().SerializeToString()  # every byte of the answer, as it was sent
     return [x for x in secrets if x.encode() in blob]
 
 
@@ -539,7 +544,7 @@ def test_read_file_honours_the_default_deny_globs(world: dict[str, Any], name: s
         assert "DENIED-SECRET" not in str(e)
     e = _err(s.read_file, name)
     assert (e.code, e.reason) == (PD, "PATH_DENIED")
-    assert s.check_write(name).result == pb.WRITE_CHECK_NOT_READ
+    assert s.check_write(name).result == WriteCheck.NOT_READ
 
 
 def test_a_symlink_to_a_secret_is_denied(world: dict[str, Any]) -> None:
@@ -578,12 +583,12 @@ def test_restoration_never_reads_outside_the_roots_nor_a_denied_file(
         s.preview_compact(skip_hooks=True, policy={"max_files": 50}, include_content=True),
         _compact(s),
     ):
-        assert _outcome(resp, root / "a.txt").outcome == pb.OUTCOME_UNREADABLE
+        assert _outcome(resp, root / "a.txt").outcome == Outcome.UNREADABLE
         assert "outside_roots" in _outcome(resp, root / "a.txt").detail
-        assert _outcome(resp, root / "sub" / "c.txt").outcome == pb.OUTCOME_UNREADABLE
-        assert _outcome(resp, root / "b.txt").outcome == pb.OUTCOME_RESTORED
+        assert _outcome(resp, root / "sub" / "c.txt").outcome == Outcome.UNREADABLE
+        assert _outcome(resp, root / "b.txt").outcome == Outcome.RESTORED
         for name in secrets:
-            assert _outcome(resp, root / name).outcome == pb.OUTCOME_DENIED, name
+            assert _outcome(resp, root / name).outcome == Outcome.DENIED, name
         assert _leaks(resp, "OUTSIDE-SECRET", "DENIED-SECRET") == []
     # Nothing denied or outside was re-seeded into the cache: a second compaction restores b.txt.
     again = _compact(s)
@@ -602,7 +607,7 @@ def test_plan_files_stay_in_the_roots_or_the_plans_directory(world: dict[str, An
     assert [
         a.plan_file_reference.plan_content
         for a in resp.attachments
-        if a.HasField("plan_file_reference")
+        if a.plan_file_reference is not None
     ] == [b"PLAN-IN-PLANS-DIR\n"]
 
     # Anywhere else is refused by SetPlan...
@@ -615,8 +620,8 @@ def test_plan_files_stay_in_the_roots_or_the_plans_directory(world: dict[str, An
         s.set_plan(plan)
         s.set_mode("plan")
         resp = _compact(s)
-        assert not any(a.HasField("plan_file_reference") for a in resp.attachments), plan
-        (mode,) = [a.plan_mode for a in resp.attachments if a.HasField("plan_mode")]
+        assert not any(a.plan_file_reference is not None for a in resp.attachments), plan
+        (mode,) = [a.plan_mode for a in resp.attachments if a.plan_mode is not None]
         assert not mode.plan_exists
         assert _leaks(resp, "OUTSIDE-SECRET", "DENIED-SECRET") == [], plan
 
@@ -635,7 +640,7 @@ def test_the_plans_directory_is_a_root_for_its_own_files(world: dict[str, Any]) 
     assert s.read_file(str(plan)).content == plan.read_bytes()
     assert s.read_file(str(plan)).unchanged  # the read was recorded
     assert s.record_read(str(plan), plan.read_text()) == str(plan)
-    assert s.check_write(str(plan)).result == pb.WRITE_CHECK_ALLOWED
+    assert s.check_write(str(plan)).result == WriteCheck.ALLOWED
     plan.write_text("# Plan\n\n1. step\n2. another\n")
     assert b"another" in s.read_file(str(plan)).content
 
@@ -661,7 +666,7 @@ def test_set_plan_of_nothing_answers_the_default_plan_file(world: dict[str, Any]
     assert sub.set_plan("") == default.removesuffix(".md") + "-agent-sub.md"
     Path(default).write_text("THE-DEFAULT-PLAN\n")
     resp = _compact(s)
-    refs = [a.plan_file_reference for a in resp.attachments if a.HasField("plan_file_reference")]
+    refs = [a.plan_file_reference for a in resp.attachments if a.plan_file_reference is not None]
     assert [(r.plan_file_path, r.plan_content) for r in refs] == [(default, b"THE-DEFAULT-PLAN\n")]
 
 
@@ -675,15 +680,15 @@ def test_check_write_compares_content_only_inside_the_roots(world: dict[str, Any
     s.record_read("a.txt", "OUTSIDE-SECRET\n", timestamp_ms=past)
     (root / "a.txt").unlink()
     (root / "a.txt").symlink_to(outside / "secret.txt")
-    assert s.check_write("a.txt").result == pb.WRITE_CHECK_MODIFIED
+    assert s.check_write("a.txt").result == WriteCheck.MODIFIED
     # Same for a file that became a deny-globbed one (a symlink to .env) with the very content
     # that was recorded: its content is not compared either.
     s.record_read("c.txt", "DENIED-SECRET .env\n", timestamp_ms=past)
     (root / "c.txt").symlink_to(root / ".env")
-    assert s.check_write("c.txt").result == pb.WRITE_CHECK_MODIFIED
+    assert s.check_write("c.txt").result == WriteCheck.MODIFIED
     # The ordinary case still works: same content, newer mtime, inside the roots → ALLOWED.
     s.record_read("b.txt", "beta\n", timestamp_ms=past)
-    assert s.check_write("b.txt").result == pb.WRITE_CHECK_ALLOWED
+    assert s.check_write("b.txt").result == WriteCheck.ALLOWED
 
 
 def test_a_fifo_never_blocks_the_daemon(world: dict[str, Any], daemon: RunningDaemon) -> None:
@@ -694,12 +699,12 @@ def test_a_fifo_never_blocks_the_daemon(world: dict[str, Any], daemon: RunningDa
     os.mkfifo(fifo)
     s.record_read("pipe", "x", timestamp_ms=1)
     # Before the fix these calls hung the daemon; pytest's per-test timeout would fail them.
-    assert s.check_write("pipe").result == pb.WRITE_CHECK_MODIFIED
-    assert s.check_stale().stale_paths == [str(fifo)]
+    assert s.check_write("pipe").result == WriteCheck.MODIFIED
+    assert s.check_stale().stale_paths == (str(fifo),)
     e = _err(s.read_file, "pipe")
     assert e.reason == "FILE_IS_DEVICE"
     resp = _compact(s)
-    assert _outcome(resp, fifo).outcome == pb.OUTCOME_UNREADABLE
+    assert _outcome(resp, fifo).outcome == Outcome.UNREADABLE
     assert daemon.client.health()
 
 
@@ -749,12 +754,12 @@ timeout_s = 10
         (ctx,) = [
             a.hook_additional_context
             for a in resp.attachments
-            if a.HasField("hook_additional_context")
+            if a.hook_additional_context is not None
         ]
-        assert list(ctx.content) == ["from-the-config-hook", *texts]  # verbatim text
-        hooks = [dd for dd in resp.decisions if dd.subject == pb.SUBJECT_HOOK]
+        assert ctx.content == ("from-the-config-hook", *texts)  # verbatim text
+        hooks = [dd for dd in resp.decisions if dd.subject == Subject.HOOK]
         assert [(h.name, h.outcome) for h in hooks] == [
-            (f"touch {hook_out}; printf 'from-the-config-hook'", pb.OUTCOME_HOOK_OK)
+            (f"touch {hook_out}; printf 'from-the-config-hook'", Outcome.HOOK_OK)
         ]
         time.sleep(0.2)
         assert sorted(p.name for p in marks.iterdir()) == ["hook-ran"]
@@ -791,8 +796,8 @@ def test_configured_deny_globs_add_to_the_defaults(project: Path) -> None:
         s.record_read("README.md", "# demo\n\nhello\n")
         resp = _compact(s)
         for name in ("l1.md", "l2.md"):
-            assert _outcome(resp, project / name).outcome == pb.OUTCOME_DENIED
-        assert _outcome(resp, project / "README.md").outcome == pb.OUTCOME_RESTORED
+            assert _outcome(resp, project / name).outcome == Outcome.DENIED
+        assert _outcome(resp, project / "README.md").outcome == Outcome.RESTORED
         assert _leaks(resp, "CONFIGURED-SECRET", "DENIED-SECRET") == []
     finally:
         d.stop()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from postcompact_client import PostcompactError, pb
+from postcompact_client import PostcompactError
+from postcompact_client.types import Profile
 
 from tests.daemon.conftest import RunningDaemon, new_session_id
 
@@ -19,7 +20,7 @@ def test_open_creates_an_id_and_resumes(daemon: RunningDaemon, project: Path) ->
     assert s.info.cwd == str(project)
     assert list(s.info.roots) == [str(project)]
     assert list(s.info.agent_ids) == [""]
-    assert s.info.profile == pb.PROFILE_DEFAULT
+    assert s.info.profile == Profile.DEFAULT
     again = daemon.client.open_session(str(project), session_id=s.session_id)
     assert again.resumed
     assert again.session_id == s.session_id
@@ -32,7 +33,7 @@ def test_roots_relative_to_cwd_and_profile(daemon: RunningDaemon, project: Path)
     )
     assert s.info is not None
     assert list(s.info.roots) == [str(project / "src"), "/opt/x"]
-    assert s.info.profile == pb.PROFILE_CLAUDE_CODE
+    assert s.info.profile == Profile.CLAUDE_CODE
     with pytest.raises(PostcompactError) as err:
         s.read_file("README.md")  # cwd itself is not a root here
     assert err.value.code == grpc.StatusCode.PERMISSION_DENIED
@@ -86,7 +87,7 @@ def test_compaction_count(daemon: RunningDaemon, project: Path) -> None:
     assert preview.compaction == 0
     first = s.compact()
     assert first.compaction == 1
-    assert [a.file.path for a in first.attachments if a.WhichOneof("payload") == "file"] == [
+    assert [a.file.path for a in first.attachments if a.file is not None] == [
         str(project / "src/a.py")
     ]
     infos = {i.session_id: i for i in daemon.client.list_sessions()}

@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 from postcompact_client import PostcompactError, Session
+from postcompact_client.types import Outcome, WriteCheck
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon, text_of
@@ -79,10 +80,10 @@ def test_truncated_compact_seeds_survive_a_restart(base: Path) -> None:
         for name in files:
             s.read_file(name)
         resp = s.compact(skip_hooks=True)
-        truncated = [x.name for x in resp.decisions if x.outcome == pb.OUTCOME_TRUNCATED]
+        truncated = [x.name for x in resp.decisions if x.outcome == Outcome.TRUNCATED]
         assert len(truncated) == len(files), resp.decisions
         live = [(p, s.check_write(p).result) for p in files]
-        assert all(r == pb.WRITE_CHECK_ALLOWED for _, r in live), live
+        assert all(r == WriteCheck.ALLOWED for _, r in live), live
         d = _restart(d)
         s = d.client.session(s.session_id)
         assert [(p, s.check_write(p).result) for p in files] == live
@@ -112,7 +113,7 @@ def test_a_failed_read_file_does_not_move_the_entry(base: Path) -> None:
 
         def ranked(sess: Session) -> list[str]:
             r = sess.preview_compact(skip_hooks=True, policy={"max_files": 5})
-            return [x.name for x in r.decisions if x.outcome == pb.OUTCOME_DROPPED_BY_RANK]
+            return [x.name for x in r.decisions if x.outcome == Outcome.DROPPED_BY_RANK]
 
         live = ranked(s)
         assert len(live) == 1

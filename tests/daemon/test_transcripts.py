@@ -174,6 +174,7 @@ def test_import_over_the_rpc(daemon: RunningDaemon, tmp_path: Path) -> None:
     )
     assert resp.session_id == sid
     assert (resp.records, resp.events) == (9, 5)
+    assert resp.session is not None
     assert sorted(resp.session.agent_ids) == ["", "helper"]
     # Roots cover every path the transcript touches: the project and the mapped folder.
     assert set(resp.session.roots) == {str(project), str(other)}
@@ -186,7 +187,7 @@ def test_import_over_the_rpc(daemon: RunningDaemon, tmp_path: Path) -> None:
     # The state is the daemon's: a Compact now restores what the main thread read since.
     s = daemon.client.session(sid)
     after = s.preview_compact(skip_hooks=True)
-    files = [a.file.path for a in after.attachments if a.WhichOneof("payload") == "file"]
+    files = [a.file.path for a in after.attachments if a.file is not None]
     assert files[0] == str(project / "src/b.ts")
     # Importing again needs replace.
     with pytest.raises(PostcompactError) as err:
@@ -218,7 +219,7 @@ def test_import_with_file_mtimes(daemon: RunningDaemon, tmp_path: Path) -> None:
             _jsonl(records), cwd=str(project), session_id=sid, profile="claude-code", **kw
         )
         after = daemon.client.session(sid).preview_compact(skip_hooks=True)
-        files = [a.file for a in after.attachments if a.WhichOneof("payload") == "file"]
+        files = [a.file for a in after.attachments if a.file is not None]
         return [Path(f.path).name for f in files]
 
     assert order() == ["c.ts", "b.ts", "a.ts"]  # the records' times: the last read first
@@ -298,7 +299,7 @@ def test_catalogue_and_skills_as_claude_code_2_1_328_shows_them(
         _jsonl(records), cwd=str(project), session_id=sid, profile="claude-code"
     )
     after = daemon.client.session(sid).preview_compact(skip_hooks=True)
-    by_kind = {a.WhichOneof("payload"): "\n\n".join(a.blocks) for a in after.attachments}
+    by_kind = {a.payload_case: "\n\n".join(a.blocks) for a in after.attachments}
     assert by_kind["skill_listing"].endswith(listing)
     assert "- claude: Catch-all agent. (Tools: *)" in by_kind["agent_listing_delta"]
     assert (

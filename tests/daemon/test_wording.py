@@ -14,6 +14,7 @@ import grpc
 import pytest
 from postcompact import render
 from postcompact_client import PostcompactError
+from postcompact_client.types import CompactResponse, Outcome
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, start_daemon
@@ -33,8 +34,8 @@ def test_the_neutral_preset_names_no_claude_code_tool() -> None:
     assert CLAUDE_TOOLS.search(render.DEFAULT_TEMPLATES.read_call)
 
 
-def _restored_call(resp: pb.CompactResponse) -> str:
-    (att,) = [a for a in resp.attachments if a.HasField("file")]
+def _restored_call(resp: CompactResponse) -> str:
+    (att,) = [a for a in resp.attachments if a.file is not None]
     return att.blocks[0]
 
 
@@ -128,6 +129,6 @@ def test_the_kept_tail_is_read_with_the_harness_tool_names(
         (d,) = [d for d in resp.decisions if d.name == str(readme)]
         outcomes[name] = d.outcome
     assert outcomes == {
-        "opencode": pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL,
-        "claude": pb.OUTCOME_RESTORED,
+        "opencode": Outcome.EXCLUDED_VISIBLE_IN_TAIL,
+        "claude": Outcome.RESTORED,
     }

@@ -9,6 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 from postcompact_client import Client, PostcompactError
+from postcompact_client.types import WriteCheck
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import RunningDaemon, new_session_id
@@ -23,7 +24,7 @@ def test_the_second_of_two_racing_writes_is_refused(daemon: RunningDaemon, proje
         path = project / "README.md"
         one.read_file("README.md")
         checks = [one.check_write("README.md"), two.check_write("README.md")]
-        assert [c.result for c in checks] == [pb.WRITE_CHECK_ALLOWED] * 2
+        assert [c.result for c in checks] == [WriteCheck.ALLOWED] * 2
         assert checks[0].entry_timestamp_ms == checks[1].entry_timestamp_ms > 0
         path.write_text("# edited by one\n")
         one.record_write(

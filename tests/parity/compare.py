@@ -31,6 +31,7 @@ from typing import Any
 from postcompact.transcript.build import conversation
 from postcompact.transcript.parse import Boundary, parse
 from postcompact.transcript.paths import PathMap
+from postcompact_client.types import CompactKind, CompactResponse, Placement
 from postcompact_client.v1 import postcompact_pb2 as pb
 
 from tests.daemon.conftest import RunningDaemon
@@ -201,7 +202,7 @@ def compare(capture: dict[str, Any], daemon: RunningDaemon, session_id: str) -> 
     ]
     s = daemon.client.session(session_id)
     resp = s.compact(
-        kind=pb.COMPACT_KIND_PARTIAL if preserved else pb.COMPACT_KIND_FULL,
+        kind=CompactKind.PARTIAL if preserved else CompactKind.FULL,
         preserved_messages=preserved,
         skip_hooks=True,
     )
@@ -215,10 +216,9 @@ def compare(capture: dict[str, Any], daemon: RunningDaemon, session_id: str) -> 
     ]
     pc_files: list[str] = []
     for a in resp.attachments:
-        which = a.WhichOneof("payload")
-        if which == "file":
+        if a.file is not None:
             pc_files.append(a.file.path)
-        elif which == "file_reference":
+        elif a.file_reference is not None:
             pc_files.append(f"note {a.file_reference.path}")
     out = Comparison(
         scenario=capture["scenario"],
@@ -240,20 +240,17 @@ def compare(capture: dict[str, Any], daemon: RunningDaemon, session_id: str) -> 
     return out
 
 
-def _compare_user(out: Comparison, resp: pb.CompactResponse, cc: list[str], project: str) -> None:
+def _compare_user(out: Comparison, resp: CompactResponse, cc: list[str], project: str) -> None:
     ours = [
-        (a, block)
-        for a in resp.attachments
-        if a.placement == pb.PLACEMENT_USER
-        for block in a.blocks
+        (a, block) for a in resp.attachments if a.placement == Placement.USER for block in a.blocks
     ]
     for i in range(max(len(ours), len(cc))):
         if i >= len(ours):
             out.items.append(Item("file", cc[i][:80], False, "Claude Code sent a block more"))
             continue
         a, block = ours[i]
-        kind = KIND_NAMES.get(a.WhichOneof("payload") or "", "?")
-        path = a.file.path if a.WhichOneof("payload") == "file" else ""
+        kind = KIND_NAMES.get(a.payload_case or "", "?")
+        path = a.file.path if a.file is not None else ""
         what = f"{os.path.relpath(path, project) if path else kind} block {i + 1}"
         if i >= len(cc):
             out.items.append(Item(kind, what, False, "postcompact sent a block more"))
@@ -265,15 +262,15 @@ def _compare_user(out: Comparison, resp: pb.CompactResponse, cc: list[str], proj
             out.items.append(Item(kind, what, False, first_difference(block, cc[i])))
 
 
-def _compare_system(out: Comparison, resp: pb.CompactResponse, cc: str) -> collections.Counter[str]:
+def _compare_system(out: Comparison, resp: CompactResponse, cc: str) -> collections.Counter[str]:
     """Each system-placed attachment against Claude Code's closing system message; how many of
     each kind the daemon sent."""
     produced: collections.Counter[str] = collections.Counter()
     pos = 0
     for a in resp.attachments:
-        if a.placement != pb.PLACEMENT_SYSTEM:
+        if a.placement != Placement.SYSTEM:
             continue
-        kind = KIND_NAMES.get(a.WhichOneof("payload") or "", "?")
+        kind = KIND_NAMES.get(a.payload_case or "", "?")
         produced[kind] += 1
         section = "\n\n".join(a.blocks)
         head = section.split("\n", 1)[0][:80]

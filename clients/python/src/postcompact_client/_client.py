@@ -13,6 +13,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact_client import _requests as rq
+from postcompact_client import types
 from postcompact_client._autostart import spawn_daemon
 from postcompact_client._channel import CHANNEL_OPTIONS
 from postcompact_client._discovery import Target, resolve
@@ -72,8 +73,10 @@ class Client:
         self.close()
 
     def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:
-        """Call any RPC by name (e.g. "ReadFile"); errors become PostcompactError. A transport
-        failure is retried within `self.retry` when that is safe (`_retry.is_idempotent`)."""
+        """Call any RPC by name (e.g. "ReadFile") with its protobuf request; answers the raw
+        protobuf response (`types.ReadFileResponse.from_pb(resp)` types it, as the named
+        methods do). Errors become PostcompactError. A transport failure is retried within
+        `self.retry` when that is safe (`_retry.is_idempotent`)."""
         fn = getattr(self.stub, method)
         t = self.timeout if timeout is None else timeout
         attempts = Attempts(self.retry, self.target.address, method, request)
@@ -143,13 +146,13 @@ class Client:
             self.wait_for_health(self.start_timeout)
 
     # --- server -----------------------------------------------------------------------------
-    def server_info(self) -> pb.GetServerInfoResponse:
+    def server_info(self) -> types.GetServerInfoResponse:
         r: pb.GetServerInfoResponse = self.call("GetServerInfo", pb.GetServerInfoRequest())
-        return r
+        return types.GetServerInfoResponse.from_pb(r)
 
-    def stats(self) -> pb.GetStatsResponse:
+    def stats(self) -> types.GetStatsResponse:
         r: pb.GetStatsResponse = self.call("GetStats", pb.GetStatsRequest())
-        return r
+        return types.GetStatsResponse.from_pb(r)
 
     # --- sessions ---------------------------------------------------------------------------
     def open_session(
@@ -162,13 +165,13 @@ class Client:
         memory_paths: Sequence[str] = (),
         plans_directory: str = "",
         policy: rq.PolicyArg = None,
-        profile: str | int | None = None,
+        profile: types.Profile | str | int | None = None,
         home: str = "",
-        templates: Mapping[str, str] | None = None,
+        templates: rq.TemplatesArg | None = None,
     ) -> Session:
         """Open (or resume) a session. `templates`: its wording, over the daemon's
         `[templates]`: `{"preset": "neutral"}` and/or templates by name (`read_tool_name`,
-        `read_path_key`, `read_call`...; docs/profiles.md)."""
+        `read_path_key`, `read_call`...; docs/profiles.md), or a `types.TemplateSpec`."""
         req = rq.open_session(
             cwd,
             session_id=session_id,
@@ -182,7 +185,7 @@ class Client:
             templates=templates,
         )
         resp: pb.OpenSessionResponse = self.call("OpenSession", req)
-        return Session(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
+        return Session._opened(self, resp)
 
     def attach_session(self, session_id: str) -> Session:
         """Join the existing session `session_id` as it is, without restating its settings (its
@@ -191,15 +194,15 @@ class Client:
         (`SESSION_SETTINGS_MISMATCH`): settings are never silently dropped."""
         req = pb.OpenSessionRequest(session_id=session_id)
         resp: pb.OpenSessionResponse = self.call("OpenSession", req)
-        return Session(self, resp.session_id, "", resumed=resp.resumed, info=resp.session)
+        return Session._opened(self, resp)
 
     def session(self, session_id: str, agent_id: str = "") -> Session:
         """A handle on an existing session (no RPC)."""
         return Session(self, session_id, agent_id)
 
-    def list_sessions(self) -> list[pb.SessionInfo]:
+    def list_sessions(self) -> list[types.SessionInfo]:
         """Every session, in id order (all pages of ListSessions)."""
-        out: list[pb.SessionInfo] = []
+        out: list[types.SessionInfo] = []
         token = ""
         while True:
             page = self.list_sessions_page(page_token=token)
@@ -210,11 +213,11 @@ class Client:
 
     def list_sessions_page(
         self, *, page_size: int = 0, page_token: str = ""
-    ) -> pb.ListSessionsResponse:
+    ) -> types.ListSessionsResponse:
         """One page of sessions (`page_size` 0: the daemon's default, 100)."""
         req = pb.ListSessionsRequest(page_size=page_size, page_token=page_token)
         resp: pb.ListSessionsResponse = self.call("ListSessions", req)
-        return resp
+        return types.ListSessionsResponse.from_pb(resp)
 
     # --- transcripts ------------------------------------------------------------------------
     def import_transcript(
@@ -224,12 +227,12 @@ class Client:
         cwd: str,
         session_id: str = "",
         path_map: Mapping[str, str] | None = None,
-        profile: str | int | None = None,
+        profile: types.Profile | str | int | None = None,
         policy: rq.PolicyArg = None,
         home: str = "",
         replace: bool = False,
         file_mtimes: bool = False,
-    ) -> pb.ImportTranscriptResponse:
+    ) -> types.ImportTranscriptResponse:
         """Build a session on the daemon from a Claude Code transcript (the JSONL bytes): its
         reads, edits, skills, plan, tasks and catalogue, each compaction replayed. `cwd` is
         where the transcript's working directory is here; `path_map` maps further transcript
@@ -249,7 +252,7 @@ class Client:
             file_mtimes=file_mtimes,
         )
         resp: pb.ImportTranscriptResponse = self.call("ImportTranscript", req)
-        return resp
+        return types.ImportTranscriptResponse.from_pb(resp)
 
     # --- tokens -----------------------------------------------------------------------------
     def estimate_tokens(self, text: rq.Text, ext: str = "") -> int:
@@ -280,9 +283,9 @@ class Client:
         max_tokens: int,
         marker: str = "",
         *,
-        counter: str | int | None = None,
+        counter: types.TokenCounter | str | int | None = None,
         encoding: str = "",
-    ) -> pb.TruncateTokensResponse:
+    ) -> types.TruncateTokensResponse:
         req = pb.TruncateTokensRequest(
             text=rq.as_bytes(text),
             max_tokens=max_tokens,
@@ -291,7 +294,7 @@ class Client:
             encoding=encoding,
         )
         r: pb.TruncateTokensResponse = self.call("TruncateTokens", req)
-        return r
+        return types.TruncateTokensResponse.from_pb(r)
 
     def truncate_tokens_batch(
         self,
@@ -299,9 +302,9 @@ class Client:
         max_tokens: int,
         marker: str = "",
         *,
-        counter: str | int | None = None,
+        counter: types.TokenCounter | str | int | None = None,
         encoding: str = "",
-    ) -> list[pb.TruncateTokensResponse]:
+    ) -> list[types.TruncateTokensResponse]:
         req = pb.TruncateTokensBatchRequest(
             texts=[rq.as_bytes(t) for t in texts],
             max_tokens=max_tokens,
@@ -309,8 +312,8 @@ class Client:
             counter=rq._enum(pb.TokenCounter, "TOKEN_COUNTER_", counter),
             encoding=encoding,
         )
-        resp = self.call("TruncateTokensBatch", req)
-        return list(resp.results)
+        resp: pb.TruncateTokensBatchResponse = self.call("TruncateTokensBatch", req)
+        return [types.TruncateTokensResponse.from_pb(r) for r in resp.results]
 
 
 class Session:
@@ -323,13 +326,18 @@ class Session:
         agent_id: str = "",
         *,
         resumed: bool = False,
-        info: pb.SessionInfo | None = None,
+        info: types.SessionInfo | None = None,
     ):
         self.client = client
         self.session_id = session_id
         self.agent_id = agent_id
         self.resumed = resumed
-        self.info = info
+        self.info = info  # the session as opened (OpenSession's answer); None for a bare handle
+
+    @classmethod
+    def _opened(cls, client: Client, resp: pb.OpenSessionResponse) -> Session:
+        info = types.SessionInfo.from_pb(resp.session) if resp.HasField("session") else None
+        return cls(client, resp.session_id, "", resumed=resp.resumed, info=info)
 
     def __repr__(self) -> str:
         return f"Session({self.session_id!r}, agent={self.agent_id!r})"
@@ -349,14 +357,16 @@ class Session:
             return
         self.client.call("CloseSession", pb.CloseSessionRequest(session_id=self.session_id))
 
-    def end_agent(self) -> pb.EndAgentResponse:
+    def end_agent(self) -> types.EndAgentResponse:
         """End this sub-agent: its file state, skills and catalogue are forgotten and its slot
         in the session (limits.max_agents_per_session) is free. The main thread cannot end
         (INVALID_ARGUMENT `MAIN_AGENT`): close the session."""
         r: pb.EndAgentResponse = self.client.call("EndAgent", pb.EndAgentRequest(**self._ids()))
-        return r
+        return types.EndAgentResponse.from_pb(r)
 
-    def start_agent(self, agent_id: str, mode: str | int | None = "fresh") -> Session:
+    def start_agent(
+        self, agent_id: str, mode: types.AgentMode | str | int | None = "fresh"
+    ) -> Session:
         """Start a sub-agent of this agent: mode "fresh" (empty cache) or "clone_parent"."""
         self.client.call(
             "StartAgent",
@@ -369,7 +379,7 @@ class Session:
         )
         return self.agent(agent_id)
 
-    def merge_file_state(self, from_agent_id: str) -> pb.MergeFileStateResponse:
+    def merge_file_state(self, from_agent_id: str) -> types.MergeFileStateResponse:
         """Merge `from_agent_id`'s file state into this agent (strictly newer entries win)."""
         r: pb.MergeFileStateResponse = self.client.call(
             "MergeFileState",
@@ -377,18 +387,18 @@ class Session:
                 session_id=self.session_id, from_agent_id=from_agent_id, into_agent_id=self.agent_id
             ),
         )
-        return r
+        return types.MergeFileStateResponse.from_pb(r)
 
     def read_file(
         self, path: str, *, offset: int | None = None, limit: int | None = None
-    ) -> pb.ReadFileResponse:
+    ) -> types.ReadFileResponse:
         req = pb.ReadFileRequest(**self._ids(), path=path)
         if offset is not None:
             req.offset = offset
         if limit is not None:
             req.limit = limit
         r: pb.ReadFileResponse = self.client.call("ReadFile", req)
-        return r
+        return types.ReadFileResponse.from_pb(r)
 
     def record_read(
         self,
@@ -435,18 +445,20 @@ class Session:
         resp = self.client.call("RecordWrite", req)
         return str(resp.path)
 
-    def check_write(self, path: str) -> pb.CheckWriteResponse:
+    def check_write(self, path: str) -> types.CheckWriteResponse:
+        """Whether an Edit/Write of `path` may go ahead: `result` (a `types.WriteCheck`:
+        ALLOWED, NOT_READ, MODIFIED), Claude Code's message and error code when not."""
         r: pb.CheckWriteResponse = self.client.call(
             "CheckWrite", pb.CheckWriteRequest(**self._ids(), path=path)
         )
-        return r
+        return types.CheckWriteResponse.from_pb(r)
 
-    def check_stale(self, command: str = "", started_at_ms: int = 0) -> pb.CheckStaleResponse:
+    def check_stale(self, command: str = "", started_at_ms: int = 0) -> types.CheckStaleResponse:
         r: pb.CheckStaleResponse = self.client.call(
             "CheckStale",
             pb.CheckStaleRequest(**self._ids(), command=command, started_at_ms=started_at_ms),
         )
-        return r
+        return types.CheckStaleResponse.from_pb(r)
 
     def record_skill(
         self, name: str, *, path: str = "", content: rq.Text = b"", invoked_at_ms: int = 0
@@ -466,10 +478,12 @@ class Session:
         resp = self.client.call("SetPlan", req)
         return str(resp.plan_file_path)
 
-    def set_mode(self, mode: str | int) -> None:
+    def set_mode(self, mode: types.PermissionMode | str | int) -> None:
         self.client.call("SetMode", pb.SetModeRequest(**self._ids(), mode=rq.permission_mode(mode)))
 
-    def upsert_task(self, task: pb.Task | Mapping[str, Any]) -> None:
+    def upsert_task(self, task: rq.TaskArg) -> None:
+        """Add or replace a background task (by `task_id`): a `types.Task`, a `pb.Task`, or a
+        mapping of its fields (`status` by member, int or name such as "running")."""
         self.client.call(
             "UpsertTask", pb.UpsertTaskRequest(session_id=self.session_id, task=rq.task(task))
         )
@@ -478,11 +492,13 @@ class Session:
         self,
         *,
         deferred_tools: Iterable[str] | None = None,
-        agent_types: Iterable[pb.AgentType | Mapping[str, Any]] | None = None,
+        agent_types: Iterable[rq.AgentTypeArg] | None = None,
         show_concurrency_note: bool = False,
-        mcp_servers: Mapping[str, str] | Iterable[pb.McpServer] | None = None,
-        skill_listing: Iterable[pb.SkillListingEntry | tuple[str, str]] | None = None,
-    ) -> list[pb.Attachment]:
+        mcp_servers: rq.McpServersArg | None = None,
+        skill_listing: Iterable[rq.SkillEntryArg] | None = None,
+    ) -> list[types.Attachment]:
+        """Set the parts of the catalogue given (a part left out is unchanged): the delta
+        attachments to announce now, in Claude Code's order (`join` lays them out)."""
         req = rq.catalog(
             self.session_id,
             self.agent_id,
@@ -492,19 +508,19 @@ class Session:
             mcp_servers=mcp_servers,
             skill_listing=skill_listing,
         )
-        resp = self.client.call("SetCatalog", req)
-        return list(resp.attachments)
+        resp: pb.SetCatalogResponse = self.client.call("SetCatalog", req)
+        return [types.Attachment.from_pb(a) for a in resp.attachments]
 
     def compact(
         self,
         *,
-        kind: str | int | None = None,
-        preserved_messages: Sequence[pb.ConversationMessage] = (),
+        kind: types.CompactKind | str | int | None = None,
+        preserved_messages: Sequence[rq.MessageArg] = (),
         policy: rq.PolicyArg = None,
         additional_context: Sequence[str] = (),
         skip_hooks: bool = False,
         include_content: bool = False,
-    ) -> pb.CompactResponse:
+    ) -> types.CompactResponse:
         """Compact this agent: the attachments to inject (in order) and every decision.
 
         The text to inject is in the attachments' `blocks`, each placed (`placement`):
@@ -512,6 +528,8 @@ class Session:
         Code lays them out. `include_content=True` also fills the raw copies
         (FileAttachment.content, PlanFileReference.plan_content, InvokedSkill.content), which
         are otherwise left empty: the same text is already inside the blocks.
+        `preserved_messages` (PARTIAL): `types.ConversationMessage`s (which may hold the typed
+        attachments of an earlier answer) or `pb.ConversationMessage`s.
         """
         req = rq.compact(
             self.session_id,
@@ -524,18 +542,18 @@ class Session:
             include_content=include_content,
         )
         r: pb.CompactResponse = self.client.call("Compact", req)
-        return r
+        return types.CompactResponse.from_pb(r)
 
     def preview_compact(
         self,
         *,
-        kind: str | int | None = None,
-        preserved_messages: Sequence[pb.ConversationMessage] = (),
+        kind: types.CompactKind | str | int | None = None,
+        preserved_messages: Sequence[rq.MessageArg] = (),
         policy: rq.PolicyArg = None,
         additional_context: Sequence[str] = (),
         skip_hooks: bool = False,
         include_content: bool = False,
-    ) -> pb.PreviewCompactResponse:
+    ) -> types.PreviewCompactResponse:
         """What Compact would return, changing nothing."""
         req = rq.compact(
             self.session_id,
@@ -548,4 +566,4 @@ class Session:
             include_content=include_content,
         )
         r: pb.PreviewCompactResponse = self.client.call("PreviewCompact", rq.preview(req))
-        return r
+        return types.PreviewCompactResponse.from_pb(r)

@@ -1,15 +1,26 @@
-"""Request builders shared by the sync and asyncio clients (friendly arguments -> messages)."""
+"""Request builders shared by the sync and asyncio clients (friendly arguments -> messages).
+
+Every value a caller passes in may be the typed one (`postcompact_client.types`), the protobuf
+message, or (where it was accepted before) a mapping or a tuple; enums by member, int or name.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
+from postcompact_client import types
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-PolicyArg = pb.RestorePolicy | Mapping[str, Any] | None
+PolicyArg = types.RestorePolicy | pb.RestorePolicy | Mapping[str, Any] | None
 Text = bytes | str
+TaskArg = types.Task | pb.Task | Mapping[str, Any]
+AgentTypeArg = types.AgentType | pb.AgentType | Mapping[str, Any]
+McpServersArg = Mapping[str, str] | Iterable[types.McpServer | pb.McpServer]
+SkillEntryArg = types.SkillListingEntry | pb.SkillListingEntry | tuple[str, str]
+MessageArg = types.ConversationMessage | pb.ConversationMessage
+TemplatesArg = Mapping[str, str] | types.TemplateSpec | pb.TemplateSpec
 
 
 class Ids(TypedDict):
@@ -51,6 +62,8 @@ def profile(value: str | int | None) -> pb.Profile.ValueType:
 def policy(value: PolicyArg) -> pb.RestorePolicy | None:
     if value is None or isinstance(value, pb.RestorePolicy):
         return value
+    if isinstance(value, types.RestorePolicy):
+        return value.to_pb()
     p = pb.RestorePolicy()
     for key, v in value.items():
         if key == "oversize":
@@ -79,9 +92,11 @@ def compact_kind(value: str | int | None) -> pb.CompactKind.ValueType:
     return result
 
 
-def task(value: pb.Task | Mapping[str, Any]) -> pb.Task:
+def task(value: TaskArg) -> pb.Task:
     if isinstance(value, pb.Task):
         return value
+    if isinstance(value, types.Task):
+        return value.to_pb()
     fields = dict(value)
     if "status" in fields:
         fields["status"] = _enum(pb.TaskStatus, "TASK_STATUS_", fields["status"])
@@ -99,7 +114,7 @@ def open_session(
     policy_: PolicyArg = None,
     profile_: str | int | None = None,
     home: str = "",
-    templates: Mapping[str, str] | None = None,
+    templates: TemplatesArg | None = None,
 ) -> pb.OpenSessionRequest:
     req = pb.OpenSessionRequest(
         session_id=session_id,
@@ -113,7 +128,11 @@ def open_session(
     p = policy(policy_)
     if p is not None:
         req.policy.CopyFrom(p)
-    if templates is not None:
+    if isinstance(templates, types.TemplateSpec):
+        req.templates.CopyFrom(templates.to_pb())
+    elif isinstance(templates, pb.TemplateSpec):
+        req.templates.CopyFrom(templates)
+    elif templates is not None:
         req.templates.SetInParent()
         for name, text in templates.items():
             if name == "preset":
@@ -128,35 +147,53 @@ def catalog(
     agent_id: str,
     *,
     deferred_tools: Iterable[str] | None = None,
-    agent_types: Iterable[pb.AgentType | Mapping[str, Any]] | None = None,
+    agent_types: Iterable[AgentTypeArg] | None = None,
     show_concurrency_note: bool = False,
-    mcp_servers: Mapping[str, str] | Iterable[pb.McpServer] | None = None,
-    skill_listing: Iterable[pb.SkillListingEntry | tuple[str, str]] | None = None,
+    mcp_servers: McpServersArg | None = None,
+    skill_listing: Iterable[SkillEntryArg] | None = None,
 ) -> pb.SetCatalogRequest:
     req = pb.SetCatalogRequest(session_id=session_id, agent_id=agent_id)
     if deferred_tools is not None:
         req.deferred_tools.CopyFrom(pb.DeferredTools(names=list(deferred_tools)))
     if agent_types is not None:
-        types = [t if isinstance(t, pb.AgentType) else pb.AgentType(**t) for t in agent_types]
         req.agent_types.CopyFrom(
-            pb.AgentTypes(agent_types=types, show_concurrency_note=show_concurrency_note)
+            pb.AgentTypes(
+                agent_types=[agent_type(t) for t in agent_types],
+                show_concurrency_note=show_concurrency_note,
+            )
         )
     if mcp_servers is not None:
         servers = (
             [pb.McpServer(name=k, instructions=v) for k, v in mcp_servers.items()]
             if isinstance(mcp_servers, Mapping)
-            else list(mcp_servers)
+            else [s.to_pb() if isinstance(s, types.McpServer) else s for s in mcp_servers]
         )
         req.mcp_servers.CopyFrom(pb.McpServers(servers=servers))
     if skill_listing is not None:
-        entries = [
-            e
-            if isinstance(e, pb.SkillListingEntry)
-            else pb.SkillListingEntry(name=e[0], description=e[1])
-            for e in skill_listing
-        ]
-        req.skill_listing.CopyFrom(pb.SkillListing(skills=entries))
+        req.skill_listing.CopyFrom(pb.SkillListing(skills=[skill_entry(e) for e in skill_listing]))
     return req
+
+
+def agent_type(value: AgentTypeArg) -> pb.AgentType:
+    if isinstance(value, pb.AgentType):
+        return value
+    if isinstance(value, types.AgentType):
+        return value.to_pb()
+    return pb.AgentType(**value)
+
+
+def skill_entry(value: SkillEntryArg) -> pb.SkillListingEntry:
+    if isinstance(value, pb.SkillListingEntry):
+        return value
+    if isinstance(value, types.SkillListingEntry):
+        return value.to_pb()
+    return pb.SkillListingEntry(name=value[0], description=value[1])
+
+
+def message(value: MessageArg) -> pb.ConversationMessage:
+    """A preserved message: typed ones (holding typed attachments, e.g. from an earlier
+    SetCatalog) are converted; protobuf ones go as they are."""
+    return value.to_pb() if isinstance(value, types.ConversationMessage) else value
 
 
 def compact(
@@ -164,7 +201,7 @@ def compact(
     agent_id: str,
     *,
     kind: str | int | None = None,
-    preserved_messages: Sequence[pb.ConversationMessage] = (),
+    preserved_messages: Sequence[MessageArg] = (),
     policy_: PolicyArg = None,
     additional_context: Sequence[str] = (),
     skip_hooks: bool = False,
@@ -174,7 +211,7 @@ def compact(
         session_id=session_id,
         agent_id=agent_id,
         kind=compact_kind(kind),
-        preserved_messages=list(preserved_messages),
+        preserved_messages=[message(m) for m in preserved_messages],
         additional_context=list(additional_context),
         skip_hooks=skip_hooks,
         include_content=include_content,
@@ -217,7 +254,30 @@ def preview(req: pb.CompactRequest) -> pb.PreviewCompactRequest:
     return pb.PreviewCompactRequest.FromString(req.SerializeToString())
 
 
-_Attachments = pb.CompactResponse | pb.PreviewCompactResponse | pb.SetCatalogResponse
+class _Placed(Protocol):
+    """An attachment, typed or protobuf: its placement and its text blocks."""
+
+    @property
+    def placement(self) -> int: ...
+    @property
+    def blocks(self) -> Sequence[str]: ...
+
+
+class _WithAttachments(Protocol):
+    """A response with attachments: Compact's, PreviewCompact's, SetCatalog's (typed or pb)."""
+
+    @property
+    def attachments(self) -> Iterable[_Placed]: ...
+
+
+Attachments = _WithAttachments | Iterable[_Placed]
+
+
+def _attachments(response: Attachments) -> Iterable[_Placed]:
+    # A response, or the attachments themselves (set_catalog returns a list of them).
+    if isinstance(response, Iterable):
+        return response
+    return response.attachments
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,11 +290,13 @@ class Injection:
     system_text: str
 
 
-def join(response: _Attachments) -> Injection:
-    """The user-placed blocks in order, and the system-placed sections joined by "\\n\\n"."""
+def join(response: Attachments) -> Injection:
+    """The user-placed blocks in order, and the system-placed sections joined by "\\n\\n".
+    `response`: what compact(), preview_compact() return (typed or protobuf), or a sequence of
+    attachments (set_catalog's)."""
     user: list[str] = []
     system: list[str] = []
-    for a in response.attachments:
+    for a in _attachments(response):
         if a.placement == pb.PLACEMENT_SYSTEM:
             system.extend(a.blocks)
         else:
@@ -242,8 +304,8 @@ def join(response: _Attachments) -> Injection:
     return Injection(user, "\n\n".join(system))
 
 
-def rendered_text(response: _Attachments) -> str:
+def rendered_text(response: Attachments) -> str:
     """All the text as one string: every attachment's blocks, in order, joined by "\\n" (under
     the default and claude-code-2.1.88 profiles, where everything is user-placed, this is the
     user message's text; `join` keeps the placement)."""
-    return "\n".join(b for a in response.attachments for b in a.blocks)
+    return "\n".join(b for a in _attachments(response) for b in a.blocks)
