@@ -11,13 +11,24 @@
 //!   vectorises. Invalid UTF-8 counts the way a JavaScript caller would see the text after a
 //!   lossy decode (`TextDecoder`, `Buffer.toString`, Rust's `from_utf8_lossy`): every maximal
 //!   invalid subpart becomes one U+FFFD, i.e. one unit.
-//! * **Exact count** — `o200k_base` / `cl100k_base` through GitHub's `bpe-openai` tokenizers
-//!   (embedded data, no network), equal to tiktoken's `len(encode_ordinary(text))`; special
-//!   tokens such as `<|endoftext|>` are ordinary text. See [`count`].
+//! * **Exact count** — `o200k_base` / `cl100k_base`, equal to tiktoken's
+//!   `len(encode_ordinary(text))`; special tokens such as `<|endoftext|>` are ordinary text.
+//!   The vocabularies come from the `bpe-openai` crate (embedded data, no network); the split
+//!   and the BPE run on our own scanner and tables. See [`count`].
 
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::LazyLock;
 
 use bpe_openai::Tokenizer;
+
+use crate::bpe_engine::{Engine, Scratch};
+use crate::pretok::{self, Pattern};
+
+fn build_engine(encoding: Encoding) -> Engine {
+    let bpe = &encoding.tokenizer().bpe;
+    Engine::build((0..bpe.num_tokens() as u32).map(|id| bpe.token_bytes(id)))
+}
 
 /// An exact BPE encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,11 +60,29 @@ impl Encoding {
         }
     }
 
-    /// The shared tokenizer (built on first use, then cached for the process).
+    /// `bpe-openai`'s tokenizer of the encoding (built on first use, then cached for the
+    /// process): the source of our tables' vocabulary, and a reference in tests.
     pub fn tokenizer(self) -> &'static Tokenizer {
         match self {
             Self::O200kBase => bpe_openai::o200k_base(),
             Self::Cl100kBase => bpe_openai::cl100k_base(),
+        }
+    }
+
+    /// Our counting tables of the encoding (built on first use, then cached for the process).
+    pub fn engine(self) -> &'static Engine {
+        static O200K: LazyLock<Engine> = LazyLock::new(|| build_engine(Encoding::O200kBase));
+        static CL100K: LazyLock<Engine> = LazyLock::new(|| build_engine(Encoding::Cl100kBase));
+        match self {
+            Self::O200kBase => &O200K,
+            Self::Cl100kBase => &CL100K,
+        }
+    }
+
+    fn pattern(self) -> Pattern {
+        match self {
+            Self::O200kBase => Pattern::O200k,
+            Self::Cl100kBase => Pattern::Cl100k,
         }
     }
 }
@@ -353,51 +382,69 @@ fn count_ge_f0(block: &[u8]) -> usize {
 
 /// Exact number of tokens of `text`, equal to tiktoken's `len(enc.encode_ordinary(text))`.
 ///
-/// Pre-tokenises with the encoding's regex, then counts each piece: a piece that is itself a
-/// token (most words and spaces) is found in a hash table; the rest go through `bpe`'s
-/// backtracking encoder. No token list is built.
+/// Pre-tokenises with a hand-written scanner of the encoding's split pattern ([`crate::pretok`]),
+/// then counts each piece on our BPE tables ([`crate::bpe_engine`]): a piece that is itself a
+/// token (most words and spaces) costs one hash probe, the rest go through the backtracking
+/// encoder. No token list is built.
 pub fn count(text: &str, encoding: Encoding) -> usize {
-    let tok = encoding.tokenizer();
-    let singles = single_tokens(encoding);
-    pieces(text, encoding)
-        .map(|p| piece_count(tok, singles, p))
-        .sum()
+    let engine = encoding.engine();
+    let b = text.as_bytes();
+    with_scratch(encoding, |scratch| {
+        let mut total = 0usize;
+        pretok::for_each_piece(text, encoding.pattern(), |s, e| {
+            total += engine.piece(b, s, e, scratch);
+            true
+        });
+        total
+    })
 }
 
 /// Exact tokens of `text` if they are at most `limit`, else `None`; stops early.
 pub fn count_till_limit(text: &str, encoding: Encoding, limit: usize) -> Option<usize> {
-    let tok = encoding.tokenizer();
-    let singles = single_tokens(encoding);
-    let mut total = 0usize;
-    for piece in pieces(text, encoding) {
-        total += piece_count(tok, singles, piece);
-        if total > limit {
-            return None;
-        }
+    let engine = encoding.engine();
+    let b = text.as_bytes();
+    with_scratch(encoding, |scratch| {
+        let mut total = 0usize;
+        pretok::for_each_piece(text, encoding.pattern(), |s, e| {
+            total += engine.piece(b, s, e, scratch);
+            total <= limit
+        });
+        (total <= limit).then_some(total)
+    })
+}
+
+/// Runs `f` with this thread's counting scratch space for `encoding` (its piece-count cache
+/// lives across calls).
+fn with_scratch<R>(encoding: Encoding, f: impl FnOnce(&mut Scratch) -> R) -> R {
+    thread_local! {
+        static SCRATCH: RefCell<[Option<Scratch>; 2]> = const { RefCell::new([None, None]) };
     }
-    Some(total)
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut all) => f(all[encoding as usize].get_or_insert_with(Scratch::with_cache)),
+        // Not reentrant in practice; a fresh scratch keeps it correct if it ever were.
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
 /// Iterates `(piece, tokens)` over the pre-tokenised pieces of `text` (they tile the text).
 pub fn piece_counts(text: &str, encoding: Encoding) -> impl Iterator<Item = (&str, usize)> {
-    let tok = encoding.tokenizer();
-    let singles = single_tokens(encoding);
-    pieces(text, encoding).map(move |p| (p, piece_count(tok, singles, p)))
+    let engine = encoding.engine();
+    let mut scratch = Scratch::default();
+    let mut start = 0;
+    pieces(text, encoding).map(move |p| {
+        let n = engine.piece(text.as_bytes(), start, start + p.len(), &mut scratch);
+        start += p.len();
+        (p, n)
+    })
 }
 
 /// The pre-tokenisation of `text`: the pieces tiktoken's regex for `encoding` splits it into
 /// before BPE (they tile the text).
-///
-/// Pieces made of ASCII (and decided by ASCII lookahead) come from a hand-written scanner that
-/// implements the regex's leftmost-first semantics for ASCII; any piece that touches a
-/// non-ASCII character is matched by `bpe-openai`'s regex instead. The regex's match at a
-/// position depends only on the text from there on, so the two can alternate piece by piece.
 pub fn pieces(text: &str, encoding: Encoding) -> Pieces<'_> {
     Pieces {
         text,
         pos: 0,
-        encoding,
-        tok: encoding.tokenizer(),
+        pattern: encoding.pattern(),
     }
 }
 
@@ -405,8 +452,7 @@ pub fn pieces(text: &str, encoding: Encoding) -> Pieces<'_> {
 pub struct Pieces<'a> {
     text: &'a str,
     pos: usize,
-    encoding: Encoding,
-    tok: &'static Tokenizer,
+    pattern: Pattern,
 }
 
 impl<'a> Iterator for Pieces<'a> {
@@ -418,353 +464,9 @@ impl<'a> Iterator for Pieces<'a> {
         if start >= self.text.len() {
             return None;
         }
-        let bytes = self.text.as_bytes();
-        let fast = match self.encoding {
-            Encoding::O200kBase => ascii::o200k(bytes, start),
-            Encoding::Cl100kBase => ascii::cl100k(bytes, start),
-        };
-        let end = match fast {
-            Some(end) => end,
-            None => {
-                let rest = &self.text[start..];
-                start + self.tok.split(rest).next().map_or(rest.len(), str::len)
-            }
-        };
+        let end = pretok::piece_end(self.text, self.pattern, start);
         self.pos = end;
         Some(&self.text[start..end])
-    }
-}
-
-/// The ASCII scanner of [`pieces`]: `Some(end)` of the piece starting at `i`, or `None` when
-/// the decision depends on a non-ASCII character (the regex takes over for that piece).
-///
-/// tiktoken's patterns, with their ASCII meaning (`\p{L}` = letters, `\p{N}` = digits,
-/// `\s` = `[\t\n\x0b\x0c\r ]`, `P` = `[^\r\n\p{L}\p{N}]`, `Q` = `[^\s\p{L}\p{N}]`):
-///
-/// * o200k_base: `P?[Lu..]*[Ll..]+C?` | `P?[Lu..]+[Ll..]*C?` | `\p{N}{1,3}` | ` ?Q+[\r\n/]*` |
-///   `\s*[\r\n]+` | `\s+(?!\S)` | `\s+`, where `C` is `(?i:'s|'t|'re|'ve|'m|'ll|'d)`;
-/// * cl100k_base: `'(?i:[sdmt]|ll|ve|re)` | `P?+\p{L}++` | `\p{N}{1,3}+` | ` ?Q++[\r\n]*+` |
-///   `\s++$` | `\s*[\r\n]` | `\s+(?!\S)` | `\s`.
-mod ascii {
-    /// The character at `j`: `End`, an ASCII byte, or the start of a non-ASCII character.
-    #[derive(Clone, Copy, PartialEq, Eq)]
-    enum Ch {
-        End,
-        A(u8),
-        NonAscii,
-    }
-
-    #[inline(always)]
-    fn ch(b: &[u8], j: usize) -> Ch {
-        match b.get(j) {
-            None => Ch::End,
-            Some(&c) if c < 0x80 => Ch::A(c),
-            Some(_) => Ch::NonAscii,
-        }
-    }
-
-    #[inline(always)]
-    fn is_ws(c: u8) -> bool {
-        matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
-    }
-
-    #[inline(always)]
-    fn is_punct(c: u8) -> bool {
-        !c.is_ascii_alphanumeric() && !is_ws(c)
-    }
-
-    /// End of the run of bytes satisfying `f` from `j`; `None` if it stops at a non-ASCII
-    /// character (which might belong to the class).
-    #[inline(always)]
-    fn run(b: &[u8], mut j: usize, f: impl Fn(u8) -> bool) -> Option<usize> {
-        loop {
-            match ch(b, j) {
-                Ch::A(c) if f(c) => j += 1,
-                Ch::NonAscii => return None,
-                _ => return Some(j),
-            }
-        }
-    }
-
-    /// `[\r\n]*` or `[\r\n/]*` from `j` (a non-ASCII character simply ends it).
-    #[inline(always)]
-    fn newlines(b: &[u8], mut j: usize, slash: bool) -> usize {
-        while let Ch::A(c) = ch(b, j) {
-            if c == b'\r' || c == b'\n' || (slash && c == b'/') {
-                j += 1;
-            } else {
-                break;
-            }
-        }
-        j
-    }
-
-    /// o200k's optional contraction suffix at `e` (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`, `'d`,
-    /// any case; `ſ` would match `s`, hence the bail-out on non-ASCII).
-    #[inline(always)]
-    fn o200k_contraction(b: &[u8], e: usize) -> Option<usize> {
-        if ch(b, e) != Ch::A(b'\'') {
-            return Some(e);
-        }
-        let x = match ch(b, e + 1) {
-            Ch::NonAscii => return None,
-            Ch::A(x) => x.to_ascii_lowercase(),
-            Ch::End => return Some(e),
-        };
-        let second = |want: u8| match ch(b, e + 2) {
-            Ch::NonAscii => None,
-            Ch::A(y) if y.to_ascii_lowercase() == want => Some(e + 3),
-            _ => Some(e),
-        };
-        match x {
-            b's' | b't' | b'm' | b'd' => Some(e + 2),
-            b'r' | b'v' => second(b'e'),
-            b'l' => second(b'l'),
-            _ => Some(e),
-        }
-    }
-
-    /// o200k's letter alternatives from `s` (a letter): `[A-Z]*[a-z]*`, which is what
-    /// `U*W+` then `U+W*` select in ASCII, then the contraction.
-    #[inline(always)]
-    fn o200k_letters(b: &[u8], s: usize) -> Option<usize> {
-        let j = run(b, s, |c| c.is_ascii_uppercase())?;
-        let k = run(b, j, |c| c.is_ascii_lowercase())?;
-        o200k_contraction(b, k)
-    }
-
-    /// Whitespace run from `i` for both encodings; returns (end of run, last CR/LF + 1).
-    #[inline(always)]
-    fn ws_run(b: &[u8], i: usize) -> Option<(usize, Option<usize>)> {
-        let mut j = i;
-        let mut last_nl = None;
-        loop {
-            match ch(b, j) {
-                Ch::A(c) if is_ws(c) => {
-                    if c == b'\r' || c == b'\n' {
-                        last_nl = Some(j + 1);
-                    }
-                    j += 1;
-                }
-                Ch::NonAscii => return None,
-                _ => return Some((j, last_nl)),
-            }
-        }
-    }
-
-    pub(super) fn o200k(b: &[u8], i: usize) -> Option<usize> {
-        let c = match ch(b, i) {
-            Ch::A(c) => c,
-            _ => return None,
-        };
-        if c.is_ascii_alphabetic() {
-            return o200k_letters(b, i);
-        }
-        if c.is_ascii_digit() {
-            return digits(b, i);
-        }
-        // `P` (not CR/LF, not a letter or digit) followed by a letter: alternatives 1-2.
-        if c != b'\r' && c != b'\n' {
-            match ch(b, i + 1) {
-                Ch::NonAscii => return None,
-                Ch::A(d) if d.is_ascii_alphabetic() => return o200k_letters(b, i + 1),
-                _ => {}
-            }
-        }
-        // ` ?Q+[\r\n/]*`
-        if c == b' ' {
-            if let Ch::A(d) = ch(b, i + 1) {
-                if is_punct(d) {
-                    return run(b, i + 1, is_punct).map(|j| newlines(b, j, true));
-                }
-            }
-        }
-        if is_punct(c) {
-            return run(b, i, is_punct).map(|j| newlines(b, j, true));
-        }
-        // Whitespace: `\s*[\r\n]+` | `\s+(?!\S)` | `\s+`.
-        let (r, last_nl) = ws_run(b, i)?;
-        if let Some(p) = last_nl {
-            return Some(p);
-        }
-        if r == b.len() || r - i < 2 {
-            Some(r)
-        } else {
-            Some(r - 1)
-        }
-    }
-
-    /// `\p{N}{1,3}` from `i` (a digit).
-    #[inline(always)]
-    fn digits(b: &[u8], i: usize) -> Option<usize> {
-        let mut j = i + 1;
-        while j < i + 3 {
-            match ch(b, j) {
-                Ch::A(c) if c.is_ascii_digit() => j += 1,
-                Ch::NonAscii => return None,
-                _ => break,
-            }
-        }
-        Some(j)
-    }
-
-    pub(super) fn cl100k(b: &[u8], i: usize) -> Option<usize> {
-        let c = match ch(b, i) {
-            Ch::A(c) => c,
-            _ => return None,
-        };
-        // `'(?i:[sdmt]|ll|ve|re)`
-        if c == b'\'' {
-            let x = match ch(b, i + 1) {
-                Ch::NonAscii => return None,
-                Ch::A(x) => x.to_ascii_lowercase(),
-                Ch::End => 0,
-            };
-            let second = |want: u8| match ch(b, i + 2) {
-                Ch::NonAscii => None,
-                Ch::A(y) if y.to_ascii_lowercase() == want => Some(true),
-                _ => Some(false),
-            };
-            match x {
-                b's' | b'd' | b'm' | b't' => return Some(i + 2),
-                b'l' if second(b'l')? => return Some(i + 3),
-                b'v' | b'r' if second(b'e')? => return Some(i + 3),
-                _ => {}
-            }
-        }
-        if c.is_ascii_alphabetic() {
-            return run(b, i, |c| c.is_ascii_alphabetic());
-        }
-        // `P?+\p{L}++`
-        if c != b'\r' && c != b'\n' && !c.is_ascii_digit() {
-            match ch(b, i + 1) {
-                Ch::NonAscii => return None,
-                Ch::A(d) if d.is_ascii_alphabetic() => {
-                    return run(b, i + 1, |c| c.is_ascii_alphabetic())
-                }
-                _ => {}
-            }
-        }
-        if c.is_ascii_digit() {
-            return digits(b, i);
-        }
-        // ` ?Q++[\r\n]*+`
-        if c == b' ' {
-            if let Ch::A(d) = ch(b, i + 1) {
-                if is_punct(d) {
-                    return run(b, i + 1, is_punct).map(|j| newlines(b, j, false));
-                }
-            }
-        }
-        if is_punct(c) {
-            return run(b, i, is_punct).map(|j| newlines(b, j, false));
-        }
-        // Whitespace: `\s++$` | `\s*[\r\n]` | `\s+(?!\S)` | `\s`.
-        let (r, last_nl) = ws_run(b, i)?;
-        if r == b.len() {
-            return Some(r);
-        }
-        if let Some(p) = last_nl {
-            return Some(p);
-        }
-        if r - i >= 2 {
-            Some(r - 1)
-        } else {
-            Some(i + 1)
-        }
-    }
-}
-
-#[inline]
-fn piece_count(tok: &Tokenizer, singles: &SingleTokens, piece: &str) -> usize {
-    let b = piece.as_bytes();
-    if b.len() <= 1 || (b.len() <= SINGLE_MAX && singles.contains(b)) {
-        // Every byte is a token, and so is any piece found in the table.
-        return usize::from(!b.is_empty());
-    }
-    tok.bpe.count(b)
-}
-
-/// Longest piece looked up in the one-token table (longer single-token pieces are rare; long
-/// CJK runs would only pay for hashing).
-const SINGLE_MAX: usize = 24;
-
-/// The set of every token's bytes, for the one-token fast path.
-struct SingleTokens {
-    set: std::collections::HashSet<&'static [u8], BuildFx>,
-}
-
-impl SingleTokens {
-    fn build(tok: &'static Tokenizer) -> Self {
-        let n = tok.bpe.num_tokens();
-        let mut set = std::collections::HashSet::with_capacity_and_hasher(n, BuildFx);
-        for id in 0..n as u32 {
-            let bytes = tok.bpe.token_bytes(id);
-            if bytes.len() <= SINGLE_MAX {
-                set.insert(bytes);
-            }
-        }
-        Self { set }
-    }
-
-    #[inline]
-    fn contains(&self, bytes: &[u8]) -> bool {
-        self.set.contains(bytes)
-    }
-}
-
-fn single_tokens(encoding: Encoding) -> &'static SingleTokens {
-    static O200K: std::sync::LazyLock<SingleTokens> =
-        std::sync::LazyLock::new(|| SingleTokens::build(bpe_openai::o200k_base()));
-    static CL100K: std::sync::LazyLock<SingleTokens> =
-        std::sync::LazyLock::new(|| SingleTokens::build(bpe_openai::cl100k_base()));
-    match encoding {
-        Encoding::O200kBase => &O200K,
-        Encoding::Cl100kBase => &CL100K,
-    }
-}
-
-/// A small multiply-rotate hasher (FxHash's scheme) for short byte keys.
-#[derive(Clone, Copy, Default)]
-struct BuildFx;
-
-#[derive(Default)]
-struct Fx(u64);
-
-impl std::hash::BuildHasher for BuildFx {
-    type Hasher = Fx;
-    fn build_hasher(&self) -> Fx {
-        Fx(0)
-    }
-}
-
-impl std::hash::Hasher for Fx {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0xf135_7aea_2e62_a9c5;
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            h = (h.rotate_left(26) ^ w).wrapping_mul(K);
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            h = (h.rotate_left(26) ^ u64::from_le_bytes(buf)).wrapping_mul(K);
-        }
-        self.0 = h;
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0.rotate_left(26) ^ n as u64).wrapping_mul(0xf135_7aea_2e62_a9c5);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
     }
 }
 

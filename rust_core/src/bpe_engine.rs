@@ -1,0 +1,538 @@
+//! Exact BPE token counts of pre-tokenised pieces, on tables of our own.
+//!
+//! The algorithm is the backtracking encoder of GitHub's `bpe` crate (rust-gems), which yields
+//! exactly the tokens of tiktoken's rank-ordered merging: take the longest token that is a
+//! prefix of the rest of the piece; keep it if BPE could end a token where the previous one
+//! ends and this one starts ([`Engine::valid_pair`]), else try the next shorter prefix token,
+//! and when none fits, back up one token and remember that its end cannot be reached. Only the
+//! count is kept.
+//!
+//! The tables are built once per encoding from the vocabulary that `bpe-openai` embeds (token
+//! ids are tiktoken's ranks) and laid out for the hot path:
+//!
+//! * a hash table of every token's bytes, the first 8 bytes kept in the slot, so that a piece
+//!   that is one token (most words, spaces and punctuation) costs one probe and no pointer
+//!   chase;
+//! * a byte trie whose token nodes are numbered by token id (so a walk reads the token off the
+//!   node), with a dense table for the first two bytes and one `u64` per edge in a hash table;
+//! * the merge tree of every token (`split`) and the reverse map from a pair to the token it
+//!   merges into (`pairs`), for the pair check;
+//! * a memo of the pair check: adjacent token pairs recur, and the check walks merge trees.
+//!   It is shared by all threads (relaxed atomics: an entry is one word, and losing a race only
+//!   costs a recomputation).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const NONE: u32 = u32::MAX;
+/// Token ids fit in 18 bits (o200k_base has 199,998 tokens), trie nodes in 20.
+const ID_BITS: u32 = 18;
+const NODE_BITS: u32 = 20;
+/// Pieces up to this long are looked up whole before the trie walk.
+const SINGLE_MAX: usize = 16;
+/// log2 of the pair-check memo's slots (8 bytes each).
+const MEMO_BITS: u32 = 17;
+
+/// The home slot of `x` in a table of `2^(64 - shift)` slots: a multiply-xorshift mix, then
+/// the top bits of a second multiply.
+#[inline(always)]
+fn slot_of(x: u64, shift: u32) -> usize {
+    let h = (x ^ (x >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> shift) as usize
+}
+
+/// The bytes `b[start..start + len]` (`len` <= 16) as two little-endian words: the first 8
+/// bytes and the last 8 (overlapping for lengths 9 to 15), zero where there are none.
+#[inline(always)]
+fn words(b: &[u8], start: usize, len: usize) -> (u64, u64) {
+    debug_assert!(len <= SINGLE_MAX);
+    let end = start + len;
+    if len >= 8 {
+        let lo = u64::from_le_bytes(b[start..start + 8].try_into().expect("8 bytes"));
+        let hi = if len > 8 {
+            u64::from_le_bytes(b[end - 8..end].try_into().expect("8 bytes"))
+        } else {
+            0
+        };
+        return (lo, hi);
+    }
+    let lo = match b.get(start..start + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")) & ((1u64 << (8 * len)) - 1),
+        None => {
+            let mut buf = [0u8; 8];
+            buf[..len].copy_from_slice(&b[start..end]);
+            u64::from_le_bytes(buf)
+        }
+    };
+    (lo, 0)
+}
+
+/// The hash key of a string of `len` bytes (<= 16) given as [`words`].
+#[inline(always)]
+fn key_of(lo: u64, hi: u64, len: usize) -> u64 {
+    lo ^ hi.rotate_left(27).wrapping_mul(0xA076_1D64_78BD_642F) ^ ((len as u64) << 58)
+}
+
+/// A slot of a table of short strings: the string as [`words`] and `(value + 1) << 8 | len`
+/// (0 = empty). The token table and the piece-count cache both use it.
+#[derive(Clone, Copy, Default)]
+struct ShortSlot {
+    lo: u64,
+    hi: u64,
+    tag: u32,
+}
+
+impl ShortSlot {
+    #[inline(always)]
+    fn holds(&self, lo: u64, hi: u64, len: usize) -> bool {
+        self.lo == lo && self.hi == hi && self.tag & 0xFF == len as u32
+    }
+
+    #[inline(always)]
+    fn value(&self) -> u32 {
+        (self.tag >> 8) - 1
+    }
+}
+
+/// log2 of the piece-count cache's slots (per thread and encoding, 24 bytes each).
+const CACHE_BITS: u32 = 12;
+
+/// Per-thread working memory of the counter: the backtracking encoder's buffers, and a
+/// direct-mapped cache of the counts of short pieces that are more than one token (words and
+/// identifiers recur; a miss costs one probe, and an entry is exact, so the cache changes
+/// only the speed).
+#[derive(Default)]
+pub struct Scratch {
+    tokens: Vec<u32>,
+    bits: Vec<u64>,
+    cache: Vec<ShortSlot>,
+}
+
+impl Scratch {
+    /// Buffers and a cache (a default `Scratch` has no cache: for one-off uses).
+    pub fn with_cache() -> Self {
+        Self {
+            cache: vec![ShortSlot::default(); 1 << CACHE_BITS],
+            ..Self::default()
+        }
+    }
+}
+
+/// The tables of one encoding.
+pub struct Engine {
+    n: u32,
+    bytes: Vec<u8>,
+    starts: Vec<u32>,
+    lens: Vec<u8>,
+    /// Every token of at most [`SINGLE_MAX`] bytes.
+    tok: Vec<ShortSlot>,
+    tok_shift: u32,
+    /// Every token, for building the merge tables.
+    by_bytes: std::collections::HashMap<Vec<u8>, u32>,
+    /// Token of each single byte (every byte is a token).
+    root: [u32; 256],
+    /// Trie node after the first two bytes, `NONE` if no token starts with them.
+    root2: Vec<u32>,
+    /// Trie edges below depth 2: `(key + 1) << NODE_BITS | child`, key = `node << 8 | byte`.
+    edges: Vec<u64>,
+    edge_shift: u32,
+    next_prefix: Vec<u32>,
+    split: Vec<[u32; 2]>,
+    /// `(key + 1) << NODE_BITS | merged`, key = `left << ID_BITS | right`.
+    pairs: Vec<u64>,
+    pair_shift: u32,
+    /// `(key + 1) << 1 | valid`, key as in `pairs`.
+    memo: Box<[AtomicU64]>,
+}
+
+fn table_bits(entries: usize) -> u32 {
+    // At most ~45% full: short probe runs for linear probing.
+    (entries * 9 / 4)
+        .next_power_of_two()
+        .trailing_zeros()
+        .max(4)
+}
+
+impl Engine {
+    /// Builds the tables from `tokens`, indexed by rank.
+    pub fn build<'a>(tokens: impl ExactSizeIterator<Item = &'a [u8]>) -> Self {
+        let n = tokens.len();
+        assert!(n < 1 << ID_BITS, "{n} tokens do not fit the packed tables");
+        let mut bytes = Vec::new();
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut lens = Vec::with_capacity(n);
+        starts.push(0u32);
+        for t in tokens {
+            assert!(!t.is_empty() && t.len() < 256, "token of {} bytes", t.len());
+            bytes.extend_from_slice(t);
+            starts.push(u32::try_from(bytes.len()).expect("vocabulary under 4 GB"));
+            lens.push(t.len() as u8);
+        }
+        let tok_bits = table_bits(n);
+        let pair_bits = table_bits(n);
+        let mut e = Self {
+            n: n as u32,
+            bytes,
+            starts,
+            lens,
+            tok: vec![ShortSlot::default(); 1 << tok_bits],
+            tok_shift: 64 - tok_bits,
+            by_bytes: std::collections::HashMap::with_capacity(n),
+            root: [NONE; 256],
+            root2: vec![NONE; 1 << 16],
+            edges: Vec::new(),
+            edge_shift: 64,
+            next_prefix: vec![NONE; n],
+            split: vec![[0, 0]; n],
+            pairs: vec![0; 1 << pair_bits],
+            pair_shift: 64 - pair_bits,
+            memo: (0..1usize << MEMO_BITS)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        };
+        for id in 0..n as u32 {
+            e.insert_token(id);
+        }
+        e.build_trie();
+        for id in 0..n as u32 {
+            let t = e.token(id);
+            if t.len() > 1 {
+                e.next_prefix[id as usize] = e.longest(&t[..t.len() - 1]);
+            }
+        }
+        e.build_merges();
+        e.by_bytes = std::collections::HashMap::new();
+        e
+    }
+
+    #[inline(always)]
+    fn token(&self, id: u32) -> &[u8] {
+        &self.bytes[self.starts[id as usize] as usize..self.starts[id as usize + 1] as usize]
+    }
+
+    #[inline(always)]
+    fn len(&self, id: u32) -> usize {
+        self.lens[id as usize] as usize
+    }
+
+    fn insert_token(&mut self, id: u32) {
+        let t = self.token(id).to_vec();
+        self.by_bytes.insert(t.clone(), id);
+        if t.len() > SINGLE_MAX {
+            return;
+        }
+        let (lo, hi) = words(&t, 0, t.len());
+        let mask = self.tok.len() - 1;
+        let mut i = slot_of(key_of(lo, hi, t.len()), self.tok_shift);
+        while self.tok[i].tag != 0 {
+            i = (i + 1) & mask;
+        }
+        self.tok[i] = ShortSlot {
+            lo,
+            hi,
+            tag: ((id + 1) << 8) | t.len() as u32,
+        };
+    }
+
+    #[inline(always)]
+    fn child(&self, node: u32, byte: u8) -> Option<u32> {
+        let key = ((node as u64) << 8) | byte as u64;
+        let mask = self.edges.len() - 1;
+        let mut i = slot_of(key, self.edge_shift);
+        loop {
+            let s = self.edges[i];
+            if s == 0 {
+                return None;
+            }
+            if s >> NODE_BITS == key + 1 {
+                return Some((s & ((1 << NODE_BITS) - 1)) as u32);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn add_edge(&mut self, key: u64, child: u32) {
+        let mask = self.edges.len() - 1;
+        let mut i = slot_of(key, self.edge_shift);
+        while self.edges[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.edges[i] = ((key + 1) << NODE_BITS) | child as u64;
+    }
+
+    fn build_trie(&mut self) {
+        // Shorter tokens first, so that every token's proper prefixes that are tokens already
+        // have their nodes (numbered by token id); other prefixes get ids from `n` up. The
+        // edges go to a map first, to size the final table by their number.
+        let mut order: Vec<u32> = (0..self.n).collect();
+        order.sort_by_key(|&id| self.len(id));
+        let mut edges: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+        let mut next_node = self.n;
+        for id in order {
+            let t = self.token(id);
+            if t.len() == 1 {
+                self.root[t[0] as usize] = id;
+                continue;
+            }
+            let mut node = self.root[t[0] as usize];
+            assert_ne!(node, NONE, "every byte must be a token");
+            for (k, &c) in t.iter().enumerate().skip(1) {
+                let last = k + 1 == t.len();
+                let key = ((node as u64) << 8) | c as u64;
+                node = match edges.get(&key) {
+                    Some(&child) => {
+                        assert!(!last, "duplicate token {id}");
+                        child
+                    }
+                    None => {
+                        let child = if last {
+                            id
+                        } else {
+                            next_node += 1;
+                            next_node - 1
+                        };
+                        assert!(child < 1 << NODE_BITS, "trie too large");
+                        edges.insert(key, child);
+                        child
+                    }
+                };
+            }
+        }
+        assert!(
+            self.root.iter().all(|&r| r != NONE),
+            "every byte must be a token"
+        );
+        let bits = table_bits(edges.len());
+        self.edges = vec![0; 1 << bits];
+        self.edge_shift = 64 - bits;
+        for (&key, &child) in &edges {
+            self.add_edge(key, child);
+        }
+        for b0 in 0..256usize {
+            for b1 in 0..256usize {
+                if let Some(c) = self.child(self.root[b0], b1 as u8) {
+                    self.root2[(b0 << 8) | b1] = c;
+                }
+            }
+        }
+    }
+
+    /// The longest token that is a prefix of `t` (non-empty).
+    #[inline(always)]
+    fn longest(&self, t: &[u8]) -> u32 {
+        let first = self.root[t[0] as usize];
+        if t.len() < 2 {
+            return first;
+        }
+        let mut node = self.root2[((t[0] as usize) << 8) | t[1] as usize];
+        if node == NONE {
+            return first;
+        }
+        let mut best = if node < self.n { node } else { first };
+        for &c in &t[2..] {
+            match self.child(node, c) {
+                Some(ch) => {
+                    node = ch;
+                    if ch < self.n {
+                        best = ch;
+                    }
+                }
+                None => break,
+            }
+        }
+        best
+    }
+
+    #[inline(always)]
+    fn pair(&self, left: u32, right: u32) -> Option<u32> {
+        let key = ((left as u64) << ID_BITS) | right as u64;
+        let mask = self.pairs.len() - 1;
+        let mut i = slot_of(key, self.pair_shift);
+        loop {
+            let s = self.pairs[i];
+            if s == 0 {
+                return None;
+            }
+            if s >> NODE_BITS == key + 1 {
+                return Some((s & ((1 << NODE_BITS) - 1)) as u32);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn add_pair(&mut self, left: u32, right: u32, merged: u32) {
+        let key = ((left as u64) << ID_BITS) | right as u64;
+        let mask = self.pairs.len() - 1;
+        let mut i = slot_of(key, self.pair_shift);
+        while self.pairs[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.pairs[i] = ((key + 1) << NODE_BITS) | merged as u64;
+    }
+
+    /// Each token's last merge: the first split into a prefix token and a rest token, both of
+    /// lower rank, that BPE itself would produce (longest prefix first, as BPE's rank order
+    /// implies). Tokens with no such split are leaves, `split[id] == [id, id]`.
+    fn build_merges(&mut self) {
+        for id in 0..self.n {
+            self.split[id as usize] = [id, id];
+            let t = self.token(id).to_vec();
+            let mut left = self.next_prefix[id as usize];
+            while left != NONE {
+                let l = self.len(left);
+                if let Some(&right) = self.by_bytes.get(&t[l..]) {
+                    if left < id && right < id && self.valid_pair_slow(left, right) {
+                        self.split[id as usize] = [left, right];
+                        self.add_pair(left, right, id);
+                        break;
+                    }
+                }
+                left = self.next_prefix[left as usize];
+            }
+        }
+    }
+
+    /// Whether BPE, encoding the bytes of `left` then `right`, keeps the boundary between them:
+    /// it does unless some merge across the boundary, of the pieces the two tokens are built
+    /// from, ranks before a merge that formed one of them. The two merge trees are unwound at
+    /// the boundary, latest merge first; `limit` is the rank a cross-boundary merge must not
+    /// beat (ties go to the left, as BPE merges the leftmost of equal-rank pairs first).
+    fn valid_pair_slow(&self, mut left: u32, mut right: u32) -> bool {
+        let mut limit = u32::MAX;
+        loop {
+            if let Some(m) = self.pair(left, right) {
+                if m < limit {
+                    return false;
+                }
+            }
+            if left > right {
+                // `left` was merged last: undo it, keeping its right part at the boundary.
+                limit = left;
+                left = self.split[left as usize][1];
+                if left == limit {
+                    // A leaf: unwind the right side instead.
+                    limit = right + 1;
+                    right = self.split[right as usize][0];
+                    if right + 1 == limit {
+                        return true;
+                    }
+                }
+            } else {
+                limit = right + 1;
+                right = self.split[right as usize][0];
+                if right + 1 == limit {
+                    limit = left;
+                    left = self.split[left as usize][1];
+                    if left == limit {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn valid_pair(&self, left: u32, right: u32) -> bool {
+        let key = ((left as u64) << ID_BITS) | right as u64;
+        let cell = &self.memo[slot_of(key, 64 - MEMO_BITS)];
+        let s = cell.load(Ordering::Relaxed);
+        if s >> 1 == key + 1 {
+            return s & 1 == 1;
+        }
+        let v = self.valid_pair_slow(left, right);
+        cell.store(((key + 1) << 1) | u64::from(v), Ordering::Relaxed);
+        v
+    }
+
+    /// Tokens of the piece `b[start..end]`.
+    #[inline(always)]
+    pub fn piece(&self, b: &[u8], start: usize, end: usize, scratch: &mut Scratch) -> usize {
+        let len = end - start;
+        if len <= 2 {
+            // One byte is a token; two bytes are one token or two.
+            return match len {
+                0 => 0,
+                1 => 1,
+                _ => {
+                    let node = self.root2[((b[start] as usize) << 8) | b[start + 1] as usize];
+                    1 + usize::from(node >= self.n)
+                }
+            };
+        }
+        if len > SINGLE_MAX {
+            return self.backtrack(&b[start..end], scratch);
+        }
+        let (lo, hi) = words(b, start, len);
+        let key = key_of(lo, hi, len);
+        let mask = self.tok.len() - 1;
+        let mut i = slot_of(key, self.tok_shift);
+        loop {
+            let slot = &self.tok[i];
+            if slot.tag == 0 {
+                break;
+            }
+            if slot.holds(lo, hi, len) {
+                return 1;
+            }
+            i = (i + 1) & mask;
+        }
+        if scratch.cache.is_empty() {
+            return self.backtrack(&b[start..end], scratch);
+        }
+        let c = slot_of(key, 64 - CACHE_BITS);
+        let slot = scratch.cache[c];
+        if slot.holds(lo, hi, len) {
+            return slot.value() as usize;
+        }
+        let n = self.backtrack(&b[start..end], scratch);
+        scratch.cache[c] = ShortSlot {
+            lo,
+            hi,
+            tag: ((n as u32 + 1) << 8) | len as u32,
+        };
+        n
+    }
+
+    /// The backtracking encoder over `t` (non-empty), counting tokens.
+    fn backtrack(&self, t: &[u8], scratch: &mut Scratch) -> usize {
+        let n = t.len();
+        let mut short = [u64::MAX; 2];
+        let bits: &mut [u64] = if n < 128 {
+            &mut short
+        } else {
+            scratch.bits.clear();
+            scratch.bits.resize(n / 64 + 1, u64::MAX);
+            &mut scratch.bits
+        };
+        // bits[p] set: position p may still start the rest of the encoding.
+        let tokens = &mut scratch.tokens;
+        tokens.clear();
+        let mut pos = 0usize;
+        let mut next = Some(self.longest(t));
+        while let Some(mut tok) = next {
+            let last = tokens.last().copied();
+            loop {
+                let end = pos + self.len(tok);
+                if bits[end / 64] >> (end % 64) & 1 == 1
+                    && last.is_none_or(|l| self.valid_pair(l, tok))
+                {
+                    tokens.push(tok);
+                    pos = end;
+                    next = (end < n).then(|| self.longest(&t[end..]));
+                    break;
+                }
+                let shorter = self.next_prefix[tok as usize];
+                if shorter != NONE {
+                    tok = shorter;
+                    continue;
+                }
+                // Nothing fits after `last`: its end is a dead end; retry from its start.
+                bits[pos / 64] &= !(1u64 << (pos % 64));
+                tokens.pop();
+                pos -= last.map_or(0, |l| self.len(l));
+                next = last;
+                break;
+            }
+        }
+        tokens.len()
+    }
+}
