@@ -4,8 +4,9 @@
   20 KB chunk, call overhead included) and on `str` (ns per call: O(1)), against Python
   baselines.
 * Exact counting, o200k_base and cl100k_base, one thread: tiktoken `encode_ordinary` (len),
-  bpe-openai (PyPI binding of GitHub's `bpe`, `count`) and `_core.count`, MB/s per category and
-  overall, counts asserted identical chunk by chunk; plus `_core.count_batch` (threads).
+  bpe-openai (PyPI binding of GitHub's `bpe`, `count`), toktok-rs, quicktok-v1 and
+  `_core.count`, MB/s per category and overall, counts asserted identical chunk by chunk; and
+  each one's batch form on every core against `_core.count_batch`.
 * Accuracy of the rough estimate against the exact counts, per category.
 
 Competitors alternate (A B C A B C ...) and the best of the repeats is kept.
@@ -24,10 +25,11 @@ from typing import Any
 from postcompact import _core
 
 from bench import corpus
-from bench.report import Section, Table, bar_chart, verdict
+from bench.report import Section, Table, grouped_bar_chart, verdict
 from tests._tiktoken_offline import ENCODINGS, load_encoding
 
 Counter = Callable[[str], int]
+BatchCounter = Callable[[list[str]], Sequence[int]]
 
 
 def _bpe_openai(name: str) -> Any:
@@ -149,75 +151,116 @@ def _estimate_rows(c: corpus.Corpus, repeats: int) -> tuple[list[Sequence[object
     return rows, gbps
 
 
+def _competitors(name: str) -> dict[str, tuple[Counter, BatchCounter]]:
+    """Each exact counter of `name`: (single call on one thread, batch on every core)."""
+    import quicktok
+    import toktok
+
+    tk = load_encoding(name)
+    bo = _bpe_openai(name)
+    qt = quicktok.get_encoding(name)
+
+    def tiktoken_batch(texts: list[str]) -> list[int]:
+        return [len(ids) for ids in tk.encode_ordinary_batch(texts)]
+
+    def bpe_openai_batch(texts: list[str]) -> list[int]:
+        return [bo.count(t) for t in texts]
+
+    def toktok_single(text: str) -> int:
+        # toktok-rs's only count API is the batch one; threads=1 counts on this thread.
+        counts: list[int] = toktok.batch_count([text], name, threads=1)
+        return counts[0]
+
+    def toktok_batch(texts: list[str]) -> list[int]:
+        counts: list[int] = toktok.batch_count(texts, name)  # threads=0: every core
+        return counts
+
+    def quicktok_batch(texts: list[str]) -> list[int]:
+        return [int(n) for n in quicktok.count_batch(qt, texts)]  # threads=0: every core
+
+    return {
+        "tiktoken": (_tiktoken_counter(tk), tiktoken_batch),
+        "bpe-openai": (bo.count, bpe_openai_batch),
+        "toktok-rs": (toktok_single, toktok_batch),
+        "quicktok-v1": (qt.count, quicktok_batch),
+        "ours": (
+            functools.partial(_core.count, encoding=name),
+            functools.partial(_core.count_batch, encoding=name),
+        ),
+    }
+
+
+# The competitors that a target compares us with: the fastest of them in each category.
+FAST = ("toktok-rs", "quicktok-v1")
+
+
 def _count_rows(
     c: corpus.Corpus, repeats: int
-) -> tuple[list[Sequence[object]], dict[str, dict[str, float]], list[Sequence[object]]]:
+) -> tuple[
+    list[Sequence[object]],
+    list[Sequence[object]],
+    dict[str, dict[str, float]],
+    list[Sequence[object]],
+]:
+    """Single-thread rows, batch rows, our speed-up over each competitor per encoding/category
+    (and over the fastest of FAST under "fastest"), and the rough estimate's accuracy."""
     rows: list[Sequence[object]] = []
-    ratios: dict[str, dict[str, float]] = {"tiktoken": {}, "bpe_openai": {}}
+    batch_rows: list[Sequence[object]] = []
+    ratios: dict[str, dict[str, float]] = {}
     accuracy: list[Sequence[object]] = []
     for name in ENCODINGS:
-        tk = load_encoding(name)
-        bo = _bpe_openai(name)
-        counters: dict[str, Counter] = {
-            "tiktoken": _tiktoken_counter(tk),
-            "bpe_openai": bo.count,
-            "ours": functools.partial(_core.count, encoding=name),
-        }
-        totals = {k: 0.0 for k in counters}
+        comp = _competitors(name)
+        names = list(comp)
+        totals = dict.fromkeys(names, 0.0)
         total_bytes = 0
         for cat in c.categories:
             chunks = c.chunks[cat]
             nbytes = c.nbytes(cat)
             total_bytes += nbytes
             # Identical counts, chunk by chunk.
-            exact = [counters["tiktoken"](s) for s in chunks]
-            for k in ("bpe_openai", "ours"):
-                got = [counters[k](s) for s in chunks]
+            exact = [comp["tiktoken"][0](s) for s in chunks]
+            for k in names[1:]:
+                got = [comp[k][0](s) for s in chunks]
                 assert got == exact, f"{k} {name} {cat}: counts differ from tiktoken"
             fns: dict[str, Callable[[], object]] = {
-                k: functools.partial(_count_all, f, chunks) for k, f in counters.items()
+                k: functools.partial(_count_all, comp[k][0], chunks) for k in names
             }
             t = _alternate(fns, repeats)
-            for k in counters:
+            for k in names:
                 totals[k] += t[k]
-            mbps = {k: nbytes / t[k] / 1e6 for k in counters}
-            vs_tk = t["tiktoken"] / t["ours"]
-            vs_bo = t["bpe_openai"] / t["ours"]
-            ratios["tiktoken"][f"{name}/{cat}"] = vs_tk
-            ratios["bpe_openai"][f"{name}/{cat}"] = vs_bo
-            rows.append(
-                [name, cat, mbps["tiktoken"], mbps["bpe_openai"], mbps["ours"], vs_tk, vs_bo]
-            )
+            rows.append(_speed_row(name, cat, nbytes, t, ratios))
             rough = sum(_core.estimate(s) for s in chunks)
             accuracy.append(
                 [name, cat, sum(len(s) for s in chunks) / sum(exact), rough / sum(exact)]
             )
-        mbps = {k: total_bytes / totals[k] / 1e6 for k in counters}
-        rows.append(
-            [
-                name,
-                "**overall**",
-                mbps["tiktoken"],
-                mbps["bpe_openai"],
-                mbps["ours"],
-                totals["tiktoken"] / totals["ours"],
-                totals["bpe_openai"] / totals["ours"],
-            ]
-        )
+        rows.append(_speed_row(name, "**overall**", total_bytes, totals, ratios))
         chunks = c.all_chunks()
-        tb = _best_time(functools.partial(_core.count_batch, chunks, name), repeats)
-        rows.append(
-            [
-                name,
-                "overall, `count_batch` (threads)",
-                "",
-                "",
-                total_bytes / tb / 1e6,
-                totals["tiktoken"] / tb,
-                totals["bpe_openai"] / tb,
-            ]
-        )
-    return rows, ratios, accuracy
+        exact = [comp["tiktoken"][0](s) for s in chunks]
+        for k in names:
+            assert list(comp[k][1](chunks)) == exact, f"{k} {name}: batch counts differ"
+        tb = _alternate({k: functools.partial(comp[k][1], chunks) for k in names}, repeats)
+        batch_rows.append(_speed_row(name, "all chunks, one batch", total_bytes, tb, ratios))
+    return rows, batch_rows, ratios, accuracy
+
+
+def _speed_row(
+    name: str, label: str, nbytes: int, t: dict[str, float], ratios: dict[str, dict[str, float]]
+) -> list[object]:
+    mbps = {k: nbytes / v / 1e6 for k, v in t.items()}
+    fastest = min(FAST, key=lambda k: t[k])
+    key = f"{name}/{label.replace('*', '')}"
+    for k, seconds in t.items():
+        if k != "ours":
+            ratios.setdefault(k, {})[key] = seconds / t["ours"]
+    ratios.setdefault("fastest", {})[key] = t[fastest] / t["ours"]
+    return [
+        name,
+        label,
+        *(mbps[k] for k in t),
+        t["tiktoken"] / t["ours"],
+        t[fastest] / t["ours"],
+        fastest,
+    ]
 
 
 def run(quick: bool = False) -> Section:
@@ -225,33 +268,52 @@ def run(quick: bool = False) -> Section:
     count_corpus = corpus.build(400_000 if quick else 4_000_000)
     repeats = 1 if quick else 3
     est_rows, gbps = _estimate_rows(est_corpus, repeats)
-    count_rows, ratios, accuracy = _count_rows(count_corpus, repeats)
-    worst_tk = min(ratios["tiktoken"], key=lambda k: ratios["tiktoken"][k])
-    worst_bo = min(ratios["bpe_openai"], key=lambda k: ratios["bpe_openai"][k])
+    count_rows, batch_rows, ratios, accuracy = _count_rows(count_corpus, repeats)
+    batch_key = "all chunks, one batch"
+
+    def worst(competitor: str, batch: bool) -> tuple[str, float]:
+        got = {k: v for k, v in ratios[competitor].items() if k.endswith(batch_key) == batch}
+        key = min(got, key=lambda k: got[k])
+        return key, got[key]
+
     verdicts = [
         f"rough estimate on bytes: {gbps:.1f} GB/s (target >= 10 GB/s) — "
-        + ("met" if gbps >= 10 else "NOT met"),
-        verdict(
-            f"exact count vs tiktoken, worst category ({worst_tk})",
-            ratios["tiktoken"][worst_tk],
-            2.0,
-            lower_is_better=False,
-        ),
-        verdict(
-            f"exact count vs bpe-openai, worst category ({worst_bo})",
-            ratios["bpe_openai"][worst_bo],
-            1.0,
-            lower_is_better=False,
-        ),
+        + ("met" if gbps >= 10 else "NOT met")
     ]
+    for label, competitor, batch, target in [
+        ("exact count vs tiktoken", "tiktoken", False, 2.0),
+        ("exact count vs bpe-openai", "bpe-openai", False, 1.0),
+        ("`count` (one thread) vs the fastest of toktok-rs and quicktok-v1", "fastest", False, 1.0),
+        ("`count_batch` (both cores) vs the fastest batch of those two", "fastest", True, 1.0),
+    ]:
+        key, ratio = worst(competitor, batch)
+        verdicts.append(
+            verdict(f"{label}, worst case ({key})", ratio, target, lower_is_better=False)
+        )
     mb = count_corpus.nbytes() / 1e6
     intro = f"""
 Corpus built offline by `bench/corpus.py` (CPython stdlib code, pydoc topics and license texts,
 generated pretty JSON, CJK gettext catalogues), mixed 60/20/10/10 by bytes in 20 KB chunks:
 {est_corpus.nbytes() / 1e6:.1f} MB for the estimate, {mb:.1f} MB per encoding for exact counting.
-Single thread unless stated; every exact count was checked identical to tiktoken's, chunk by
-chunk. Best of {repeats} alternated repeats.
+Every exact count was checked identical to tiktoken's, chunk by chunk and batch by batch.
+Competitors: tiktoken (`len(encode_ordinary)`), bpe-openai (`count`), toktok-rs (its only count
+API, `batch_count`: `batch_count([text], threads=1)` for one call), quicktok-v1 (`count`; for a
+batch `quicktok.count_batch`); batches use every core (toktok-rs and quicktok-v1 with
+`threads=0`, tiktoken's `encode_ordinary_batch`, bpe-openai has none and runs a loop).
+Best of {repeats} alternated repeats.
 """
+    speed_cols = [
+        "encoding",
+        "",
+        "tiktoken",
+        "bpe-openai",
+        "toktok-rs",
+        "quicktok-v1",
+        "ours",
+        "x tiktoken",
+        "x fastest of toktok-rs / quicktok-v1",
+        "fastest",
+    ]
     section = Section(
         title="B2. Token estimation and exact counting",
         intro=intro,
@@ -262,17 +324,14 @@ chunk. Best of {repeats} alternated repeats.
                 est_rows,
             ),
             Table(
-                "Exact counting, MB/s (one thread) and our speed-up",
-                [
-                    "encoding",
-                    "category",
-                    "tiktoken",
-                    "bpe-openai",
-                    "ours",
-                    "x tiktoken",
-                    "x bpe-openai",
-                ],
+                "Exact counting, MB/s, one call per 20 KB chunk on one thread, and our speed-up",
+                ["category" if i == 1 else c for i, c in enumerate(speed_cols)],
                 count_rows,
+            ),
+            Table(
+                "Exact counting of all the chunks in one batch call (both cores), MB/s",
+                speed_cols,
+                batch_rows,
             ),
             Table(
                 "Accuracy of the rough estimate (characters per token; estimate / exact)",
@@ -284,11 +343,11 @@ chunk. Best of {repeats} alternated repeats.
     )
     exact = section.tables[1]
     section.plots.append(
-        bar_chart(
+        grouped_bar_chart(
             exact,
             "b2_exact.png",
-            title="B2 exact counting, MB/s on one thread (ours), higher is better",
-            value_col=4,
+            title="B2 exact counting, MB/s on one thread, higher is better",
+            value_cols=(2, 3, 4, 5, 6),
             label_cols=(0, 1),
         )
     )

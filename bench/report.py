@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -116,6 +117,52 @@ def bar_chart(
         ax.annotate(
             _cell(v), (v, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7
         )
+    fig.tight_layout()
+    fig.savefig(PLOTS / file, dpi=110)
+    plt.close(fig)
+    return file
+
+
+def grouped_bar_chart(
+    table: Table,
+    file: str,
+    *,
+    title: str,
+    value_cols: Sequence[int],
+    label_cols: Sequence[int] = (0,),
+    xlabel: str = "",
+) -> str:
+    """Plot several numeric columns of `table` as groups of horizontal bars, one group per row
+    and one colour per column, into docs/bench/file. Returns the file name for Section.plots."""
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in table.rows if all(isinstance(r[c], int | float) for c in value_cols)]
+    labels = [" · ".join(str(r[c]).replace("**", "") for c in label_cols) for r in rows]
+    numbers = [[float(cast(float, r[c])) for c in value_cols] for r in rows]
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    k = len(value_cols)
+    height = 0.8 / k
+    fig, ax = plt.subplots(figsize=(9, 0.22 * k * len(rows) + 1.6))
+    for j, col in enumerate(value_cols):
+        values = [nums[j] for nums in numbers]
+        ys = [i + (j - (k - 1) / 2) * height for i in range(len(rows))]
+        ax.barh(
+            ys, [v if math.isfinite(v) else 0.0 for v in values], height, label=table.columns[col]
+        )
+        for y, v in zip(ys, values, strict=True):
+            ax.annotate(
+                _cell(v), (v, y), xytext=(2, 0), textcoords="offset points", va="center", fontsize=6
+            )
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel or "MB/s")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(PLOTS / file, dpi=110)
     plt.close(fig)
