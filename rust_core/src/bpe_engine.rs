@@ -443,21 +443,12 @@ impl Engine {
         v
     }
 
-    /// Tokens of the piece `b[start..end]`.
+    /// Tokens of the piece `b[start..end]` (non-empty). Short pieces, whatever their length,
+    /// take the same path (one probe of the token table): a branch on the length would be
+    /// mispredicted often.
     #[inline(always)]
     pub fn piece(&self, b: &[u8], start: usize, end: usize, scratch: &mut Scratch) -> usize {
         let len = end - start;
-        if len <= 2 {
-            // One byte is a token; two bytes are one token or two.
-            return match len {
-                0 => 0,
-                1 => 1,
-                _ => {
-                    let node = self.root2[((b[start] as usize) << 8) | b[start + 1] as usize];
-                    1 + usize::from(node >= self.n)
-                }
-            };
-        }
         if len > SINGLE_MAX {
             return self.backtrack(&b[start..end], scratch);
         }

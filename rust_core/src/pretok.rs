@@ -516,6 +516,39 @@ mod ascii {
         j
     }
 
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+
+    /// The bytes of `w` that are ASCII and in `lo..=hi`, as their high bits. Each byte is
+    /// computed on its own 7 bits (no borrow crosses bytes).
+    #[inline(always)]
+    fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+        let y = w & !HIGH;
+        let ge = (y | HIGH).wrapping_sub(ONES * lo as u64);
+        let le = (ONES * hi as u64 | HIGH).wrapping_sub(y);
+        ge & le & !w & HIGH
+    }
+
+    /// End of the run from `j` of bytes in `lo..=hi` (with `fold`, of bytes that are after
+    /// `| 0x20`: `a..=z` then means both cases), eight bytes a step: word lengths are
+    /// unpredictable, so a byte loop would mispredict its exit once per word.
+    #[inline(always)]
+    fn swar_run(b: &[u8], mut j: usize, lo: u8, hi: u8, fold: bool) -> usize {
+        let or = if fold { ONES * 0x20 } else { 0 };
+        while let Some(w) = b.get(j..j + 8) {
+            let w = u64::from_le_bytes(w.try_into().expect("8 bytes")) | or;
+            let stop = !in_range(w, lo, hi) & HIGH;
+            if stop != 0 {
+                return j + (stop.trailing_zeros() / 8) as usize;
+            }
+            j += 8;
+        }
+        while j < b.len() && (b[j] | or as u8).wrapping_sub(lo) <= hi - lo {
+            j += 1;
+        }
+        j
+    }
+
     /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `e` for o200k's optional suffix: its end, `e` when
     /// there is none, `None` when a non-ASCII character decides (`ſ` is an `s`).
     #[inline(always)]
@@ -546,8 +579,12 @@ mod ascii {
     /// `[A-Z]*[a-z]*`, then the suffix.
     #[inline(always)]
     fn o200k_word(b: &[u8], s: usize) -> Option<usize> {
-        let j = run(b, s, UP);
-        let k = run(b, j, LO);
+        let j = if b[s] < b'a' {
+            swar_run(b, s, b'A', b'Z', false)
+        } else {
+            s
+        };
+        let k = swar_run(b, j, b'a', b'z', false);
         if f(b, k) & NA != 0 {
             return None;
         }
@@ -644,7 +681,7 @@ mod ascii {
     pub(super) fn cl100k(b: &[u8], i: usize) -> Option<usize> {
         let c0 = FLAGS[b[i] as usize];
         if c0 & (UP | LO) != 0 {
-            let j = run(b, i + 1, UP | LO);
+            let j = swar_run(b, i + 1, b'a', b'z', true);
             return if f(b, j) & NA != 0 { None } else { Some(j) };
         }
         if c0 & DG != 0 {
@@ -672,7 +709,7 @@ mod ascii {
             }
         }
         if c0 & NL == 0 && c1 & (UP | LO) != 0 {
-            let j = run(b, i + 2, UP | LO);
+            let j = swar_run(b, i + 2, b'a', b'z', true);
             return if f(b, j) & NA != 0 { None } else { Some(j) };
         }
         if b[i] == b' ' && c1 & PU != 0 {

@@ -230,41 +230,47 @@ fn extract_items<'py>(items: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAn
 }
 
 /// Runs `f` over `items`, on several threads when the total `weight` is large.
+///
+/// The threads (this one among them) take blocks of items from a shared counter until none
+/// are left, so that items whose cost per byte differs (CJK counts slower than code) still
+/// keep every thread busy to the end.
 fn par_map<T: Sync, R: Send>(
     items: &[T],
     weight: impl Fn(&T) -> usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     let total: usize = items.iter().map(&weight).sum();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     if threads < 2 || items.len() < 2 || total < PARALLEL_BYTES {
         return items.iter().map(f).collect();
     }
-    // Contiguous chunks of about equal weight, one per thread.
-    let per = total.div_ceil(threads);
-    let mut bounds = vec![0];
-    let mut acc = 0;
-    for (i, it) in items.iter().enumerate() {
-        acc += weight(it);
-        if acc >= per * bounds.len() && i + 1 < items.len() {
-            bounds.push(i + 1);
+    // Blocks of ~64 KB of text: few claims, fine enough balance.
+    let per_item = (total / items.len()).max(1);
+    let block = (64 * 1024 / per_item).clamp(1, items.len().div_ceil(threads * 4).max(1));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let start = next.fetch_add(block, Ordering::Relaxed);
+            if start >= items.len() {
+                return out;
+            }
+            let end = (start + block).min(items.len());
+            out.push((start, items[start..end].iter().map(&f).collect::<Vec<R>>()));
         }
-    }
-    bounds.push(items.len());
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .windows(2)
-            .map(|w| {
-                let chunk = &items[w[0]..w[1]];
-                scope.spawn(move || chunk.iter().map(f).collect::<Vec<R>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("token worker panicked"))
-            .collect()
-    })
+    };
+    let mut parts = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut parts = work();
+        for h in handles {
+            parts.extend(h.join().expect("token worker panicked"));
+        }
+        parts
+    });
+    parts.sort_unstable_by_key(|(start, _)| *start);
+    parts.into_iter().flat_map(|(_, rs)| rs).collect()
 }
 
 // ---------------------------------------------------------------------------------------------
