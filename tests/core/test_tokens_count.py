@@ -63,6 +63,14 @@ CORPUS: dict[str, str] = {
     "combining": "e\u0301 a\u0308 n\u0303 क्षि ที่ 각 \u0915\u094d" * 40,
     "long_word": "a" * 5000 + " " + "ab" * 3000 + " " + "🙂" * 500,
     "long_space": " " * 4000 + "x" + "\n" * 3000 + "y" + "\t " * 1000,
+    # The scanner's ASCII fast path hands over to the Unicode one at these.
+    "ascii_then_unicode": (
+        "word\u00e9 x\u0301 '\u017f it'\u017f IT'S \u00a0word (\u65e5) 12\u0663 \u3000\u3000x "
+        "\u2028\n \u0085a \u01c5a \u02b0a a\u02b0 AB\u01c5c \u00abq\u00bb /\u00e9/ "
+    )
+    * 40,
+    "long_runs": "9" * 1000 + " " + "ABCDEFGH" * 200 + " " + "abcdefgh" * 200 + " " + "--" * 500,
+    "repeated_identifiers": " ".join(f"zq_{i % 97}_xv{i % 13}" for i in range(3000)),
 }
 
 
@@ -115,6 +123,29 @@ WORDS = [
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=30).map("".join))
 def test_pretokenizer_edge_cases_equal_tiktoken(text: str) -> None:
+    for name in ENCODINGS:
+        enc = load_encoding(name)
+        assert _core.count(text, name) == len(enc.encode_ordinary(text)), name
+
+
+# Characters of the categories the pre-tokeniser tells apart: letters of every kind, marks,
+# numbers, separators, punctuation, symbols, and (for the ASCII fast path) plain ASCII.
+CATEGORIES = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Zs", "Zl", "Zp"]
+CATEGORIES += ["Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Cc"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(st.characters(categories=CATEGORIES), max_size=6),  # type: ignore[arg-type]
+            st.sampled_from(WORDS),
+            st.from_regex(r"[a-zA-Z0-9 ']{1,10}", fullmatch=True),
+        ),
+        max_size=20,
+    ).map("".join)
+)
+def test_unicode_categories_equal_tiktoken(text: str) -> None:
     for name in ENCODINGS:
         enc = load_encoding(name)
         assert _core.count(text, name) == len(enc.encode_ordinary(text)), name
