@@ -53,11 +53,11 @@ and the codecs of what they write) and `admin` (`state check`, `state reset`).
 
 from __future__ import annotations
 
-from postcompact.persist.admin import CheckResult, check_db, reset_db
+from postcompact.persist.admin import CheckResult, check_db, check_rows, reset_db
 from postcompact.persist.place import STATE_DB_NAME, StateError, default_state_dir, state_db_path
 from postcompact.persist.rows import BadRow, RowProblem, scan_rows
 from postcompact.persist.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_checked
-from postcompact.persist.store import LoadReport, SqliteStore, open_store
+from postcompact.persist.store import LoadReport, SqliteStore, SqlStore, open_store
 from postcompact.persist.verify import verified_content
 from postcompact.state import ROW_BYTES, Store, Written, content_digest
 from postcompact.state.null import NullStore
@@ -72,11 +72,13 @@ __all__ = [
     "LoadReport",
     "NullStore",
     "RowProblem",
+    "SqlStore",
     "SqliteStore",
     "StateError",
     "Store",
     "Written",
     "check_db",
+    "check_rows",
     "connect",
     "content_digest",
     "default_state_dir",
