@@ -42,6 +42,7 @@ class RunningDaemon:
     log: Path
     env: dict[str, str] = field(default_factory=dict)
     args: tuple[str, ...] = ()  # what it was started with (a restart passes them again)
+    prefix: tuple[str, ...] = ()  # what the serve command ran under (e.g. a mount namespace)
 
     @property
     def address(self) -> str:
@@ -104,6 +105,7 @@ def start_daemon(
     env: Mapping[str, str] | None = None,
     config_toml: str | None = None,
     runtime_dir: Path | None = None,
+    prefix: Sequence[str] = (),
 ) -> RunningDaemon:
     base = runtime_dir or short_dir()
     socket = base / "d.sock"
@@ -115,7 +117,7 @@ def start_daemon(
     log = base / "daemon.stderr"
     with open(log, "wb") as err:
         proc = subprocess.Popen(
-            serve_command(socket, args),
+            [*prefix, *serve_command(socket, args)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -129,7 +131,7 @@ def start_daemon(
         proc.kill()
         proc.wait()
         raise AssertionError(f"daemon did not start:\n{log.read_text(errors='replace')}") from None
-    return RunningDaemon(base, socket, proc, client, log, full_env, tuple(args))
+    return RunningDaemon(base, socket, proc, client, log, full_env, tuple(args), tuple(prefix))
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +229,12 @@ def state(request: pytest.FixtureRequest) -> State:
         return State("sqlite")
     cluster: Cluster = request.getfixturevalue("pg_cluster")
     return State("postgresql", cluster.new_database(), cluster)
+
+
+@pytest.fixture
+def pg_state(pg_cluster: Cluster) -> State:
+    """A fresh database of the PostgreSQL cluster (for tests of PostgreSQL alone)."""
+    return State("postgresql", pg_cluster.new_database(), pg_cluster)
 
 
 PROJECT_FILES = {
