@@ -1,0 +1,188 @@
+"""The PostgreSQL store's own cases through the real daemon and CLI (docs/fleet.md): state_url
+and its aliases, a database that cannot be reached or used at start-up (one clear line), a newer
+schema, rows quarantined at load and reported by `state check`, `state reset` refused. The
+cases that need no server (configuration errors) run in the default selection."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from postcompact import persist
+from postcompact.config import ConfigError, load_config, parse_state_url, redact_url, state_location
+
+from tests.daemon.conftest import (
+    State,
+    daemon_env,
+    new_session_id,
+    serve_command,
+    start_daemon,
+    write_project,
+)
+
+
+def _run(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "postcompact", *args],
+        env=daemon_env(base),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _serve(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        serve_command(base / "d.sock", args),
+        env=daemon_env(base),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+# --- configuration (no server needed) ---------------------------------------------------------
+
+
+def test_state_url_forms() -> None:
+    assert parse_state_url("sqlite:").path is None
+    assert parse_state_url("sqlite://").kind == "sqlite"
+    assert parse_state_url("sqlite:///var/lib/pc/state.db").path == Path("/var/lib/pc/state.db")
+    pg = parse_state_url("postgresql:///fleet?host=/run/postgresql")
+    assert (pg.kind, pg.url) == ("postgresql", "postgresql:///fleet?host=/run/postgresql")
+    assert parse_state_url("postgres://u@h/db").kind == "postgresql"
+    for bad in ("sqlite://relative/x.db", "sqlite:rel.db", "mysql://h/db", "", "sqlite:///dir/"):
+        with pytest.raises(ConfigError, match="state_url"):
+            parse_state_url(bad)
+
+
+def test_passwords_are_never_shown() -> None:
+    assert redact_url("postgresql://u:s3cret@h:5432/db") == "postgresql://u:***@h:5432/db"
+    assert redact_url("postgresql:///db?host=/s&password=s3cret&x=1") == (
+        "postgresql:///db?host=/s&password=***&x=1"
+    )
+    with pytest.raises(ConfigError) as exc:
+        parse_state_url("mysql://u:s3cret@h/db")
+    assert "s3cret" not in str(exc.value)
+
+
+def test_state_url_and_its_aliases() -> None:
+    env = {"XDG_CONFIG_HOME": "/nonexistent"}
+    url = "postgresql:///fleet?host=/tmp"
+    assert state_location(load_config({"state_url": url}, env=env)).url == url
+    from_env = load_config(env={**env, "POSTCOMPACT_STATE_URL": "sqlite:///x/s.db"})
+    assert state_location(from_env).path == Path("/x/s.db")
+    assert state_location(load_config({"state_path": "/y/s.db"}, env=env)).path == Path("/y/s.db")
+    assert state_location(load_config({"state_dir": "/z"}, env=env)).dir == Path("/z")
+    for alias in ("state_path", "state_dir"):
+        with pytest.raises(ConfigError, match=f"both state_url .* and {alias}"):
+            load_config({"state_url": url, alias: "/y"}, env=env)
+
+
+def test_a_bad_state_url_is_a_configuration_error(base: Path) -> None:
+    r = _serve(base, "--state-url", "mysql://u:pw@h/db")
+    assert r.returncode == 2, r.stderr
+    assert "state_url" in r.stderr
+    assert "pw" not in r.stderr
+    r = _serve(base, "--state-url", "sqlite:///x.db", "--state-path", str(base / "s.db"))
+    assert r.returncode == 2
+    assert "both state_url" in r.stderr
+
+
+def test_a_sqlite_url_names_the_file(base: Path) -> None:
+    db = base / "via-url.db"
+    d = start_daemon(["--state-url", f"sqlite://{db}"], runtime_dir=base)
+    try:
+        d.client.open_session(str(write_project(base / "p")), session_id=new_session_id("u"))
+    finally:
+        d.stop()
+    r = _run(base, "state", "check", "--json", "--state-url", f"sqlite://{db}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["counts"]["sessions"] == 1
+
+
+# --- against the server -----------------------------------------------------------------------
+
+
+@pytest.mark.postgresql
+def test_an_unreachable_database_stops_the_start_with_one_line(base: Path) -> None:
+    url = f"postgresql://pc:s3cret@/nodb?host={base}/nosuchdir"
+    r = _serve(base, "--state-url", url)
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "cannot connect to the state database postgresql://pc:***@/nodb" in lines[0]
+    assert "s3cret" not in r.stderr
+    r = _run(base, "state", "check", "--state-url", url)
+    assert r.returncode == 1
+    assert "cannot connect" in r.stderr
+
+
+@pytest.mark.postgresql
+def test_a_newer_schema_is_refused(pg_state: State, base: Path) -> None:
+    d = start_daemon(pg_state.args, runtime_dir=base)  # creates the tables
+    d.stop()
+    assert pg_state.cluster is not None
+    db = pg_state.url.split("///", 1)[1].split("?", 1)[0]
+    pg_state.cluster.psql("INSERT INTO schema_history VALUES (99, 0, '9.9.9')", db=db)
+    r = _serve(base, *pg_state.args)
+    assert r.returncode == 1
+    assert "schema version 99, newer than this postcompact" in r.stderr
+    r = _run(base, "state", "check", *pg_state.args)
+    assert r.returncode == 1
+    assert "newer" in r.stdout
+
+
+@pytest.mark.postgresql
+def test_a_database_with_other_tables_is_refused(pg_state: State, base: Path) -> None:
+    assert pg_state.cluster is not None
+    db = pg_state.url.split("///", 1)[1].split("?", 1)[0]
+    pg_state.cluster.psql("CREATE TABLE sessions (id int)", db=db)
+    r = _serve(base, *pg_state.args)
+    assert r.returncode == 1
+    assert "not a postcompact database" in r.stderr
+
+
+@pytest.mark.postgresql
+def test_bad_rows_are_quarantined_and_reported(pg_state: State, base: Path) -> None:
+    project = write_project(base / "p")
+    d = start_daemon(pg_state.args, runtime_dir=base)
+    good = d.client.open_session(str(project), session_id=new_session_id("good"))
+    bad = d.client.open_session(str(project), session_id=new_session_id("bad"))
+    good.read_file("src/a.py")
+    bad.read_file("src/a.py")
+    bad.upsert_task({"task_id": "t1", "task_type": "shell"})
+    d.stop()
+    assert pg_state.cluster is not None
+    db = pg_state.url.split("///", 1)[1].split("?", 1)[0]
+    pg_state.cluster.psql(
+        f"UPDATE sessions SET roots = '{{not json' WHERE session_id = '{bad.session_id}'", db=db
+    )
+    r = _run(base, "state", "check", "--json", *pg_state.args)
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    assert report["schema_version"] == persist.SCHEMA_VERSION
+    tables = sorted(b["table"] for b in report["bad_rows"])
+    assert tables == ["agents", "files", "sessions", "tasks"]
+    assert any("roots is not valid JSON" in b["reason"] for b in report["bad_rows"])
+    d = start_daemon(pg_state.args, runtime_dir=base)
+    try:
+        assert [i.session_id for i in d.client.list_sessions()] == [good.session_id]
+        assert d.client.session(good.session_id).read_file("src/a.py").unchanged
+        assert "quarantine" in d.stderr()
+    finally:
+        d.stop()
+    ((moved,),) = pg_state.sql(d, "SELECT count(*) FROM quarantine")
+    assert moved == 4
+    r = _run(base, "state", "check", *pg_state.args)
+    assert r.returncode == 0, r.stdout
+    assert "quarantined     4 rows" in r.stdout
+    r = _run(base, "state", "reset", "--yes", *pg_state.args)
+    assert r.returncode == 2
+    assert "PostgreSQL" in r.stderr
