@@ -41,7 +41,7 @@ from postcompact.errors import Aborted, ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
 from postcompact.persist.admin import CheckResult, check_rows
 from postcompact.persist.place import StateError
-from postcompact.persist.schema import _COLUMNS, _SINCE, MIGRATIONS, SCHEMA_VERSION
+from postcompact.persist.schema import _COLUMNS, MIGRATIONS, SCHEMA_VERSION, lacking_columns
 from postcompact.persist.sql import Db
 from postcompact.persist.store import SESSION_COLUMNS, SqlStore, _insert
 from postcompact.state.model import Session
@@ -171,19 +171,7 @@ def schema_problems(db: PgDb, version: int) -> list[str]:
         "WHERE table_schema = current_schema()"
     ):
         have.setdefault(table, set()).add(column)
-    out: list[str] = []
-    for table, columns in _COLUMNS.items():
-        if _SINCE.get(table, 1) > version:
-            continue
-        if table not in have:
-            out.append(f"table {table!r} is missing")
-            continue
-        lacking = [
-            c for c in columns if c not in have[table] and _SINCE.get(f"{table}.{c}", 1) <= version
-        ]
-        if lacking:
-            out.append(f"table {table!r} lacks column(s) {', '.join(lacking)}")
-    return out
+    return lacking_columns(lambda table: have.get(table, set()), version)
 
 
 def _size(db: Db) -> int:

@@ -8,6 +8,7 @@ import logging
 import os
 import sqlite3
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -239,13 +240,21 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int
 
 
 def _schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
-    """The tables and columns of schema `version` that the database lacks (what a migration to
-    SCHEMA_VERSION adds is not lacking)."""
+    """The tables and columns of schema `version` that the database lacks."""
+    return lacking_columns(
+        lambda table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}, version
+    )
+
+
+def lacking_columns(columns_of: Callable[[str], set[str]], version: int) -> list[str]:
+    """The tables and columns of schema `version` missing from a database whose tables have
+    `columns_of(table)` (empty: no such table); what a migration to SCHEMA_VERSION adds is not
+    lacking. Both stores' check."""
     out: list[str] = []
     for table, columns in _COLUMNS.items():
         if _SINCE.get(table, 1) > version:
             continue
-        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        have = columns_of(table)
         if not have:
             out.append(f"table {table!r} is missing")
             continue
