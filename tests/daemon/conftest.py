@@ -213,14 +213,14 @@ class State:
     def sql(self, d: RunningDaemon, query: str) -> list[tuple[Any, ...]]:
         """Run `query` against the daemon's state database (as it is on disk now)."""
         if self.kind == "postgresql":
-            with psycopg.connect(self.url, autocommit=True) as conn:
-                return [tuple(r) for r in conn.execute(query.replace("?", "%s"))]
+            with psycopg.connect(self.url, autocommit=True) as pg:
+                return [tuple(r) for r in pg.execute(query)]
         (db,) = (d.dir / "state" / "postcompact").glob("state*.db")
-        conn = sqlite3.connect(db)
+        lite = sqlite3.connect(db)
         try:
-            return list(conn.execute(query))
+            return list(lite.execute(query))
         finally:
-            conn.close()
+            lite.close()
 
 
 @pytest.fixture(params=STORES)

@@ -144,7 +144,7 @@ def test_a_cancelled_compact_changes_nothing(state: State, base: Path) -> None:
         assert exc.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
         time.sleep(2.0)  # the hook ends; the cancelled handler has unwound
 
-        def state(sess: Session) -> tuple[object, ...]:
+        def answers(sess: Session) -> tuple[object, ...]:
             info = next(i for i in d.client.list_sessions() if i.session_id == sess.session_id)
             preview = sess.preview_compact(skip_hooks=True)
             return (
@@ -153,10 +153,10 @@ def test_a_cancelled_compact_changes_nothing(state: State, base: Path) -> None:
                 [text_of(a) for a in preview.attachments],
             )
 
-        live = state(s)
+        live = answers(s)
         assert live == (len(names), 0, [text_of(a) for a in before.attachments])
         d = _restart(d)
-        assert state(d.client.session(s.session_id)) == live
+        assert answers(d.client.session(s.session_id)) == live
     finally:
         d.stop()
 
