@@ -186,3 +186,26 @@ def test_bad_rows_are_quarantined_and_reported(pg_state: State, base: Path) -> N
     r = _run(base, "state", "reset", "--yes", *pg_state.args)
     assert r.returncode == 2
     assert "PostgreSQL" in r.stderr
+
+
+@pytest.mark.postgresql
+def test_a_lost_connection_is_made_again(pg_state: State, base: Path) -> None:
+    """The server ends the daemon's connection (as a restart of it would): the next call
+    connects again and is served; nothing is lost."""
+    d = start_daemon(pg_state.args, runtime_dir=base)
+    try:
+        s = d.client.open_session(str(write_project(base / "p")), session_id=new_session_id("c"))
+        s.read_file("src/a.py")
+        assert pg_state.cluster is not None
+        ended = pg_state.cluster.psql(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = 'postcompact'"
+        )
+        assert ended == "1"
+        assert not s.read_file("src/b.py").unchanged
+        assert s.read_file("src/a.py").unchanged
+        assert "reconnected to the state database" in d.stderr()
+    finally:
+        d.stop()
+    ((files,),) = pg_state.sql(d, f"SELECT count(*) FROM files WHERE session_id = '{s.session_id}'")
+    assert files == 2

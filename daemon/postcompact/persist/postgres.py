@@ -260,6 +260,7 @@ class PostgresStore(SqlStore):
     shared = True
     _errors = (psycopg.Error,)
     _room_slack = _ROOM_SLACK
+    _skip_check = False  # set while only activity times are stored
     # Never moved backwards: another daemon may have stored a later one.
     _TOUCH = "UPDATE sessions SET last_active_ms = greatest(last_active_ms, ?) WHERE session_id = ?"
     # A session some other daemon made first is not overwritten (see `_session_put`).
@@ -293,7 +294,13 @@ class PostgresStore(SqlStore):
 
     def _begin(self, written: Iterable[Written]) -> None:
         self._connected()
-        self.db.execute("BEGIN")
+        try:
+            self.db.execute("BEGIN")
+        except psycopg.OperationalError:
+            if not (self.conn.closed or self.conn.broken):
+                raise
+            self._connected()  # lost while idle: nothing of this transaction was sent yet
+            self.db.execute("BEGIN")
         if not self._skip_check:
             for sid in dict.fromkeys(sid for sid, _ in written):
                 self._check_version(sid)
@@ -345,8 +352,6 @@ class PostgresStore(SqlStore):
                 yield
         finally:
             self._skip_check = False
-
-    _skip_check = False
 
     def _session_put(self, s: Session, rowcount: int) -> None:
         if rowcount == 1:  # made here: version 1

@@ -109,6 +109,8 @@ class Registry:
                 fresh = self._reread(sid, agents)
             except Exception:
                 log.exception("re-reading session %s after a failed write failed", sid)
+                if self.store.shared:  # the database has it: read again when next named
+                    self.sessions.pop(sid, None)
                 continue
             log.warning(
                 "a write failed: %s re-read from the state database",
