@@ -1,5 +1,6 @@
-"""Durable state: an embedded SQLite database in WAL mode (docs/architecture.md §5,
-docs/persistence.md).
+"""Durable state: an embedded SQLite database in WAL mode, or a PostgreSQL database several
+daemons share (`postgres.PostgresStore`, docs/fleet.md) (docs/architecture.md §5,
+docs/persistence.md). What follows is said of SQLite; both are one `SqlStore`.
 
 What is stored is the small durable record of docs/architecture.md §2 — sessions (settings, policy,
 profile, memory paths, roots, plans directory, times), agents (plan file, permission mode,
@@ -46,9 +47,12 @@ a column refuses to start with an error naming the file and the way out (`postco
 check` / `state reset`).
 
 The package, one module per job: `place` (where the database lives, `StateError`), `schema`
-(tables, migrations, opening checked, the instance lock), `verify` (content hashes checked against
-disk at load), `rows` (the row checks shared by the load and `state check`), `store` (the stores
-and the codecs of what they write) and `admin` (`state check`, `state reset`).
+(tables, migrations, opening checked, the instance lock), `sql` (the connection interface both
+databases are used through), `verify` (content hashes checked against disk at load), `rows` (the
+row checks shared by the load and `state check`), `store` (`SqlStore`, `SqliteStore`, the codecs
+of what they write, `open_store`: the one place the store is chosen), `postgres` (the PostgreSQL
+store, its connection, schema and `state check`; imported only when used) and `admin` (`state
+check`, `state reset`).
 """
 
 from __future__ import annotations
