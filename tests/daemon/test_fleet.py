@@ -16,6 +16,7 @@ import shutil
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,30 +201,39 @@ def test_concurrent_writers_on_two_daemons_lose_nothing(
         assert all(f"body of {n}" in text for n in acked)
 
 
+# What a call may meet besides success: the other daemon's write first, or its own daemon killed
+# under it (a transport failure, no daemon reason; the client gave up while it restarted).
+_EXPECTED = {"SESSION_CHANGED_ELSEWHERE", "", "DAEMON_UNAVAILABLE"}
+
+
 def _load(
-    d: list[RunningDaemon], sids: list[str], acked: set[str], lock: threading.Lock, stop: float
+    d: list[RunningDaemon],
+    sids: list[str],
+    acked: set[str],
+    errors: Counter[str],
+    lock: threading.Lock,
+    stop: float,
 ) -> None:
     """Write unique skills to the sessions through whichever daemon `d[0]` is now, until
-    `stop`; an acknowledged name goes into `acked`."""
+    `stop`; an acknowledged name goes into `acked`, every error's reason into `errors`."""
     n = 0
     while time.monotonic() < stop:
-        daemon = d[0]
-        try:
-            with Client(daemon.address, auto_start=False, timeout=5.0) as client:
-                while time.monotonic() < stop:
-                    sid = sids[n % len(sids)]
-                    name = f"k-{threading.get_ident()}-{n}"
-                    n += 1
-                    try:
-                        client.session(sid).record_skill(name, content=name)
-                    except PostcompactError as exc:
-                        if exc.reason != "SESSION_CHANGED_ELSEWHERE":
-                            raise
-                        continue
+        with Client(d[0].address, auto_start=False, timeout=5.0) as client:
+            while time.monotonic() < stop:
+                sid = sids[n % len(sids)]
+                name = f"k-{threading.get_ident()}-{n}"
+                n += 1
+                try:
+                    client.session(sid).record_skill(name, content=name)
+                except PostcompactError as exc:  # not acknowledged
                     with lock:
-                        acked.add(f"{sid}/{name}")
-        except Exception:  # the daemon was killed under the call: not acknowledged
-            time.sleep(0.05)
+                        errors[exc.reason] += 1
+                    if exc.reason != "SESSION_CHANGED_ELSEWHERE":
+                        break  # its daemon was killed: a new client, on the new daemon
+                    continue
+                with lock:
+                    acked.add(f"{sid}/{name}")
+        time.sleep(0.05)
 
 
 def test_kill_9_under_load_on_the_shared_database(
@@ -237,10 +247,11 @@ def test_kill_9_under_load_on_the_shared_database(
         b.client.attach_session(sid)
     current = [[a], [b]]
     acked: set[str] = set()
+    errors: Counter[str] = Counter()
     lock = threading.Lock()
     stop = time.monotonic() + 12
     threads = [
-        threading.Thread(target=_load, args=(current[i % 2], sids, acked, lock, stop))
+        threading.Thread(target=_load, args=(current[i % 2], sids, acked, errors, lock, stop))
         for i in range(4)
     ]
     for t in threads:
@@ -259,7 +270,8 @@ def test_kill_9_under_load_on_the_shared_database(
             for sid, name in pg_state.sql(a, "SELECT session_id, name FROM skills")
             if sid in sids
         }
-        assert len(acked) > 100  # the load went on around the kills
+        assert acked
+        assert set(errors) <= _EXPECTED, errors
         lost = acked - stored
         assert not lost, f"{len(lost)} acknowledged skills lost: {sorted(lost)[:10]}"
     finally:

@@ -12,7 +12,20 @@ from pathlib import Path
 
 import pytest
 from postcompact import persist
-from postcompact.config import ConfigError, load_config, parse_state_url, redact_url, state_location
+from postcompact.config import (
+    Config,
+    ConfigError,
+    load_config,
+    parse_state_url,
+    redact_url,
+    state_location,
+)
+from postcompact.errors import Aborted, Unavailable
+from postcompact.persist.postgres import PostgresStore
+from postcompact.service.files import FileService
+from postcompact.service.sessions import SessionService
+from postcompact.state.registry import Registry
+from postcompact.v1 import postcompact_pb2 as dpb
 
 from tests.daemon.conftest import (
     State,
@@ -209,3 +222,56 @@ def test_a_lost_connection_is_made_again(pg_state: State, base: Path) -> None:
         d.stop()
     ((files,),) = pg_state.sql(d, f"SELECT count(*) FROM files WHERE session_id = '{s.session_id}'")
     assert files == 2
+
+
+def _in_process(url: str, project: Path) -> tuple[Registry, FileService, SessionService]:
+    store = PostgresStore(url, max_bytes=1 << 30)
+    reg = Registry(Config(), store=store)
+    reg.load()
+    return reg, FileService(reg, Config()), SessionService(reg, reg.config)
+
+
+@pytest.mark.postgresql
+def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
+    pg_state: State, tmp_path: Path
+) -> None:
+    """In process, the server refusing writes to `skills`: a failed write of one agent re-reads
+    that agent only, as with SQLite; once another daemon (a second store) has written the
+    session, a failed write re-reads all of it, the other daemon's change included."""
+    project = write_project(tmp_path / "proj")
+    reg, files, sessions = _in_process(pg_state.url, project)
+    other, other_files, _ = _in_process(pg_state.url, project)
+    try:
+        s, _ = sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
+        sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
+        main, sub = s.agents[""], s.agents["sub"]
+        main_cache = main.files
+        assert pg_state.cluster is not None
+        db = pg_state.url.split("///", 1)[1].split("?", 1)[0]
+        pg_state.cluster.psql(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "RAISE EXCEPTION 'refused' USING ERRCODE = 'io_error'; END $$; "
+            "CREATE TRIGGER refuse BEFORE INSERT ON skills FOR EACH STATEMENT "
+            "EXECUTE FUNCTION refuse()",
+            db=db,
+        )
+        skill = dpb.RecordSkillRequest(session_id="s", agent_id="sub", name="x", content=b"x")
+        with pytest.raises(Unavailable):
+            files.record_skill(skill)
+        assert reg.resyncs == 1
+        assert "x" not in sub.skills
+        assert s.agents["sub"] is sub
+        assert main.files is main_cache  # not named, not re-read
+        # Another daemon reads a file into the main agent: this one's next failure re-reads all.
+        other_files.record_read(
+            dpb.RecordReadRequest(session_id="s", path="src/a.py", content=b"alpha = 1\n")
+        )
+        with pytest.raises(Aborted) as exc:
+            files.record_skill(skill)
+        assert exc.value.reason == "SESSION_CHANGED_ELSEWHERE"
+        assert main.files is not main_cache
+        assert list(main.files.keys()) == [str(project / "src/a.py")]
+        assert s.agents[""] is main  # in place: calls awaiting a read hold it
+    finally:
+        reg.store.close()
+        other.store.close()
