@@ -39,6 +39,8 @@ pytestmark = pytest.mark.postgresql
 
 # Where both daemons see their own copy of the repository.
 REPO = "/srv/pc-repo"
+# The load tests record many skills per agent (a restart reads the config file again).
+LIMITS = "[limits]\nmax_skills_per_agent = 1000000\n"
 # The one byte the copies differ in: src/a.py's first line.
 A_LINE, B_LINE = "alpha = 1", "alpha = 2"
 
@@ -83,7 +85,11 @@ def fleet(pg_state: State, base: Path) -> Iterator[tuple[RunningDaemon, RunningD
         for name, copy in (("a", copy_a), ("b", copy_b)):
             run = base / f"daemon-{name}"
             run.mkdir(mode=0o700)
-            daemons.append(start_daemon(pg_state.args, runtime_dir=run, prefix=_in_namespace(copy)))
+            daemons.append(
+                start_daemon(
+                    pg_state.args, runtime_dir=run, prefix=_in_namespace(copy), config_toml=LIMITS
+                )
+            )
         yield daemons[0], daemons[1]
     finally:
         for d in daemons:
