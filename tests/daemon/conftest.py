@@ -99,6 +99,18 @@ def serve_command(socket: Path, args: Sequence[str] = ()) -> list[str]:
     return [sys.executable, "-m", "postcompact", "serve", "--socket", str(socket), *args]
 
 
+def serve_once(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`serve` run in `base` with `args` until it exits (one that cannot start: its stderr)."""
+    return subprocess.run(
+        serve_command(base / "d.sock", args),
+        env=daemon_env(base),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def start_daemon(
     args: Sequence[str] = (),
     *,

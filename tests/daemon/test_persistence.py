@@ -28,7 +28,7 @@ from tests.daemon.conftest import (
     State,
     daemon_env,
     new_session_id,
-    serve_command,
+    serve_once,
     short_dir,
     start_daemon,
     text_of,
@@ -375,14 +375,7 @@ def test_migrates_a_version_1_database(base: Path) -> None:
 
 
 def _serve_fails(base: Path, *args: str) -> str:
-    r = subprocess.run(
-        serve_command(base / "d.sock", args),
-        env=daemon_env(base),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    r = serve_once(base, *args)
     assert r.returncode == 1, (r.returncode, r.stderr)
     return r.stderr
 

@@ -31,7 +31,7 @@ from tests.daemon.conftest import (
     State,
     daemon_env,
     new_session_id,
-    serve_command,
+    serve_once,
     start_daemon,
     write_project,
 )
@@ -42,17 +42,6 @@ def _run(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "postcompact", *args],
         env=daemon_env(base),
         stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def _serve(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        serve_command(base / "d.sock", args),
-        env=daemon_env(base),
         capture_output=True,
         text=True,
         timeout=60,
@@ -99,11 +88,11 @@ def test_state_url_and_its_aliases() -> None:
 
 
 def test_a_bad_state_url_is_a_configuration_error(base: Path) -> None:
-    r = _serve(base, "--state-url", "mysql://u:pw@h/db")
+    r = serve_once(base, "--state-url", "mysql://u:pw@h/db")
     assert r.returncode == 2, r.stderr
     assert "state_url" in r.stderr
     assert "pw" not in r.stderr
-    r = _serve(base, "--state-url", "sqlite:///x.db", "--state-path", str(base / "s.db"))
+    r = serve_once(base, "--state-url", "sqlite:///x.db", "--state-path", str(base / "s.db"))
     assert r.returncode == 2
     assert "both state_url" in r.stderr
 
@@ -126,7 +115,7 @@ def test_a_sqlite_url_names_the_file(base: Path) -> None:
 @pytest.mark.postgresql
 def test_an_unreachable_database_stops_the_start_with_one_line(base: Path) -> None:
     url = f"postgresql://pc:s3cret@/nodb?host={base}/nosuchdir"
-    r = _serve(base, "--state-url", url)
+    r = serve_once(base, "--state-url", url)
     assert r.returncode == 1, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
@@ -144,7 +133,7 @@ def test_a_newer_schema_is_refused(pg_state: State, base: Path) -> None:
     assert pg_state.cluster is not None
     db = pg_state.url.split("///", 1)[1].split("?", 1)[0]
     pg_state.cluster.psql("INSERT INTO schema_history VALUES (99, 0, '9.9.9')", db=db)
-    r = _serve(base, *pg_state.args)
+    r = serve_once(base, *pg_state.args)
     assert r.returncode == 1
     assert "schema version 99, newer than this postcompact" in r.stderr
     r = _run(base, "state", "check", *pg_state.args)
@@ -157,7 +146,7 @@ def test_a_database_with_other_tables_is_refused(pg_state: State, base: Path) ->
     assert pg_state.cluster is not None
     db = pg_state.url.split("///", 1)[1].split("?", 1)[0]
     pg_state.cluster.psql("CREATE TABLE sessions (id int)", db=db)
-    r = _serve(base, *pg_state.args)
+    r = serve_once(base, *pg_state.args)
     assert r.returncode == 1
     assert "not a postcompact database" in r.stderr
 
