@@ -360,10 +360,24 @@ class SqlStore:
 
     # --- what a unit of work changed ---------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _writing(self, s: Session) -> Iterator[None]:
+        """`s` is the session the running write is of (the store's checks read it), and only
+        while it runs: a closed session must not stay referenced here, or its contents would
+        stay held and counted against limits.max_content_bytes."""
+        self._scope = s
+        try:
+            yield
+        finally:
+            self._scope = None
+
     def write(self, s: Session, a: AgentState | None, change: Change) -> None:
         """`change` in one transaction, in the order the rows depend on: the agent's row before
         its files (its carried reads take the hashes of the file rows being replaced)."""
-        self._scope = s
+        with self._writing(s):
+            self._write(s, a, change)
+
+    def _write(self, s: Session, a: AgentState | None, change: Change) -> None:
         parts = (
             change.session
             + (a is not None and (change.agent or change.catalog))
@@ -395,7 +409,10 @@ class SqlStore:
                 self._put_task(s, task)
 
     def write_session(self, s: Session) -> None:
-        self._scope = s
+        with self._writing(s):
+            self._write_session(s)
+
+    def _write_session(self, s: Session) -> None:
         written = [(s.session_id, None), *((s.session_id, aid) for aid in s.agents)]
         with self.tx(*written):
             self._put_session(s)
@@ -440,9 +457,8 @@ class SqlStore:
         self._delete_session(session_id)
 
     def delete_agent(self, s: Session, agent_id: str) -> None:
-        self._scope = s
         key = (s.session_id, agent_id)
-        with self.tx(key):
+        with self._writing(s), self.tx(key):
             for table in _AGENT_TABLES:
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ? AND agent_id = ?", key)
             self._touch(s)
