@@ -15,17 +15,19 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build build-bench-core serve test test-rust test-python test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build build-bench-core serve test test-rust test-python test-postgres postgres-server test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
 	@echo "make test    build everything and run every test (cargo, pytest, clients)"
 	@echo "make test-bench-core  the LruCache tests (pytest -m bench_core) on the core's bench build"
+	@echo "make test-postgres    the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
 	@echo "make test-packaging   each client installed as its README says, every README snippet run"
 	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make eval    measure restoration policies on ../shared/transcripts, rewrite docs/eval.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
+	@echo "make soak STORE=postgresql  the same on a throwaway PostgreSQL cluster (docs/fleet.md)"
 	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make protos  regenerate the committed gRPC code"
@@ -73,13 +75,31 @@ build-bench-core: $(VENV_STAMP)
 serve: build
 	$(VENV)/bin/postcompact serve
 
-test: build $(NODE_STAMP) test-rust test-python test-bench-core test-go test-node test-packaging
+test: build $(NODE_STAMP) test-rust test-python test-postgres test-bench-core test-go test-node test-packaging
 
 test-rust:
 	cargo test --workspace --quiet
 
 test-python: build $(NODE_STAMP)
 	$(PY) -m pytest
+
+# PostgreSQL's server binaries (Debian's package), installed when missing. The install makes no
+# cluster of its own (createcluster.conf): the tests and the soak start throwaway ones.
+postgres-server:
+	@if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then \
+	  mkdir -p /etc/postgresql-common && \
+	  { test -e /etc/postgresql-common/createcluster.conf || \
+	    echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.conf; } && \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    -o Dpkg::Options::=--force-confold postgresql; \
+	fi
+
+# The tests marked postgresql: both stores' persistence, failed-write and kill -9 tests on
+# PostgreSQL, and the fleet's (tests/daemon/test_fleet.py: two daemons in mount namespaces, so as
+# root), against a cluster the tests start as an unprivileged user (tests/pg_cluster.py). A
+# cluster that cannot start fails them, never skips them.
+test-postgres: build postgres-server
+	$(PY) -m pytest -m postgresql tests/daemon
 
 # The tests marked bench_core (LruCache; the default run deselects them) and the stub of LruCache
 # (tests/_bench_core.pyi), against the featured core.
@@ -154,10 +174,12 @@ eval: build
 	  --plot docs/eval-recall-tokens.png
 
 # The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
-# SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4).
-soak: build
+# SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4). STORE=postgresql: the state in a
+# throwaway PostgreSQL cluster (docs/fleet.md).
+STORE ?= sqlite
+soak: build $(if $(filter postgresql,$(STORE)),postgres-server)
 	$(PY) -m pip install -q -r requirements/bench.txt
-	GO=$(GO) $(PY) -m bench.soak
+	GO=$(GO) SOAK_STORE=$(STORE) $(PY) -m bench.soak
 
 protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py

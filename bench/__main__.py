@@ -26,6 +26,7 @@ BENCHMARKS = {
     "b4": "bench.b4_transport",
     "b5": "bench.b5_restore",
     "b6": "bench.b6_clients",
+    "b7": "bench.b7_agents",
 }
 HEADER = """# Benchmarks
 

@@ -75,7 +75,12 @@ async def _sessions(client: AsyncClient, project: Path, n: int) -> list[AsyncSes
     root = project  # absolute: the harness passes its temporary project directory
     out = []
     for _ in range(n):
-        s = await client.open_session(str(root), policy=pb.RestorePolicy(max_tokens_per_file=8_000))
+        s = await client.open_session(
+            str(root),
+            policy=pb.RestorePolicy(
+                max_files=5, file_token_budget=50_000, max_tokens_per_file=8_000
+            ),
+        )
         for f in range(5):
             await s.read_file(str(root / "src" / f"module{f}.ts"))
         res = await s.compact(skip_hooks=True)

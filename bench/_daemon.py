@@ -33,8 +33,10 @@ def running_daemon(
     tcp: bool = False,
     module: str = "postcompact",
     env_extra: dict[str, str] | None = None,
+    cpus: str = str(SERVER_CPU),
 ) -> Iterator[Daemon]:
-    """The daemon (`python -m <module> serve`, by default the real one) in `tmp`."""
+    """The daemon (`python -m <module> serve`, by default the real one) in `tmp`, on the CPUs
+    `cpus` (taskset's list: by default the server CPU alone)."""
     sock = tmp / "d.sock"
     env = {
         **os.environ,
@@ -48,7 +50,7 @@ def running_daemon(
     argv = [
         "taskset",
         "-c",
-        str(SERVER_CPU),
+        cpus,
         sys.executable,
         "-m",
         module,

@@ -301,7 +301,10 @@ def _ghz_session(address: str, project: Path) -> tuple[str, int]:
         stub = pbg.PostcompactServiceStub(ch)
         sid: str = stub.OpenSession(
             pb.OpenSessionRequest(
-                cwd=str(project), policy=pb.RestorePolicy(max_tokens_per_file=8_000)
+                cwd=str(project),
+                policy=pb.RestorePolicy(
+                    max_files=5, file_token_budget=50_000, max_tokens_per_file=8_000
+                ),
             )
         ).session_id
         for f in range(5):

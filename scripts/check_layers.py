@@ -87,7 +87,12 @@ RULES = (
     ),
     Rule(
         "the services change state through the registry's units of work, never the store",
-        ("postcompact.service", "postcompact.transcript", "postcompact.settings"),
+        (
+            "postcompact.service",
+            "postcompact.transcript",
+            "postcompact.evaluation",
+            "postcompact.settings",
+        ),
         ("postcompact.persist", *TOP),
     ),
     Rule(

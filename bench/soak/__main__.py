@@ -49,6 +49,11 @@ HOOK = '[[hooks.session_start]]\ncommand = "true"\ntimeout_s = 10\n'
 # Extra `serve` arguments, e.g. SOAK_DAEMON_ARGS=--no-persist for a negative control (then state
 # is lost at every kill, and the run must say so; the docs are not rewritten).
 EXTRA = os.environ.get("SOAK_DAEMON_ARGS", "").split()
+# SOAK_STORE=postgresql (`make soak STORE=postgresql`): the daemon's state in a throwaway
+# PostgreSQL cluster (tests/pg_cluster.py, with fsync on) instead of its SQLite file; the docs are
+# not rewritten, the numbers go to bench/out/soak-postgresql.json.
+STORE = os.environ.get("SOAK_STORE", "") or "sqlite"
+RAW_POSTGRES = REPO / "bench" / "out" / "soak-postgresql.json"
 
 
 def _env_int(name: str, default: int) -> int:
@@ -214,6 +219,24 @@ def main() -> int:
     n_py = _env_int("SOAK_PYTHON_AGENTS", 4)
     n_go = _env_int("SOAK_GO_AGENTS", 4)
     hostile_budget = _env_int("SOAK_HOSTILE_SECONDS", 300) if _env_int("SOAK_HOSTILE", 1) else 0
+    if STORE not in ("sqlite", "postgresql"):
+        print(f"soak: SOAK_STORE must be sqlite or postgresql, not {STORE!r}", file=sys.stderr)
+        return 2
+    cluster = None
+    if STORE == "postgresql":
+        from tests.pg_cluster import Cluster
+
+        cluster = Cluster(fsync=True).start()
+        EXTRA.extend(["--state-url", cluster.new_database("soak")])
+        print(f"soak: state in PostgreSQL ({cluster.url('...')})")
+    try:
+        return _run(seconds, kills, n_py, n_go, hostile_budget)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+def _run(seconds: int, kills: int, n_py: int, n_go: int, hostile_budget: int) -> int:
     base = Path(tempfile.mkdtemp(prefix="pcsoak-", dir="/tmp"))
     epoch_file = base / "epoch"
     epoch_file.write_text("0")
@@ -325,7 +348,11 @@ def main() -> int:
     }
     outside_kills = [x for x in pinger.samples if not any(a <= x[0] < b for a, b in kill_windows)]
     summary["worst_ping_s"] = round(max((x[1] for x in outside_kills), default=0.0), 3)
-    if not EXTRA:
+    summary["store"] = STORE
+    if STORE == "postgresql":
+        RAW_POSTGRES.parent.mkdir(parents=True, exist_ok=True)
+        RAW_POSTGRES.write_text(json.dumps({**summary, "rss": rss}, indent=1))
+    elif not EXTRA:
         RAW.parent.mkdir(parents=True, exist_ok=True)
         RAW.write_text(json.dumps({**summary, "rss": rss}, indent=1))
         plot(rss, events, summary)

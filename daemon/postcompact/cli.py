@@ -24,7 +24,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact import __version__
-from postcompact.config import Config, ConfigError, load_config, socket_only
+from postcompact.config import Config, ConfigError, load_config, socket_only, state_location
 from postcompact.errors import REASON_METADATA_KEY
 from postcompact.evaluation import commands as eval_commands
 from postcompact.lifecycle import (
@@ -62,6 +62,10 @@ def _add_state_flags(p: argparse.ArgumentParser) -> None:
         help="directory of the state database (default: $XDG_STATE_HOME/postcompact)",
     )
     p.add_argument("--state-path", type=Path, help="the state database file itself")
+    p.add_argument(
+        "--state-url",
+        help="sqlite: (default), sqlite:///path/state.db, or postgresql://... (docs/fleet.md)",
+    )
 
 
 def _add_serve_flags(p: argparse.ArgumentParser) -> None:
@@ -140,6 +144,7 @@ def _config(args: argparse.Namespace) -> Config:
         "profile",
         "state_dir",
         "state_path",
+        "state_url",
         "persist",
     ):
         if getattr(args, name, None) is not None:
@@ -206,7 +211,15 @@ def spawn_detached(
     cmd = [sys.executable, "-m", "postcompact", "serve", "--socket", str(cfg.socket)]
     if args.config:
         cmd += ["--config", str(args.config)]
-    flags = ("tcp_port", "log_level", "max_message_bytes", "profile", "state_dir", "state_path")
+    flags = (
+        "tcp_port",
+        "log_level",
+        "max_message_bytes",
+        "profile",
+        "state_dir",
+        "state_path",
+        "state_url",
+    )
     for flag in flags:
         value = getattr(args, flag, None)
         if value is not None:
@@ -480,19 +493,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(cfg.socket)
 
 
-def _state_path(cfg: Config) -> Path:
-    from postcompact.persist import state_db_path
-
-    return state_db_path(socket=cfg.socket, state_dir=cfg.state_dir, state_path=cfg.state_path)
-
-
 def cmd_state(args: argparse.Namespace) -> int:
-    from postcompact.persist import SCHEMA_VERSION, check_db, reset_db
+    from postcompact.persist import SCHEMA_VERSION, CheckResult, check_db, reset_db, state_db_path
 
     cfg = _config(args)
-    path = _state_path(cfg)
+    where = state_location(cfg)
+    res: CheckResult
+    if where.kind == "postgresql":
+        if args.state_command != "check":
+            _err(
+                "state reset moves an SQLite file aside; for a PostgreSQL database, drop "
+                "postcompact's tables or give the daemons another database (docs/fleet.md)"
+            )
+            return EXIT_USAGE
+        from postcompact.persist.postgres import check_pg
+
+        res = check_pg(where.url)
+        path: Path | str = res.path
+        if not res.exists and res.problems:  # unreachable, or a bad URL
+            _err(res.problems[0])
+            return EXIT_FAILURE
+    else:
+        path = state_db_path(socket=cfg.socket, state_dir=where.dir, state_path=where.path)
     if args.state_command == "check":
-        res = check_db(path)
+        if where.kind != "postgresql":
+            res = check_db(Path(path))
         if args.json:
             print(json.dumps(res.as_dict(), indent=2))
         elif not res.exists:
@@ -519,11 +544,13 @@ def cmd_state(args: argparse.Namespace) -> int:
             if len(res.bad_rows) > STATE_ROWS_SHOWN:
                 more = len(res.bad_rows) - STATE_ROWS_SHOWN
                 print(f"  ... and {more} more bad rows (--json lists them all)")
-            if res.problems:
+            if res.problems and isinstance(path, Path):
                 print(
                     f"the database is not usable; `postcompact state reset` moves it aside "
                     f"(to {path.name}.bak-<time>) so the daemon can start empty"
                 )
+            elif res.problems:
+                print("the database is not usable by this postcompact (docs/fleet.md)")
             elif res.bad_rows:
                 print(
                     f"{len(res.bad_rows)} rows cannot be used: `postcompact serve` moves them to "
@@ -538,7 +565,7 @@ def cmd_state(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing changed")
             return EXIT_FAILURE
-    backup = reset_db(path)
+    backup = reset_db(Path(path))
     if backup is None:
         print(f"no state database at {path}; nothing to reset")
     else:

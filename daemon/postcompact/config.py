@@ -15,9 +15,12 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     deny_globs = ["**/.env", "**/*.pem"]
 
     shutdown_grace_s = 5              # SIGTERM: how long in-flight calls may finish
-    persist = true                    # durable state (SQLite, WAL); false = memory only
-    state_dir = "~/.local/state/postcompact"   # default: $XDG_STATE_HOME/postcompact
-    # state_path = "/path/to/state.db"  # the database file itself (overrides state_dir)
+    persist = true                    # durable state; false = memory only
+    state_url = "sqlite:"             # embedded SQLite (WAL) in the default place, or
+    # state_url = "sqlite:///path/to/state.db"          # that file, or a shared database:
+    # state_url = "postgresql:///postcompact?host=/run/postgresql"   (docs/fleet.md)
+    # state_dir = "~/.local/state/postcompact"   # aliases of a sqlite: URL (not with state_url):
+    # state_path = "/path/to/state.db"           # the directory of state.db, or the file
 
     [limits]                          # every limit is answered with a clear error naming it
     max_sessions = 1000
@@ -74,6 +77,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -166,6 +170,7 @@ class Config:
     persist: bool = True
     state_dir: Path | None = None  # None = $XDG_STATE_HOME/postcompact
     state_path: Path | None = None  # the database file; overrides state_dir
+    state_url: str | None = None  # sqlite: / postgresql://...; not with state_dir or state_path
     shutdown_grace_s: float = 5.0
     config_file: Path | None = None
 
@@ -384,6 +389,11 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
             changes[key] = _seconds(f"{source} {key}", value, allow_zero=key == "session_ttl_s")
         elif key == "persist":
             changes[key] = _bool(f"{source} persist", value)
+        elif key == "state_url":
+            if not isinstance(value, str):
+                raise ConfigError(f"{source}: state_url must be a string")
+            parse_state_url(value, f"{source} state_url")  # checked now, used by the daemon
+            changes[key] = value
         elif key in ("state_dir", "state_path"):
             if not isinstance(value, str | Path) or not str(value):
                 raise ConfigError(f"{source}: {key} must be a non-empty path")
@@ -405,6 +415,7 @@ ENV_KEYS = {
     "POSTCOMPACT_PERSIST": "persist",
     "POSTCOMPACT_STATE_DIR": "state_dir",
     "POSTCOMPACT_STATE_PATH": "state_path",
+    "POSTCOMPACT_STATE_URL": "state_url",
 }
 
 
@@ -455,7 +466,74 @@ def load_config(
             config_file=path,
         )
     cfg = _apply(cfg, {k: env[e] for e, k in ENV_KEYS.items() if env.get(e)}, "environment")
-    return _apply(cfg, flags, "flags")
+    cfg = _apply(cfg, flags, "flags")
+    if cfg.state_url is not None and (cfg.state_dir is not None or cfg.state_path is not None):
+        alias = "state_path" if cfg.state_path is not None else "state_dir"
+        raise ConfigError(
+            f"both state_url ({redact_url(cfg.state_url)}) and {alias} are set; state_url "
+            f'supersedes {alias}: give one (a file is state_url = "sqlite:///path/state.db")'
+        )
+    return cfg
+
+
+# --- where the state lives ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateUrl:
+    """A parsed `state_url`: `kind` "sqlite" with its file (`path`, or `dir`'s state.db for
+    the state_dir alias; neither: the default place, persist.state_db_path) or "postgresql"
+    with the libpq URL (`url`)."""
+
+    kind: str
+    path: Path | None = None
+    url: str = ""
+    dir: Path | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "postgresql":
+            return redact_url(self.url)
+        return f"sqlite://{self.path}" if self.path is not None else "sqlite:"
+
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def parse_state_url(value: str, what: str = "state_url") -> StateUrl:
+    """`sqlite:` (the default place), `sqlite:///abs/path.db`, or a libpq URL
+    `postgresql://...` (its keywords are checked by the driver when the daemon connects)."""
+    if value.startswith("sqlite:"):
+        rest = value[len("sqlite:") :]
+        if rest in ("", "//"):
+            return StateUrl("sqlite")
+        path = rest[2:] if rest.startswith("//") else rest
+        if "?" in path or "#" in path or not path.startswith("/") or path.endswith("/"):
+            raise ConfigError(
+                f"{what}: a sqlite URL is `sqlite:` (the default place) or `sqlite:///` and the "
+                f"database file's absolute path, got {value!r}"
+            )
+        return StateUrl("sqlite", Path(os.path.abspath(path)))
+    if value.startswith(POSTGRES_SCHEMES):
+        return StateUrl("postgresql", url=value)
+    raise ConfigError(
+        f"{what}: expected `sqlite:`, `sqlite:///path/state.db` or `postgresql://...`, "
+        f"got {redact_url(value)!r}"
+    )
+
+
+def redact_url(url: str) -> str:
+    """`url` with any password replaced by `***` (what logs and errors may show)."""
+    url = re.sub(r"(://[^/@:?#]*:)[^/@?#]*@", r"\1***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
+
+
+def state_location(cfg: Config) -> StateUrl:
+    """Where `cfg` keeps its state: state_url, else its aliases state_path and state_dir."""
+    if cfg.state_url is not None:
+        return parse_state_url(cfg.state_url)
+    if cfg.state_path is not None:
+        return StateUrl("sqlite", cfg.state_path)
+    return StateUrl("sqlite", dir=cfg.state_dir)
 
 
 def socket_only(

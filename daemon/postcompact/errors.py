@@ -51,6 +51,12 @@ class FailedPrecondition(PostcompactError):
     code = grpc.StatusCode.FAILED_PRECONDITION
 
 
+class Aborted(PostcompactError):
+    """A concurrency conflict: the call was refused whole; redone, it sees the current state."""
+
+    code = grpc.StatusCode.ABORTED
+
+
 class ResourceExhausted(PostcompactError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 

@@ -23,7 +23,7 @@ from grpc_reflection.v1alpha import reflection
 from postcompact import __version__, core, render, workers
 from postcompact.admission import Admission
 from postcompact.auth import TokenAuthInterceptor
-from postcompact.config import Config
+from postcompact.config import Config, state_location
 from postcompact.connections import listener_options, raise_descriptor_limit, watch_descriptors
 from postcompact.errmap import UnknownMethods, guard, lenient_deserializer
 from postcompact.errors import InvalidArgument, ResourceExhausted
@@ -395,8 +395,7 @@ class Daemon:
         self.store = open_store(
             persist=cfg.persist,
             socket=self.paths.socket,
-            state_dir=cfg.state_dir,
-            state_path=cfg.state_path,
+            location=state_location(cfg),
             max_bytes=cfg.max_state_bytes,
             deny_globs=Settings.of(cfg).deny_globs,
         )
@@ -423,11 +422,11 @@ class Daemon:
         registry = Registry(cfg, started_at_ms=started, store=self.store)
         registry.load()
         expired = registry.expire_idle()
-        if self.store.path is not None:
+        if self.store.where is not None:
             log.info(
                 "state loaded",
                 extra={
-                    "state_db": str(self.store.path),
+                    "state_db": self.store.where,
                     "sessions": len(registry.sessions),
                     "expired": len(expired),
                 },

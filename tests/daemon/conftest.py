@@ -6,10 +6,13 @@ ids (`session`). Tests that kill or misconfigure a daemon start their own with `
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import resource
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -19,10 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import psycopg
 import pytest
 from postcompact.v1 import postcompact_pb2 as daemon_pb
 from postcompact_client import Client, Session
 from postcompact_client.types import Attachment, FileAttachment
+
+from tests.pg_cluster import Cluster, ClusterError
 
 START_TIMEOUT_S = 30.0
 
@@ -35,6 +41,8 @@ class RunningDaemon:
     client: Client
     log: Path
     env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()  # what it was started with (a restart passes them again)
+    prefix: tuple[str, ...] = ()  # what the serve command ran under (e.g. a mount namespace)
 
     @property
     def address(self) -> str:
@@ -91,12 +99,25 @@ def serve_command(socket: Path, args: Sequence[str] = ()) -> list[str]:
     return [sys.executable, "-m", "postcompact", "serve", "--socket", str(socket), *args]
 
 
+def serve_once(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`serve` run in `base` with `args` until it exits (one that cannot start: its stderr)."""
+    return subprocess.run(
+        serve_command(base / "d.sock", args),
+        env=daemon_env(base),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def start_daemon(
     args: Sequence[str] = (),
     *,
     env: Mapping[str, str] | None = None,
     config_toml: str | None = None,
     runtime_dir: Path | None = None,
+    prefix: Sequence[str] = (),
 ) -> RunningDaemon:
     base = runtime_dir or short_dir()
     socket = base / "d.sock"
@@ -108,7 +129,7 @@ def start_daemon(
     log = base / "daemon.stderr"
     with open(log, "wb") as err:
         proc = subprocess.Popen(
-            serve_command(socket, args),
+            [*prefix, *serve_command(socket, args)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -122,7 +143,7 @@ def start_daemon(
         proc.kill()
         proc.wait()
         raise AssertionError(f"daemon did not start:\n{log.read_text(errors='replace')}") from None
-    return RunningDaemon(base, socket, proc, client, log, full_env)
+    return RunningDaemon(base, socket, proc, client, log, full_env, tuple(args), tuple(prefix))
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +152,101 @@ def daemon() -> Iterator[RunningDaemon]:
     yield d
     d.stop()
     shutil.rmtree(d.dir, ignore_errors=True)
+
+
+# --- the two stores ------------------------------------------------------------------------------
+#
+# Tests of what both stores guarantee take the `state` fixture: its `args` start a daemon on the
+# embedded SQLite database (in the daemon's XDG_STATE_HOME) or on a fresh database of the
+# session's PostgreSQL cluster (tests/pg_cluster.py). The PostgreSQL cases are marked
+# `postgresql`: the default run deselects them, `make test-postgres` (part of `make test`) runs
+# them, and one fails, never skips, when the cluster cannot start.
+
+STATE_TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
+STORES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgresql),
+]
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    try:
+        cluster = Cluster(fsync=False).start()
+    except ClusterError as exc:
+        pytest.fail(f"the PostgreSQL cluster for the tests did not start: {exc}", pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+@dataclass
+class State:
+    """Where a test's daemons keep their state: `kind` "sqlite" or "postgresql"."""
+
+    kind: str
+    url: str = ""  # postgresql: the database's state_url
+    cluster: Cluster | None = None
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return ("--state-url", self.url) if self.url else ()
+
+    @contextlib.contextmanager
+    def writes_fail(self, d: RunningDaemon) -> Iterator[None]:
+        """Every write of `d` to its state database fails while inside, for real: SQLite's
+        writes to its files fail with EFBIG (the daemon's RLIMIT_FSIZE is 0; Python ignores the
+        SIGXFSZ), PostgreSQL's server refuses every write to the state's tables with an I/O
+        error (a trigger of the test's)."""
+        if self.kind == "sqlite":
+            soft, hard = resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE)
+            resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (0, hard))
+            try:
+                yield
+            finally:
+                resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
+            return
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION pc_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION 'the test refuses writes' USING ERRCODE = 'io_error'; "
+                "END $$"
+            )
+            for table in STATE_TABLES:
+                conn.execute(
+                    f"CREATE TRIGGER pc_test_refuse BEFORE INSERT OR UPDATE OR DELETE ON {table} "
+                    "FOR EACH STATEMENT EXECUTE FUNCTION pc_test_refuse()"
+                )
+            try:
+                yield
+            finally:
+                for table in STATE_TABLES:
+                    conn.execute(f"DROP TRIGGER pc_test_refuse ON {table}")
+
+    def sql(self, d: RunningDaemon, query: str) -> list[tuple[Any, ...]]:
+        """Run `query` against the daemon's state database (as it is on disk now)."""
+        if self.kind == "postgresql":
+            with psycopg.connect(self.url, autocommit=True) as pg:
+                return [tuple(r) for r in pg.execute(query)]
+        (db,) = (d.dir / "state" / "postcompact").glob("state*.db")
+        lite = sqlite3.connect(db)
+        try:
+            return list(lite.execute(query))
+        finally:
+            lite.close()
+
+
+@pytest.fixture(params=STORES)
+def state(request: pytest.FixtureRequest) -> State:
+    if request.param == "sqlite":
+        return State("sqlite")
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    return State("postgresql", cluster.new_database(), cluster)
+
+
+@pytest.fixture
+def pg_state(pg_cluster: Cluster) -> State:
+    """A fresh database of the PostgreSQL cluster (for tests of PostgreSQL alone)."""
+    return State("postgresql", pg_cluster.new_database(), pg_cluster)
 
 
 PROJECT_FILES = {

@@ -1,21 +1,20 @@
-"""A write to the state database that fails leaves nothing behind, through the real daemon.
+"""A write to the state database that fails leaves nothing behind, through the real daemon, on
+both stores.
 
 The daemon changes memory, then writes; when the write fails the call fails, the transaction is
 rolled back and the session is re-read from the database (persist/store.py, `Registry.resync`). The
-failure here is real: the daemon's RLIMIT_FSIZE is lowered to 0 with prlimit(2), so SQLite's next
-write to its WAL fails with EFBIG (an I/O error), as on a disk that refuses writes; Python ignores
-the SIGXFSZ that comes with it. A call that awaits a read while its session is closed records
-nothing either: no rows outlive the session.
+failure here is real (`State.writes_fail`): with SQLite the daemon's RLIMIT_FSIZE is lowered to 0,
+so SQLite's next write to its WAL fails with EFBIG (an I/O error), as on a disk that refuses
+writes; with PostgreSQL the server itself refuses every write to the state's tables with an I/O
+error. A call that awaits a read while its session is closed records nothing either: no rows
+outlive the session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import resource
 import signal
-import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
@@ -34,6 +33,7 @@ from postcompact_client.types import PreviewCompactResponse, ReadFileResponse
 from tests.daemon.conftest import (
     PROJECT_FILES,
     RunningDaemon,
+    State,
     evict_from_page_cache,
     new_session_id,
     start_daemon,
@@ -54,21 +54,10 @@ def _ddir(base: Path) -> Path:
 
 
 @pytest.fixture
-def daemon(base: Path) -> Iterator[RunningDaemon]:
-    d = start_daemon(runtime_dir=_ddir(base))
+def daemon(state: State, base: Path) -> Iterator[RunningDaemon]:
+    d = start_daemon(state.args, runtime_dir=_ddir(base))
     yield d
     d.stop()
-
-
-@contextmanager
-def writes_fail(d: RunningDaemon) -> Iterator[None]:
-    """Every write the daemon makes to a regular file fails while inside."""
-    soft, hard = resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE)
-    resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (0, hard))
-    try:
-        yield
-    finally:
-        resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
 
 
 def _fails_to_write(call: object) -> None:
@@ -90,10 +79,12 @@ def _texts(resp: PreviewCompactResponse) -> list[str]:
     return [text_of(a) for a in resp.attachments]
 
 
-def test_a_failed_read_file_is_not_recorded(daemon: RunningDaemon, project: Path) -> None:
+def test_a_failed_read_file_is_not_recorded(
+    state: State, daemon: RunningDaemon, project: Path
+) -> None:
     s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
     s.read_file("src/a.py")
-    with writes_fail(daemon):
+    with state.writes_fail(daemon):
         _attempt(s.read_file, "src/b.py")
         # The same read again fails the same way: no "unchanged" stub from the first attempt.
         _attempt(s.read_file, "src/b.py")
@@ -105,22 +96,24 @@ def test_a_failed_read_file_is_not_recorded(daemon: RunningDaemon, project: Path
     assert s.read_file("src/a.py").unchanged
 
 
-def test_a_failed_skill_is_not_restored(daemon: RunningDaemon, project: Path) -> None:
+def test_a_failed_skill_is_not_restored(state: State, daemon: RunningDaemon, project: Path) -> None:
     s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
     s.record_skill("kept", content="Kept skill body.")
-    with writes_fail(daemon):
+    with state.writes_fail(daemon):
         _attempt(s.record_skill, "refused", content="Refused skill body.")
     text = "\n".join(_texts(s.preview_compact()))
     assert "Kept skill body." in text
     assert "Refused skill body." not in text
 
 
-def test_a_failed_compact_changes_nothing(daemon: RunningDaemon, project: Path) -> None:
+def test_a_failed_compact_changes_nothing(
+    state: State, daemon: RunningDaemon, project: Path
+) -> None:
     s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
     for rel in ("src/a.py", "src/b.py", "README.md"):
         s.read_file(rel)
     before = s.preview_compact()
-    with writes_fail(daemon):
+    with state.writes_fail(daemon):
         _attempt(s.compact)
     after = s.preview_compact()
     assert after.compaction == before.compaction == 0  # a preview reports the count as is
@@ -130,18 +123,22 @@ def test_a_failed_compact_changes_nothing(daemon: RunningDaemon, project: Path) 
     assert s.read_file("src/a.py").unchanged
 
 
-def test_a_failed_open_session_leaves_no_session(daemon: RunningDaemon, project: Path) -> None:
+def test_a_failed_open_session_leaves_no_session(
+    state: State, daemon: RunningDaemon, project: Path
+) -> None:
     sid = new_session_id("fw")
-    with writes_fail(daemon):
+    with state.writes_fail(daemon):
         _attempt(daemon.client.open_session, str(project), session_id=sid)
     assert sid not in [i.session_id for i in daemon.client.list_sessions()]
     assert not daemon.client.open_session(str(project), session_id=sid).resumed
 
 
-def test_a_failed_close_session_keeps_the_session(daemon: RunningDaemon, project: Path) -> None:
+def test_a_failed_close_session_keeps_the_session(
+    state: State, daemon: RunningDaemon, project: Path
+) -> None:
     s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
     s.read_file("src/a.py")
-    with writes_fail(daemon):
+    with state.writes_fail(daemon):
         _attempt(s.close)
     assert s.session_id in [i.session_id for i in daemon.client.list_sessions()]
     assert s.read_file("src/a.py").unchanged
@@ -149,22 +146,22 @@ def test_a_failed_close_session_keeps_the_session(daemon: RunningDaemon, project
     assert s.session_id not in [i.session_id for i in daemon.client.list_sessions()]
 
 
-def test_memory_equals_the_database_after_failures(base: Path, project: Path) -> None:
+def test_memory_equals_the_database_after_failures(state: State, base: Path, project: Path) -> None:
     """What the daemon answers after failed writes is what a restart from its database
     answers: the two did not drift apart."""
-    d = start_daemon(runtime_dir=_ddir(base))
+    d = start_daemon(state.args, runtime_dir=_ddir(base))
     try:
         s = d.client.open_session(str(project), session_id=new_session_id("fw"))
         s.read_file("src/a.py")
         s.record_skill("kept", content="Kept.")
-        with writes_fail(d):
+        with state.writes_fail(d):
             _attempt(s.read_file, "README.md")
             _attempt(s.record_skill, "refused", content="Refused.")
             _attempt(s.set_mode, "plan")
             _attempt(s.compact)
         live = _texts(s.preview_compact())
         d.stop(signal.SIGKILL)
-        d = start_daemon(runtime_dir=_ddir(base))
+        d = start_daemon(state.args, runtime_dir=_ddir(base))
         s = d.client.session(s.session_id)
         assert _texts(s.preview_compact()) == live
         assert render.FILE_UNCHANGED_STUB.encode() == s.read_file("src/a.py").text
@@ -173,7 +170,9 @@ def test_memory_equals_the_database_after_failures(base: Path, project: Path) ->
         d.stop()
 
 
-def test_a_read_racing_close_session_leaves_no_rows(daemon: RunningDaemon, project: Path) -> None:
+def test_a_read_racing_close_session_leaves_no_rows(
+    state: State, daemon: RunningDaemon, project: Path
+) -> None:
     """ReadFile awaits its read (here on a worker thread: the file is evicted from the page
     cache) while CloseSession removes the session: the read must not write rows for it."""
     big = project / "big.txt"
@@ -204,16 +203,11 @@ def test_a_read_racing_close_session_leaves_no_rows(daemon: RunningDaemon, proje
     seen = asyncio.run(race())
     assert sum(seen.values()) == rounds
     assert daemon.stop() == 0
-    (db,) = (daemon.dir / "state" / "postcompact").glob("state*.db")
-    conn = sqlite3.connect(db)
-    try:
-        for table in ("sessions", "agents", "files"):
-            rows = conn.execute(
-                f"SELECT count(*) FROM {table} WHERE session_id LIKE 'race-%'"
-            ).fetchone()[0]
-            assert rows == 0, f"{rows} {table} rows outlived their closed session ({seen})"
-    finally:
-        conn.close()
+    for table in ("sessions", "agents", "files"):
+        ((rows,),) = state.sql(
+            daemon, f"SELECT count(*) FROM {table} WHERE session_id LIKE 'race-%'"
+        )
+        assert rows == 0, f"{rows} {table} rows outlived their closed session ({seen})"
 
 
 def test_a_failed_write_re_reads_only_what_it_wrote(tmp_path: Path) -> None:

@@ -25,9 +25,10 @@ from postcompact_client.types import (
 
 from tests.daemon.conftest import (
     RunningDaemon,
+    State,
     daemon_env,
     new_session_id,
-    serve_command,
+    serve_once,
     short_dir,
     start_daemon,
     text_of,
@@ -38,7 +39,7 @@ from tests.daemon.conftest import (
 def _restart(d: RunningDaemon, sig: int, args: tuple[str, ...] = ()) -> RunningDaemon:
     code = d.stop(sig)
     assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 0), d.stderr()
-    return start_daemon(args, runtime_dir=d.dir)
+    return start_daemon(args or d.args, runtime_dir=d.dir)
 
 
 def _texts(resp: CompactResponse | PreviewCompactResponse) -> list[str]:
@@ -101,9 +102,9 @@ def _populate(d: RunningDaemon, project: Path) -> tuple[Session, Session, str]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["graceful", "kill-9"])
-def test_state_survives_a_restart(base: Path, sig: int) -> None:
+def test_state_survives_a_restart(state: State, base: Path, sig: int) -> None:
     project = write_project(base / "p")
-    d = start_daemon(runtime_dir=base)
+    d = start_daemon(state.args, runtime_dir=base)
     main, sub, _ = _populate(d, project)
     before_main = _texts(main.preview_compact())
     before_sub = _texts(sub.preview_compact())
@@ -153,9 +154,9 @@ def test_state_survives_a_restart(base: Path, sig: int) -> None:
         d.stop()
 
 
-def test_acknowledged_calls_survive_kill_9(base: Path) -> None:
+def test_acknowledged_calls_survive_kill_9(state: State, base: Path) -> None:
     project = write_project(base / "p")
-    d = start_daemon(runtime_dir=base)
+    d = start_daemon(state.args, runtime_dir=base)
     s = d.client.open_session(str(project), session_id=new_session_id("ack"))
     for i in range(20):
         s.record_skill(f"skill-{i}", content=f"body {i}")
@@ -178,14 +179,14 @@ def test_acknowledged_calls_survive_kill_9(base: Path) -> None:
         d.stop()
 
 
-def test_what_a_compaction_carried_survives_kill_9(base: Path) -> None:
+def test_what_a_compaction_carried_survives_kill_9(state: State, base: Path) -> None:
     """Under claude-code: the reads carried over a compaction (the Edit/Write check), the files
     restored as too-large notes (candidates again) and the skills the budget rewrote are in the
     database."""
     project = write_project(base / "p")
     big = project / "big.txt"
     big.write_text("".join(f"line {i:05d} of a long file\n" for i in range(2000)))
-    d = start_daemon(runtime_dir=base)
+    d = start_daemon(state.args, runtime_dir=base)
     s = d.client.open_session(
         str(project), session_id=new_session_id("carry"), profile="claude-code"
     )
@@ -209,9 +210,9 @@ def test_what_a_compaction_carried_survives_kill_9(base: Path) -> None:
         d.stop()
 
 
-def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
+def test_a_file_changed_while_the_daemon_was_down(state: State, base: Path) -> None:
     project = write_project(base / "p")
-    d = start_daemon(runtime_dir=base)
+    d = start_daemon(state.args, runtime_dir=base)
     s = d.client.open_session(str(project), session_id=new_session_id("changed"))
     for rel in ("src/a.py", "src/b.py", "README.md"):
         assert not s.read_file(rel).unchanged
@@ -249,9 +250,9 @@ def test_a_file_changed_while_the_daemon_was_down(base: Path) -> None:
         d.stop()
 
 
-def test_a_restart_keeps_the_most_recently_used_order(base: Path) -> None:
+def test_a_restart_keeps_the_most_recently_used_order(state: State, base: Path) -> None:
     project = write_project(base / "p")
-    d = start_daemon(runtime_dir=base, config_toml="[limits]\ncache_max_entries = 3\n")
+    d = start_daemon(state.args, runtime_dir=base, config_toml="[limits]\ncache_max_entries = 3\n")
     s = d.client.open_session(str(project), session_id=new_session_id("mru"))
     for rel in ("src/a.py", "src/b.py", "README.md"):
         s.record_read(rel, (project / rel).read_text(), timestamp_ms=1000)
@@ -265,7 +266,7 @@ def test_a_restart_keeps_the_most_recently_used_order(base: Path) -> None:
         assert s.check_write("README.md").result == WriteCheck.ALLOWED
     finally:
         d.stop()
-    d = start_daemon(runtime_dir=base)  # and the eviction itself was persisted
+    d = start_daemon(state.args, runtime_dir=base)  # and the eviction itself was persisted
     try:
         info = {i.session_id: i for i in d.client.list_sessions()}[s.session_id]
         assert info.cached_entries == 3
@@ -273,9 +274,9 @@ def test_a_restart_keeps_the_most_recently_used_order(base: Path) -> None:
         d.stop()
 
 
-def test_close_session_is_durable(base: Path) -> None:
+def test_close_session_is_durable(state: State, base: Path) -> None:
     project = write_project(base / "p")
-    d = start_daemon(runtime_dir=base)
+    d = start_daemon(state.args, runtime_dir=base)
     keep = d.client.open_session(str(project), session_id=new_session_id("keep"))
     gone = d.client.open_session(str(project), session_id=new_session_id("gone"))
     gone.read_file("src/a.py")
@@ -374,14 +375,7 @@ def test_migrates_a_version_1_database(base: Path) -> None:
 
 
 def _serve_fails(base: Path, *args: str) -> str:
-    r = subprocess.run(
-        serve_command(base / "d.sock", args),
-        env=daemon_env(base),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    r = serve_once(base, *args)
     assert r.returncode == 1, (r.returncode, r.stderr)
     return r.stderr
 
@@ -477,9 +471,9 @@ def test_two_daemons_cannot_share_one_database(base: Path) -> None:
         d.stop()
 
 
-def test_unknown_session_after_a_restart(base: Path) -> None:
+def test_unknown_session_after_a_restart(state: State, base: Path) -> None:
     """An unknown session after a restart is still NOT_FOUND (nothing invented on load)."""
-    d = start_daemon(runtime_dir=base)
+    d = start_daemon(state.args, runtime_dir=base)
     d = _restart(d, signal.SIGKILL)
     try:
         with pytest.raises(PostcompactError) as exc:

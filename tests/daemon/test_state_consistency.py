@@ -13,12 +13,12 @@ from postcompact_client import PostcompactError, Session
 from postcompact_client.types import Outcome, WriteCheck
 from postcompact_client.v1 import postcompact_pb2 as pb
 
-from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon, text_of
+from tests.daemon.conftest import RunningDaemon, State, new_session_id, start_daemon, text_of
 
 
 def _restart(d: RunningDaemon) -> RunningDaemon:
     d.stop(9)
-    return start_daemon(runtime_dir=d.dir)
+    return start_daemon(d.args, runtime_dir=d.dir)
 
 
 def _ddir(base: Path) -> Path:
@@ -38,12 +38,12 @@ def _answers(s: Session, paths: list[str], *, ranged: bool = False) -> list[tupl
     return out
 
 
-def test_a_ranged_read_of_a_crlf_file_survives_a_restart(base: Path) -> None:
+def test_a_ranged_read_of_a_crlf_file_survives_a_restart(state: State, base: Path) -> None:
     project = base / "proj"
     project.mkdir()
     (project / "crlf.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
     (project / "lf.txt").write_bytes(b"one\ntwo\nthree\n")
-    d = start_daemon(runtime_dir=_ddir(base))
+    d = start_daemon(state.args, runtime_dir=_ddir(base))
     try:
         s = d.client.open_session(str(project), session_id=new_session_id("crlf"))
         paths = ["crlf.txt", "lf.txt"]
@@ -57,7 +57,7 @@ def test_a_ranged_read_of_a_crlf_file_survives_a_restart(base: Path) -> None:
         d.stop()
 
 
-def test_truncated_compact_seeds_survive_a_restart(base: Path) -> None:
+def test_truncated_compact_seeds_survive_a_restart(state: State, base: Path) -> None:
     """Files restored by TRUNCATE_HEAD re-seed the cache with their head: a CRLF file, a file
     whose first line alone passes the cap, a file that is not valid UTF-8."""
     project = base / "proj"
@@ -70,7 +70,7 @@ def test_truncated_compact_seeds_survive_a_restart(base: Path) -> None:
     }
     for name, data in files.items():
         (project / name).write_bytes(data)
-    d = start_daemon(runtime_dir=_ddir(base))
+    d = start_daemon(state.args, runtime_dir=_ddir(base))
     try:
         s = d.client.open_session(
             str(project),
@@ -91,7 +91,7 @@ def test_truncated_compact_seeds_survive_a_restart(base: Path) -> None:
         d.stop()
 
 
-def test_a_failed_read_file_does_not_move_the_entry(base: Path) -> None:
+def test_a_failed_read_file_does_not_move_the_entry(state: State, base: Path) -> None:
     """A ReadFile that fails (here: the file became binary) leaves the entry's recency as it
     was, so the ranking a restart loads is the one the live daemon uses."""
     project = base / "proj"
@@ -99,7 +99,7 @@ def test_a_failed_read_file_does_not_move_the_entry(base: Path) -> None:
     names = [f"f{i}.txt" for i in range(6)]
     for n in names:
         (project / n).write_text(f"file {n}\n")
-    d = start_daemon(runtime_dir=_ddir(base))
+    d = start_daemon(state.args, runtime_dir=_ddir(base))
     try:
         s = d.client.open_session(str(project), session_id=new_session_id("lru"))
         for n in names:
@@ -123,7 +123,7 @@ def test_a_failed_read_file_does_not_move_the_entry(base: Path) -> None:
         d.stop()
 
 
-def test_a_cancelled_compact_changes_nothing(base: Path) -> None:
+def test_a_cancelled_compact_changes_nothing(state: State, base: Path) -> None:
     """The client gives up while the daemon awaits a session-start hook: the compaction that was
     half done (cache cleared and re-seeded) is undone, in memory as on disk."""
     project = base / "proj"
@@ -132,7 +132,7 @@ def test_a_cancelled_compact_changes_nothing(base: Path) -> None:
     for n in names:
         (project / n).write_text(f"file {n}\n")
     hook = '[[hooks.session_start]]\ncommand = "sleep 2; echo late"\ntimeout_s = 10\n'
-    d = start_daemon(runtime_dir=_ddir(base), config_toml=hook)
+    d = start_daemon(state.args, runtime_dir=_ddir(base), config_toml=hook)
     try:
         s = d.client.open_session(str(project), session_id=new_session_id("cancel"))
         for n in names:
@@ -144,7 +144,7 @@ def test_a_cancelled_compact_changes_nothing(base: Path) -> None:
         assert exc.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
         time.sleep(2.0)  # the hook ends; the cancelled handler has unwound
 
-        def state(sess: Session) -> tuple[object, ...]:
+        def answers(sess: Session) -> tuple[object, ...]:
             info = next(i for i in d.client.list_sessions() if i.session_id == sess.session_id)
             preview = sess.preview_compact(skip_hooks=True)
             return (
@@ -153,19 +153,21 @@ def test_a_cancelled_compact_changes_nothing(base: Path) -> None:
                 [text_of(a) for a in preview.attachments],
             )
 
-        live = state(s)
+        live = answers(s)
         assert live == (len(names), 0, [text_of(a) for a in before.attachments])
         d = _restart(d)
-        assert state(d.client.session(s.session_id)) == live
+        assert answers(d.client.session(s.session_id)) == live
     finally:
         d.stop()
 
 
-def test_a_read_file_answer_over_the_message_limit_is_not_recorded(base: Path) -> None:
+def test_a_read_file_answer_over_the_message_limit_is_not_recorded(
+    state: State, base: Path
+) -> None:
     project = base / "proj"
     project.mkdir()
     (project / "big.txt").write_text("".join(f"line {i:05d} of a file\n" for i in range(2500)))
-    d = start_daemon(runtime_dir=_ddir(base), config_toml="max_message_bytes = 65536\n")
+    d = start_daemon(state.args, runtime_dir=_ddir(base), config_toml="max_message_bytes = 65536\n")
     try:
         s = d.client.open_session(str(project), session_id=new_session_id("big"))
         for _ in range(2):  # the retry fails the same way: no "unchanged" stub

@@ -254,7 +254,10 @@ async fn open_sessions(client: &Client, project: &Path, n: usize) -> Res<Vec<Ses
         let s = client
             .open_session_with(pb::OpenSessionRequest {
                 cwd: root.to_string_lossy().into_owned(),
+                // Five 20 KB files restored whole, whatever the default profile's rule.
                 policy: Some(pb::RestorePolicy {
+                    max_files: Some(5),
+                    file_token_budget: Some(50_000),
                     max_tokens_per_file: Some(8000),
                     ..Default::default()
                 }),

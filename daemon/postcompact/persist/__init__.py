@@ -1,5 +1,6 @@
-"""Durable state: an embedded SQLite database in WAL mode (docs/architecture.md §5,
-docs/persistence.md).
+"""Durable state: an embedded SQLite database in WAL mode, or a PostgreSQL database several
+daemons share (`postgres.PostgresStore`, docs/fleet.md) (docs/architecture.md §5,
+docs/persistence.md). What follows is said of SQLite; both are one `SqlStore`.
 
 What is stored is the small durable record of docs/architecture.md §2 — sessions (settings, policy,
 profile, memory paths, roots, plans directory, times), agents (plan file, permission mode,
@@ -46,18 +47,21 @@ a column refuses to start with an error naming the file and the way out (`postco
 check` / `state reset`).
 
 The package, one module per job: `place` (where the database lives, `StateError`), `schema`
-(tables, migrations, opening checked, the instance lock), `verify` (content hashes checked against
-disk at load), `rows` (the row checks shared by the load and `state check`), `store` (the stores
-and the codecs of what they write) and `admin` (`state check`, `state reset`).
+(tables, migrations, opening checked, the instance lock), `sql` (the connection interface both
+databases are used through), `verify` (content hashes checked against disk at load), `rows` (the
+row checks shared by the load and `state check`), `store` (`SqlStore`, `SqliteStore`, the codecs
+of what they write, `open_store`: the one place the store is chosen), `postgres` (the PostgreSQL
+store, its connection, schema and `state check`; imported only when used) and `admin` (`state
+check`, `state reset`).
 """
 
 from __future__ import annotations
 
-from postcompact.persist.admin import CheckResult, check_db, reset_db
+from postcompact.persist.admin import CheckResult, check_db, check_rows, reset_db
 from postcompact.persist.place import STATE_DB_NAME, StateError, default_state_dir, state_db_path
 from postcompact.persist.rows import BadRow, RowProblem, scan_rows
 from postcompact.persist.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_checked
-from postcompact.persist.store import LoadReport, SqliteStore, open_store
+from postcompact.persist.store import LoadReport, SqliteStore, SqlStore, open_store
 from postcompact.persist.verify import verified_content
 from postcompact.state import ROW_BYTES, Store, Written, content_digest
 from postcompact.state.null import NullStore
@@ -72,11 +76,13 @@ __all__ = [
     "LoadReport",
     "NullStore",
     "RowProblem",
+    "SqlStore",
     "SqliteStore",
     "StateError",
     "Store",
     "Written",
     "check_db",
+    "check_rows",
     "connect",
     "content_digest",
     "default_state_dir",

@@ -16,7 +16,6 @@ from postcompact.persist.rows import (
     BadRow,
     RowProblem,
     _history_of,
-    _lenient_text,
     _rows,
     scan_rows,
 )
@@ -25,9 +24,9 @@ from postcompact.persist.schema import (
     SCHEMA_VERSION,
     DbLock,
     _check_is_database,
-    _has_table,
     _schema_problems,
 )
+from postcompact.persist.sql import Db, SqliteDb
 
 log = logging.getLogger("postcompact.persist")
 
@@ -37,7 +36,7 @@ log = logging.getLogger("postcompact.persist")
 
 @dataclass(slots=True)
 class CheckResult:
-    path: Path
+    path: Path | str  # a file, or a redacted PostgreSQL URL
     exists: bool
     ok: bool
     version: int | None = None
@@ -96,7 +95,8 @@ def check_db(path: Path) -> CheckResult:
             )
         elif not res.problems:
             conn.execute("BEGIN")  # one snapshot of every table (a daemon may be writing)
-            _check_rows(conn, res, res.version)
+            res.problems += _schema_problems(conn, res.version)
+            check_rows(SqliteDb(conn), res)
             conn.execute("ROLLBACK")
     except sqlite3.Error as exc:
         res.problems.append(str(exc))
@@ -106,21 +106,20 @@ def check_db(path: Path) -> CheckResult:
     return res
 
 
-def _check_rows(conn: sqlite3.Connection, res: CheckResult, version: int) -> None:
+def check_rows(db: Db, res: CheckResult) -> None:
     """Counts, history and the rows `serve` would quarantine (`scan_rows`), unless the tables
-    lack what the checks read."""
-    res.problems += _schema_problems(conn, version)
+    lack what the checks read (`res.problems` says so already). Both stores' `state check`."""
     for table in _TABLES:
-        if _has_table(conn, table):
-            res.counts[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-    if _has_table(conn, "quarantine"):
-        res.quarantined = int(conn.execute("SELECT count(*) FROM quarantine").fetchone()[0])
+        if db.has_table(table):
+            res.counts[table] = int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    if db.has_table("quarantine"):
+        res.quarantined = int(db.execute("SELECT count(*) FROM quarantine").fetchone()[0])
     if res.problems:
         return
-    res.bad_rows = scan_rows(conn)
-    if _has_table(conn, "schema_history"):
-        with _lenient_text(conn):
-            for _, row in _rows(conn, "schema_history", " ORDER BY version"):
+    res.bad_rows = scan_rows(db)
+    if db.has_table("schema_history"):
+        with db.lenient_text():
+            for _, row in _rows(db, "schema_history", " ORDER BY version"):
                 with contextlib.suppress(BadRow):  # a bad one is in bad_rows
                     res.history.append(_history_of(row))
 

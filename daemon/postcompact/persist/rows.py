@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,7 +15,8 @@ from google.protobuf.message import DecodeError, Message
 from postcompact import profiles
 from postcompact.core import expand_path
 from postcompact.errors import InvalidArgument
-from postcompact.persist.schema import _ADDED, _KEYS, _has_table
+from postcompact.persist.schema import _ADDED, _KEYS
+from postcompact.persist.sql import Db
 from postcompact.render import TemplateError
 from postcompact.restore.policy import validate_policy
 from postcompact.state import (
@@ -57,7 +56,7 @@ class RowProblem:
     table: str
     key: dict[str, Any]
     reason: str
-    rowid: int
+    rowid: Any  # Db.rowid: SQLite's rowid, PostgreSQL's ctid
     row: dict[str, Any]
 
     def describe(self) -> str:
@@ -368,28 +367,12 @@ def _history_of(row: Mapping[str, Any]) -> tuple[int, int, str]:
     )
 
 
-def _decode_text(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
-
-
-@contextlib.contextmanager
-def _lenient_text(conn: sqlite3.Connection) -> Iterator[None]:
-    """TEXT that is not UTF-8 read with surrogate escapes, for the checks to name its row;
-    sqlite3 would otherwise fail the whole query."""
-    old = conn.text_factory
-    conn.text_factory = _decode_text
-    try:
-        yield
-    finally:
-        conn.text_factory = old
-
-
 def _rows(
-    conn: sqlite3.Connection, table: str, tail: str = "", args: Sequence[Any] = ()
-) -> Iterator[tuple[int, dict[str, Any]]]:
+    db: Db, table: str, tail: str = "", args: Sequence[Any] = ()
+) -> Iterator[tuple[Any, dict[str, Any]]]:
     """(rowid, {column: value}) of `table`'s rows, `tail` (WHERE, ORDER BY) applied; a column
     the database lacks because it is not migrated yet has the value the migration gives it."""
-    cur = conn.execute(f"SELECT rowid, * FROM {table}{tail}", args)
+    cur = db.execute(f"SELECT {db.rowid}, * FROM {table}{tail}", args)
     names = [d[0] for d in cur.description[1:]]
     added = _ADDED.get(table, {})
     for rowid, *values in cur:
@@ -429,24 +412,24 @@ def _agent_owner(
     return where
 
 
-def scan_rows(conn: sqlite3.Connection) -> list[RowProblem]:
+def scan_rows(db: Db) -> list[RowProblem]:
     """Every row the daemon cannot use, with the reason (see the section's comment). Reads only;
     callers run it in one transaction, so the tables are seen at one moment."""
     problems: list[RowProblem] = []
 
-    def bad(table: str, rowid: int, row: dict[str, Any], exc: BadRow) -> None:
+    def bad(table: str, rowid: Any, row: dict[str, Any], exc: BadRow) -> None:
         key = {k: _stored(row.get(k)) for k in _KEYS[table]}  # printable as JSON
         problems.append(RowProblem(table, key, str(exc), rowid, row))
 
-    def rows(table: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    def rows(table: str) -> Iterator[tuple[Any, dict[str, Any]]]:
         # An unmigrated database (`state check`) may lack a table: it has no rows then.
-        return _rows(conn, table) if _has_table(conn, table) else iter(())
+        return _rows(db, table) if db.has_table(table) else iter(())
 
     sessions: dict[str, tuple[str, str]] = {}
     agents: set[tuple[str, str]] = set()
     bad_sessions: set[Any] = set()
     bad_agents: set[tuple[Any, Any]] = set()
-    with _lenient_text(conn):
+    with db.lenient_text():
         for rowid, row in rows("sessions"):
             try:
                 s = _session_of(row)

@@ -8,6 +8,7 @@ import logging
 import os
 import sqlite3
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,15 @@ ALTER TABLE files ADD COLUMN seen_last INTEGER;
 ALTER TABLE files ADD COLUMN seen_edited INTEGER NOT NULL DEFAULT 0;
 """
 
-# (version reached, SQL script). Append only; never edit a released step.
+# Sessions gain a version: the optimistic lock of a database several daemons share
+# (persist/postgres.py), checked and raised by every write of the session there. SQLite, one
+# daemon per file (its lock), leaves it at 1.
+_V7 = """
+ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+"""
+
+# (version reached, SQL script), written for SQLite; PostgreSQL runs the same steps in its types
+# (persist/postgres.py, `pg_script`). Append only; never edit a released step.
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1),
     (2, _V2),
@@ -137,6 +146,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (4, _V4),
     (5, _V5),
     (6, _V6),
+    (7, _V7),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -147,7 +157,7 @@ _TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": (
         "session_id", "seq", "cwd", "home", "roots", "memory_paths", "plans_directory", "policy",
-        "profile", "created_at_ms", "last_active_ms", "templates",
+        "profile", "created_at_ms", "last_active_ms", "templates", "version",
     ),
     "agents": (
         "session_id", "agent_id", "seq", "plan_file_path", "mode", "compactions",
@@ -185,12 +195,13 @@ _SINCE = {
     "files.seen_first": 6,
     "files.seen_last": 6,
     "files.seen_edited": 6,
+    "sessions.version": 7,
 }
 # The value a migration gives older rows in the columns it adds: how `state check` reads a
 # database that `serve` has not migrated yet.
 _ADDED: dict[str, dict[str, Any]] = {
     "agents": {"parent_agent_id": "", "carried": "{}"},
-    "sessions": {"templates": b""},
+    "sessions": {"templates": b"", "version": 1},
     "files": {"seen_first": None, "seen_last": None, "seen_edited": 0},
 }
 
@@ -229,13 +240,21 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int
 
 
 def _schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
-    """The tables and columns of schema `version` that the database lacks (what a migration to
-    SCHEMA_VERSION adds is not lacking)."""
+    """The tables and columns of schema `version` that the database lacks."""
+    return lacking_columns(
+        lambda table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}, version
+    )
+
+
+def lacking_columns(columns_of: Callable[[str], set[str]], version: int) -> list[str]:
+    """The tables and columns of schema `version` missing from a database whose tables have
+    `columns_of(table)` (empty: no such table); what a migration to SCHEMA_VERSION adds is not
+    lacking. Both stores' check."""
     out: list[str] = []
     for table, columns in _COLUMNS.items():
         if _SINCE.get(table, 1) > version:
             continue
-        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        have = columns_of(table)
         if not have:
             out.append(f"table {table!r} is missing")
             continue

@@ -1,5 +1,7 @@
-"""`SqliteStore`: write-through persistence of sessions and agents, the `Store` of the state
-(postcompact.state.store), and the codecs of what it stores (see the package docstring)."""
+"""`SqlStore`: write-through persistence of sessions and agents, the `Store` of the state
+(postcompact.state.store), over any `Db` (persist.sql), and the codecs of what it stores (see the
+package docstring); `SqliteStore`, the embedded one. `persist.postgres.PostgresStore` is the other.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from postcompact import fileread
+from postcompact.config import StateUrl
 from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
@@ -31,7 +34,8 @@ from postcompact.persist.rows import (
     _task_of,
     scan_rows,
 )
-from postcompact.persist.schema import _TABLES, DbLock, _reset_hint, open_checked
+from postcompact.persist.schema import _COLUMNS, _KEYS, _TABLES, DbLock, _reset_hint, open_checked
+from postcompact.persist.sql import Db, SqliteDb
 from postcompact.persist.verify import verified_content
 from postcompact.state.model import (
     MAIN_AGENT,
@@ -121,14 +125,50 @@ def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
 
 # --- the stores ----------------------------------------------------------------------------------
 
-# The file-row statements (fixed strings: sqlite3 keeps them prepared in its statement cache).
-_UPSERT_FILE = "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+def _insert(table: str, cols: Sequence[str] | None = None) -> str:
+    """The statement inserting a row of `table` (`cols`, default: all of them)."""
+    cols = _COLUMNS[table] if cols is None else cols
+    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+
+
+# What a session's row is written with: all but its version, which a new row starts at 1.
+SESSION_COLUMNS = tuple(c for c in _COLUMNS["sessions"] if c != "version")
+
+
+def _upsert(
+    table: str, update: Sequence[str] | None = None, cols: Sequence[str] | None = None
+) -> str:
+    """The statement inserting a row of `table` (`cols`, default: all), or updating `update`
+    (default: every column but the key) of the row already there: the same text for SQLite and
+    PostgreSQL."""
+    cols = _COLUMNS[table] if cols is None else cols
+    keys = _KEYS[table]
+    sets = [c for c in cols if c not in keys] if update is None else update
+    return f"{_insert(table, cols)} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET " + ", ".join(
+        f"{c} = excluded.{c}" for c in sets
+    )
+
+
+# Fixed strings: sqlite3 keeps them prepared in its statement cache (and PgDb its rewrite).
+_UPSERT_FILE = _upsert("files")
 _MOVE_FILE = (
     "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ?, seen_first = ?, seen_last = ?, "
     "seen_edited = ? WHERE session_id = ? AND agent_id = ? AND path = ?"
 )
 _DELETE_FILE = "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?"
 _DELETE_AGENT_FILES = "DELETE FROM files WHERE session_id = ? AND agent_id = ?"
+_UPSERT_CATALOG = _upsert("catalogs")
+_UPSERT_SKILL = _upsert("skills")
+_UPSERT_TASK = _upsert("tasks", ("task",))
+_UPSERT_AGENT = _upsert(
+    "agents",
+    ("plan_file_path", "mode", "compactions", "nested_memory", "announced", "carried"),
+)
+_QUARANTINE = (
+    "INSERT INTO quarantine (table_name, row_key, row_data, reason, quarantined_at_ms) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
 
 
 @dataclass(slots=True)
@@ -164,32 +204,28 @@ class LoadReport:
     expired: list[str] = field(default_factory=list)
 
 
-class SqliteStore:
-    """Write-through persistence in one SQLite database (see the package docstring)."""
+class SqlStore:
+    """Write-through persistence in one SQL database (see the package docstring): everything
+    but opening, measuring and the database's own errors, which `SqliteStore` and
+    `persist.postgres.PostgresStore` add."""
 
-    path: Path
     keeps_digests = True
+    shared = False  # other daemons never write this database (see PostgresStore)
     on_failed_write: Callable[[set[Written]], None] | None = None
+    # The database's errors: a write failing with one is rolled back and re-read.
+    _errors: tuple[type[Exception], ...] = ()
+    # check_room's slack per write (b-tree growth besides its bytes).
+    _room_slack = 0
+    # How `_touch` stores a session's activity time.
+    _TOUCH = "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?"
+    _INSERT_SESSION = _upsert("sessions", ("last_active_ms",), SESSION_COLUMNS)
 
-    def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
-        self.path = path
+    def __init__(self, db: Db, where: str, *, max_bytes: int, deny_globs: Sequence[str] = ()):
+        self.db = db
+        self.where = where  # the database as messages name it (a file, a redacted URL)
         self.max_bytes = max_bytes
         # What the start-up re-read of recorded contents refuses, as every read path does.
         self.deny_globs = fileread.effective_deny_globs(deny_globs)
-        check_state_place(path)
-        self._lock = DbLock(path)
-        self._lock.acquire()
-        try:
-            self.conn = open_checked(path)
-        except BaseException:
-            self._lock.release()
-            raise
-        self.reserve = path.with_name(path.name + ".reserve")
-        self.restore_reserve()
-        self.page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
-        # The hard backstop of limits.max_state_bytes: SQLite refuses to grow past it.
-        pages = max(1, max_bytes // self.page_size)
-        self.conn.execute(f"PRAGMA max_page_count = {int(pages)}")
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
         self._tx_written: set[Written] = set()  # what the open transaction writes
@@ -200,7 +236,36 @@ class SqliteStore:
         self._active: dict[str, int] = {}  # session id -> last_active_ms as stored
         # Loaded entries that could not be verified keep their stored hash for later copies.
         self._orig_hash: dict[int, tuple[FileState, bytes, int]] = {}
+        self._scope: Session | None = None  # the session the running write is of
+        self._dropped: list[tuple[str, str, list[str]]] = []  # see _load_files
         self.report = LoadReport()
+
+    # --- what the databases do differently ---------------------------------------------------
+
+    def _begin(self, written: Iterable[Written]) -> None:
+        raise NotImplementedError
+
+    def _commit(self) -> None:
+        self.db.execute("COMMIT")
+
+    def _write_error(self, exc: Exception) -> Exception:
+        raise NotImplementedError
+
+    def _measure(self) -> int:
+        """An upper bound of the bytes the database takes now."""
+        raise NotImplementedError
+
+    def used_bytes(self) -> int:
+        raise NotImplementedError
+
+    def _stored_session(self, row: Mapping[str, Any]) -> None:
+        """A session row was read (its columns as stored)."""
+
+    def changed_elsewhere(self, session_id: str) -> bool:
+        return False
+
+    def restore_reserve(self) -> None:
+        return None
 
     # --- transactions -------------------------------------------------------------------------
 
@@ -221,16 +286,16 @@ class SqliteStore:
         self._depth = 1
         failed = True
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
             try:
+                self._begin(written)
                 yield
-                self.conn.execute("COMMIT")
+                self._commit()
                 failed = False
             except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    self.conn.execute("ROLLBACK")
+                with contextlib.suppress(*self._errors):
+                    self.db.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
+        except self._errors as exc:
             raise self._write_error(exc) from None
         finally:
             self._depth = 0
@@ -252,52 +317,33 @@ class SqliteStore:
         finally:
             self.on_failed_write = callback
 
-    def _write_error(self, exc: sqlite3.Error) -> Exception:
-        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc):
-            return ResourceExhausted(
-                "STATE_FULL",
-                f"the state database {self.path} cannot grow: limits.max_state_bytes "
-                f"({self.max_bytes} bytes) reached or the disk is full; close sessions, or raise "
-                "the limit",
-                {"limit": "max_state_bytes"},
-            )
-        return Unavailable(
-            "STATE_WRITE_FAILED", f"writing the state database {self.path} failed: {exc}"
-        )
-
     def _next_seq(self) -> int:
         self._seq += 1
         return self._seq
 
-    def used_bytes(self) -> int:
-        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
-        free = int(self.conn.execute("PRAGMA freelist_count").fetchone()[0])
-        return (pages - free) * self.page_size
-
     def check_room(self, extra: int = ROW_BYTES) -> None:
         """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit.
 
-        Far from the limit this asks SQLite nothing: the file's size at the last measurement plus,
-        for every check passed since, its `extra` and a few pages of b-tree growth is an upper
+        Far from the limit this asks the database nothing: its size at the last measurement plus,
+        for every check passed since, its `extra` and some slack (`_room_slack`) is an upper
         bound of what is used now; while that bound fits, so does the exact answer. It is measured
         again when the bound comes near the limit and after `_ROOM_CHECKS` checks (writes that
         check nothing, like SetMode, only rewrite small rows). Each statement on the event loop
-        costs ~20 µs inside the daemon, several times its cost alone.
+        costs ~20 µs inside the daemon with SQLite, several times its cost alone.
         """
-        step = extra + _ROOM_SLACK_PAGES * self.page_size
+        step = extra + self._room_slack
         if self._room_checks < _ROOM_CHECKS and self._room_bound + step <= self.max_bytes:
             self._room_checks += 1
             self._room_bound += step
             return
-        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
-        self._room_bound, self._room_checks = pages * self.page_size + step, 0
+        self._room_bound, self._room_checks = self._measure() + step, 0
         if self._room_bound <= self.max_bytes:
             return  # fits even without counting the free pages
         used = self.used_bytes()
         if used + extra > self.max_bytes:
             raise ResourceExhausted(
                 "STATE_TOO_LARGE",
-                f"the state database {self.path} holds {used} bytes; this write of about "
+                f"the state database {self.where} holds {used} bytes; this write of about "
                 f"{extra} bytes would exceed limits.max_state_bytes ({self.max_bytes}); close "
                 "sessions, or raise the limit",
                 {"limit": "max_state_bytes", "used_bytes": str(used)},
@@ -309,17 +355,29 @@ class SqliteStore:
             # session reopened under its id): a caller wrote for a closed session.
             raise RuntimeError(f"write for session {s.session_id!r}, which is not stored")
         if self._active.get(s.session_id) != s.last_active_ms:
-            self.conn.execute(
-                "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?",
-                (s.last_active_ms, s.session_id),
-            )
+            self.db.execute(self._TOUCH, (s.last_active_ms, s.session_id))
             self._active[s.session_id] = s.last_active_ms
 
     # --- what a unit of work changed ---------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _writing(self, s: Session) -> Iterator[None]:
+        """`s` is the session the running write is of (the store's checks read it), and only
+        while it runs: a closed session must not stay referenced here, or its contents would
+        stay held and counted against limits.max_content_bytes."""
+        self._scope = s
+        try:
+            yield
+        finally:
+            self._scope = None
+
     def write(self, s: Session, a: AgentState | None, change: Change) -> None:
         """`change` in one transaction, in the order the rows depend on: the agent's row before
         its files (its carried reads take the hashes of the file rows being replaced)."""
+        with self._writing(s):
+            self._write(s, a, change)
+
+    def _write(self, s: Session, a: AgentState | None, change: Change) -> None:
         parts = (
             change.session
             + (a is not None and (change.agent or change.catalog))
@@ -351,6 +409,10 @@ class SqliteStore:
                 self._put_task(s, task)
 
     def write_session(self, s: Session) -> None:
+        with self._writing(s):
+            self._write_session(s)
+
+    def _write_session(self, s: Session) -> None:
         written = [(s.session_id, None), *((s.session_id, aid) for aid in s.agents)]
         with self.tx(*written):
             self._put_session(s)
@@ -366,9 +428,8 @@ class SqliteStore:
 
     def _put_session(self, s: Session) -> None:
         with self.tx((s.session_id, None)):
-            self.conn.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (session_id) DO UPDATE SET last_active_ms = excluded.last_active_ms",
+            cur = self.db.execute(
+                self._INSERT_SESSION,
                 (
                     s.session_id,
                     self._next_seq(),
@@ -384,27 +445,22 @@ class SqliteStore:
                     s.templates_spec,
                 ),
             )
+            self._session_put(s, cur.rowcount)
             self._active[s.session_id] = s.last_active_ms
             for a in s.agents.values():
                 self._put_agent(s, a)
 
+    def _session_put(self, s: Session, rowcount: int) -> None:
+        """The session's row was inserted, or its activity updated (`rowcount` rows)."""
+
     def delete_session(self, session_id: str) -> None:
-        """Delete the session's rows. Deleting must work on a full disk (it is what the
-        STATE_FULL error advises): if the disk is full, the reserve file is given up to make
-        room for the delete's journal, then made again when there is room (`restore_reserve`)."""
-        try:
-            self._delete_session(session_id)
-        except ResourceExhausted as exc:
-            if exc.reason != "STATE_FULL" or not self._release_reserve():
-                raise
-            self._delete_session(session_id)
-            self.restore_reserve()
+        self._delete_session(session_id)
 
     def delete_agent(self, s: Session, agent_id: str) -> None:
         key = (s.session_id, agent_id)
-        with self.tx(key):
+        with self._writing(s), self.tx(key):
             for table in _AGENT_TABLES:
-                self.conn.execute(f"DELETE FROM {table} WHERE session_id = ? AND agent_id = ?", key)
+                self.db.execute(f"DELETE FROM {table} WHERE session_id = ? AND agent_id = ?", key)
             self._touch(s)
             self._after_commit.append(lambda: self._forget_files(key))
 
@@ -414,58 +470,29 @@ class SqliteStore:
     def _delete_session(self, session_id: str) -> None:
         with self.tx((session_id, None)):
             for table in _TABLES:
-                self.conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+                self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._active.pop(session_id, None)
             for key in [k for k in self._files if k[0] == session_id]:
                 del self._files[key]
-
-    def _release_reserve(self) -> bool:
-        try:
-            self.reserve.unlink()
-        except FileNotFoundError:
-            return False
-        log.warning(
-            "the disk of the state database is full: its reserve was given up to delete a session",
-            extra={"state_db": str(self.path)},
-        )
-        return True
-
-    def restore_reserve(self) -> None:
-        """Make the reserve file (`RESERVE_BYTES` allocated beside the database) if it is
-        missing and the disk has room; quietly nothing otherwise (called again by the sweep)."""
-        if self.reserve.exists():
-            return
-        try:
-            fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return
-        try:
-            os.posix_fallocate(fd, 0, RESERVE_BYTES)
-        except OSError:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                self.reserve.unlink()
-            return
-        os.close(fd)
 
     def flush_activity(self, sessions: Iterable[Session]) -> None:
         """Store last_active_ms of sessions touched by read-only calls since their last write."""
         stale = [s for s in sessions if self._active.get(s.session_id) != s.last_active_ms]
         if stale:
-            with self.tx(*((s.session_id, None) for s in stale)):
+            with self._activity_tx(*((s.session_id, None) for s in stale)):
                 for s in stale:
                     self._touch(s)
+
+    def _activity_tx(self, *written: Written) -> contextlib.AbstractContextManager[None]:
+        """The transaction storing activity times alone."""
+        return self.tx(*written)
 
     # --- agents -------------------------------------------------------------------------------
 
     def _put_agent(self, s: Session, a: AgentState) -> None:
         with self.tx((s.session_id, a.agent_id)):
-            self.conn.execute(
-                "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (session_id, agent_id) DO UPDATE SET "
-                "plan_file_path = excluded.plan_file_path, mode = excluded.mode, "
-                "compactions = excluded.compactions, nested_memory = excluded.nested_memory, "
-                "announced = excluded.announced, carried = excluded.carried",
+            self.db.execute(
+                _UPSERT_AGENT,
                 (
                     s.session_id,
                     a.agent_id,
@@ -483,16 +510,16 @@ class SqliteStore:
 
     def _put_catalog(self, s: Session, a: AgentState) -> None:
         with self.tx((s.session_id, a.agent_id)):
-            self.conn.execute(
-                "INSERT OR REPLACE INTO catalogs VALUES (?, ?, ?)",
+            self.db.execute(
+                _UPSERT_CATALOG,
                 (s.session_id, a.agent_id, catalog_parts(a.catalog).SerializeToString()),
             )
             self._put_agent(s, a)
 
     def _put_skill(self, s: Session, a: AgentState, skill: InvokedSkill) -> None:
         with self.tx((s.session_id, a.agent_id)):
-            self.conn.execute(
-                "INSERT OR REPLACE INTO skills VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.db.execute(
+                _UPSERT_SKILL,
                 (
                     s.session_id,
                     a.agent_id,
@@ -507,9 +534,8 @@ class SqliteStore:
 
     def _put_task(self, s: Session, task: pb.Task) -> None:
         with self.tx((s.session_id, None)):
-            self.conn.execute(
-                "INSERT INTO tasks VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (session_id, task_id) DO UPDATE SET task = excluded.task",
+            self.db.execute(
+                _UPSERT_TASK,
                 (s.session_id, task.task_id, self._next_seq(), task.SerializeToString()),
             )
             self._touch(s)
@@ -593,13 +619,13 @@ class SqliteStore:
             return
         with self.tx(key):
             if gone and len(gone) == len(old):  # nothing kept (a clear): one delete
-                self.conn.execute(_DELETE_AGENT_FILES, (sid, aid))
+                self.db.execute(_DELETE_AGENT_FILES, (sid, aid))
             elif gone:
-                self.conn.executemany(_DELETE_FILE, gone)
+                self.db.executemany(_DELETE_FILE, gone)
             if moves:
-                self.conn.executemany(_MOVE_FILE, moves)
+                self.db.executemany(_MOVE_FILE, moves)
             if upserts:
-                self.conn.executemany(_UPSERT_FILE, upserts)
+                self.db.executemany(_UPSERT_FILE, upserts)
             self._touch(s)
             self._after_commit.append(lambda: self._files.__setitem__(key, new))
 
@@ -612,7 +638,7 @@ class SqliteStore:
         try:
             self.report.quarantined = self._quarantine()
             self._seq = max(
-                int(self.conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
+                int(self.db.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
                 for table in ("sessions", "agents", "files", "skills", "tasks")
             )
             sessions = self._read(new_cache, self.report)
@@ -621,8 +647,8 @@ class SqliteStore:
         except Exception as exc:  # the database failed under the load, or a check missed a value
             log.debug("loading the state database failed", exc_info=True)
             raise StateError(
-                f"loading the state database {self.path} failed ({type(exc).__name__}: {exc}); "
-                + _reset_hint(self.path)
+                f"loading the state database {self.where} failed ({type(exc).__name__}: {exc}); "
+                + self._hint()
             ) from None
         self.report.sessions = len(sessions)
         self.report.agents = sum(len(s.agents) for s in sessions)
@@ -631,36 +657,35 @@ class SqliteStore:
     def _quarantine(self) -> int:
         """Move every row `scan_rows` finds to the quarantine table (deleted first: a database
         at max_page_count reuses their pages), in one transaction; a warning for each."""
-        c = self.conn
-        c.execute("BEGIN IMMEDIATE")
+        db = self.db
+        self._begin(())
         try:
-            problems = scan_rows(c)
+            problems = scan_rows(db)
             for table in dict.fromkeys(p.table for p in problems):
-                c.executemany(
-                    f"DELETE FROM {table} WHERE rowid = ?",
+                db.executemany(
+                    f"DELETE FROM {table} WHERE {db.rowid} = {db.rowid_param}",
                     [(p.rowid,) for p in problems if p.table == table],
                 )
             at = now_ms()
-            c.executemany(
-                "INSERT INTO quarantine (table_name, row_key, row_data, reason, quarantined_at_ms) "
-                "VALUES (?, ?, ?, ?, ?)",
+            db.executemany(
+                _QUARANTINE,
                 [(p.table, _row_json(p.key), _row_json(p.row), p.reason, at) for p in problems],
             )
-            c.execute("COMMIT")
+            self._commit()
         except BaseException as exc:
-            with contextlib.suppress(sqlite3.Error):
-                c.execute("ROLLBACK")
-            if not isinstance(exc, sqlite3.Error):
+            with contextlib.suppress(*self._errors):
+                db.execute("ROLLBACK")
+            if not isinstance(exc, self._errors):
                 raise
             raise StateError(
-                f"moving the unusable rows of the state database {self.path} to its quarantine "
-                f"table failed ({exc}); " + _reset_hint(self.path)
+                f"moving the unusable rows of the state database {self.where} to its quarantine "
+                f"table failed ({exc}); " + self._hint()
             ) from None
         for p in problems[:_LOGGED_PROBLEMS]:
             log.warning(
                 "a row of the state database cannot be used: moved to its quarantine table",
                 extra={
-                    "state_db": str(self.path),
+                    "state_db": self.where,
                     "table": p.table,
                     "key": _row_json(p.key),
                     "reason": p.reason,
@@ -669,7 +694,7 @@ class SqliteStore:
         if len(problems) > _LOGGED_PROBLEMS:
             log.warning(
                 "more rows of the state database moved to its quarantine table",
-                extra={"state_db": str(self.path), "rows": len(problems) - _LOGGED_PROBLEMS},
+                extra={"state_db": self.where, "rows": len(problems) - _LOGGED_PROBLEMS},
             )
         return len(problems)
 
@@ -700,14 +725,37 @@ class SqliteStore:
     ) -> list[Session]:
         """The stored sessions (or only the one with id `only`), oldest first; with `agents`,
         only those agents of it. Rows are decoded by the checks of `scan_rows` (which the
-        start-up ran first: a row failing them now raises BadRow)."""
-        c = self.conn
+        start-up ran first: a row failing them now raises BadRow). All of it is read at one
+        moment (`_snapshot`); the entries over the caches' bounds are deleted after."""
+        with self._snapshot():
+            sessions = self._read_rows(new_cache, report, only, agents)
+        dropped, self._dropped = self._dropped, []
+        for sid, aid, paths in dropped:
+            with self.tx((sid, aid)):
+                self.db.executemany(_DELETE_FILE, [(sid, aid, p) for p in paths])
+        return sessions
+
+    def _snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """What makes the reads of `_read` see the database at one moment (SQLite: nothing, no
+        one else writes it)."""
+        return contextlib.nullcontext()
+
+    def _read_rows(
+        self,
+        new_cache: Callable[[Session], FileStateCache],
+        report: LoadReport,
+        only: str | None,
+        agents: frozenset[str] | None,
+    ) -> list[Session]:
+        c = self.db
         where, args = ("", ()) if only is None else (" WHERE session_id = ?", (only,))
         sessions: dict[str, Session] = {}
         for _, row in _rows(c, "sessions", f"{where} ORDER BY seq", args):
             s = _session_of(row)
             sessions[s.session_id] = s
             self._active[s.session_id] = s.last_active_ms
+            self._stored_session(row)
+            self._seq = max(self._seq, row["seq"])
         catalogs = {
             (cat.session_id, cat.agent_id): cat
             for cat in (_catalog_of(row) for _, row in _rows(c, "catalogs", where, args))
@@ -717,6 +765,7 @@ class SqliteStore:
             owner = sessions.get(r.session_id)
             if owner is None or (agents is not None and r.agent_id not in agents):
                 continue
+            self._seq = max(self._seq, row["seq"])
             a = AgentState(r.agent_id, new_cache(owner), parent_agent_id=r.parent_agent_id)
             _restore_carried(a, r)
             a.plan_file_path = r.plan_file_path
@@ -735,17 +784,19 @@ class SqliteStore:
             agent = owner.agents.get(row["agent_id"]) if owner is not None else None
             if agent is not None:
                 skill = _skill_of(row)
+                self._seq = max(self._seq, row["seq"])
                 agent.skills[skill.name] = skill
                 report.skills += 1
         for _, row in _rows(c, "tasks", f"{where} ORDER BY seq", args):
             if row["session_id"] in sessions:
                 sessions[row["session_id"]].tasks[row["task_id"]] = _task_of(row)
+                self._seq = max(self._seq, row["seq"])
                 report.tasks += 1
         return list(sessions.values())
 
     def _load_files(self, s: Session, a: AgentState, report: LoadReport) -> None:
         rows = _rows(
-            self.conn,
+            self.db,
             "files",
             " WHERE session_id = ? AND agent_id = ? ORDER BY seq DESC",
             (s.session_id, a.agent_id),
@@ -754,6 +805,7 @@ class SqliteStore:
         loaded: dict[str, _Row] = {}
         for _, row in rows:
             f = _file_of(row, s.cwd, s.home)
+            self._seq = max(self._seq, f.seq)
             content = verified_content(
                 f.path,
                 f.offset,
@@ -779,22 +831,122 @@ class SqliteStore:
         report.files += len(kept)
         self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
         # Entries the cache does not take: its bounds shrank since (every path is its own key,
-        # `_file_of`). Said, then deleted.
+        # `_file_of`). Said, then deleted (by `_read`, once it has read everything).
         dropped = [p for p in loaded if p not in kept]
         if dropped:
             log.info(
                 "file entries over the cache's bounds dropped at load",
                 extra={
-                    "state_db": str(self.path),
+                    "state_db": self.where,
                     "session_id": s.session_id,
                     "agent_id": a.agent_id,
                     "entries": len(dropped),
                 },
             )
-            with self.tx((s.session_id, a.agent_id)):
-                self.conn.executemany(
-                    _DELETE_FILE, [(s.session_id, a.agent_id, p) for p in dropped]
-                )
+            self._dropped.append((s.session_id, a.agent_id, dropped))
+
+    def _hint(self) -> str:
+        """The way out an error about the database names."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class SqliteStore(SqlStore):
+    """Write-through persistence in one SQLite database file, used by one daemon at a time (its
+    lock), with a reserve for deleting on a full disk."""
+
+    path: Path
+    _errors = (sqlite3.Error,)
+
+    def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
+        self.path = path
+        check_state_place(path)
+        self._lock = DbLock(path)
+        self._lock.acquire()
+        try:
+            self.conn = open_checked(path)
+        except BaseException:
+            self._lock.release()
+            raise
+        super().__init__(SqliteDb(self.conn), str(path), max_bytes=max_bytes, deny_globs=deny_globs)
+        self.reserve = path.with_name(path.name + ".reserve")
+        self.restore_reserve()
+        self.page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        # check_room: each write may grow the b-trees by this many pages besides its bytes.
+        self._room_slack = _ROOM_SLACK_PAGES * self.page_size
+        # The hard backstop of limits.max_state_bytes: SQLite refuses to grow past it.
+        pages = max(1, max_bytes // self.page_size)
+        self.conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+
+    def _begin(self, written: Iterable[Written]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def _write_error(self, exc: Exception) -> Exception:
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc):
+            return ResourceExhausted(
+                "STATE_FULL",
+                f"the state database {self.path} cannot grow: limits.max_state_bytes "
+                f"({self.max_bytes} bytes) reached or the disk is full; close sessions, or raise "
+                "the limit",
+                {"limit": "max_state_bytes"},
+            )
+        return Unavailable(
+            "STATE_WRITE_FAILED", f"writing the state database {self.path} failed: {exc}"
+        )
+
+    def _hint(self) -> str:
+        return _reset_hint(self.path)
+
+    def _measure(self) -> int:
+        return int(self.conn.execute("PRAGMA page_count").fetchone()[0]) * self.page_size
+
+    def used_bytes(self) -> int:
+        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        free = int(self.conn.execute("PRAGMA freelist_count").fetchone()[0])
+        return (pages - free) * self.page_size
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete the session's rows. Deleting must work on a full disk (it is what the
+        STATE_FULL error advises): if the disk is full, the reserve file is given up to make
+        room for the delete's journal, then made again when there is room (`restore_reserve`)."""
+        try:
+            self._delete_session(session_id)
+        except ResourceExhausted as exc:
+            if exc.reason != "STATE_FULL" or not self._release_reserve():
+                raise
+            self._delete_session(session_id)
+            self.restore_reserve()
+
+    def _release_reserve(self) -> bool:
+        try:
+            self.reserve.unlink()
+        except FileNotFoundError:
+            return False
+        log.warning(
+            "the disk of the state database is full: its reserve was given up to delete a session",
+            extra={"state_db": str(self.path)},
+        )
+        return True
+
+    def restore_reserve(self) -> None:
+        """Make the reserve file (`RESERVE_BYTES` allocated beside the database) if it is
+        missing and the disk has room; quietly nothing otherwise (called again by the sweep)."""
+        if self.reserve.exists():
+            return
+        try:
+            fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        except OSError:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                self.reserve.unlink()
+            return
+        os.close(fd)
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -807,12 +959,23 @@ def open_store(
     *,
     persist: bool,
     socket: Path,
-    state_dir: Path | None,
-    state_path: Path | None,
+    location: StateUrl,
     max_bytes: int,
     deny_globs: Sequence[str] = (),
 ) -> Store:
+    """The store `location` names (the one place a daemon's store is chosen)."""
     if not persist:
         return NullStore()
-    path = state_db_path(socket=socket, state_dir=state_dir, state_path=state_path)
+    if location.kind == "postgresql":
+        try:
+            from postcompact.persist.postgres import PostgresStore  # psycopg only when used
+        except ImportError as exc:
+            if not (exc.name or "").startswith("psycopg"):
+                raise
+            raise StateError(
+                "state_url names a PostgreSQL database, but the driver is not installed: "
+                "pip install 'postcompact[postgresql]' (psycopg)"
+            ) from None
+        return PostgresStore(location.url, max_bytes=max_bytes, deny_globs=deny_globs)
+    path = state_db_path(socket=socket, state_dir=location.dir, state_path=location.path)
     return SqliteStore(path, max_bytes=max_bytes, deny_globs=deny_globs)

@@ -229,6 +229,7 @@ class Seed:
     state: core.FileState
     mtime_ms: int
     digest: bytes | None
+    lines: int = 0  # the lines restored (from the entry's offset): what the agent sees now
 
 
 @dataclass(frozen=True, slots=True)
@@ -736,7 +737,7 @@ async def restore_files(
         if r.seed is not None and not preview:
             seeds.append(r)
     reseed = [
-        Seed(r.path, r.seed, r.mtime_ms, r.digest)
+        Seed(r.path, r.seed, r.mtime_ms, r.digest, _restored_lines(r))
         for r in reversed(seeds)  # rank 1 last: the most recently used
         if r.seed is not None
     ]
@@ -804,6 +805,11 @@ def _left_out(step: FileStep, agent: AgentState, paths: Sequence[str]) -> Pendin
         tokens=rough("\n".join(blocks)),
         left_out_files=pb.LeftOutFiles(files=files),
     )
+
+
+def _restored_lines(r: _Restored) -> int:
+    att = r.attachment
+    return int(att.file.num_lines) if att is not None and att.file is not None else 0
 
 
 def _unreadable(path: str, rank: int, exc: fileread.FileReadError) -> _Restored:

@@ -60,7 +60,7 @@ from postcompact.restore.meter import Meter, rough
 from postcompact.restore.outcome import Outcome, make
 from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.state import AgentState, CarriedRead, Change, InvokedSkill, Session
-from postcompact.state.seen import line_count, saw
+from postcompact.state.seen import saw
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["CompactResult", "carried_reads_of", "plan_path", "run_compact"]
@@ -507,7 +507,7 @@ class CompactResult:
             agent.read_mtimes[r.path] = (r.state.timestamp, r.mtime_ms)
             # What the agent sees of it now: the lines restored.
             first = r.state.offset or 1
-            saw(agent.seen, r.path, first, first + line_count(r.state.content) - 1)
+            saw(agent.seen, r.path, first, first + max(r.lines, 1) - 1)
         steps.announced.store(agent.catalog)
         if steps.sent_skills is not None:
             agent.catalog.sent_skill_names = steps.sent_skills

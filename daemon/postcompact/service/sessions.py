@@ -201,7 +201,10 @@ class SessionService:
         """A new session, or the existing one of that id (resumed). Resuming, a setting the
         request states must be the session's (else SESSION_CWD_MISMATCH or
         SESSION_SETTINGS_MISMATCH, naming what differs): settings are never silently dropped.
-        With its id and no cwd the request joins the session as it is (attach)."""
+        With its id and no cwd the request joins the session as it is (attach). With a shared
+        store, a session changed through another daemon is read again first (docs/fleet.md)."""
+        if req.session_id:
+            self.registry.refresh(check_id("session", req.session_id))
         if req.session_id and not req.cwd:
             s = self.registry.session(check_id("session", req.session_id))  # NOT_FOUND if none
             self.registry.resume(s)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from postcompact.core import FileStateCache
 from postcompact.state.model import AgentState, Session
@@ -13,7 +12,8 @@ from postcompact.state.store import ROW_BYTES, Change, Written
 class NullStore:
     """Persistence switched off: the `Store` that keeps nothing (and hashes nothing)."""
 
-    path: Path | None = None
+    where: str | None = None
+    shared = False
     keeps_digests = False
     on_failed_write: Callable[[set[Written]], None] | None = None
 
@@ -40,6 +40,9 @@ class NullStore:
 
     def restore_reserve(self) -> None:
         return None
+
+    def changed_elsewhere(self, session_id: str) -> bool:
+        return False
 
     def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
         return []

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from postcompact import core
 from postcompact.config import Config
-from postcompact.errors import InvalidArgument, NotFound, ResourceExhausted
+from postcompact.errors import Aborted, InvalidArgument, NotFound, ResourceExhausted
 from postcompact.paths import now_ms
 from postcompact.state.model import AgentState, Session
 from postcompact.state.null import NullStore
@@ -106,31 +106,52 @@ class Registry:
             s = self.sessions.get(sid)
             agents = None if s is None else {p for p in parts if p is not None}
             try:
-                fresh = self.store.load_session(sid, self.new_cache, agents)
+                fresh = self._reread(sid, agents)
             except Exception:
                 log.exception("re-reading session %s after a failed write failed", sid)
+                if self.store.shared:  # the database has it: read again when next named
+                    self.sessions.pop(sid, None)
                 continue
-            if fresh is None:
-                self.sessions.pop(sid, None)
-            elif s is None:
-                fresh.daemon_templates = self.config.templates_spec
-                self.sessions[sid] = fresh
-            else:
-                s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
-                for aid in agents or ():
-                    stored, a = fresh.agents.get(aid), s.agents.get(aid)
-                    if stored is None:
-                        s.agents.pop(aid, None)
-                    elif a is None:
-                        s.agents[aid] = stored
-                    else:
-                        a.assign(stored)
             log.warning(
                 "a write failed: %s re-read from the state database",
                 f"session {sid}"
                 if fresh is None or agents is None
                 else f"session {sid} (agents {sorted(agents)})",
             )
+
+    def _reread(self, sid: str, agents: set[str] | None) -> Session | None:
+        """The session as stored becomes what memory holds: only `agents` of it (None: all,
+        and the session's own), updated in place; None when it is not stored (then it leaves)."""
+        s = self.sessions.get(sid)
+        fresh = self.store.load_session(sid, self.new_cache, agents)
+        if fresh is None:
+            self.sessions.pop(sid, None)
+        elif s is None:
+            fresh.daemon_templates = self.config.templates_spec
+            self.sessions[sid] = fresh
+        else:
+            s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
+            for aid in set(s.agents) | set(fresh.agents) if agents is None else agents:
+                stored, a = fresh.agents.get(aid), s.agents.get(aid)
+                if stored is None:
+                    s.agents.pop(aid, None)
+                elif a is None:
+                    s.agents[aid] = stored
+                else:
+                    a.assign(stored)
+        return fresh
+
+    def refresh(self, session_id: str) -> None:
+        """Before a session is opened: with a shared store, one another daemon changed since
+        this one read it, or that only the database holds, is read from the database (whole);
+        one closed there leaves memory (docs/fleet.md, "Resuming elsewhere")."""
+        if not self.store.shared or not self.store.changed_elsewhere(session_id):
+            return
+        if session_id not in self.sessions:
+            self.check_capacity()
+        if self._reread(session_id, None) is not None:
+            self.expired.pop(session_id, None)
+            log.info("session %s re-read: another daemon changed it", session_id)
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -226,17 +247,25 @@ class Registry:
         if ttl_ms <= 0:
             return []
         now = now_ms() if now is None else now
-        gone = [s for s in self.sessions.values() if now - s.last_active_ms > ttl_ms]
-        for s in gone:
-            self._drop(s)
+        idle = [s for s in self.sessions.values() if now - s.last_active_ms > ttl_ms]
+        gone: list[str] = []
+        for s in idle:
+            try:
+                self._drop(s)
+            except Aborted:  # used through another daemon meanwhile (a shared store): re-read
+                continue
+            gone.append(s.session_id)
             self.expired[s.session_id] = now
             while len(self.expired) > REMEMBER_EXPIRED:
                 self.expired.popitem(last=False)
-        return [s.session_id for s in gone]
+        return gone
 
     def session(self, session_id: str) -> Session:
         check_id("session", session_id)
         s = self.sessions.get(session_id)
+        if s is None and self.store.shared:  # made, or resumed, through another daemon
+            self.refresh(session_id)
+            s = self.sessions.get(session_id)
         if s is None and session_id in self.expired:
             raise NotFound(
                 "SESSION_EXPIRED",

@@ -3,14 +3,14 @@ hands it (docs/architecture.md §2, §5).
 
 The registry holds a `Store`; the services never see it. A handler changes memory inside
 `Registry.mutate` and names on the `Change` what it changed; the store writes exactly that, in
-its own order, in one transaction. `persist.NullStore` (persistence off) and
-`persist.SqliteStore` implement the protocol.
+its own order, in one transaction. `persist.NullStore` (persistence off), `persist.SqliteStore`
+(one daemon's embedded database) and `persist.postgres.PostgresStore` (a database several daemons
+share: docs/fleet.md) implement the protocol.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Protocol
 
 from postcompact.core import FileStateCache
@@ -53,15 +53,22 @@ class Store(Protocol):
     """Durable state behind the registry (see the module docstring)."""
 
     @property
-    def path(self) -> Path | None:
-        """The database file (None: nothing is stored)."""
+    def where(self) -> str | None:
+        """The database as logs name it: its file, or its URL without the password (None:
+        nothing is stored)."""
+
+    @property
+    def shared(self) -> bool:
+        """Whether other daemons write the same database: then a session not in memory is
+        looked up there, and one that `changed_elsewhere` is re-read when it is opened."""
 
     @property
     def keeps_digests(self) -> bool:
         """Whether stored file rows carry content digests: readers hash what they read only
         then (off the event loop, with the read)."""
 
-    # Called with what a failed transaction wrote: the registry re-reads exactly those.
+    # Called with what a failed transaction wrote: the registry re-reads exactly those. A shared
+    # store names every agent of a session another daemon changed meanwhile (all is re-read).
     on_failed_write: Callable[[set[Written]], None] | None
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
@@ -87,6 +94,10 @@ class Store(Protocol):
         """Store the last activity time of sessions touched by read-only calls."""
 
     def restore_reserve(self) -> None: ...
+
+    def changed_elsewhere(self, session_id: str) -> bool:
+        """Whether another daemon wrote (or deleted) the session since this store last read or
+        wrote it (never, for a store no one else writes)."""
 
     def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]: ...
 
