@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,7 @@ class Daemon:
     tcp_address: str | None
     metadata: tuple[tuple[str, str], ...]  # the TCP token
     home: Path
+    pid: int  # the daemon's process (taskset execs it), for its CPU time in /proc
 
 
 @contextmanager
@@ -34,9 +35,10 @@ def running_daemon(
     module: str = "postcompact",
     env_extra: dict[str, str] | None = None,
     cpus: str = str(SERVER_CPU),
+    extra_args: Sequence[str] = (),
 ) -> Iterator[Daemon]:
-    """The daemon (`python -m <module> serve`, by default the real one) in `tmp`, on the CPUs
-    `cpus` (taskset's list: by default the server CPU alone)."""
+    """The daemon (`python -m <module> serve [extra_args]`, by default the real one) in `tmp`, on
+    the CPUs `cpus` (taskset's list: by default the server CPU alone)."""
     sock = tmp / "d.sock"
     env = {
         **os.environ,
@@ -60,6 +62,7 @@ def running_daemon(
     ]
     if tcp:
         argv += ["--tcp-port", "0"]
+    argv += extra_args
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -74,7 +77,7 @@ def running_daemon(
             tcp_address = f"127.0.0.1:{info['tcp_port']}"
             token = Path(info["token_file"]).read_text().strip()
             metadata = (("authorization", f"Bearer {token}"),)
-        yield Daemon(address, tcp_address, metadata, tmp)
+        yield Daemon(address, tcp_address, metadata, tmp, proc.pid)
     finally:
         proc.terminate()
         try:

@@ -9,13 +9,18 @@ files with the same GIL-free core call the pipeline uses (`_core.read_whole`, fr
 cache) and commits one transaction rewriting the agent's row (a unit of work naming it); the
 answer is the canned one. B5 runs it to measure the floor those two leave: what a Compact would
 cost with the whole pipeline (selection, rendering, budgets, decisions) taking no time at all;
-and, with `BENCH_FLOOR=reads` or `BENCH_FLOOR=commit`, each of the two alone.
+and, with `BENCH_FLOOR=reads` or `BENCH_FLOOR=commit`, each of the two alone. With
+`BENCH_FLOOR_TIMES=FILE` it writes to FILE, every 100 calls, the median CPU time (of the event
+loop's thread) that the re-reads and the commit took inside the handler, in µs, as JSON.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
 import sys
+import time
 
 from postcompact import _core, cli, fileread, server
 from postcompact.v1 import postcompact_pb2 as pb
@@ -24,6 +29,17 @@ from bench import _canned_compact
 
 _FLOOR = os.environ.get("BENCH_FLOOR", "both")
 _READS, _COMMIT = _FLOOR in ("both", "reads"), _FLOOR in ("both", "commit")
+_TIMES = os.environ.get("BENCH_FLOOR_TIMES")
+_spent: dict[str, list[int]] = {"reads": [], "commit": []}
+
+
+def _record(reads_ns: int, commit_ns: int) -> None:
+    _spent["reads"].append(reads_ns)
+    _spent["commit"].append(commit_ns)
+    if _TIMES and len(_spent["reads"]) % 100 == 0:
+        medians = {k: statistics.median(v) / 1000 for k, v in _spent.items()}
+        with open(_TIMES, "w") as f:
+            json.dump({**medians, "calls": len(_spent["reads"])}, f)
 
 
 async def _canned_with_io(
@@ -31,12 +47,15 @@ async def _canned_with_io(
 ) -> pb.CompactResponse:
     resp = await _canned_compact.canned(self, req, preview)
     s, a = self.registry.agent(req.session_id, req.agent_id)
+    t0 = time.thread_time_ns()
     for att in resp.attachments if _READS else ():
         if att.HasField("file"):
             _core.read_whole(att.file.path, 1 << 20, fileread.SNIFF_BYTES)
+    t1 = time.thread_time_ns()
     if _COMMIT:
         with self.registry.mutate(s, a, room=None) as change:
             change.agent = True
+    _record(t1 - t0, time.thread_time_ns() - t1)
     return resp
 
 

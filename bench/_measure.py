@@ -141,6 +141,27 @@ def echo_request(size: int) -> bytes:
     return (b"%08d" % size).ljust(100, b"-")
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far, all its threads included
+    (/proc/PID/stat; a clock tick's resolution: measure windows of a second or more)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def cpu_per_call(pid: int, call: Callable[[], object], calls: int, warmup: int) -> float:
+    """Microseconds of CPU process `pid` (the server) spends per serial `call`."""
+    for _ in range(warmup):
+        call()
+    before = process_cpu_s(pid)
+    for _ in range(calls):
+        call()
+    return (process_cpu_s(pid) - before) / calls * 1e6
+
+
 def sync_serial(call: Callable[[], object], calls: int, warmup: int) -> Stats:
     for _ in range(warmup):
         call()

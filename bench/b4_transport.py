@@ -6,20 +6,32 @@ a raw length-prefixed socket ping-pong as the floor; and the daemon's own small 
 (EstimateTokens on 100 B) beside the aio echo. Target: the small real RPC's p50 at most 1.2x the
 bare echo's. For the target the two are measured alternately, in three rounds with both servers
 up, and each side's median run counts (the matrix's echo rows come from earlier in the run).
+
+Server CPU per call: the CPU time (user + system, every thread, from /proc) the server process
+spends per serial call, for a ReadFile of a 20 KB source file against the bare aio echo of a
+20 KB response, and of a response as large as ReadFile's (it carries the numbered text and the
+raw content: ~2.3x the file). The file's mtime moves before each call so that every ReadFile
+re-reads and answers the whole file (a file unchanged since its last read is answered with the
+short stub). ReadFile also runs against a daemon without a state database (`--no-persist`): the
+difference is the write-through of the read. Target: ReadFile's CPU per call at most 1.3x the
+20 KB echo's; the sides alternate, three rounds, the median counts.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from pathlib import Path
 
 import grpc
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pbg
 
 from bench import _measure as m
-from bench._daemon import running_daemon
+from bench._daemon import Daemon, running_daemon
 from bench._servers import ECHO_METHOD
 from bench.report import Section, Table, bar_chart, verdict
 
@@ -64,6 +76,85 @@ def _sync_estimate(address: str, metadata: Metadata, calls: int, warmup: int) ->
         return m.sync_serial(
             lambda: stub.EstimateTokens(req, metadata=metadata or None), calls, warmup
         )
+
+
+def _read_call(d: Daemon, root: Path) -> tuple[Callable[[], object], int]:
+    """A ReadFile of a 20 KB file that the daemon re-reads whole each time, and the size of its
+    answer."""
+    path = root / "module.ts"
+    line = "export function handler(input: string): number { return input.length + 42; }\n"
+    path.write_text(line * (SIZES["20 KB"] // len(line)))
+    ch = grpc.insecure_channel(d.address, options=m.GRPC_OPTIONS)
+    stub = pbg.PostcompactServiceStub(ch)
+    sid = stub.OpenSession(pb.OpenSessionRequest(session_id="b4-cpu", cwd=str(root))).session_id
+    req = pb.ReadFileRequest(session_id=sid, path=str(path))
+    stamp = [time.time_ns()]
+
+    def read() -> object:
+        stamp[0] += 1_000_000  # a new mtime: re-read, never the "unchanged" stub
+        os.utime(path, ns=(stamp[0], stamp[0]))
+        return stub.ReadFile(req)
+
+    first = stub.ReadFile(req)
+    if first.unchanged or not first.num_lines == first.total_lines > 0:
+        raise RuntimeError(f"B4's ReadFile must answer the whole file: {first.num_lines} lines")
+    return read, first.ByteSize()
+
+
+def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
+    """Server CPU per call: ReadFile of 20 KB (with and without a state database) against the
+    bare aio echo of 20 KB and of ReadFile's answer size, alternately (see the module doc)."""
+    calls, warmup = (300, 30) if quick else (3000, 200)
+    rounds = 1 if quick else 3
+    root = tmp / "cpu-proj"
+    root.mkdir()
+    for name in ("cpu-daemon", "cpu-memory"):
+        (tmp / name).mkdir(mode=0o700)
+    echo_address = f"unix://{tmp}/cpu-echo.sock"
+    with (
+        running_daemon(tmp / "cpu-daemon") as d,
+        running_daemon(tmp / "cpu-memory", extra_args=["--no-persist"]) as mem,
+        m.spawn(m.baseline_server("grpc-aio", echo_address)) as echo,
+        grpc.insecure_channel(echo_address, options=m.GRPC_OPTIONS) as echo_ch,
+    ):
+        read, answer = _read_call(d, root)
+        read_memory, _ = _read_call(mem, root)
+        method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = echo_ch.unary_unary(ECHO_METHOD)
+        echo_20k, echo_same = m.echo_request(SIZES["20 KB"]), m.echo_request(answer)
+        sides: dict[str, tuple[int, Callable[[], object]]] = {
+            "echo": (echo.pid, lambda: method(echo_20k)),
+            "echo_same": (echo.pid, lambda: method(echo_same)),
+            "read": (d.pid, read),
+            "read_memory": (mem.pid, read_memory),
+        }
+        runs: dict[str, list[float]] = {name: [] for name in sides}
+        for _ in range(rounds):
+            for name, (pid, call) in sides.items():
+                runs[name].append(m.cpu_per_call(pid, call, calls, warmup))
+    cpu = {name: sorted(r)[len(r) // 2] for name, r in runs.items()}
+    rows: list[Sequence[object]] = [
+        [what, cpu[key], cpu[key] / cpu["echo"]]
+        for what, key in (
+            ("bare aio echo, 20 KB response", "echo"),
+            (
+                f"bare aio echo, {answer / 1024:.0f} KB response (ReadFile's answer size)",
+                "echo_same",
+            ),
+            ("daemon ReadFile, 20 KB file (state database: SQLite)", "read"),
+            ("daemon ReadFile, 20 KB file (--no-persist)", "read_memory"),
+        )
+    ]
+    table = Table(
+        "Server CPU per serial call over UDS (user + system, all threads); server pinned to CPU 0",
+        ["what", "CPU µs / call", "/ 20 KB echo"],
+        rows,
+    )
+    return table, verdict(
+        "ReadFile 20 KB server CPU per call / bare aio echo of 20 KB (measured alternately, "
+        f"{cpu['echo']:.0f} µs)",
+        cpu["read"] / cpu["echo"],
+        1.3,
+    )
 
 
 def _measure(
@@ -187,6 +278,7 @@ def run(quick: bool = False) -> Section:
                             real_st.qps,
                         ]
                     )
+        cpu_table, cpu_verdict = _server_cpu(tmp, quick)
     verdicts = []
     for (transport, conc), (real_p50, echo_p50) in paired.items():
         verdicts.append(
@@ -197,6 +289,7 @@ def run(quick: bool = False) -> Section:
                 1.2,
             )
         )
+    verdicts.append(cpu_verdict)
     floor = echo_small[("grpc-aio", "UDS", 1)] / raw_p50[("UDS", "100 B")]
     table = Table(
         "p50/p99/p99.9 latency (µs) and QPS; server pinned to CPU 0, client to CPU 1",
@@ -206,7 +299,7 @@ def run(quick: bool = False) -> Section:
     intro = (
         __doc__ or ""
     ) + f"\n\nThe aio echo over UDS costs {floor:.1f}x the raw socket floor at p50."
-    section = Section("B4 — gRPC transport", intro, [table], [], verdicts)
+    section = Section("B4 — gRPC transport", intro, [table, cpu_table], [], verdicts)
     section.plots.append(
         bar_chart(
             table,
