@@ -13,6 +13,7 @@ pub mod filestate;
 pub mod fsutil;
 pub mod lru;
 pub mod path;
+pub mod pool;
 pub mod pretok;
 pub mod readfile;
 pub mod render;

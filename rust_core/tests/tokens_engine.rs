@@ -120,16 +120,23 @@ proptest! {
 
 #[test]
 fn repeated_multi_token_pieces_hit_the_cache_with_the_same_counts() {
-    // Many distinct multi-token words, each seen several times: the cache's hits and its
-    // evictions (4096 direct-mapped slots) must all give the uncached counts.
-    let words: Vec<String> = (0..20_000).map(|i| format!(" zq{i}xv")).collect();
-    let text = words.concat();
+    // Many distinct multi-token words, each seen several times and in changing orders: the
+    // cache's hits in either way of a set, its swaps and its evictions (2^15 slots, more words
+    // than that) must all give the uncached counts.
+    let words: Vec<String> = (0..80_000).map(|i| format!(" zq{i}xv")).collect();
+    let forward = words.concat();
+    let backward: String = words.iter().rev().map(String::as_str).collect();
+    let strided: String = (0..words.len())
+        .map(|i| words[i * 7919 % words.len()].as_str())
+        .collect();
     for enc in ENCODINGS {
-        let expected = enc.tokenizer().count(text.as_str());
-        for _ in 0..3 {
-            assert_eq!(tokens::count(&text, enc), expected);
+        let expected = enc.tokenizer().count(forward.as_str());
+        for _ in 0..2 {
+            for text in [&forward, &backward, &strided] {
+                assert_eq!(tokens::count(text, enc), expected);
+            }
         }
-        let by_piece: usize = tokens::piece_counts(&text, enc).map(|(_, n)| n).sum();
+        let by_piece: usize = tokens::piece_counts(&forward, enc).map(|(_, n)| n).sum();
         assert_eq!(by_piece, expected);
     }
 }

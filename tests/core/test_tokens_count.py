@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import os
+import signal
 import sysconfig
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,6 +95,41 @@ def test_whole_corpus_and_batch(encoding: str, tiktoken_count: Counter) -> None:
     big = "".join(texts) * 8  # above the parallel threshold: split across threads
     assert _core.count(big, encoding) == tiktoken_count(big)
     assert _core.count_batch(texts * 40, encoding) == expected * 40
+
+
+def test_batches_from_several_threads_at_once(encoding: str, tiktoken_count: Counter) -> None:
+    # One batch has the core's worker pool at a time; the others meanwhile count on their own
+    # thread (rust_core/src/pool.rs): every answer is whole and in order.
+    texts = list(CORPUS.values()) * 30
+    expected = [tiktoken_count(t) for t in texts]
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        answers = list(ex.map(lambda _: _core.count_batch(texts, encoding), range(12)))
+    assert answers == [expected] * 12
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_counts_batches_without_the_pool(tiktoken_cache: Path) -> None:
+    # The pool's threads are not in a child forked after they started: its batches must run
+    # on the child's own thread rather than wait for workers that do not exist there.
+    texts = list(CORPUS.values()) * 30
+    expected = _core.count_batch(texts)  # the pool is running in this process now
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            ok = _core.count_batch(texts) == expected
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("count_batch in a forked child did not return within 60 s")
 
 
 def test_default_encoding_is_o200k(tiktoken_cache: Path) -> None:

@@ -242,33 +242,32 @@ fn par_map<T: Sync, R: Send>(
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let total: usize = items.iter().map(&weight).sum();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || items.len() < 2 || total < PARALLEL_BYTES {
+    if items.len() < 2 || total < PARALLEL_BYTES {
+        return items.iter().map(f).collect();
+    }
+    let threads = crate::pool::threads();
+    if threads < 2 {
         return items.iter().map(f).collect();
     }
     // Blocks of ~64 KB of text: few claims, fine enough balance.
     let per_item = (total / items.len()).max(1);
     let block = (64 * 1024 / per_item).clamp(1, items.len().div_ceil(threads * 4).max(1));
     let next = AtomicUsize::new(0);
-    let work = || {
+    let done = std::sync::Mutex::new(Vec::new());
+    // The pool's workers keep their piece-count caches from batch to batch (crate::pool).
+    crate::pool::broadcast(&|| {
         let mut out = Vec::new();
         loop {
             let start = next.fetch_add(block, Ordering::Relaxed);
             if start >= items.len() {
-                return out;
+                break;
             }
             let end = (start + block).min(items.len());
             out.push((start, items[start..end].iter().map(&f).collect::<Vec<R>>()));
         }
-    };
-    let mut parts = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut parts = work();
-        for h in handles {
-            parts.extend(h.join().expect("token worker panicked"));
-        }
-        parts
+        done.lock().unwrap_or_else(|e| e.into_inner()).extend(out);
     });
+    let mut parts = done.into_inner().unwrap_or_else(|e| e.into_inner());
     parts.sort_unstable_by_key(|(start, _)| *start);
     parts.into_iter().flat_map(|(_, rs)| rs).collect()
 }
