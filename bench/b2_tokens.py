@@ -300,7 +300,8 @@ Competitors: tiktoken (`len(encode_ordinary)`), bpe-openai (`count`), toktok-rs 
 API, `batch_count`: `batch_count([text], threads=1)` for one call), quicktok-v1 (`count`; for a
 batch `quicktok.count_batch`); batches use every core (toktok-rs and quicktok-v1 with
 `threads=0`, tiktoken's `encode_ordinary_batch`, bpe-openai has none and runs a loop).
-Best of {repeats} alternated repeats.
+Best of {repeats} alternated repeats over the same chunks, so what a counter keeps from call to
+call is warm (ours: each thread's cache of multi-token piece counts; toktok-rs: its memos).
 """
     speed_cols = [
         "encoding",

@@ -13,8 +13,10 @@ spends per serial call, for a ReadFile of a 20 KB source file against the bare a
 raw content: ~2.3x the file). The file's mtime moves before each call so that every ReadFile
 re-reads and answers the whole file (a file unchanged since its last read is answered with the
 short stub). ReadFile also runs against a daemon without a state database (`--no-persist`): the
-difference is the write-through of the read. Target: ReadFile's CPU per call at most 1.3x the
-20 KB echo's; the sides alternate, three rounds, the median counts.
+difference is the write-through of the read; and EstimateTokens of 100 B, whose CPU is the
+daemon's service path with next to no work (the wrappers, protobuf, grpc.aio): what ReadFile
+costs above it is its handler. Target: ReadFile's CPU per call at most 1.3x the 20 KB echo's;
+the sides alternate, three rounds, the median counts.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pbg
 
 from bench import _measure as m
-from bench._daemon import Daemon, running_daemon
+from bench._daemon import running_daemon
 from bench._servers import ECHO_METHOD
 from bench.report import Section, Table, bar_chart, verdict
 
@@ -78,13 +80,12 @@ def _sync_estimate(address: str, metadata: Metadata, calls: int, warmup: int) ->
         )
 
 
-def _read_call(d: Daemon, root: Path) -> tuple[Callable[[], object], int]:
-    """A ReadFile of a 20 KB file that the daemon re-reads whole each time, and the size of its
-    answer."""
+def _read_call(ch: grpc.Channel, root: Path) -> tuple[Callable[[], object], int]:
+    """A ReadFile of a 20 KB file that the daemon on `ch` re-reads whole each time, and the
+    size of its answer."""
     path = root / "module.ts"
     line = "export function handler(input: string): number { return input.length + 42; }\n"
     path.write_text(line * (SIZES["20 KB"] // len(line)))
-    ch = grpc.insecure_channel(d.address, options=m.GRPC_OPTIONS)
     stub = pbg.PostcompactServiceStub(ch)
     sid = stub.OpenSession(pb.OpenSessionRequest(session_id="b4-cpu", cwd=str(root))).session_id
     req = pb.ReadFileRequest(session_id=sid, path=str(path))
@@ -116,9 +117,13 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
         running_daemon(tmp / "cpu-memory", extra_args=["--no-persist"]) as mem,
         m.spawn(m.baseline_server("grpc-aio", echo_address)) as echo,
         grpc.insecure_channel(echo_address, options=m.GRPC_OPTIONS) as echo_ch,
+        grpc.insecure_channel(d.address, options=m.GRPC_OPTIONS) as d_ch,
+        grpc.insecure_channel(mem.address, options=m.GRPC_OPTIONS) as mem_ch,
     ):
-        read, answer = _read_call(d, root)
-        read_memory, _ = _read_call(mem, root)
+        read, answer = _read_call(d_ch, root)
+        read_memory, _ = _read_call(mem_ch, root)
+        small = pbg.PostcompactServiceStub(mem_ch)
+        estimate_req = pb.EstimateTokensRequest(text=b"x" * 100)
         method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = echo_ch.unary_unary(ECHO_METHOD)
         echo_20k, echo_same = m.echo_request(SIZES["20 KB"]), m.echo_request(answer)
         sides: dict[str, tuple[int, Callable[[], object]]] = {
@@ -126,6 +131,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
             "echo_same": (echo.pid, lambda: method(echo_same)),
             "read": (d.pid, read),
             "read_memory": (mem.pid, read_memory),
+            "estimate": (mem.pid, lambda: small.EstimateTokens(estimate_req)),
         }
         runs: dict[str, list[float]] = {name: [] for name in sides}
         for _ in range(rounds):
@@ -142,6 +148,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
             ),
             ("daemon ReadFile, 20 KB file (state database: SQLite)", "read"),
             ("daemon ReadFile, 20 KB file (--no-persist)", "read_memory"),
+            ("daemon EstimateTokens, 100 B (--no-persist): the service path alone", "estimate"),
         )
     ]
     table = Table(
