@@ -10,9 +10,10 @@
 //! The tables are built once per encoding from the vocabulary that `bpe-openai` embeds (token
 //! ids are tiktoken's ranks) and laid out for the hot path:
 //!
-//! * a hash table of every token's bytes, the first 8 bytes kept in the slot, so that a piece
-//!   that is one token (most words, spaces and punctuation) costs one probe and no pointer
-//!   chase;
+//! * two hash tables of the tokens of at most 16 bytes, the bytes kept in the slot, so that a
+//!   piece that is one token (most words, spaces and punctuation) costs one probe and no
+//!   pointer chase: tokens under 8 bytes in 8-byte slots (their bytes and length in one word:
+//!   the table most probes go to is small), the longer ones with both words and the length;
 //! * a byte trie whose token nodes are numbered by token id (so a walk reads the token off the
 //!   node), with a dense table for the first two bytes and one `u64` per edge in a hash table;
 //! * the merge tree of every token (`split`) and the reverse map from a pair to the token it
@@ -125,7 +126,11 @@ pub struct Engine {
     bytes: Vec<u8>,
     starts: Vec<u32>,
     lens: Vec<u8>,
-    /// Every token of at most [`SINGLE_MAX`] bytes.
+    /// Every token of at most 7 bytes, as `word | len << 56` (0 = empty): 8 bytes a slot, so
+    /// that the table most pieces probe stays small enough for the CPU's caches.
+    tiny: Vec<u64>,
+    tiny_shift: u32,
+    /// Every token of 8 to [`SINGLE_MAX`] bytes.
     tok: Vec<ShortSlot>,
     tok_shift: u32,
     /// Every token, for building the merge tables.
@@ -169,13 +174,17 @@ impl Engine {
             starts.push(u32::try_from(bytes.len()).expect("vocabulary under 4 GB"));
             lens.push(t.len() as u8);
         }
-        let tok_bits = table_bits(n);
+        let tiny_count = lens.iter().filter(|&&l| (l as usize) < 8).count();
+        let tiny_bits = table_bits(tiny_count);
+        let tok_bits = table_bits(n - tiny_count);
         let pair_bits = table_bits(n);
         let mut e = Self {
             n: n as u32,
             bytes,
             starts,
             lens,
+            tiny: vec![0; 1 << tiny_bits],
+            tiny_shift: 64 - tiny_bits,
             tok: vec![ShortSlot::default(); 1 << tok_bits],
             tok_shift: 64 - tok_bits,
             by_bytes: std::collections::HashMap::with_capacity(n),
@@ -223,6 +232,16 @@ impl Engine {
             return;
         }
         let (lo, hi) = words(&t, 0, t.len());
+        if t.len() < 8 {
+            let k = lo | (t.len() as u64) << 56;
+            let mask = self.tiny.len() - 1;
+            let mut i = slot_of(k, self.tiny_shift);
+            while self.tiny[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.tiny[i] = k;
+            return;
+        }
         let mask = self.tok.len() - 1;
         let mut i = slot_of(key_of(lo, hi, t.len()), self.tok_shift);
         while self.tok[i].tag != 0 {
@@ -445,9 +464,10 @@ impl Engine {
         v
     }
 
-    /// Tokens of the piece `b[start..end]` (non-empty). Short pieces, whatever their length,
-    /// take the same path (one probe of the token table): a branch on the length would be
-    /// mispredicted often.
+    /// Tokens of the piece `b[start..end]` (non-empty). A short piece is first looked up
+    /// whole: pieces under 8 bytes (most of them) in the compact table of short tokens, the
+    /// others in the table of longer ones. The branch on the length costs less than the cache
+    /// misses of one big table did (B2: ~6% on code).
     #[inline(always)]
     pub fn piece(&self, b: &[u8], start: usize, end: usize, scratch: &mut Scratch) -> usize {
         let len = end - start;
@@ -455,19 +475,35 @@ impl Engine {
             return self.backtrack(&b[start..end], scratch);
         }
         let (lo, hi) = words(b, start, len);
-        let key = key_of(lo, hi, len);
-        let mask = self.tok.len() - 1;
-        let mut i = slot_of(key, self.tok_shift);
-        loop {
-            let slot = &self.tok[i];
-            if slot.tag == 0 {
-                break;
+        if len < 8 {
+            let k = lo | (len as u64) << 56;
+            let mask = self.tiny.len() - 1;
+            let mut i = slot_of(k, self.tiny_shift);
+            loop {
+                let s = self.tiny[i];
+                if s == k {
+                    return 1;
+                }
+                if s == 0 {
+                    break;
+                }
+                i = (i + 1) & mask;
             }
-            if slot.holds(lo, hi, len) {
-                return 1;
+        } else {
+            let mask = self.tok.len() - 1;
+            let mut i = slot_of(key_of(lo, hi, len), self.tok_shift);
+            loop {
+                let slot = &self.tok[i];
+                if slot.tag == 0 {
+                    break;
+                }
+                if slot.holds(lo, hi, len) {
+                    return 1;
+                }
+                i = (i + 1) & mask;
             }
-            i = (i + 1) & mask;
         }
+        let key = key_of(lo, hi, len);
         if scratch.cache.is_empty() {
             return self.backtrack(&b[start..end], scratch);
         }
