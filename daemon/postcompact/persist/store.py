@@ -5,6 +5,7 @@ package docstring); `SqliteStore`, the embedded one. `persist.postgres.PostgresS
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 import logging
@@ -204,7 +205,7 @@ class LoadReport:
     expired: list[str] = field(default_factory=list)
 
 
-class SqlStore:
+class SqlStore(abc.ABC):
     """Write-through persistence in one SQL database (see the package docstring): everything
     but opening, measuring and the database's own errors, which `SqliteStore` and
     `persist.postgres.PostgresStore` add."""
@@ -242,24 +243,28 @@ class SqlStore:
 
     # --- what the databases do differently ---------------------------------------------------
 
+    @abc.abstractmethod
     def _begin(self, written: Iterable[Written]) -> None:
-        raise NotImplementedError
+        """Begin the transaction that writes `written` (taking the database's write lock)."""
 
     def _commit(self) -> None:
         self.db.execute("COMMIT")
 
+    @abc.abstractmethod
     def _write_error(self, exc: Exception) -> Exception:
-        raise NotImplementedError
+        """The daemon's error for a write that failed with the database's `exc`."""
 
+    @abc.abstractmethod
     def _measure(self) -> int:
         """An upper bound of the bytes the database takes now."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def used_bytes(self) -> int:
-        raise NotImplementedError
+        """The bytes the stored rows take now (free space not counted)."""
 
     def _stored_session(self, row: Mapping[str, Any]) -> None:
-        """A session row was read (its columns as stored)."""
+        """A session row was read (its columns as stored). Nothing by default."""
+        return
 
     def changed_elsewhere(self, session_id: str) -> bool:
         return False
@@ -451,7 +456,9 @@ class SqlStore:
                 self._put_agent(s, a)
 
     def _session_put(self, s: Session, rowcount: int) -> None:
-        """The session's row was inserted, or its activity updated (`rowcount` rows)."""
+        """The session's row was inserted, or its activity updated (`rowcount` rows). Nothing
+        by default."""
+        return
 
     def delete_session(self, session_id: str) -> None:
         self._delete_session(session_id)
@@ -845,12 +852,13 @@ class SqlStore:
             )
             self._dropped.append((s.session_id, a.agent_id, dropped))
 
+    @abc.abstractmethod
     def _hint(self) -> str:
         """The way out an error about the database names."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Close the connection and release what the store holds (the lock, for SQLite)."""
 
 
 class SqliteStore(SqlStore):
