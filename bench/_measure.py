@@ -144,12 +144,21 @@ def echo_request(size: int) -> bytes:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def proc_stat(path: str) -> list[str]:
+    """The fields of a /proc stat file after the command name (field 3, state, is index 0)."""
+    with open(path) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def stat_cpu_s(fields: Sequence[str]) -> float:
+    """utime + stime of a /proc stat file's fields (`proc_stat`), in seconds."""
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def process_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) process `pid` has used so far, all its threads included
     (/proc/PID/stat; a clock tick's resolution: measure windows of a second or more)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    return stat_cpu_s(proc_stat(f"/proc/{pid}/stat"))
 
 
 def cpu_per_call(pid: int, call: Callable[[], object], calls: int, warmup: int) -> float:

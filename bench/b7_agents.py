@@ -135,18 +135,6 @@ def _py_spy() -> str | None:
 
 # --- the daemon's process, from /proc ------------------------------------------------------------
 
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _stat(path: str) -> list[str]:
-    """The fields of a /proc stat file after the command name (field 3, state, is index 0)."""
-    with open(path) as f:
-        return f.read().rsplit(")", 1)[1].split()
-
-
-def _cpu_s(fields: Sequence[str]) -> float:
-    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
-
 
 def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
     """Each thread of `pid`: its group (the event loop is the main thread, the workers run at
@@ -155,11 +143,11 @@ def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
     for name in os.listdir(f"/proc/{pid}/task"):
         tid = int(name)
         try:
-            fields = _stat(f"/proc/{pid}/task/{tid}/stat")
+            fields = m.proc_stat(f"/proc/{pid}/task/{tid}/stat")
         except OSError:  # exited meanwhile
             continue
         group = "loop" if tid == pid else "workers" if int(fields[16]) == WORKER_NICE else "gRPC"
-        out[tid] = (group, _cpu_s(fields))
+        out[tid] = (group, m.stat_cpu_s(fields))
     return out
 
 
@@ -184,7 +172,7 @@ class Snapshot:
         threads = {
             (pid, tid): v for pid in pids for tid, v in thread_cpu(pid).items()
         }  # fmt: skip
-        cpu = sum(_cpu_s(_stat(f"/proc/{pid}/stat")) for pid in pids)
+        cpu = sum(m.process_cpu_s(pid) for pid in pids)
         return cls(time.perf_counter(), cpu, threads)
 
 
