@@ -109,19 +109,28 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
     rounds = 1 if quick else 3
     root = tmp / "cpu-proj"
     root.mkdir()
-    for name in ("cpu-daemon", "cpu-memory"):
+    for name in ("cpu-daemon", "cpu-memory", "cpu-canned", "cpu-floor"):
         (tmp / name).mkdir(mode=0o700)
     echo_address = f"unix://{tmp}/cpu-echo.sock"
+    canned = "bench._canned_readfile"
     with (
         running_daemon(tmp / "cpu-daemon") as d,
         running_daemon(tmp / "cpu-memory", extra_args=["--no-persist"]) as mem,
+        running_daemon(tmp / "cpu-canned", module=canned) as can,
+        running_daemon(
+            tmp / "cpu-floor", module=canned, env_extra={"BENCH_READ_FLOOR": "io"}
+        ) as floor,
         m.spawn(m.baseline_server("grpc-aio", echo_address)) as echo,
         grpc.insecure_channel(echo_address, options=m.GRPC_OPTIONS) as echo_ch,
         grpc.insecure_channel(d.address, options=m.GRPC_OPTIONS) as d_ch,
         grpc.insecure_channel(mem.address, options=m.GRPC_OPTIONS) as mem_ch,
+        grpc.insecure_channel(can.address, options=m.GRPC_OPTIONS) as can_ch,
+        grpc.insecure_channel(floor.address, options=m.GRPC_OPTIONS) as floor_ch,
     ):
         read, answer = _read_call(d_ch, root)
         read_memory, _ = _read_call(mem_ch, root)
+        read_canned, _ = _read_call(can_ch, root)
+        read_floor, _ = _read_call(floor_ch, root)
         small = pbg.PostcompactServiceStub(mem_ch)
         estimate_req = pb.EstimateTokensRequest(text=b"x" * 100)
         method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = echo_ch.unary_unary(ECHO_METHOD)
@@ -131,6 +140,8 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
             "echo_same": (echo.pid, lambda: method(echo_same)),
             "read": (d.pid, read),
             "read_memory": (mem.pid, read_memory),
+            "read_canned": (can.pid, read_canned),
+            "read_floor": (floor.pid, read_floor),
             "estimate": (mem.pid, lambda: small.EstimateTokens(estimate_req)),
         }
         runs: dict[str, list[float]] = {name: [] for name in sides}
@@ -148,6 +159,14 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, str]:
             ),
             ("daemon ReadFile, 20 KB file (state database: SQLite)", "read"),
             ("daemon ReadFile, 20 KB file (--no-persist)", "read_memory"),
+            (
+                "daemon ReadFile answered with its first response (the service path alone)",
+                "read_canned",
+            ),
+            (
+                "the same + the core re-read + the write-through commit (ReadFile's I/O floor)",
+                "read_floor",
+            ),
             ("daemon EstimateTokens, 100 B (--no-persist): the service path alone", "estimate"),
         )
     ]

@@ -99,22 +99,130 @@ impl ShortSlot {
 /// direct-mapped slots counted at ~0.7x toktok-rs, 2^14 at ~0.8x, 2^15 in two ways at ~0.95x.
 const CACHE_BITS: u32 = 15;
 
-/// Per-thread working memory of the counter: the backtracking encoder's buffers, and a
-/// two-way set-associative cache of the counts of short pieces that are more than one token
-/// (words and identifiers recur; a miss costs one probe, and an entry is exact, so the cache
-/// changes only the speed).
+/// Pieces of `SINGLE_MAX + 1` to this many bytes have a cache of their own ([`LongCache`]);
+/// longer ones (rare: a separator line, a paragraph without a space) are always encoded.
+const LONG_MAX: usize = 1024;
+/// log2 of the long-piece cache's slots, in sets of two (24 bytes each: 96 KB).
+const LONG_CACHE_BITS: u32 = 12;
+/// The ring of bytes the long-piece cache's entries point into (256 KB).
+const ARENA_BYTES: usize = 1 << 18;
+
+/// A cached count of a piece longer than 16 bytes: its hash, where its bytes are in the ring
+/// (a position counted from the ring's start, ever growing), its length (0 = empty) and count.
+#[derive(Clone, Copy, Default)]
+struct LongSlot {
+    hash: u64,
+    pos: u64,
+    len: u32,
+    count: u32,
+}
+
+/// The cache of the counts of pieces of 17 to [`LONG_MAX`] bytes: few distinct pieces are that
+/// long — indentation runs and long identifiers in code, runs of CJK text between punctuation
+/// (a fifth of B2's CJK bytes) — but each one's backtracking costs ~10-50x a lookup. An entry
+/// keeps the piece's bytes in a ring (compared on a hit, so a hit is exact); an entry whose
+/// bytes the ring has since overwritten is a miss.
+#[derive(Default)]
+struct LongCache {
+    slots: Vec<LongSlot>,
+    arena: Vec<u8>,
+    head: u64,
+}
+
+/// A 64-bit hash of `t` (more than 8 bytes): a multiply-rotate over its words, the last word
+/// the last 8 bytes (overlapping), the length mixed in first.
+#[inline(always)]
+fn long_hash(t: &[u8]) -> u64 {
+    debug_assert!(t.len() > 8);
+    let step = |h: u64, w: &[u8]| {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        (h ^ w).wrapping_mul(0xA076_1D64_78BD_642F).rotate_left(29)
+    };
+    let mut h = (t.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut words = t.chunks_exact(8);
+    for w in &mut words {
+        h = step(h, w);
+    }
+    if !words.remainder().is_empty() {
+        h = step(h, &t[t.len() - 8..]);
+    }
+    h
+}
+
+impl LongCache {
+    fn new() -> Self {
+        Self {
+            slots: vec![LongSlot::default(); 1 << LONG_CACHE_BITS],
+            arena: vec![0; ARENA_BYTES],
+            head: 0,
+        }
+    }
+
+    /// Whether `s` holds the piece `t` of hash `h` (and its bytes are still in the ring).
+    #[inline(always)]
+    fn holds(&self, s: &LongSlot, t: &[u8], h: u64) -> bool {
+        if s.hash != h || s.len as usize != t.len() || self.head > s.pos + ARENA_BYTES as u64 {
+            return false;
+        }
+        let at = (s.pos % ARENA_BYTES as u64) as usize;
+        &self.arena[at..at + t.len()] == t
+    }
+
+    /// The cached count of `t`, most recent way first (a hit in the second way swaps them).
+    #[inline(always)]
+    fn get(&mut self, t: &[u8], h: u64) -> Option<usize> {
+        let c = slot_of(h, 64 - LONG_CACHE_BITS) & !1;
+        let (first, second) = (self.slots[c], self.slots[c + 1]);
+        if self.holds(&first, t, h) {
+            return Some(first.count as usize);
+        }
+        if self.holds(&second, t, h) {
+            self.slots.swap(c, c + 1);
+            return Some(second.count as usize);
+        }
+        None
+    }
+
+    /// Remember that `t` (hash `h`) is `count` tokens: its bytes at the ring's head (from the
+    /// ring's start when they would not fit before its end), the entry in the set's first way.
+    fn put(&mut self, t: &[u8], h: u64, count: usize) {
+        let len = t.len();
+        let mut at = (self.head % ARENA_BYTES as u64) as usize;
+        if at + len > ARENA_BYTES {
+            self.head += (ARENA_BYTES - at) as u64;
+            at = 0;
+        }
+        self.arena[at..at + len].copy_from_slice(t);
+        let c = slot_of(h, 64 - LONG_CACHE_BITS) & !1;
+        self.slots[c + 1] = self.slots[c];
+        self.slots[c] = LongSlot {
+            hash: h,
+            pos: self.head,
+            len: len as u32,
+            count: count as u32,
+        };
+        self.head += len as u64;
+    }
+}
+
+/// Per-thread working memory of the counter: the backtracking encoder's buffers, and two-way
+/// set-associative caches of the counts of pieces that are more than one token, one for
+/// pieces of at most 16 bytes and one for pieces of 17 to 32 (words and identifiers recur; a
+/// miss costs one probe, and an entry is exact, so the caches change only the speed).
 #[derive(Default)]
 pub struct Scratch {
     tokens: Vec<u32>,
     bits: Vec<u64>,
     cache: Vec<ShortSlot>,
+    long: LongCache,
 }
 
 impl Scratch {
-    /// Buffers and a cache (a default `Scratch` has no cache: for one-off uses).
+    /// Buffers and the caches (a default `Scratch` has none: for one-off uses).
     pub fn with_cache() -> Self {
         Self {
             cache: vec![ShortSlot::default(); 1 << CACHE_BITS],
+            long: LongCache::new(),
             ..Self::default()
         }
     }
@@ -472,6 +580,9 @@ impl Engine {
     pub fn piece(&self, b: &[u8], start: usize, end: usize, scratch: &mut Scratch) -> usize {
         let len = end - start;
         if len > SINGLE_MAX {
+            if len <= LONG_MAX && !scratch.long.slots.is_empty() {
+                return self.long_piece(b, start, end, scratch);
+            }
             return self.backtrack(&b[start..end], scratch);
         }
         let (lo, hi) = words(b, start, len);
@@ -526,6 +637,19 @@ impl Engine {
             hi,
             tag: ((n as u32 + 1) << 8) | len as u32,
         };
+        n
+    }
+
+    /// Tokens of a piece of 17 to [`LONG_MAX`] bytes, through the long-piece cache.
+    #[inline(never)]
+    fn long_piece(&self, b: &[u8], start: usize, end: usize, scratch: &mut Scratch) -> usize {
+        let t = &b[start..end];
+        let h = long_hash(t);
+        if let Some(n) = scratch.long.get(t, h) {
+            return n;
+        }
+        let n = self.backtrack(t, scratch);
+        scratch.long.put(t, h, n);
         n
     }
 

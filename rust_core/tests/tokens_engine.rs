@@ -118,25 +118,51 @@ proptest! {
     }
 }
 
-#[test]
-fn repeated_multi_token_pieces_hit_the_cache_with_the_same_counts() {
-    // Many distinct multi-token words, each seen several times and in changing orders: the
-    // cache's hits in either way of a set, its swaps and its evictions (2^15 slots, more words
-    // than that) must all give the uncached counts.
-    let words: Vec<String> = (0..80_000).map(|i| format!(" zq{i}xv")).collect();
-    let forward = words.concat();
-    let backward: String = words.iter().rev().map(String::as_str).collect();
-    let strided: String = (0..words.len())
-        .map(|i| words[i * 7919 % words.len()].as_str())
+/// A lower-case word unique to `i` (its decimal digits as the letters a to j).
+fn letters(i: usize) -> String {
+    i.to_string().bytes().map(|d| (b'a' + d - b'0') as char).collect()
+}
+
+/// The text of `pieces` in three orders (forward, backward, strided by `stride`), each counted
+/// twice with the caches, equals bpe-openai's count; so does the cache-less path.
+fn assert_cached_counts_agree(pieces: &[String], stride: usize) {
+    let forward = pieces.concat();
+    let backward: String = pieces.iter().rev().map(String::as_str).collect();
+    let strided: String = (0..pieces.len())
+        .map(|i| pieces[i * stride % pieces.len()].as_str())
         .collect();
     for enc in ENCODINGS {
         let expected = enc.tokenizer().count(forward.as_str());
         for _ in 0..2 {
             for text in [&forward, &backward, &strided] {
-                assert_eq!(tokens::count(text, enc), expected);
+                assert_eq!(tokens::count(text, enc), expected, "{enc}");
             }
         }
         let by_piece: usize = tokens::piece_counts(&forward, enc).map(|(_, n)| n).sum();
-        assert_eq!(by_piece, expected);
+        assert_eq!(by_piece, expected, "{enc}");
     }
+}
+
+#[test]
+fn long_pieces_hit_their_cache_with_the_same_counts() {
+    // Pieces of 17 to ~600 bytes (ASCII and CJK), distinct enough to wrap the long-piece
+    // cache's 256 KB ring many times and overflow its slots: hits, swaps, entries whose bytes
+    // the ring overwrote, and a piece over 1024 bytes (never cached).
+    let mut pieces: Vec<String> = (0..6_000)
+        .map(|i| match i % 3 {
+            0 => format!(" {}{}", "q".repeat(17 + i % 150), letters(i)),
+            1 => format!(" {}{}", "漢字".repeat(3 + i % 90), letters(i)),
+            _ => format!("{}{}", " ".repeat(17 + i % 40), letters(i)),
+        })
+        .collect();
+    pieces.push(format!(" {}", "z".repeat(1500)));
+    assert_cached_counts_agree(&pieces, 4099);
+}
+
+#[test]
+fn repeated_multi_token_pieces_hit_the_cache_with_the_same_counts() {
+    // Many distinct multi-token words: the short-piece cache's hits in either way of a set,
+    // its swaps and its evictions (2^15 slots, more words than that).
+    let words: Vec<String> = (0..80_000).map(|i| format!(" zq{i}xv")).collect();
+    assert_cached_counts_agree(&words, 7919);
 }
