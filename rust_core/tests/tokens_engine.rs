@@ -120,7 +120,10 @@ proptest! {
 
 /// A lower-case word unique to `i` (its decimal digits as the letters a to j).
 fn letters(i: usize) -> String {
-    i.to_string().bytes().map(|d| (b'a' + d - b'0') as char).collect()
+    i.to_string()
+        .bytes()
+        .map(|d| (b'a' + d - b'0') as char)
+        .collect()
 }
 
 /// The text of `pieces` in three orders (forward, backward, strided by `stride`), each counted
