@@ -15,8 +15,12 @@ re-reads and answers the whole file (a file unchanged since its last read is ans
 short stub). ReadFile also runs against a daemon without a state database (`--no-persist`): the
 difference is the write-through of the read; and EstimateTokens of 100 B, whose CPU is the
 daemon's service path with next to no work (the wrappers, protobuf, grpc.aio): what ReadFile
-costs above it is its handler. Target: ReadFile's CPU per call at most 1.3x the 20 KB echo's;
-the sides alternate, three rounds, the median counts.
+costs above it is its handler. Two more daemons bound that handler from below: one answering
+every ReadFile after the first with that first response (`bench/_canned_readfile.py`: the service
+path alone — request decoding, the wrappers, serialising the answer, grpc.aio), and the same plus
+the core re-read of the file and the write-through commit of its row (ReadFile's I/O floor: what
+no implementation can skip). Target: ReadFile's CPU per call at most 1.3x the 20 KB echo's; the
+sides alternate, three rounds, the median counts.
 """
 
 from __future__ import annotations

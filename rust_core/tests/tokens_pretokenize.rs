@@ -15,6 +15,10 @@ fn ascii_heavy() -> impl Strategy<Value = String> {
     let atoms = prop_oneof![
         Just(" ".to_owned()),
         Just("  ".to_owned()),
+        // Runs the scanner skips eight spaces at a time (indentation).
+        Just(" ".repeat(8)),
+        Just(" ".repeat(19)),
+        Just("\n        ".to_owned()),
         Just("\n".to_owned()),
         Just("\r\n".to_owned()),
         Just("\t".to_owned()),
