@@ -94,10 +94,13 @@ impl ShortSlot {
     }
 }
 
-/// log2 of the piece-count cache's slots, in sets of two (24 bytes each: 768 KB per thread and
+/// log2 of the piece-count cache's slots, in sets of two (24 bytes each: 1.5 MB per thread and
 /// encoding, allocated when that thread first counts with it). B2 chose it: on code, 2^12
-/// direct-mapped slots counted at ~0.7x toktok-rs, 2^14 at ~0.8x, 2^15 in two ways at ~0.95x.
-const CACHE_BITS: u32 = 15;
+/// direct-mapped slots counted at ~0.7x toktok-rs, 2^14 at ~0.8x, 2^15 in two ways at ~0.95x
+/// and, once longer pieces had a cache of their own, at ~1.0x against ~1.1x for 2^16: B2's code
+/// has ~9,500 distinct multi-token pieces of at most 16 bytes, and at 2^15 the ~12% of them
+/// whose set holds three or more evict each other on every pass.
+const CACHE_BITS: u32 = 16;
 
 /// Pieces of `SINGLE_MAX + 1` to this many bytes have a cache of their own ([`LongCache`]);
 /// longer ones (rare: a separator line, a paragraph without a space) are always encoded.
