@@ -180,15 +180,26 @@ def is_denied(paths: Iterable[str], deny_globs: Sequence[str]) -> str | None:
     """The first glob matching one of `paths` or its base name (case-sensitive), or None."""
     if not deny_globs:
         return None
-    paths = tuple(paths)
-    match = _deny_pattern(tuple(deny_globs)).match
-    if not any(match(p) or match(os.path.basename(p)) for p in paths):
+    globs = tuple(deny_globs)
+    for path in paths:
+        glob = _denied(path, globs)
+        if glob is not None:
+            return glob
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _denied(path: str, deny_globs: tuple[str, ...]) -> str | None:
+    """The first of `deny_globs` matching `path` or its base name, or None. Cached: the deny
+    globs are fixed for the daemon's life and the same paths are checked call after call (every
+    ReadFile and every restored file checks both the path asked for and its real path)."""
+    base = os.path.basename(path)
+    match = _deny_pattern(deny_globs).match
+    if not (match(path) or match(base)):
         return None
-    for path in paths:  # a hit: name the first glob, in order
-        base = os.path.basename(path)
-        for glob in deny_globs:
-            if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(base, glob):
-                return glob
+    for glob in deny_globs:  # a hit: name the first glob, in order
+        if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(base, glob):
+            return glob
     return None
 
 
