@@ -226,6 +226,35 @@ def test_import_with_file_mtimes(daemon: RunningDaemon, tmp_path: Path) -> None:
     assert order(file_mtimes=True) == ["a.ts", "c.ts", "b.ts"]  # the files' mtimes
 
 
+def test_an_import_skips_files_a_deny_glob_matches(daemon: RunningDaemon, tmp_path: Path) -> None:
+    """A transcript's read or write of a file the deny globs match (`.env` by default) is not
+    taken into the session, as RecordRead and RecordWrite refuse such content from a harness:
+    the import warns, holds no entry for it, and no Compact mentions it."""
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "a.ts").write_text("a\n")
+    (project / ".env").write_text("SECRET=1\n")
+    records = [
+        *_read("t1", 1, "/orig/app/a.ts", "a\n"),
+        *_read("t2", 3, "/orig/app/.env", "SECRET=1\n"),
+        _boundary("b1", 10),
+        *_read("t3", 12, "/orig/app/.env", "SECRET=1\n"),
+    ]
+    sid = new_session_id("deny")
+    resp = daemon.client.import_transcript(
+        _jsonl(records), cwd=str(project), session_id=sid, profile="claude-code", file_mtimes=True
+    )
+    assert resp.events == 2  # the read of a.ts and the boundary; both reads of .env skipped
+    denied = [w for w in resp.warnings if "deny rule '.env'" in w]
+    assert len(denied) == 1 and "/orig/app/.env" in denied[0]  # warned once
+    (b,) = resp.boundaries
+    assert [x.path for x in b.restored] == ["/orig/app/a.ts"]
+    after = daemon.client.session(sid).preview_compact(skip_hooks=True)
+    paths = [a.file.path for a in after.attachments if a.file is not None]
+    assert paths == [str(project / "a.ts")]
+    assert all("SECRET" not in block for a in after.attachments for block in a.blocks)
+
+
 def test_catalogue_and_skills_as_claude_code_2_1_328_shows_them(
     daemon: RunningDaemon, tmp_path: Path
 ) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from postcompact import core
+from postcompact import core, fileread
 from postcompact.state import AgentState, InvokedSkill, Session
 from postcompact.state.seen import line_count, saw, written_lines
 from postcompact.transcript.parse import (
@@ -80,6 +80,9 @@ class Builder:
     stamp: Stamp
     on_boundary: OnBoundary
     home: str = ""  # the transcript machine's home (for plan slugs)
+    # Import: a file whose local path one of these matches is skipped, as RecordRead and
+    # RecordWrite refuse to take such a file's content from a harness (docs/security.md).
+    deny_globs: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
     applied: int = 0
     skipped_paths: set[str] = field(default_factory=set)
@@ -100,10 +103,20 @@ class Builder:
         return a
 
     def local(self, event: Event, path: str) -> str | None:
+        """The local path of the transcript's `path`; None (warned once) when it has no local
+        place or a deny glob matches it."""
         out = self.paths.local(path)
-        if out is None and path not in self.skipped_paths:
-            self.skipped_paths.add(path)
-            self.warn(event, f"no local place for {path!r} (map its prefix): skipped")
+        if out is None:
+            if path not in self.skipped_paths:
+                self.skipped_paths.add(path)
+                self.warn(event, f"no local place for {path!r} (map its prefix): skipped")
+            return None
+        glob = fileread.is_denied((out,), self.deny_globs)
+        if glob is not None:
+            if path not in self.skipped_paths:
+                self.skipped_paths.add(path)
+                self.warn(event, f"{path!r} matches the deny rule {glob!r}: skipped")
+            return None
         return out
 
     async def run(self, events: Sequence[Event]) -> None:

@@ -11,6 +11,7 @@ transaction: nothing is half-imported.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 
@@ -26,6 +27,9 @@ from postcompact.transcript.build import Builder, restored_items
 from postcompact.transcript.parse import (
     Boundary,
     Event,
+    FileChanged,
+    FileRead,
+    FileWritten,
     RecordedItem,
     Transcript,
     TranscriptError,
@@ -42,6 +46,21 @@ MAX_WARNINGS = 50
 
 def _user_home() -> str:
     return os.path.expanduser("~")
+
+
+def _mtimes(t: Transcript, paths: PathMap) -> dict[str, int]:
+    """The mtime (ms) of the local file of every file event of `t` that exists."""
+    local = {
+        p
+        for e in t.events
+        if isinstance(e, FileRead | FileWritten | FileChanged)
+        if (p := paths.local(e.path)) is not None
+    }
+    out: dict[str, int] = {}
+    for p in local:
+        with contextlib.suppress(OSError):
+            out[p] = os.stat(p).st_mtime_ns // 1_000_000
+    return out
 
 
 def _path_map(t: Transcript, req: pb.ImportTranscriptRequest, cwd: str) -> PathMap:
@@ -97,14 +116,12 @@ async def import_transcript(
         now_ms=now_ms(),
     )
     boundaries: list[pb.TranscriptBoundary] = []
+    # With file_mtimes, every file's mtime is read up front, off the event loop (a transcript
+    # may name thousands); a file gone since keeps the record's time, as without file_mtimes.
+    mtimes = await asyncio.to_thread(_mtimes, t, paths) if req.file_mtimes else {}
 
     def stamp(e: Event, local: str) -> int:
-        if req.file_mtimes:
-            try:
-                return os.stat(local).st_mtime_ns // 1_000_000
-            except OSError:  # gone since: the record's time, as without file_mtimes
-                pass
-        return e.time_ms
+        return mtimes.get(local, e.time_ms)
 
     async def on_boundary(
         b: Boundary, agent: AgentState, preserved: list[pb.ConversationMessage]
@@ -137,7 +154,15 @@ async def import_transcript(
                 agent.read_mtimes.pop(path, None)
 
     registry.check_roots(len(s.roots))
-    builder = Builder(s, paths, registry.new_cache, stamp, on_boundary, home=guess_home(t))
+    builder = Builder(
+        s,
+        paths,
+        registry.new_cache,
+        stamp,
+        on_boundary,
+        home=guess_home(t),
+        deny_globs=deny_globs,
+    )
     await builder.run(t.events)
     for a in s.agents.values():
         a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
