@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build build-bench-core serve test test-rust test-python test-postgres postgres-server test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -80,8 +80,14 @@ test: build $(NODE_STAMP) test-rust test-python test-postgres test-bench-core te
 test-rust:
 	cargo test --workspace --quiet
 
-test-python: build $(NODE_STAMP)
+test-python: build $(NODE_STAMP) ripgrep
 	$(PY) -m pytest
+
+# ripgrep (Debian's package), installed when missing: OpenCode's skill tool lists a skill's files
+# with it (OpenCode downloads it when online), and tests/opencode loads a skill.
+ripgrep:
+	@command -v rg >/dev/null || { apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q ripgrep; }
 
 # PostgreSQL's server binaries (Debian's package), installed when missing. The install makes no
 # cluster of its own (createcluster.conf): the tests and the soak start throwaway ones.

@@ -8,11 +8,13 @@
 2. starts a daemon on a socket of its own;
 3. runs `tests.opencode.session` twice, each in a network namespace of its own when root
    (`unshare --net`: nothing but the loopback is reachable): with the plugin, and `--pure`
-   (without it, the control). The scripted model makes OpenCode read two files, edit one and
-   write a third, then reports a context nearly full, so OpenCode compacts on its own;
+   (without it, the control). The scripted model makes OpenCode read two files, load a project
+   skill, try an edit that fails, edit one file and write a third, then reports a context nearly
+   full, so OpenCode compacts on its own;
 4. checks that the first request after the summary carries every one of those files as the
    daemon restored it, re-read from disk (the edited text, Read-numbered), in the user message
-   after the summary; that the next request still does; that OpenCode alone sends none of it;
+   after the summary, and the skill's instructions, and not the file of the failed edit; that
+   the next request still does; that OpenCode alone sends none of it;
    and that the daemon saw the session and one compaction.
 
 Prints `opencode <version>: restored files reached the model after compaction` when it passes;
@@ -33,6 +35,7 @@ from typing import Any
 from tests.daemon.conftest import start_daemon
 from tests.npm_pinned import install_pinned
 from tests.opencode.model_server import SUMMARY, text_of
+from tests.opencode.session import SKILL_MARKER, SKILL_NAME
 
 OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
@@ -113,6 +116,7 @@ def user_after_summary(messages: list[dict[str, Any]]) -> str:
 def check(capture: dict[str, Any], control: dict[str, Any], daemon_sessions: list[Any]) -> None:
     project, files = capture["project"], capture["files"]
     assert files["a.py"].count("return 2") == 1, f"the edit did not happen: {files}"
+    assert files["d.py"] == "def h():\n    return 4\n", f"the failing edit changed d.py: {files}"
     assert "c.py" in files, f"the write did not happen: {files}"
     for c in (capture, control):  # nothing failed, nothing tried the network
         assert not c["warnings"], "OpenCode warned:\n" + "\n".join(c["warnings"])
@@ -130,10 +134,14 @@ def check(capture: dict[str, Any], control: dict[str, Any], daemon_sessions: lis
             # In OpenCode's own words: its read tool's path key, no Claude Code tool named.
             assert f'{{"filePath":"{path}"}}' in text, f"request {n}: {name}'s call not OpenCode's"
         assert "Read tool" not in text, f"request {n}: Claude Code's wording:\n{text[:2000]}"
+        # The skill the agent loaded comes back; the file of the failed edit does not.
+        assert SKILL_MARKER in text and SKILL_NAME in text, f"request {n}: the skill is missing"
+        assert f"{project}/d.py" not in text, f"request {n}: the failed edit's file restored"
     # OpenCode on its own (no plugin): the same run restores nothing after its summary.
     alone = user_after_summary(after_summary(control)[0])
     for name in ("a.py", "b.py", "c.py"):
         assert f"{control['project']}/{name}" not in alone, f"OpenCode alone restored {name}?"
+    assert SKILL_MARKER not in alone, "OpenCode alone restored the skill?"
     ours = [s for s in daemon_sessions if s.session_id.startswith("opencode-")]
     assert len(ours) == 1, f"expected one OpenCode session on the daemon: {daemon_sessions}"
     assert ours[0].compactions == 1, f"the daemon saw {ours[0].compactions} compactions"

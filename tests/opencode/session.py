@@ -4,8 +4,8 @@
 writes a small project under BASE/project and OpenCode's configuration beside it (a provider
 `local` on `@ai-sdk/openai-compatible` at the scripted server, a model whose context is small,
 and the postcompact plugin), runs `opencode run` there with HOME=BASE/home and a dummy key, and
-leaves in BASE/capture.json every request the server got, in order. The script reads a.py and
-b.py, edits a.py and writes c.py; the answer with the write reports a context nearly full, so
+leaves in BASE/capture.json every request the server got, in order. The script reads a.py, loads
+a skill, tries an edit of d.py that fails, reads b.py, edits a.py and writes c.py; the answer with the write reports a context nearly full, so
 OpenCode compacts on its own; after the summary it reads b.py again and stops. `--pure` runs
 OpenCode without external plugins (the control: what OpenCode sends on its own). run_e2e runs
 this inside a network namespace of its own when it can (`unshare --net`, as root), so nothing but
@@ -35,7 +35,17 @@ PROMPT = "Refactor a.py so that f returns 2, and add c.py."
 FILES = {
     "a.py": "def f():\n    return 1\n\n\ndef helper(x):\n    return x * 3\n",
     "b.py": 'from a import f\n\n\ndef g():\n    return f() + len("b")\n',
+    "d.py": "def h():\n    return 4\n",  # never read; an edit of it fails
 }
+# A skill of the user's (OpenCode finds ~/.config/opencode/skills/*/SKILL.md: that directory is
+# seeded already, where a project's .opencode/ would need seeding too); its body carries
+# SKILL_MARKER.
+SKILL_NAME = "house-style"
+SKILL_MARKER = "HOUSE-STYLE-7Q: functions return literals only after review."
+SKILL = (
+    f"---\nname: {SKILL_NAME}\ndescription: How this project writes Python.\n---\n\n"
+    f"# House style\n\n{SKILL_MARKER}\n"
+)
 # Nothing of OpenCode's own is to reach out: no update check, no model catalogue, no share, no
 # language-server download, no Claude Code files of the user's.
 QUIET_ENV = {
@@ -101,9 +111,15 @@ def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dic
     seed_config_dir(home)
     for name, text in FILES.items():
         (project / name).write_text(text)
+    skill = home / ".config" / "opencode" / "skills" / SKILL_NAME / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(SKILL)
     p = str(project)
     before = [
         ToolCall("read", {"filePath": f"{p}/a.py"}),
+        ToolCall("skill", {"name": SKILL_NAME}),
+        # Fails (the text is not in the file): OpenCode reports no write of d.py.
+        ToolCall("edit", {"filePath": f"{p}/d.py", "oldString": "NOT-IN-D", "newString": "x"}),
         ToolCall("read", {"filePath": f"{p}/b.py"}),
         ToolCall(
             "edit", {"filePath": f"{p}/a.py", "oldString": "return 1", "newString": "return 2"}
@@ -147,7 +163,9 @@ def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dic
         "returncode": r.returncode,
         "project": p,
         "files": {
-            n: (project / n).read_text() for n in ("a.py", "b.py", "c.py") if (project / n).exists()
+            n: (project / n).read_text()
+            for n in ("a.py", "b.py", "c.py", "d.py")
+            if (project / n).exists()
         },
         "requests": log,
         "warnings": [

@@ -3,7 +3,10 @@
  *
  * - `tool.execute.after` of `read`, `edit`, `write` (and `apply_patch`, which some models get in
  *   place of edit/write): the file is read from disk and reported to the daemon (RecordRead /
- *   RecordWrite), one postcompact session per OpenCode session.
+ *   RecordWrite), one postcompact session per OpenCode session. OpenCode runs this hook only
+ *   after a tool returned: a failed edit (its text not found, the file not read) reports nothing.
+ * - `tool.execute.after` of `skill`: the skill's instructions, as the tool's output carries them,
+ *   and its SKILL.md path (RecordSkill), so that a compaction restores the skill.
  * - `experimental.chat.messages.transform`, called before every model request with the messages
  *   about to be sent: once OpenCode has compacted (the history then starts with its summary, an
  *   assistant message marked `summary`), the plugin calls Compact once for that summary and puts
@@ -80,6 +83,20 @@ export function patchedFiles(patchText: string): string[] {
     if (m) out.push(m[1]);
   }
   return out;
+}
+
+/** The skill an OpenCode `skill` call loaded, from the tool's output (`<skill_content
+ * name="…">`, `# Skill: …`, a blank line, the SKILL.md body, a blank line, `Base directory for
+ * this skill: DIR`, then the file list): the body and `DIR/SKILL.md`; undefined when the output
+ * is not that (another OpenCode version's, or an error). */
+export function loadedSkill(name: string, output: string): { content: string; path?: string } | undefined {
+  const head = `<skill_content name="${name}">\n# Skill: ${name}\n\n`;
+  if (!output.startsWith(head)) return undefined;
+  const base = "\n\nBase directory for this skill: ";
+  const at = output.indexOf(base, head.length);
+  if (at < 0) return undefined;
+  const dir = output.slice(at + base.length).split("\n", 1)[0];
+  return { content: output.slice(head.length, at), ...(dir ? { path: `${dir}/SKILL.md` } : {}) };
 }
 
 /** The text a ranged read showed: lines `offset` (1-based) to `offset + limit - 1`. */
@@ -203,6 +220,19 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
     });
   };
 
+  /** A loaded skill, as the `skill` tool's output shows it; the daemon is told in turn. */
+  const recordSkill = (sessionID: string, name: string, output: string) => {
+    const skill = loadedSkill(name, output);
+    if (!skill) {
+      log("warn", "postcompact: a skill's output was not in the expected form; not recorded", { name });
+      return;
+    }
+    enqueue(sessionID, "recording a skill", async () => {
+      const session = await state(sessionID).session;
+      await session.recordSkill({ name, content: skill.content, ...(skill.path ? { path: skill.path } : {}) });
+    });
+  };
+
   const compact = async (sessionID: string, summaryId: string): Promise<Restoration | undefined> => {
     const s = state(sessionID);
     await s.queue; // every read and write reported before the compaction is known
@@ -231,7 +261,7 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
   };
 
   return {
-    "tool.execute.after": async (call, _output) => {
+    "tool.execute.after": async (call, output) => {
       const args = (call.args ?? {}) as Record<string, unknown>;
       const sid = call.sessionID;
       switch (call.tool) {
@@ -243,6 +273,11 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
         case "multiedit": {
           const path = str(args.filePath);
           if (path) await recordWrite(sid, path);
+          break;
+        }
+        case "skill": {
+          const name = str(args.name);
+          if (name && typeof output?.output === "string") recordSkill(sid, name, output.output);
           break;
         }
         case "apply_patch": {
