@@ -11,6 +11,7 @@ load lose nothing they acknowledged.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -78,6 +79,7 @@ def _copies(base: Path) -> tuple[Path, Path]:
 
 @pytest.fixture
 def fleet(pg_state: State, base: Path) -> Iterator[tuple[RunningDaemon, RunningDaemon]]:
+    made = not os.path.exists(REPO)  # the mount point, removed again if this fixture made it
     os.makedirs(REPO, exist_ok=True)
     copy_a, copy_b = _copies(base)
     daemons: list[RunningDaemon] = []
@@ -94,6 +96,9 @@ def fleet(pg_state: State, base: Path) -> Iterator[tuple[RunningDaemon, RunningD
     finally:
         for d in daemons:
             d.stop(signal.SIGKILL)
+        if made:
+            with contextlib.suppress(OSError):  # not empty: something else uses it, keep it
+                os.rmdir(REPO)
 
 
 def _text(resp: object) -> str:
