@@ -210,7 +210,7 @@ impl LongCache {
 
 /// Per-thread working memory of the counter: the backtracking encoder's buffers, and two-way
 /// set-associative caches of the counts of pieces that are more than one token, one for
-/// pieces of at most 16 bytes and one for pieces of 17 to 32 (words and identifiers recur; a
+/// pieces of at most 16 bytes and one for pieces of 17 to 1024 (words and identifiers recur; a
 /// miss costs one probe, and an entry is exact, so the caches change only the speed).
 #[derive(Default)]
 pub struct Scratch {

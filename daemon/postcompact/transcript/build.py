@@ -107,17 +107,19 @@ class Builder:
         place or a deny glob matches it."""
         out = self.paths.local(path)
         if out is None:
-            if path not in self.skipped_paths:
-                self.skipped_paths.add(path)
-                self.warn(event, f"no local place for {path!r} (map its prefix): skipped")
+            self._skip(event, path, f"no local place for {path!r} (map its prefix)")
             return None
         glob = fileread.is_denied((out,), self.deny_globs)
         if glob is not None:
-            if path not in self.skipped_paths:
-                self.skipped_paths.add(path)
-                self.warn(event, f"{path!r} matches the deny rule {glob!r}: skipped")
+            self._skip(event, path, f"{path!r} matches the deny rule {glob!r}")
             return None
         return out
+
+    def _skip(self, event: Event, path: str, why: str) -> None:
+        """Skip `path`, warning the first time why."""
+        if path not in self.skipped_paths:
+            self.skipped_paths.add(path)
+            self.warn(event, f"{why}: skipped")
 
     async def run(self, events: Sequence[Event]) -> None:
         for e in events:
