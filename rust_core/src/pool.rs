@@ -138,16 +138,20 @@ mod tests {
         SERIAL.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// How many threads ran one broadcast job.
+    fn runs() -> usize {
+        let ran = AtomicUsize::new(0);
+        broadcast(&|| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        });
+        ran.load(Ordering::SeqCst)
+    }
+
     #[test]
     fn every_thread_runs_the_job_once() {
         let _serial = serial();
-        let ran = AtomicUsize::new(0);
         for _ in 0..50 {
-            ran.store(0, Ordering::SeqCst);
-            broadcast(&|| {
-                ran.fetch_add(1, Ordering::SeqCst);
-            });
-            assert_eq!(ran.load(Ordering::SeqCst), threads());
+            assert_eq!(runs(), threads());
         }
     }
 
@@ -163,11 +167,7 @@ mod tests {
             })
         });
         assert_eq!(r.is_err(), threads() > 1);
-        let ran = AtomicUsize::new(0);
-        broadcast(&|| {
-            ran.fetch_add(1, Ordering::SeqCst);
-        });
-        assert_eq!(ran.load(Ordering::SeqCst), threads());
+        assert_eq!(runs(), threads());
     }
 
     #[test]
@@ -177,11 +177,7 @@ mod tests {
             .map(|_| {
                 std::thread::spawn(|| {
                     for _ in 0..100 {
-                        let ran = AtomicUsize::new(0);
-                        broadcast(&|| {
-                            ran.fetch_add(1, Ordering::SeqCst);
-                        });
-                        let n = ran.load(Ordering::SeqCst);
+                        let n = runs();
                         assert!(n == 1 || n == threads(), "{n}");
                     }
                 })
