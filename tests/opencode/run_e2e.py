@@ -135,7 +135,8 @@ def check(capture: dict[str, Any], control: dict[str, Any], daemon_sessions: lis
             assert f'{{"filePath":"{path}"}}' in text, f"request {n}: {name}'s call not OpenCode's"
         assert "Read tool" not in text, f"request {n}: Claude Code's wording:\n{text[:2000]}"
         # The skill the agent loaded comes back; the file of the failed edit does not.
-        assert SKILL_MARKER in text and SKILL_NAME in text, f"request {n}: the skill is missing"
+        assert SKILL_MARKER in text, f"request {n}: the skill's instructions are missing"
+        assert f"Skill: {SKILL_NAME}" in text, f"request {n}: the skill's name is missing"
         assert f"{project}/d.py" not in text, f"request {n}: the failed edit's file restored"
     # OpenCode on its own (no plugin): the same run restores nothing after its summary.
     alone = user_after_summary(after_summary(control)[0])

@@ -5,11 +5,11 @@ writes a small project under BASE/project and OpenCode's configuration beside it
 `local` on `@ai-sdk/openai-compatible` at the scripted server, a model whose context is small,
 and the postcompact plugin), runs `opencode run` there with HOME=BASE/home and a dummy key, and
 leaves in BASE/capture.json every request the server got, in order. The script reads a.py, loads
-a skill, tries an edit of d.py that fails, reads b.py, edits a.py and writes c.py; the answer with the write reports a context nearly full, so
-OpenCode compacts on its own; after the summary it reads b.py again and stops. `--pure` runs
-OpenCode without external plugins (the control: what OpenCode sends on its own). run_e2e runs
-this inside a network namespace of its own when it can (`unshare --net`, as root), so nothing but
-the loopback is reachable.
+a skill, tries an edit of d.py that fails, reads b.py, edits a.py and writes c.py; the answer
+with the write reports a context nearly full, so OpenCode compacts on its own; after the summary
+it reads b.py again and stops. `--pure` runs OpenCode without external plugins (the control:
+what OpenCode sends on its own). run_e2e runs this inside a network namespace of its own when it
+can (`unshare --net`, as root), so nothing but the loopback is reachable.
 """
 
 from __future__ import annotations
