@@ -20,7 +20,7 @@ from postcompact.transcript.replay import BoundaryResult, replay
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact_client import PostcompactError
 
-from tests.daemon.conftest import RunningDaemon, new_session_id
+from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon
 
 
 def _corpus_dir() -> Path:
@@ -254,6 +254,36 @@ def test_an_import_skips_files_a_deny_glob_matches(daemon: RunningDaemon, tmp_pa
     paths = [a.file.path for a in after.attachments if a.file is not None]
     assert paths == [str(project / "a.ts")]
     assert all("SECRET" not in block for a in after.attachments for block in a.blocks)
+
+
+def test_an_import_reserves_only_its_own_answer(tmp_path: Path) -> None:
+    """The compactions an import replays are not answers: their responses are never sent, so
+    they reserve nothing against limits.max_answer_bytes_in_flight. Fifteen boundaries that each
+    restore a 14 KB file import under a 100 KB limit (before, the import's own replayed
+    compactions filled it and the import was refused OVERLOADED, on every retry too)."""
+    project = tmp_path / "app"
+    project.mkdir()
+    body = "".join(f"line {i}: " + "x" * 60 + "\n" for i in range(200))  # ~14 KB
+    (project / "big.ts").write_text(body)
+    records: list[Any] = []
+    for k in range(15):
+        records += _read(f"t{k}", 20 * k + 1, "/orig/app/big.ts", body)
+        records.append(_boundary(f"b{k}", 20 * k + 10))
+    limits = "[limits]\nmax_answer_bytes_in_flight = 100000\n"
+    d = start_daemon(["--no-persist"], config_toml=limits)
+    try:
+        sid = new_session_id("res")
+        resp = d.client.import_transcript(
+            _jsonl(records), cwd=str(project), session_id=sid, profile="claude-code"
+        )
+        assert len(resp.boundaries) == 15
+        assert all([x.path for x in b.restored] == ["/orig/app/big.ts"] for b in resp.boundaries)
+        # Each replayed compaction restored the whole file: together well over the limit.
+        after = d.client.session(resp.session_id).preview_compact(skip_hooks=True)
+        restored = sum(len(block.encode()) for a in after.attachments for block in a.blocks)
+        assert 15 * restored > 100_000
+    finally:
+        d.stop()
 
 
 def test_catalogue_and_skills_as_claude_code_2_1_328_shows_them(

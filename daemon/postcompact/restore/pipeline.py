@@ -605,6 +605,7 @@ async def run_compact(
     carry_limit: int = 5000,
     max_answer: int | None = None,
     hook_slots: HookSlots | None = None,
+    answer: bool = True,
 ) -> CompactResult:
     """Run the pipeline for `agent` of `session`; see the module docstring. Nothing is
     changed: the result says what to apply (`CompactResult.apply`).
@@ -614,7 +615,8 @@ async def run_compact(
     `carry_limit`: at most this many reads are carried over (the agent's cache bound).
     `hook_slots`: the daemon's bound on hook processes running at once.
     `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`): there is no
-    result to apply.
+    result to apply. `answer`: the response is the call's answer, its bytes reserved until the
+    client has read it (admission.py); an import's replayed compactions are not.
 
     `policy`: the policy, when the caller resolved it already; else it is resolved here from the
     layers `base_policy` (the daemon config; `config_policy` is an alias), the session's and the
@@ -658,19 +660,23 @@ async def run_compact(
     )
     if preview:
         await steps
-        return CompactResult(_checked(out.response(agent.compactions), max_answer))
+        return CompactResult(_checked(out.response(agent.compactions), max_answer, answer))
     carried = carried_reads_of(agent, snapshot, carry_limit) if policy.carry_read_state else None
     decided = await steps
     return CompactResult(
-        _checked(out.response(agent.compactions + 1), max_answer), decided, carried
+        _checked(out.response(agent.compactions + 1), max_answer, answer), decided, carried
     )
 
 
-def _checked(resp: pb.CompactResponse, max_answer: int | None) -> pb.CompactResponse:
+def _checked(resp: pb.CompactResponse, max_answer: int | None, answer: bool) -> pb.CompactResponse:
     """`resp` once it is known to be answerable, before anything is applied: within the message
-    limit, and its bytes reserved until the client has read it (admission.py)."""
+    limit, and (when it is the call's `answer`) its bytes reserved until the client has read it
+    (admission.py)."""
+    if max_answer is None and not answer:
+        return resp
     size = resp.ByteSize()
     if max_answer is not None:
         check_answer(size, max_answer, "Compact")
-    reserve_answer(size)
+    if answer:
+        reserve_answer(size)
     return resp

@@ -141,6 +141,7 @@ async def import_transcript(
             deny_globs=deny_globs,
             hash_contents=False,
             carry_limit=agent.files.max_entries,
+            answer=False,  # summarised into the import's answer, never sent itself
         )
         result.apply(agent)  # the session is not registered yet: stored whole by adopt
         resp = result.response
