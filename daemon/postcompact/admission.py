@@ -31,7 +31,7 @@ from typing import Any
 
 from postcompact.errors import ResourceExhausted
 
-__all__ = ["EXEMPT", "RETRY_AFTER_MS", "Admission", "reserve_answer"]
+__all__ = ["EXEMPT", "RETRY_AFTER_MS", "Admission", "reserve_answer", "reserved_answer"]
 
 Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
 
@@ -44,6 +44,14 @@ _CALL: contextvars.ContextVar[tuple[Admission, Any, str] | None] = contextvars.C
 )
 
 
+# The answer size the call being handled reserved (its response, measured serialised): the
+# servicer's serialisation takes it rather than measuring the response again. Each gRPC call is
+# a task of its own, so the value never outlives its call.
+_ANSWER: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "postcompact_answer", default=None
+)
+
+
 def reserve_answer(size: int) -> None:
     """Reserve `size` bytes of answer for the call being handled (see the module docstring);
     OVERLOADED when they do not fit. Outside a call (in-process use, tests) it does nothing."""
@@ -51,6 +59,12 @@ def reserve_answer(size: int) -> None:
     if call is not None:
         admission, context, name = call
         admission.reserve(size, context, name)
+        _ANSWER.set(size)
+
+
+def reserved_answer() -> int | None:
+    """The answer size the handler of the call being handled reserved last, if it did."""
+    return _ANSWER.get()
 
 
 class Admission:

@@ -21,7 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from postcompact import __version__, core, render, workers
-from postcompact.admission import Admission
+from postcompact.admission import Admission, reserved_answer
 from postcompact.auth import TokenAuthInterceptor
 from postcompact.config import Config, state_location
 from postcompact.connections import listener_options, raise_descriptor_limit, watch_descriptors
@@ -304,7 +304,10 @@ def _serialized(fn: Callable[[Any, Ctx], Awaitable[Any]]) -> Callable[[Any, Ctx]
 
     async def handler(request: Any, context: Ctx) -> bytes:
         resp = await fn(request, context)
-        if resp.ByteSize() > INLINE_ANSWER_BYTES:  # a large copy: between other calls' work
+        size = reserved_answer()  # the handlers of large answers measured theirs already
+        if size is None:
+            size = resp.ByteSize()
+        if size > INLINE_ANSWER_BYTES:  # a large copy: between other calls' work
             data: bytes = await asyncio.to_thread(resp.SerializeToString)
         else:
             data = resp.SerializeToString()
