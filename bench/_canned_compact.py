@@ -20,11 +20,13 @@ _first: dict[str, pb.CompactResponse] = {}
 async def canned(
     self: server.Servicer, req: pb.CompactRequest, preview: bool
 ) -> pb.CompactResponse:
+    """The first answer again, as the message (serialised per call by the servicer, as every
+    answer was when this floor was set; the real Compact now answers bytes it built)."""
     if "response" not in _first:
-        _first["response"] = await _real(self, req, preview)
+        _first["response"] = pb.CompactResponse.FromString(await _real(self, req, preview))
     return _first["response"]
 
 
 if __name__ == "__main__":
-    server.Servicer._compact = canned  # type: ignore[method-assign]
+    server.Servicer._compact = canned  # type: ignore[method-assign, assignment]
     sys.exit(cli.main(sys.argv[1:]))

@@ -26,7 +26,12 @@ _IO = os.environ.get("BENCH_READ_FLOOR") == "io"
 async def canned(self: FileService, req: pb.ReadFileRequest) -> pb.ReadFileResponse:
     resp = _first.get("response")
     if resp is None:
-        resp = _first["response"] = await _real(self, req)
+        # Kept as the message and serialised per call by the servicer, as every answer was when
+        # this floor was set (the real ReadFile now answers the bytes the core built).
+        got = await _real(self, req)
+        if isinstance(got, bytes):
+            got = pb.ReadFileResponse.FromString(got)
+        resp = _first["response"] = got
         return resp
     if _IO:
         _core.read_whole(resp.path, 1 << 20, fileread.SNIFF_BYTES)

@@ -60,5 +60,5 @@ async def _canned_with_io(
 
 
 if __name__ == "__main__":
-    server.Servicer._compact = _canned_with_io  # type: ignore[method-assign]
+    server.Servicer._compact = _canned_with_io  # type: ignore[method-assign, assignment]
     sys.exit(cli.main(sys.argv[1:]))

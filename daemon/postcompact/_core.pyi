@@ -22,9 +22,11 @@ __all__ = [
     "held_bytes",
     "json_utf16_len",
     "number_lines",
+    "read_answer",
     "read_range",
     "read_whole",
     "realpath",
+    "restore_files",
     "truncate_batch",
     "truncate_to_tokens",
     "utf16_len",
@@ -264,6 +266,64 @@ def read_whole(
     the file is larger, or a byte is not in the page cache: preadv2 RWF_NOWAIT), "changed" (the
     file opened is not the one stat saw), "binary" (a NUL byte: in the first `sniff_bytes`, or
     anywhere once the size is within `max_bytes`), "grew" (past `max_bytes` since stat)."""
+
+# (framed attachment, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
+#  text_units, json_units)
+_RestoredFile = tuple[bytes, bytes, int, int, int, int, int, int, int]
+
+def restore_files(
+    specs: Sequence[tuple[str | PathLike[str], bool, int, int | None, str, str, str]],
+    prefix: str,
+    malware: str,
+    suffix: str,
+    max_bytes: int,
+    sniff_bytes: int,
+    inline_max: int | None,
+    include_content: bool,
+    kind: int,
+    placement: int,
+) -> list[_RestoredFile | str]:
+    """Compact's restored files in one call, read and rendered without the GIL. Each spec is
+    `(real path, binary name, first line, limit, path, display path, Read call block)`; each
+    result is either `(framed, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
+    text_units, json_units)` or the code of why the caller's general path must take the file.
+
+    `framed` is the file's `Attachment` as `CompactResponse.attachments` bytes (key, length,
+    message): `kind`, `placement`, `tokens` (the rough estimate of the blocks joined by "\n",
+    whose UTF-16 units are `blocks_units`), the blocks — the Read call block, then `prefix`,
+    the text numbered from the first line, `malware`, `suffix` — and the `FileAttachment`
+    (`path`, the display path, the text when `include_content`, the line counts, the first line).
+    The text is the file's bytes with each line's ending "\r" removed (`render.strip_cr`);
+    `text_units` and `json_units` are the UTF-16 units of it and of its `JSON.stringify`.
+    `content` is the bytes read. The file is read as `read_whole` reads it from line 1 (a limit
+    then only bounds the lines: a file with more is "head_only"), else as `read_range`.
+
+    Codes: a `ReadRefused` code of the read ("would_block" for an inline read to retry on a
+    thread), "not_utf8", "empty", "bom" (a byte-order mark on line 1), "escape" (a closing
+    reminder tag in the text), "head_only"."""
+
+def read_answer(
+    real: str | PathLike[str],
+    binary_name: bool,
+    start: int,
+    limit: int | None,
+    path: str,
+    malware: str,
+    timestamp_ms: int | None,
+    max_bytes: int,
+    sniff_bytes: int,
+    inline_max: int | None,
+    max_answer: int | None,
+) -> tuple[bytes, bytes, int, int, int, int] | str:
+    """ReadFile's answer for lines [start, start+limit) of `real`, read and rendered without the
+    GIL: `(wire, content, mtime_ns, total_lines, num_lines, text_units)`, or the code of why the
+    caller's general path must take it (as `restore_files`, and "answer_too_large": over
+    `max_answer`, see `read_range`).
+
+    `wire` is the `ReadFileResponse`: `path`, `text` (the content numbered from `start`, lines
+    split on "\r?\n", then `malware`), `content`, `timestamp_ms` (the file's mtime in ms when
+    None), the lines, `tokens` (the rough estimate of `text`). `text_units` are the UTF-16 units
+    of the content."""
 
 def read_range(
     path: str | PathLike[str],

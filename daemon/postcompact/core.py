@@ -22,19 +22,26 @@ from postcompact._core import (
     held_bytes,
     json_utf16_len,
     number_lines,
+    read_answer,
     read_range,
     read_whole,
     realpath,
+    restore_files,
     truncate_batch,
     truncate_to_tokens,
     utf16_len,
 )
+
+# One file of `restore_files`: (framed attachment, content, mtime_ns, total_lines, num_lines,
+# tokens, blocks_units, text_units, json_units).
+RestoredFile = tuple[bytes, bytes, int, int, int, int, int, int, int]
 
 __all__ = [
     "Charge",
     "FileState",
     "FileStateCache",
     "ReadRefused",
+    "RestoredFile",
     "__version__",
     "count",
     "count_batch",
@@ -46,9 +53,11 @@ __all__ = [
     "held_bytes",
     "json_utf16_len",
     "number_lines",
+    "read_answer",
     "read_range",
     "read_whole",
     "realpath",
+    "restore_files",
     "truncate_batch",
     "truncate_to_tokens",
     "utf16_len",

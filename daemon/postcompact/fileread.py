@@ -44,6 +44,7 @@ __all__ = [
     "ReadScope",
     "TextFile",
     "WouldBlock",
+    "binary_name",
     "effective_deny_globs",
     "is_denied",
     "off_loop",
@@ -284,27 +285,12 @@ def read_text(
       ranged read is refused before its range is read (the line scan streams), so the work is
       bounded before it is done.
     """
-    if not path or "\0" in path:
-        raise FileReadError("invalid_path", f"invalid path {path!r}")
-    if not os.path.isabs(path):
-        raise FileReadError("invalid_path", f"path is not absolute: {path}")
+    _check_absolute(path)
     if offset is not None and offset < 1:
         raise FileReadError("invalid_range", f"offset must be at least 1, got {offset}")
     if limit is not None and limit < 1:
         raise FileReadError("invalid_range", f"limit must be at least 1, got {limit}")
-
-    requested = os.path.normpath(path)
-    if scope is None:
-        scope = ReadScope.of(roots)
-    real = scope.realpath(requested)
-    real_roots = scope.real_roots
-    if not within_roots(real, real_roots):
-        raise FileReadError("outside_roots", f"{path} is outside the session roots")
-    glob = is_denied(dict.fromkeys((requested, real)), deny_globs)
-    if glob is not None:
-        raise FileReadError("denied", f"{path} matches the deny rule {glob!r}")
-
-    ext = os.path.splitext(real)[1].lower()
+    real, ext = _resolve_checked(path, scope or ReadScope.of(roots), deny_globs)
     binary_name = ext in BINARY_EXTENSIONS
     inline_max = INLINE_READ_BYTES if inline else None
     ranged = (offset is not None and offset > 1) or limit is not None
@@ -326,6 +312,30 @@ def read_text(
         code, err, size = exc.args
         raise _refusal(path, ext, max_bytes, code, err, size, max_answer) from None
     return TextFile(real, content, mtime_ns // 1_000_000, total, start, num_lines, size, truncated)
+
+
+@functools.lru_cache(maxsize=4096)
+def binary_name(path: str) -> bool:
+    """Whether the extension of `path` names a binary file (`BINARY_EXTENSIONS`)."""
+    return os.path.splitext(path)[1].lower() in BINARY_EXTENSIONS
+
+
+def _check_absolute(path: str) -> None:
+    if not path or "\0" in path:
+        raise FileReadError("invalid_path", f"invalid path {path!r}")
+    if not os.path.isabs(path):
+        raise FileReadError("invalid_path", f"path is not absolute: {path}")
+
+
+def _resolve_checked(path: str, scope: ReadScope, deny_globs: Sequence[str]) -> tuple[str, str]:
+    requested = os.path.normpath(path)
+    real = scope.realpath(requested)
+    if not within_roots(real, scope.real_roots):
+        raise FileReadError("outside_roots", f"{path} is outside the session roots")
+    glob = is_denied(dict.fromkeys((requested, real)), deny_globs)
+    if glob is not None:
+        raise FileReadError("denied", f"{path} matches the deny rule {glob!r}")
+    return real, os.path.splitext(real)[1].lower()
 
 
 def answer_bytes(size: int, lines: int, first: int = 1) -> int:

@@ -796,7 +796,7 @@ def _around(template: str, field: str) -> tuple[str, str] | None:
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
 
-def _wrapped_read_call(
+def wrapped_read_call(
     path: str,
     templates: Templates,
     offset: int | None = None,
@@ -818,7 +818,7 @@ def _read_call_block(
     offset: int | None,
     limit: int | None,
 ) -> str:
-    """`_wrapped_read_call`, cached (the same files come back Compact after Compact) on the
+    """`wrapped_read_call`, cached (the same files come back Compact after Compact) on the
     three templates it uses: hashing a whole `Templates` costs more than the block."""
     args: dict[str, object] = {path_key: path}
     if offset is not None:
@@ -827,6 +827,26 @@ def _read_call_block(
         args["limit"] = limit
     call = escape_reminder_tags(_fmt(read_call_template, input_json=js_json_stringify(args)))
     return _fmt(reminder_template, content=call)
+
+
+def file_result_frame(templates: Templates, malware_reminder: bool) -> tuple[str, str, str] | None:
+    """(prefix, malware, suffix): a restored file's result block around its numbered lines, as
+    `file_blocks` renders it without a truncation marker (the core renders the lines between,
+    `core.restore_files`); None when the templates do not hold each placeholder once."""
+    return _result_frame(
+        templates.system_reminder,
+        templates.read_result,
+        templates.malware_reminder if malware_reminder else "",
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _result_frame(reminder: str, read_result: str, malware: str) -> tuple[str, str, str] | None:
+    outer = _around(reminder, "content")
+    inner = _around(read_result, "result")
+    if outer is None or inner is None:
+        return None
+    return outer[0] + inner[0], malware, inner[1] + outer[1]
 
 
 def file_blocks(
@@ -845,7 +865,7 @@ def file_blocks(
     (`start_line` > 1) is numbered from its first line, and its Read call carries the offset and
     `read_limit`."""
     offset = start_line if start_line > 1 else None
-    call = _wrapped_read_call(path, templates, offset, read_limit if offset else None)
+    call = wrapped_read_call(path, templates, offset, read_limit if offset else None)
     parts, escaped = _read_tool_result_parts(
         content,
         start_line,

@@ -152,7 +152,7 @@ class Servicer:
         return pb.MergeFileStateResponse(merged=merged, kept=kept)
 
     # --- files -----------------------------------------------------------------------------
-    async def ReadFile(self, req: pb.ReadFileRequest, ctx: Ctx) -> pb.ReadFileResponse:
+    async def ReadFile(self, req: pb.ReadFileRequest, ctx: Ctx) -> bytes | pb.ReadFileResponse:
         return await self.files.read_file(req)
 
     async def RecordRead(self, req: pb.RecordReadRequest, ctx: Ctx) -> pb.RecordReadResponse:
@@ -218,7 +218,8 @@ class Servicer:
             )
         return size
 
-    async def _compact(self, req: pb.CompactRequest, preview: bool) -> pb.CompactResponse:
+    async def _compact(self, req: pb.CompactRequest, preview: bool) -> bytes:
+        """The serialised answer of a Compact (or, the fields being the same, of a preview)."""
         s, a = self.registry.agent(req.session_id, req.agent_id)
         if req.kind not in pb.CompactKind.values():
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
@@ -242,19 +243,17 @@ class Servicer:
             # CloseSession or expiry removed the session from memory and disk).
             if not preview and self.registry.live(s, a):
                 result.apply(a, change)
-        return result.response
+        return result.wire
 
-    async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> pb.CompactResponse:
+    async def Compact(self, req: pb.CompactRequest, ctx: Ctx) -> bytes:
         return await self._compact(req, preview=False)
 
-    async def PreviewCompact(
-        self, req: pb.PreviewCompactRequest, ctx: Ctx
-    ) -> pb.PreviewCompactResponse:
+    async def PreviewCompact(self, req: pb.PreviewCompactRequest, ctx: Ctx) -> bytes:
         # The two request/response pairs share field numbers and types (include_content and the
-        # reserved rendered_text too): convert on the wire.
+        # reserved rendered_text too): convert on the wire (the answer is a
+        # PreviewCompactResponse as it stands).
         creq = pb.CompactRequest.FromString(req.SerializeToString())
-        resp = await self._compact(creq, preview=True)
-        return pb.PreviewCompactResponse.FromString(resp.SerializeToString())
+        return await self._compact(creq, preview=True)
 
     # --- transcripts -----------------------------------------------------------------------
     async def ImportTranscript(
@@ -304,6 +303,8 @@ def _serialized(fn: Callable[[Any, Ctx], Awaitable[Any]]) -> Callable[[Any, Ctx]
 
     async def handler(request: Any, context: Ctx) -> bytes:
         resp = await fn(request, context)
+        if isinstance(resp, bytes):  # answered serialised already (Compact, ReadFile)
+            return resp
         size = reserved_answer()  # the handlers of large answers measured theirs already
         if size is None:
             size = resp.ByteSize()

@@ -9,14 +9,17 @@
 //! `LruCache`, which only the benchmarks and its tests use, behind `bench` (which implies it).
 
 pub mod bpe_engine;
+pub mod fileanswer;
 pub mod filestate;
 pub mod fsutil;
 pub mod lru;
 pub mod path;
+pub mod pbwire;
 pub mod pool;
 pub mod pretok;
 pub mod readfile;
 pub mod render;
+pub mod scan;
 pub mod tokens;
 pub mod truncate;
 

@@ -18,6 +18,8 @@ use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::{AsRawFd, FromRawFd, RawFd};
 use std::path::Path;
 
+pub use crate::scan::count_newlines;
+
 /// Why a read was refused or failed, named for the caller's message (see `fileread.py`).
 #[derive(Debug)]
 pub enum ReadFailure {
@@ -227,7 +229,12 @@ pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, R
             return Err(ReadFailure::AnswerTooLarge(need));
         }
     }
-    let truncated = range.head_bytes.is_some_and(|h| want > h);
+    let mut truncated = range.head_bytes.is_some_and(|h| want > h);
+    if truncated && end_off.is_some() && range.head_bytes == Some(want - 1) {
+        // One byte over the cap, and a range ending before EOF drops its last line's "\r": the
+        // range fits when that byte is one.
+        truncated = io.pread_full(1, stop - 1)? != b"\r";
+    }
     let mut data = if let (true, Some(head)) = (truncated, range.head_bytes) {
         let mut data = io.pread_full(head.saturating_add(1), start_off)?;
         let limit = data
@@ -498,11 +505,6 @@ fn memchr(needle: u8, haystack: &[u8]) -> bool {
     memchr::memchr(needle, haystack).is_some()
 }
 
-/// `\n`s in `data` (SIMD: `memchr`'s counting iterator).
-pub fn count_newlines(data: &[u8]) -> usize {
-    memchr::memchr_iter(b'\n', data).count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,6 +577,26 @@ mod tests {
         assert_eq!(range(1, Some(100), None).0, b"l1\r\nl2\nl3\nl4".to_vec());
         assert_eq!(range(1, None, Some(7)), (b"l1\r\nl2".to_vec(), 4, 2, true));
         assert_eq!(range(1, None, Some(1)), (b"l".to_vec(), 4, 1, true));
+        // A head cap one byte short of a range ending in "\r\n" before EOF: the "\r" is not
+        // part of the range, so it fits (and one byte shorter it does not).
+        assert_eq!(range(1, Some(1), Some(2)), (b"l1".to_vec(), 4, 1, false));
+        assert_eq!(range(1, Some(1), Some(1)), (b"l".to_vec(), 4, 1, true));
+        let cr = write(&d, "cr.txt", b"\r\n");
+        let only_cr = read_range(
+            &cr,
+            limits(0),
+            Range {
+                start: 1,
+                limit: Some(1),
+                head_bytes: Some(0),
+                max_answer: None,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (only_cr.data, only_cr.num_lines, only_cr.truncated),
+            (Vec::new(), 1, false)
+        );
         // No lines asked for: nothing, wherever the range starts.
         for start in [0, 1, 2, 4, 9] {
             assert_eq!(

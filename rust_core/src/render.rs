@@ -13,38 +13,90 @@
 //!   are not escaped by `JSON.stringify`). [`json_utf16_len_units`] does the same on UTF-16
 //!   code units, where a lone surrogate costs 6 (well-formed `JSON.stringify` writes `\udxxx`).
 
-/// How many bytes of `chunk` (at most 255 bytes) satisfy `f`; vectorises.
-#[inline(always)]
-fn count_u8(chunk: &[u8], f: impl Fn(u8) -> bool) -> u8 {
-    chunk
-        .iter()
-        .fold(0u8, |n, &b| n.wrapping_add(u8::from(f(b))))
+use crate::scan::{count_newlines, Newlines};
+
+/// What one byte of valid UTF-8 adds to the JSON-escaped UTF-16 length over the byte length:
+/// continuation bytes count 0 units (-1), 4-byte leads 2 units for 4 bytes (+1, with their
+/// three continuations at -1), the short escapes `"` `\\` `\b` `\f` `\n` `\r` `\t` 2 units
+/// (+1), other C0 controls 6 (`\u00xx`, +5).
+#[inline]
+fn json_weight(b: u8) -> isize {
+    match b {
+        0x08 | 0x09 | 0x0A | 0x0C | 0x0D | b'"' | b'\\' => 1,
+        0x00..=0x1F => 5,
+        0x80..=0xBF => -1,
+        0xF0..=0xFF => 1,
+        _ => 0,
+    }
 }
 
-/// The difference between the JSON-escaped UTF-16 length of `chunk` (valid UTF-8 pieces, at
-/// most 255 bytes) and its byte length: continuation bytes count 0 units (-1), 4-byte leads 2
-/// units for 4 bytes (+1, with their three continuations at -1), the short escapes `"` `\\`
-/// `\b` `\f` `\n` `\r` `\t` 2 units (+1), other C0 controls 6 (`\u00xx`, +5).
-#[inline]
-fn json_extra(chunk: &[u8]) -> isize {
-    let plain = |b: u8| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\';
-    if count_u8(chunk, plain) as usize == chunk.len() {
-        return 0;
+/// The sum of [`json_weight`] over `bytes`: with AVX2 where the CPU has it, else the baseline
+/// vectorisation of the same loop.
+fn json_extra(bytes: &[u8]) -> isize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if bytes.len() >= 256 && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { json_extra_avx2(bytes) };
+        }
     }
-    let ctrl = count_u8(chunk, |b| b < 0x20);
-    let short = count_u8(chunk, |b| matches!(b, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D));
-    let quote = count_u8(chunk, |b| b == b'"' || b == b'\\');
-    let cont = count_u8(chunk, |b| b & 0xC0 == 0x80);
-    let lead4 = count_u8(chunk, |b| b >= 0xF0);
-    5 * isize::from(ctrl) - 4 * isize::from(short) + isize::from(quote) - isize::from(cont)
-        + isize::from(lead4)
+    json_extra_lanes(bytes)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn json_extra_avx2(bytes: &[u8]) -> isize {
+    // The same code; compiled for AVX2 it takes 32 bytes per instruction.
+    json_extra_lanes(bytes)
+}
+
+/// [`json_weight`] + 4 (3..=9), branch-free so that a loop over bytes vectorises.
+#[inline(always)]
+fn json_weight_biased(b: u8) -> u8 {
+    let ctrl = u8::from(b < 0x20);
+    let short = u8::from(b.wrapping_sub(8) < 3) | u8::from(b.wrapping_sub(12) < 2);
+    let quote = u8::from(b == b'"') | u8::from(b == b'\\');
+    let cont = u8::from(b & 0xC0 == 0x80);
+    let lead4 = u8::from(b >= 0xF0);
+    (4 + 5 * ctrl + quote + lead4).wrapping_sub(4 * short + cont)
+}
+
+const JSON_LANES: usize = 64;
+
+/// [`json_weight_biased`] summed over `block` (whole vectors of [`JSON_LANES`], 28 at most).
+#[inline(always)]
+fn json_lanes(block: &[u8]) -> usize {
+    let mut acc = [0u8; JSON_LANES];
+    for v in block.chunks_exact(JSON_LANES) {
+        for i in 0..JSON_LANES {
+            acc[i] = acc[i].wrapping_add(json_weight_biased(v[i]));
+        }
+    }
+    acc.iter().map(|&x| usize::from(x)).sum()
+}
+
+/// [`json_extra`] summed in 64 byte lanes (28 steps at most: 28 * 9 fits a byte).
+#[inline(always)]
+fn json_extra_lanes(bytes: &[u8]) -> isize {
+    const STEPS: usize = 28;
+    let mut total = 0usize;
+    let mut blocks = bytes.chunks_exact(JSON_LANES * STEPS);
+    for block in &mut blocks {
+        total += json_lanes(block);
+    }
+    let rest = blocks.remainder();
+    let whole = rest.len() / JSON_LANES * JSON_LANES;
+    total += json_lanes(&rest[..whole]);
+    // Less the bias of 4 per byte counted, plus the tail byte by byte.
+    let counted = bytes.len() - rest.len() + whole;
+    total as isize - 4 * counted as isize
+        + rest[whole..].iter().map(|&b| json_weight(b)).sum::<isize>()
 }
 
 /// The UTF-16 length of `JSON.stringify(text)`, the two quotes included.
 pub fn json_utf16_len(text: &str) -> usize {
-    let extra: isize = text.as_bytes().chunks(128).map(json_extra).sum();
-    // `extra` is at least -len * 3/4 (continuations), so the sum is positive.
-    (text.len() as isize + extra) as usize + 2
+    // The extra is at least -len * 3/4 (continuations), so the sum is positive.
+    (text.len() as isize + json_extra(text.as_bytes())) as usize + 2
 }
 
 /// [`json_utf16_len`] of a text given as UTF-16 code units, where lone surrogates may occur.
@@ -91,30 +143,6 @@ fn push_int(out: &mut Vec<u8>, n: i64) {
         out.push(b'-');
     }
     out.extend_from_slice(itoa(n.unsigned_abs(), &mut buf));
-}
-
-/// Byte offset of the next `\n` at or after `from`, or `None`. Tests 32 bytes at a time with a
-/// branch-free fold (vectorised), then finds the byte in the chunk that has one.
-#[inline]
-fn find_newline(bytes: &[u8], from: usize) -> Option<usize> {
-    const CHUNK: usize = 32;
-    let mut i = from;
-    while i + CHUNK <= bytes.len() {
-        let chunk = &bytes[i..i + CHUNK];
-        if chunk.iter().fold(false, |any, &b| any | (b == b'\n')) {
-            break;
-        }
-        i += CHUNK;
-    }
-    bytes[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
-}
-
-/// The number of `\n` bytes (u8 counters per 255-byte chunk, so the count vectorises).
-fn count_newlines(bytes: &[u8]) -> usize {
-    bytes
-        .chunks(255)
-        .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
-        .sum()
 }
 
 /// A line number kept as ASCII digits and incremented in place (no division per line).
@@ -164,24 +192,94 @@ impl Decimal {
 ///
 /// The line numbers are `start_line`, `start_line + 1`, …; they saturate at `i64::MAX`.
 pub fn number_lines(text: &str, start_line: i64) -> String {
+    let mut out = Vec::new();
+    number_lines_into(text, start_line, &mut out);
+    // Only whole UTF-8 sequences of `text` are copied (cuts are at ASCII `\r`/`\n`), plus ASCII.
+    String::from_utf8(out).expect("numbered text is UTF-8")
+}
+
+/// The length in bytes of `number_lines(text, start_line)` for `start_line >= 0`, without
+/// building it: each line gains its number and a tab, and loses the `\r` before its `\n`.
+pub fn numbered_len(text: &str, start_line: u64) -> usize {
     if text.is_empty() {
-        return String::new();
+        return 0;
+    }
+    numbered_len_counted(text, start_line, count_newlines(text.as_bytes()) + 1)
+}
+
+/// [`numbered_len`] of a non-empty text of `lines` lines (its `\n`s + 1, which the caller
+/// knows).
+pub fn numbered_len_counted(text: &str, start_line: u64, lines: usize) -> usize {
+    let bytes = text.as_bytes();
+    let crlf = if memchr::memchr(b'\r', bytes).is_some() {
+        memchr::memmem::find_iter(bytes, b"\r\n").count()
+    } else {
+        0
+    };
+    let last = start_line.saturating_add(lines as u64 - 1);
+    bytes.len() - crlf + lines + digits_between(start_line, last)
+}
+
+/// The room [`number_lines_hinted`] asks for past the output, at most: the text, a number and
+/// a tab per line, and room for its last 16-byte copy (reserved, nothing is reallocated).
+pub fn numbering_room(text_len: usize, start_line: u64, lines: usize) -> usize {
+    text_len + lines * (decimal_width(start_line.saturating_add(text_len as u64)) + 1) + SLACK
+}
+
+fn decimal_width(n: u64) -> usize {
+    1 + n.max(1).ilog10() as usize
+}
+
+/// The decimal digits of all of `first..=last` together.
+fn digits_between(first: u64, last: u64) -> usize {
+    let mut total = 0usize;
+    let mut lo = first;
+    let mut width = 1 + lo.max(1).ilog10() as usize;
+    loop {
+        // The last number with `width` digits (saturating at u64::MAX).
+        let top = 10u64.checked_pow(width as u32).map_or(u64::MAX, |p| p - 1);
+        let hi = top.min(last);
+        total += (hi - lo + 1) as usize * width;
+        if hi == last {
+            return total;
+        }
+        lo = hi + 1;
+        width += 1;
+    }
+}
+
+/// [`number_lines`] appended to `out` (an answer being encoded: no copy of its own).
+pub fn number_lines_into(text: &str, start_line: i64, out: &mut Vec<u8>) {
+    if text.is_empty() {
+        return;
+    }
+    number_lines_hinted(text, start_line, count_newlines(text.as_bytes()) + 1, out);
+}
+
+/// [`number_lines_into`] where the caller knows the number of lines: `lines` only sizes the
+/// room reserved (a wrong count costs a reallocation, never a wrong answer).
+pub fn number_lines_hinted(text: &str, start_line: i64, lines: usize, out: &mut Vec<u8>) {
+    if text.is_empty() {
+        return;
     }
     let bytes = text.as_bytes();
+    if let Ok(first) = u64::try_from(start_line) {
+        if decimal_width(first.saturating_add(bytes.len() as u64)) <= FAST_DIGITS {
+            number_fast(bytes, first, lines, out);
+            return;
+        }
+    }
     let lines = count_newlines(bytes) + 1;
     let last = start_line.saturating_add(lines as i64 - 1);
-    let digits = 1 + start_line
-        .unsigned_abs()
-        .max(last.unsigned_abs())
-        .max(1)
-        .ilog10() as usize;
-    let mut out = Vec::with_capacity(bytes.len() + lines * (digits + 2));
-    // Non-negative numbers (every real Read) count up in ASCII; others format each number.
+    let digits = decimal_width(start_line.unsigned_abs().max(last.unsigned_abs()));
+    out.reserve(bytes.len() + lines * (digits + 2));
+    // Non-negative numbers count up in ASCII; others format each number.
     let mut decimal = u64::try_from(start_line).ok().map(Decimal::new);
     let mut n = start_line;
     let mut start = 0;
+    let mut newlines = memchr::memchr_iter(b'\n', bytes);
     loop {
-        let (end, next) = match find_newline(bytes, start) {
+        let (end, next) = match newlines.next() {
             Some(nl) => (nl, Some(nl + 1)),
             None => (bytes.len(), None),
         };
@@ -192,7 +290,7 @@ pub fn number_lines(text: &str, start_line: i64) -> String {
         };
         match &decimal {
             Some(d) => out.extend_from_slice(d.digits()),
-            None => push_int(&mut out, n),
+            None => push_int(out, n),
         }
         out.push(b'\t');
         out.extend_from_slice(&bytes[start..line_end]);
@@ -216,8 +314,115 @@ pub fn number_lines(text: &str, start_line: i64) -> String {
             None => break,
         }
     }
-    // Only whole UTF-8 sequences of `text` are copied (cuts are at ASCII `\r`/`\n`), plus ASCII.
-    String::from_utf8(out).expect("numbered text is UTF-8")
+}
+
+/// The widest line number [`number_fast`] writes (one 16-byte store holds it).
+const FAST_DIGITS: usize = 15;
+
+/// Bytes read from a line and written after the output's end by [`number_fast`]'s 16-byte
+/// copies, later overwritten or cut off.
+const SLACK: usize = 32;
+
+#[inline(always)]
+fn load16(p: *const u8) -> [u8; 16] {
+    // SAFETY (callers): `p..p + 16` is readable.
+    unsafe { std::ptr::read_unaligned(p.cast::<[u8; 16]>()) }
+}
+
+#[inline(always)]
+fn store16(p: *mut u8, v: [u8; 16]) {
+    // SAFETY (callers): `p..p + 16` is writable.
+    unsafe { std::ptr::write_unaligned(p.cast::<[u8; 16]>(), v) }
+}
+
+/// [`number_lines_into`] for line numbers `first..` of at most [`FAST_DIGITS`] digits: each
+/// line's number, tab and bytes copied 16 bytes at a time past the output's end (a copy may
+/// write up to 15 bytes beyond what it means to; the next one overwrites them, and the length
+/// set at the end leaves the last ones out). `lines` only sizes the room reserved: each line
+/// checks that its copies fit, and more is reserved when they would not.
+fn number_fast(bytes: &[u8], first: u64, lines: usize, out: &mut Vec<u8>) {
+    let digits = decimal_width(first.saturating_add(bytes.len() as u64)); // any line's, at most
+    debug_assert!(digits <= FAST_DIGITS);
+    let len0 = out.len();
+    out.reserve(bytes.len() + lines * (digits + 1) + SLACK);
+    // The number in ASCII, left-aligned in a 16-byte word (kept in registers: a byte changed
+    // in memory and then loaded as a whole word stalls the load).
+    let (mut word, mut width) = {
+        let mut buf = [0u8; 20];
+        let d = itoa(first, &mut buf);
+        let mut w = [0u8; 16];
+        w[..d.len()].copy_from_slice(d);
+        (u128::from_le_bytes(w), d.len())
+    };
+    let src = bytes.as_ptr();
+    let end = bytes.len();
+    let mut pos = 0usize; // bytes written past `len0`
+    let mut start = 0usize;
+    let mut newlines = Newlines::new(bytes);
+    loop {
+        let (line_end, next) = match newlines.next() {
+            Some(nl) if nl > start && bytes[nl - 1] == b'\r' => (nl - 1, Some(nl + 1)),
+            Some(nl) => (nl, Some(nl + 1)),
+            None => (end, None),
+        };
+        let n = line_end - start;
+        // The number (16 bytes stored), the tab, the line (16-byte copies) and its `\n`.
+        let need = pos + width.max(16) + 1 + n + 16 + 1;
+        if need > out.capacity() - len0 {
+            // SAFETY: the `pos` bytes past `len0` were written.
+            unsafe { out.set_len(len0 + pos) };
+            out.reserve(need - pos + (end - line_end) * 2 + SLACK);
+        }
+        // SAFETY: `need` bytes past `len0` are allocated (just checked): the stores below end
+        // before it. Each 16-byte load from the text is within it (the tail of a line near its
+        // end is copied exactly).
+        unsafe {
+            let dst = out.as_mut_ptr().add(len0 + pos);
+            std::ptr::write_unaligned(dst.cast::<u128>(), word);
+            let dst = dst.add(width);
+            *dst = b'\t';
+            let dst = dst.add(1);
+            let mut i = 0;
+            while i + 16 <= n {
+                store16(dst.add(i), load16(src.add(start + i)));
+                i += 16;
+            }
+            if start + i + 16 <= end {
+                store16(dst.add(i), load16(src.add(start + i)));
+            } else {
+                std::ptr::copy_nonoverlapping(src.add(start + i), dst.add(i), n - i);
+            }
+            pos += width + 1 + n;
+            if next.is_some() {
+                *dst.add(n) = b'\n';
+                pos += 1;
+            }
+        }
+        let Some(next) = next else { break };
+        start = next;
+        // The next number: its last digit up by one, or (one line in ten) the carry.
+        let shift = 8 * (width as u32 - 1);
+        if (word >> shift) as u8 != b'9' {
+            word += 1u128 << shift;
+        } else {
+            let mut d = word.to_le_bytes();
+            let mut k = width;
+            while k > 0 && d[k - 1] == b'9' {
+                d[k - 1] = b'0';
+                k -= 1;
+            }
+            if k == 0 {
+                d.copy_within(0..width, 1);
+                d[0] = b'1';
+                width += 1;
+            } else {
+                d[k - 1] += 1;
+            }
+            word = u128::from_le_bytes(d);
+        }
+    }
+    // SAFETY: the `pos` bytes past `len0` were written.
+    unsafe { out.set_len(len0 + pos) };
 }
 
 /// Python's `str.isspace()` (what `\s` matches in a `str` pattern): Unicode White_Space and the
@@ -382,6 +587,46 @@ mod tests {
             start in -3i64..100_000,
         ) {
             prop_assert_eq!(number_lines(&text, start), reference(&text, start));
+        }
+
+        #[test]
+        fn long_lines_number_like_the_reference_whatever_the_hint(
+            lines in proptest::collection::vec("[a-z é中😀\t]{0,90}", 1..60),
+            ends in proptest::collection::vec(prop_oneof![Just("\n"), Just("\r\n")], 60),
+            start in prop_oneof![0i64..20, 95i64..105, 999_990i64..1_000_000],
+            hint in 0usize..200,
+            prefix in "[a-z]{0,3}",
+        ) {
+            let mut text = String::new();
+            for (line, end) in lines.iter().zip(&ends) {
+                text.push_str(line);
+                text.push_str(end);
+            }
+            text.pop(); // the last line without its "\n" (a "\r" may stay)
+            let want = reference(&text, start);
+            let mut out = prefix.clone().into_bytes();
+            number_lines_hinted(&text, start, hint, &mut out);
+            prop_assert_eq!(&out[prefix.len()..], want.as_bytes());
+            prop_assert_eq!(numbered_len(&text, start as u64), want.len());
+        }
+
+        #[test]
+        fn long_texts_measure_like_the_reference(
+            piece in "\\PC{0,200}|[\u{0}-\u{7f}é😀]{0,200}",
+            times in 1usize..40,
+        ) {
+            let text = piece.repeat(times);
+            prop_assert_eq!(json_utf16_len(&text), json_reference(&text));
+        }
+
+        #[test]
+        fn numbered_len_is_the_numbered_length(
+            text in "([a-c\r\n\t é中😀]{0,40}|(\r?\n|\r|x){0,30})",
+            start in prop_oneof![0u64..100_000, 9u64..12, 95u64..105, 9_995u64..10_005,
+                                 (i64::MAX as u64 - 100)..(i64::MAX as u64 - 50)],
+        ) {
+            let signed = i64::try_from(start).expect("within i64");
+            prop_assert_eq!(numbered_len(&text, start), number_lines(&text, signed).len());
         }
 
         #[test]

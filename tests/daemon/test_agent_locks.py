@@ -120,11 +120,12 @@ async def test_read_file_waits_for_a_running_compact(tmp_path: Path) -> None:
         done.append(name)
         return resp
 
-    resp, _ = await asyncio.gather(
+    wire, _ = await asyncio.gather(
         tagged("compact", compact(pb.CompactRequest(session_id="s", skip_hooks=True), ctx)),
         tagged("read", read(pb.ReadFileRequest(session_id="s", path="b.txt"), ctx)),
     )
     assert done == ["compact", "read"]
+    resp = pb.CompactResponse.FromString(wire)  # the servicer answers Compact serialised
     assert [a.file.path for a in resp.attachments] == [str(tmp_path / "a.txt")]
     _, agent = servicer.registry.agent("s", "")
     assert set(agent.files.keys()) == {str(tmp_path / "a.txt"), str(tmp_path / "b.txt")}

@@ -59,14 +59,15 @@ system sections, else user-placed and wrapped.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from postcompact import core, fileread, profiles, render
-from postcompact.paths import display_path, now_ms
+from postcompact.paths import display_path, now_ms, within_roots
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
 from postcompact.restore.meter import JSON_EXTS, Meter, file_ext, rough
@@ -219,7 +220,7 @@ def head_bytes(raw: bytes, head: str) -> bytes:
     return raw[:end].removesuffix(b"\r")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Seed:
     """A restored file's new cache entry, for the caller to put back: the entry, the file's
     mtime at the re-read, and the SHA-256 of its content when that changed (None: the
@@ -232,9 +233,11 @@ class Seed:
     lines: int = 0  # the lines restored (from the entry's offset): what the agent sees now
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Restored:
-    """One selected file after its re-read (computed in a worker thread)."""
+    """One selected file after its re-read (computed in a worker thread). Its attachment, when
+    it has one, is `attachment` (built in Python) or `wire` (rendered by the core, serialised:
+    `Outcome.attach_wire`), with its `tokens` and the `lines` it restores."""
 
     path: str
     rank: int
@@ -245,6 +248,21 @@ class _Restored:
     seed: core.FileState | None = None
     mtime_ms: int = 0
     digest: bytes | None = None  # SHA-256 of the seed's content, when it differs from before
+    wire: bytes | None = None
+    tokens: int = 0
+    lines: int = 0
+
+    @classmethod
+    def of(
+        cls, path: str, rank: int, outcome: pb.Outcome.ValueType, att: Pending, **kw: Any
+    ) -> _Restored:
+        """A file restored with an attachment built in Python."""
+        lines = int(att.file.num_lines) if att.file is not None else 0
+        return cls(path, rank, outcome, att, tokens=att.tokens, lines=lines, **kw)
+
+    @property
+    def attached(self) -> bool:
+        return self.attachment is not None or self.wire is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +299,7 @@ class FileStep:
             {"type": "compact_file_reference", "filename": path, "displayPath": display},
             payload_only=self.rules.payload_cost,
         )
-        return _Restored(path, rank, pb.OUTCOME_REFERENCED, att, cost, detail)
+        return _Restored.of(path, rank, pb.OUTCOME_REFERENCED, att, cost=cost, detail=detail)
 
     def restore_one(
         self,
@@ -514,17 +532,140 @@ class FileStep:
         the event loop (page cache only: `fileread.WouldBlock` otherwise). With `previous`
         (path -> the content the cache held), a seed whose content differs from it gets its
         SHA-256 here, for the state database (persist/store.py)."""
-        scope = fileread.ReadScope.of(self.session.read_roots)
+        if read_at is None:
+            read_at = now_ms()
+        rendered = self._rendered(ranked, read_at, inline, spans)
+        scope: fileread.ReadScope | None = None  # resolved once, if any file needs it
         out = []
         for rank, path in ranked:
-            span = spans.get(path) if spans else None
-            r = self.restore_one(path, rank, scope, read_at, inline, span)
+            r = rendered.get(rank)
+            if r is None:
+                if scope is None:
+                    scope = fileread.ReadScope.of(self.session.read_roots)
+                span = spans.get(path) if spans else None
+                r = self.restore_one(path, rank, scope, read_at, inline, span)
             if previous is not None and r.seed is not None:
                 content = r.seed.content
                 if content != previous.get(path):
-                    r = dataclasses.replace(r, digest=content_digest(content))
+                    r.digest = content_digest(content)
             out.append(r)
         return out
+
+    # --- the core's path: the common case in one call for the batch --------------------------
+
+    def _rendered(
+        self,
+        ranked: Sequence[tuple[int, str]],
+        read_at: int,
+        inline: bool,
+        spans: Mapping[str, tuple[int, int | None]] | None,
+    ) -> dict[int, _Restored]:
+        """The files of `ranked` that the core restores whole within the cap, by rank: read,
+        numbered, wrapped and serialised in one call for all of them (`core.restore_files`),
+        byte for byte what `restore_one` builds. The others — a read refused, a file to escape,
+        cut or note, a counter the core does not have — are left to `restore_one`.
+
+        The core opens each path as it is, without following any symlink (readfile.rs,
+        `open_resolved`): a canonical path under a root as given, not denied, is then its own
+        real path and inside the real root, with nothing to resolve. A path through a symlink
+        fails to open that way ("changed") and `restore_one` resolves and checks it."""
+        frame = render.file_result_frame(self.templates, self.policy.malware_reminder)
+        if frame is None or self.meter.exact or not ranked:
+            return {}
+        roots, deny = self.session.read_roots, self.deny_globs
+        specs: list[tuple[str, bool, int, int | None, str, str, str]] = []
+        taken: list[tuple[int, str, int, int | None, bool]] = []
+        for rank, path in ranked:
+            if not within_roots(path, roots) or not _canonical(path):
+                continue
+            if deny and fileread.is_denied((path,), deny) is not None:
+                continue
+            span = spans.get(path) if spans else None
+            first, limit = span if span is not None else (1, None)
+            offset = first if first > 1 else None
+            call = render.wrapped_read_call(path, self.templates, offset, limit if offset else None)
+            specs.append(
+                (path, fileread.binary_name(path), first, limit, path, self._display(path), call)
+            )
+            taken.append((rank, path, first, limit, span is not None))
+        if not specs:
+            return {}
+        results = core.restore_files(
+            specs,
+            *frame,
+            self.policy.max_file_size_bytes,
+            fileread.SNIFF_BYTES,
+            fileread.INLINE_READ_BYTES if inline else None,
+            self.include_content,
+            pb.ATTACHMENT_KIND_FILE,
+            pb.PLACEMENT_USER,
+        )
+        out: dict[int, _Restored] = {}
+        for (rank, path, first, limit, ranged), res in zip(taken, results, strict=True):
+            if isinstance(res, str):
+                if res == "would_block":
+                    raise fileread.WouldBlock()
+                continue
+            r = self._accept_rendered(path, rank, first, limit, ranged, res, read_at)
+            if r is not None:
+                out[rank] = r
+        return out
+
+    def _accept_rendered(
+        self,
+        path: str,
+        rank: int,
+        first: int,
+        limit: int | None,
+        ranged: bool,
+        res: core.RestoredFile,
+        read_at: int,
+    ) -> _Restored | None:
+        """The core's rendering of `path` as `restore_one` would restore it whole, or None when
+        it is over the per-file cap (`restore_one` then cuts it or leaves it out): measured as
+        `_fitted` measures under `Rules.cap_rendered` or for a range, else as the Claude Code
+        profiles measure the text."""
+        framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = res
+        rules, cap = self.rules, self.policy.max_tokens_per_file
+        ext = file_ext(path)
+        if ranged or rules.cap_rendered:
+            measured = tokens
+            if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
+                measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
+        else:
+            measured = int(core.estimate_from_utf16_len(text_units, ext))
+            api = rules.api_units_per_token
+            if api is not None and measured > cap // 4:  # Meter.file_tokens
+                measured = (2 * text_units + api) // (2 * api)
+        if measured > cap:
+            return None
+        mtime_ms = mtime_ns // 1_000_000
+        stamp = mtime_ms if rules.mtime_timestamps else read_at
+        detail = ""
+        if ranged:
+            what = (
+                "the lines seen since the last compaction"
+                if self.policy.restore_seen
+                else "the range last read"
+            )
+            detail = f"lines {first}-{first + num - 1} of {total}: {what}"
+        units = _file_message_units(
+            path, self._display(path), num, total, rules.payload_cost, first
+        )
+        cost = int(core.estimate_from_utf16_len(units + json_units - 2))
+        seed = core.FileState(content, stamp, first, limit if first > 1 else None, False)
+        return _Restored(
+            path,
+            rank,
+            pb.OUTCOME_RESTORED,
+            cost=cost,
+            detail=detail,
+            seed=seed,
+            mtime_ms=mtime_ms,
+            wire=framed,
+            tokens=tokens,
+            lines=num,
+        )
 
     def _file(
         self,
@@ -581,7 +722,15 @@ class FileStep:
         )
         seed = core.FileState(seed_bytes, stamp, first, limit, False)
         outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
-        return _Restored(path, rank, outcome, att, cost, detail, seed, tf.mtime_ms)
+        return _Restored.of(
+            path, rank, outcome, att, cost=cost, detail=detail, seed=seed, mtime_ms=tf.mtime_ms
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(path: str) -> bool:
+    """`path` is absolute and normalised (no `.`, `..` or empty components)."""
+    return os.path.isabs(path) and os.path.normpath(path) == path
 
 
 def candidates_of(
@@ -692,7 +841,7 @@ async def restore_files(
     referenced: dict[str, int] = {}
     for r in results:
         held_by = held_tokens[r.path]
-        if r.attachment is None:
+        if not r.attached:
             out.decide(
                 "files",
                 pb.SUBJECT_FILE,
@@ -703,7 +852,7 @@ async def restore_files(
                 content_tokens=held_by,
             )
             continue
-        tokens = r.attachment.tokens
+        tokens = r.tokens
         if used + r.cost > policy.file_token_budget:
             out.decide(
                 "files",
@@ -720,7 +869,10 @@ async def restore_files(
             )
             continue
         used += r.cost
-        out.attach_pending("files", r.attachment)
+        if r.wire is not None:
+            out.attach_wire("files", r.wire, r.tokens)
+        elif r.attachment is not None:
+            out.attach_pending("files", r.attachment)
         attached.add(r.path)
         out.decide(
             "files",
@@ -737,7 +889,7 @@ async def restore_files(
         if r.seed is not None and not preview:
             seeds.append(r)
     reseed = [
-        Seed(r.path, r.seed, r.mtime_ms, r.digest, _restored_lines(r))
+        Seed(r.path, r.seed, r.mtime_ms, r.digest, r.lines)
         for r in reversed(seeds)  # rank 1 last: the most recently used
         if r.seed is not None
     ]
@@ -805,11 +957,6 @@ def _left_out(step: FileStep, agent: AgentState, paths: Sequence[str]) -> Pendin
         tokens=rough("\n".join(blocks)),
         left_out_files=pb.LeftOutFiles(files=files),
     )
-
-
-def _restored_lines(r: _Restored) -> int:
-    att = r.attachment
-    return int(att.file.num_lines) if att is not None and att.file is not None else 0
 
 
 def _unreadable(path: str, rank: int, exc: fileread.FileReadError) -> _Restored:

@@ -61,8 +61,8 @@ def make(
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """An attachment not built yet: `Outcome.attach_pending` builds it inside the response, so
-    its (large) text blocks are copied into a message once."""
+    """An attachment not built yet: `Outcome.attach_pending` builds and serialises it, so its
+    (large) text blocks are copied into a message once."""
 
     kind: pb.AttachmentKind.ValueType
     placement: str
@@ -75,18 +75,34 @@ class Pending:
 
 @dataclass(slots=True)
 class Outcome:
-    """Attachments in injection order, decisions, and totals per category, collected in the
-    response itself (adding a message to a response copies it: build each once, in place)."""
+    """Attachments in injection order, decisions, and totals per category.
+
+    The files step's attachments (the first ones, and the largest) are kept serialised, as
+    `CompactResponse.attachments` bytes (`attach_wire`, `attach_pending`): the core renders a
+    restored file straight into those bytes, and the answer is their concatenation followed by
+    the rest of the response (`wire`), so a restored file's text is never a Python string nor a
+    message field. The other attachments are built in the response itself (adding a message to a
+    response copies it: build each once, in place)."""
 
     _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
     totals: dict[str, _Totals] = field(default_factory=lambda: {c: _Totals() for c in CATEGORIES})
+    _head: list[bytes] = field(default_factory=list)
 
     def attach(self, category: str, attachment: pb.Attachment) -> None:
         self._response.attachments.append(attachment)
         self._count(category, attachment.tokens)
 
+    def attach_wire(self, category: str, framed: bytes, tokens: int) -> None:
+        """An attachment given as its `CompactResponse.attachments` bytes (key, length, the
+        message). Only before any `attach`: these come first in the answer."""
+        if self._response.attachments:
+            raise RuntimeError("serialised attachments must precede the built ones")
+        self._head.append(framed)
+        self._count(category, tokens)
+
     def attach_pending(self, category: str, p: Pending) -> None:
-        att = self._response.attachments.add(kind=p.kind, placement=_PLACEMENTS[p.placement])
+        part = pb.CompactResponse()  # the attachment built in place, serialised framed
+        att = part.attachments.add(kind=p.kind, placement=_PLACEMENTS[p.placement])
         att.blocks.extend(p.blocks)
         att.tokens = p.tokens
         if p.file is not None:
@@ -95,7 +111,7 @@ class Outcome:
             att.file_reference.CopyFrom(p.file_reference)
         if p.left_out_files is not None:
             att.left_out_files.CopyFrom(p.left_out_files)
-        self._count(category, p.tokens)
+        self.attach_wire(category, part.SerializeToString(), p.tokens)
 
     def _count(self, category: str, tokens: int) -> None:
         t = self.totals[category]
@@ -126,9 +142,21 @@ class Outcome:
         if outcome in DROPPED:
             self.totals[category].dropped += 1
 
-    def response(self, compaction: int) -> pb.CompactResponse:
-        """The response (call once, at the end): decisions in rank order within each subject
-        (ranked first, then the unranked in the order they were decided)."""
+    def wire(self, compaction: int) -> bytes:
+        """The serialised response (call once, at the end): the serialised attachments, then the
+        rest. Both are `CompactResponse` bytes in field order (attachments are field 1), so the
+        concatenation is the message's own serialisation (also a `PreviewCompactResponse`'s:
+        the two share their fields)."""
+        rest = self._finish(compaction).SerializeToString()
+        if not self._head:
+            return rest
+        self._head.append(rest)
+        return b"".join(self._head)
+
+    def _finish(self, compaction: int) -> pb.CompactResponse:
+        """The response less the serialised attachments: decisions in rank order within each
+        subject (ranked first, then the unranked in the order they were decided), totals, the
+        count."""
         resp = self._response
         decisions = resp.decisions
         ranks = [d.rank for d in decisions]

@@ -475,19 +475,28 @@ class CompactResult:
 
     `run_compact` changes nothing; the caller applies the result (`apply`) once it knows the
     answer can be given, in the unit of work that stores what it changed. A preview's result is
-    its answer only."""
+    its answer only. The answer is `wire`, the serialised `CompactResponse` (what the servicer
+    sends; a `PreviewCompactResponse` too); `response` decodes it, for callers that read it."""
 
-    __slots__ = ("_carried", "_steps", "response")
+    __slots__ = ("_carried", "_response", "_steps", "wire")
 
     def __init__(
         self,
-        response: pb.CompactResponse,
+        wire: bytes,
         steps: _Steps | None = None,
         carried: dict[str, CarriedRead] | None = None,
     ):
-        self.response = response
+        self.wire = wire
+        self._response: pb.CompactResponse | None = None
         self._steps = steps
         self._carried = carried
+
+    @property
+    def response(self) -> pb.CompactResponse:
+        """The answer as a message (decoded from `wire` once)."""
+        if self._response is None:
+            self._response = pb.CompactResponse.FromString(self.wire)
+        return self._response
 
     def apply(self, agent: AgentState, change: Change | None = None) -> None:
         """Make `agent` what the compaction leaves: its cache cleared and re-seeded with the
@@ -660,23 +669,21 @@ async def run_compact(
     )
     if preview:
         await steps
-        return CompactResult(_checked(out.response(agent.compactions), max_answer, answer))
+        return CompactResult(_checked(out.wire(agent.compactions), max_answer, answer))
     carried = carried_reads_of(agent, snapshot, carry_limit) if policy.carry_read_state else None
     decided = await steps
     return CompactResult(
-        _checked(out.response(agent.compactions + 1), max_answer, answer), decided, carried
+        _checked(out.wire(agent.compactions + 1), max_answer, answer), decided, carried
     )
 
 
-def _checked(resp: pb.CompactResponse, max_answer: int | None, answer: bool) -> pb.CompactResponse:
-    """`resp` once it is known to be answerable, before anything is applied: within the message
+def _checked(wire: bytes, max_answer: int | None, answer: bool) -> bytes:
+    """`wire` once it is known to be answerable, before anything is applied: within the message
     limit, and (when it is the call's `answer`) its bytes reserved until the client has read it
     (admission.py)."""
-    if max_answer is None and not answer:
-        return resp
-    size = resp.ByteSize()
+    size = len(wire)
     if max_answer is not None:
         check_answer(size, max_answer, "Compact")
     if answer:
         reserve_answer(size)
-    return resp
+    return wire

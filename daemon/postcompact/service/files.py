@@ -45,7 +45,7 @@ from postcompact.errors import (
     PermissionDenied,
     ResourceExhausted,
 )
-from postcompact.paths import display_path, now_ms, within
+from postcompact.paths import display_path, now_ms, within, within_roots
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
 from postcompact.restore.meter import Meter, file_ext
@@ -215,7 +215,9 @@ class FileService:
         seen = _mtime_seen(s, a, path, entry)
         return current if current == (entry.timestamp if seen is None else seen) else None
 
-    async def read_file(self, req: pb.ReadFileRequest) -> pb.ReadFileResponse:
+    async def read_file(self, req: pb.ReadFileRequest) -> bytes | pb.ReadFileResponse:
+        """ReadFile's answer: serialised when the core built it (the common case), else the
+        message (the "unchanged" stub, the general path)."""
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         offset = req.offset if req.HasField("offset") else None
@@ -272,8 +274,9 @@ class FileService:
         entry: core.FileState | None,
         deny: tuple[str, ...],
         change: Change,
-    ) -> pb.ReadFileResponse:
-        """The read of a ReadFile that is not answered by the stub, recorded on `change`."""
+    ) -> bytes | pb.ReadFileResponse:
+        """The read of a ReadFile that is not answered by the stub, recorded on `change`: the
+        answer, serialised when the core built it (`_core_answer`)."""
         read_at = now_ms()
         policy = session_policy(s, self.settings)
         roots, max_bytes = s.read_roots, policy.max_file_size_bytes
@@ -285,71 +288,43 @@ class FileService:
 
         whole = offset == 1 and limit is None
         rules, templates = s.rules, s.templates
+        stamp = None if rules.mtime_timestamps else read_at
 
-        def read(
-            inline: bool,
-        ) -> tuple[fileread.TextFile, bytes | None, int | None, pb.ReadFileResponse]:
+        def read(inline: bool) -> _Read:
             """The read, and everything proportional to its size (the first page, the content
             hash, the numbered text, the answer itself), done here rather than on the event
             loop: a large answer's work never stalls the other calls."""
             if not inline:
                 failpoints.hit("readfile.worker")
-            tf = fileread.read_text(
-                path,
-                roots=roots,
-                max_bytes=max_bytes,
-                offset=offset,
-                limit=limit,
-                deny_globs=deny,
-                inline=inline,
-                max_answer=max_answer,
+            done = _core_answer(
+                s, path, offset, limit, policy, stamp, inline, max_answer, whole=whole
             )
-            over = None
-            if whole:
-                tf, over = _first_page(tf, path, policy, rules, templates)
-            # Not needed for the content the entry already held (the store keeps its hash).
-            digest = None if not hashing or tf.content == previous else content_digest(tf.content)
-            marker = ""
-            if over is not None:
-                marker = render.read_page_marker(
+            if done is None:
+                tf = fileread.read_text(
                     path,
-                    shown_lines=tf.num_lines,
-                    total_lines=tf.total_lines,
-                    tokens=over,
-                    max_tokens=policy.max_read_tokens,
-                    templates=templates,
+                    roots=roots,
+                    max_bytes=max_bytes,
+                    offset=offset,
+                    limit=limit,
+                    deny_globs=deny,
+                    inline=inline,
+                    max_answer=max_answer,
                 )
-            text = render.read_tool_result(
-                tf.content.decode("utf-8", errors="replace"),
-                start_line=offset,
-                total_lines=tf.total_lines,
-                malware_reminder=policy.malware_reminder,
-                truncation_marker=marker,
-                templates=templates,
-            )
-            resp = pb.ReadFileResponse(
-                path=path,
-                unchanged=False,
-                text=text.encode(),
-                content=tf.content,
-                timestamp_ms=tf.mtime_ms if rules.mtime_timestamps else read_at,
-                start_line=offset,
-                num_lines=tf.num_lines,
-                total_lines=tf.total_lines,
-                tokens=core.estimate(text),
-                partial=over is not None,
-            )
-            return tf, digest, over, resp
+                done = _python_answer(tf, path, offset, policy, rules, templates, read_at, whole)
+            # Not needed for the content the entry already held (the store keeps its hash).
+            if hashing and done.content != previous:
+                done.digest = content_digest(done.content)
+            return done
 
         try:
-            tf, digest, over, resp = await fileread.off_loop(read)
+            got = await fileread.off_loop(read)
         except fileread.FileReadError as exc:
             if exc.kind == "too_large" and exc.size is not None and s.rules.claude_read_errors:
                 # Current Claude Code's own refusal, word for word (docs/claude-code.md §4).
                 exc.message = render.file_too_large(exc.size, max_bytes)
             raise read_error(exc, path) from None
-        if over is not None:  # the first page stands for a read of its lines
-            limit = tf.num_lines
+        if got.paged:  # the first page stands for a read of its lines
+            limit = got.num_lines
         if not self.registry.live(s, a):
             # Closed or expired during the read: recording it would write rows for a session
             # that is no longer stored.
@@ -359,11 +334,10 @@ class FileService:
                 "nothing was recorded",
                 {"session_id": s.session_id, "path": path},
             )
-        self._admit(a, path, len(tf.content), "ReadFile")
-        stored = resp.timestamp_ms
+        self._admit(a, path, len(got.content), "ReadFile")
         # An answer gRPC would refuse to send must not be recorded: the retry would get the
         # "unchanged" stub for content the client never received.
-        size, cap = resp.ByteSize(), self.config.max_message_bytes
+        size, cap = got.size, self.config.max_message_bytes
         if size > cap:
             raise ResourceExhausted(
                 "RESPONSE_TOO_LARGE",
@@ -372,14 +346,15 @@ class FileService:
                 {"path": path, "limit": "max_message_bytes"},
             )
         reserve_answer(size)  # until the client has read it (admission.py)
-        a.files.set(path, core.FileState(tf.content, stored, offset, limit, False))
-        a.read_mtimes[path] = (stored, tf.mtime_ms)
-        saw(a.seen, path, offset, offset + tf.num_lines - 1)
-        if digest is not None:
-            change.digests[path] = (tf.content, digest)
+        stored = got.timestamp
+        a.files.set(path, core.FileState(got.content, stored, offset, limit, False))
+        a.read_mtimes[path] = (stored, got.mtime_ms)
+        saw(a.seen, path, offset, offset + got.num_lines - 1)
+        if got.digest is not None:
+            change.digests[path] = (got.content, got.digest)
         self._prune_marks(a)
         change.files = True
-        return resp
+        return got.answer
 
     def _refuse_denied(self, path: str) -> None:
         """PERMISSION_DENIED `PATH_DENIED` for a path a deny glob matches: ReadFile never
@@ -672,6 +647,135 @@ def _disk_content(s: Session, path: str, max_bytes: int, settings: Settings) -> 
 def _same_content(s: Session, path: str, content: bytes, settings: Settings) -> bool:
     """Whether the file on disk still holds exactly `content` (anything unreadable is not)."""
     return _disk_content(s, path, len(content), settings) == content
+
+
+@dataclasses.dataclass(slots=True)
+class _Read:
+    """A ReadFile's read, answered: what is recorded of it and the answer (`size` bytes
+    serialised; `answer` already serialised when the core built it)."""
+
+    content: bytes
+    mtime_ms: int
+    num_lines: int
+    total_lines: int
+    timestamp: int  # the entry's
+    paged: bool  # the first page of a whole read over max_read_tokens
+    answer: bytes | pb.ReadFileResponse
+    size: int
+    digest: bytes | None = None
+
+
+def _core_answer(
+    s: Session,
+    path: str,
+    offset: int,
+    limit: int | None,
+    policy: Policy,
+    stamp: int | None,
+    inline: bool,
+    max_answer: int,
+    *,
+    whole: bool,
+) -> _Read | None:
+    """The answer read and built by the core in one call (`core.read_answer`), byte for byte
+    what `_python_answer` builds; None when the general path must answer: a read refused, text
+    that is not plain UTF-8 or empty, a whole read over `max_read_tokens` (the first page), or
+    a counter the core does not have.
+
+    The core opens `path` as it is, without following a symlink (readfile.rs `open_resolved`):
+    a canonical path under a root as given, and not denied (checked before), is then its own
+    real path, inside the real root; a path through a symlink fails to open ("changed") and the
+    general path resolves it."""
+    if policy.exact or not within_roots(path, s.read_roots):
+        return None
+    malware = s.templates.malware_reminder if policy.malware_reminder else ""
+    res = core.read_answer(
+        path,
+        fileread.binary_name(path),
+        offset,
+        limit,
+        path,
+        malware,
+        stamp,
+        policy.max_file_size_bytes,
+        fileread.SNIFF_BYTES,
+        fileread.INLINE_READ_BYTES if inline else None,
+        max_answer,
+    )
+    if isinstance(res, str):
+        if res == "would_block":
+            raise fileread.WouldBlock()
+        return None
+    wire, content, mtime_ns, total, num, text_units = res
+    if whole:  # `_first_page`'s measure, from the units the core counted
+        cap, ext = policy.max_read_tokens, file_ext(path)
+        tokens = int(core.estimate_from_utf16_len(text_units, ext))
+        api = s.rules.api_units_per_token
+        if api is not None and tokens > cap // 4:
+            tokens = (2 * text_units + api) // (2 * api)
+        if tokens > cap:
+            return None
+    mtime_ms = mtime_ns // 1_000_000
+    timestamp = mtime_ms if stamp is None else stamp
+    return _Read(content, mtime_ms, num, total, timestamp, False, wire, len(wire))
+
+
+def _python_answer(
+    tf: fileread.TextFile,
+    path: str,
+    offset: int,
+    policy: Policy,
+    rules: Rules,
+    templates: render.Templates,
+    read_at: int,
+    whole: bool,
+) -> _Read:
+    """The answer for a read done by `fileread.read_text`: the first page of a whole read over
+    `max_read_tokens`, the numbered text, the message."""
+    over = None
+    if whole:
+        tf, over = _first_page(tf, path, policy, rules, templates)
+    marker = ""
+    if over is not None:
+        marker = render.read_page_marker(
+            path,
+            shown_lines=tf.num_lines,
+            total_lines=tf.total_lines,
+            tokens=over,
+            max_tokens=policy.max_read_tokens,
+            templates=templates,
+        )
+    text = render.read_tool_result(
+        tf.content.decode("utf-8", errors="replace"),
+        start_line=offset,
+        total_lines=tf.total_lines,
+        malware_reminder=policy.malware_reminder,
+        truncation_marker=marker,
+        templates=templates,
+    )
+    timestamp = tf.mtime_ms if rules.mtime_timestamps else read_at
+    resp = pb.ReadFileResponse(
+        path=path,
+        unchanged=False,
+        text=text.encode(),
+        content=tf.content,
+        timestamp_ms=timestamp,
+        start_line=offset,
+        num_lines=tf.num_lines,
+        total_lines=tf.total_lines,
+        tokens=core.estimate(text),
+        partial=over is not None,
+    )
+    return _Read(
+        tf.content,
+        tf.mtime_ms,
+        tf.num_lines,
+        tf.total_lines,
+        timestamp,
+        over is not None,
+        resp,
+        resp.ByteSize(),
+    )
 
 
 def _first_page(

@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 mod py_cache;
+mod py_fileanswer;
 mod py_fsutil;
 mod py_ledger;
 #[cfg(feature = "bench")]
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_tokens::register(m)?;
     py_render::register(m)?;
     py_fsutil::register(m)?;
+    py_fileanswer::register(m)?;
     py_ledger::register(m)?;
     Ok(())
 }

@@ -37,6 +37,11 @@ fn realpath(py: Python<'_>, path: PathBuf, base: Option<PathBuf>) -> Option<OsSt
     real.map(|v| OsStr::from_bytes(&v).to_owned())
 }
 
+/// The code of a failure alone (see [`failure`]).
+pub(super) fn failure_code(f: &ReadFailure) -> &'static str {
+    failure(f).0
+}
+
 /// `(code, errno, size)` of a failure: the code names what `fileread.py` reports.
 fn failure(f: &ReadFailure) -> (&'static str, i32, u64) {
     let errno = |e: &std::io::Error| e.raw_os_error().unwrap_or(0);

@@ -1,0 +1,367 @@
+//! A file read from disk and made the model's text in one pass, straight into the protobuf
+//! bytes of the answer: a restored file's attachment for Compact ([`restored_file`]) and
+//! ReadFile's answer ([`read_answer`]).
+//!
+//! This is the common case of the Python paths (`restore/files.py`, `service/files.py`), byte
+//! for byte: a text file, valid UTF-8, not empty, read whole or as a range, numbered as Claude
+//! Code numbers it, with nothing to escape and nothing to cut. Everything else — a read refused
+//! or failed, invalid UTF-8, a byte-order mark, a closing reminder tag in the text, a file that
+//! grew past the lines asked for — comes back as a [`Skip`] naming why, and the caller takes its
+//! general path, which knows every outcome and its message. Whether the result fits the caller's
+//! caps is the caller's decision, from the measures returned (UTF-16 units of the text, of its
+//! JSON string, of the blocks): the caps, the counters and their rules stay in Python.
+//!
+//! The wrappers and the Read call (the templates, the profile's strings) are rendered by the
+//! caller and passed in; only the file's own bytes are handled here.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use crate::pbwire::{
+    bytes_field_len, message_field_len, put_bytes, put_len, put_uint, uint_field_len,
+};
+use crate::readfile::{self, Limits, Range, ReadFailure};
+use crate::render;
+use crate::tokens;
+
+/// Why the fast path does not apply to a file (the caller's general path takes it).
+#[derive(Debug)]
+pub enum Skip {
+    /// The read was refused or failed.
+    Read(ReadFailure),
+    /// Not valid UTF-8 (the general path decodes with replacement characters).
+    NotUtf8,
+    /// Nothing to number (the empty-file or past-the-end warning).
+    Empty,
+    /// A UTF-8 byte-order mark at the start (not shown).
+    Bom,
+    /// The text holds a closing `</system-reminder` tag (escaped, with a note).
+    Escape,
+    /// A head of the file was asked for and the file now has more lines (shown with a marker).
+    HeadOnly,
+    /// A ReadFile answer over the caller's answer limit (refused with its size).
+    AnswerTooLarge,
+}
+
+/// The result block's text around the numbered lines (the caller's templates, rendered).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Frame<'a> {
+    /// Before the numbered lines: the reminder's and the Read result's openings.
+    pub prefix: &'a str,
+    /// After the numbered lines ("" when the policy has none).
+    pub malware: &'a str,
+    /// After the reminder: the Read result's and the reminder's endings.
+    pub suffix: &'a str,
+}
+
+/// One file to restore.
+#[derive(Clone, Copy, Debug)]
+pub struct FileSpec<'a> {
+    /// The real path to read (symlinks resolved, checked against the roots by the caller).
+    pub real: &'a Path,
+    /// The name has a binary extension.
+    pub binary_name: bool,
+    /// The first line, 1-based.
+    pub start: u64,
+    /// How many lines (`None`: to the end).
+    pub limit: Option<u64>,
+    /// `FileAttachment.path` and `display_path`.
+    pub path: &'a str,
+    pub display: &'a str,
+    /// The attachment's first block (the Read call, wrapped).
+    pub call_block: &'a str,
+}
+
+/// The enum values an attachment carries (the caller's, from the proto).
+#[derive(Clone, Copy, Debug)]
+pub struct Codes {
+    pub kind: u64,
+    pub placement: u64,
+}
+
+/// What reading does in both answers.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    pub limits: Limits,
+    /// A ReadFile's answer limit (see [`readfile::answer_bytes`]); `None` for restoration.
+    pub max_answer: Option<u64>,
+}
+
+/// A restored file: its attachment as `CompactResponse.attachments` bytes, and its measures.
+#[derive(Debug)]
+pub struct RestoredFile {
+    /// Key, length and the `Attachment` message: joinable into a `CompactResponse`.
+    pub framed: Vec<u8>,
+    /// The bytes read (the agent's new cache entry).
+    pub content: Vec<u8>,
+    pub mtime_ns: i128,
+    pub total_lines: u64,
+    pub num_lines: u64,
+    /// `Attachment.tokens`: the rough estimate of the blocks joined by `"\n"`.
+    pub tokens: u64,
+    /// UTF-16 units of the blocks joined by `"\n"`.
+    pub blocks_units: u64,
+    /// UTF-16 units of the text as attached (each line's ending `\r` removed).
+    pub text_units: u64,
+    /// UTF-16 units of `JSON.stringify` of that text.
+    pub json_units: u64,
+}
+
+/// A ReadFile answer: the `ReadFileResponse` bytes, and what the caller records.
+#[derive(Debug)]
+pub struct ReadAnswer {
+    pub wire: Vec<u8>,
+    pub content: Vec<u8>,
+    pub mtime_ns: i128,
+    pub total_lines: u64,
+    pub num_lines: u64,
+    /// UTF-16 units of the content, decoded (for the read-token cap).
+    pub text_units: u64,
+}
+
+struct Read {
+    data: Vec<u8>,
+    mtime_ns: i128,
+    total_lines: u64,
+    num_lines: u64,
+}
+
+/// Lines `[start, start + limit)` of the file, as `fileread.read_text` reads them: whole (within
+/// `max_bytes`) from line 1 without a limit, else streamed. With `head_whole` (restoration) a
+/// head, from line 1 with a limit, is read whole too: a file with more lines than the limit is
+/// [`Skip::HeadOnly`] (shown with a marker), one over `max_bytes` is left to the general path,
+/// which streams it.
+fn read(
+    real: &Path,
+    start: u64,
+    limit: Option<u64>,
+    lim: ReadLimits,
+    head_whole: bool,
+) -> Result<Read, Skip> {
+    if start <= 1 && (limit.is_none() || head_whole) {
+        let w = readfile::read_whole(real, lim.limits).map_err(Skip::Read)?;
+        let total = w.total_lines as u64;
+        if limit.is_some_and(|l| total > l) {
+            return Err(Skip::HeadOnly);
+        }
+        return Ok(Read {
+            data: w.data,
+            mtime_ns: w.mtime_ns,
+            total_lines: total,
+            num_lines: total,
+        });
+    }
+    let limits = Limits {
+        max_bytes: u64::MAX,
+        ..lim.limits
+    };
+    let range = Range {
+        start,
+        limit,
+        head_bytes: None,
+        max_answer: lim.max_answer,
+    };
+    let r = readfile::read_range(real, limits, range).map_err(Skip::Read)?;
+    Ok(Read {
+        data: r.data,
+        mtime_ns: r.mtime_ns,
+        total_lines: r.total_lines,
+        num_lines: r.num_lines,
+    })
+}
+
+/// The text of `data`: valid UTF-8, not empty, without a byte-order mark on line 1.
+fn text_of(data: &[u8], start: u64) -> Result<&str, Skip> {
+    let text = simdutf8::basic::from_utf8(data).map_err(|_| Skip::NotUtf8)?;
+    if text.is_empty() {
+        return Err(Skip::Empty);
+    }
+    if start <= 1 && text.starts_with('\u{feff}') {
+        return Err(Skip::Bom);
+    }
+    Ok(text)
+}
+
+/// `render.strip_cr`: each `"\r\n"` (left to right, not overlapping) as `"\n"`, then a final
+/// `"\r"` removed.
+pub fn strip_cr(text: &str) -> Cow<'_, str> {
+    if memchr::memchr(b'\r', text.as_bytes()).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.replace("\r\n", "\n");
+    if out.ends_with('\r') {
+        out.pop();
+    }
+    Cow::Owned(out)
+}
+
+/// UTF-16 units of the numbered form of a text of `units` units and `len` bytes whose numbered
+/// form takes `numbered_len` bytes: what numbering adds (digits, tabs) and removes (`\r`s) is
+/// ASCII, one unit a byte.
+fn numbered_units(units: usize, len: usize, numbered_len: usize) -> usize {
+    units + numbered_len - len
+}
+
+/// A restored file's attachment (see the module doc): the Read call block, then the result
+/// block `prefix + numbered text + malware + suffix`, and the `FileAttachment` (with the text as
+/// attached when `include_content`).
+pub fn restored_file(
+    spec: &FileSpec<'_>,
+    frame: &Frame<'_>,
+    codes: Codes,
+    include_content: bool,
+    lim: ReadLimits,
+) -> Result<RestoredFile, Skip> {
+    let r = read(spec.real, spec.start, spec.limit, lim, true)?;
+    let start = spec.start.max(1);
+    let raw = text_of(&r.data, start)?;
+    let text = strip_cr(raw);
+    if text.is_empty() {
+        return Err(Skip::Empty); // a lone "\r": nothing left to number
+    }
+    if render::escape_reminder_tags(&text, false).is_some() {
+        // Numbering only separates what a tag could span: no tag in the text, none numbered.
+        return Err(Skip::Escape);
+    }
+    let lines = r.num_lines as usize; // the text's `\n`s + 1 (it is not empty)
+    let numbered_len = render::numbered_len_counted(&text, start, lines);
+    let text_units = tokens::utf16_len(&text);
+    let json_units = render::json_utf16_len(&text);
+    let result_len = frame.prefix.len() + numbered_len + frame.malware.len() + frame.suffix.len();
+    let blocks_units = tokens::utf16_len(spec.call_block)
+        + tokens::utf16_len(frame.prefix)
+        + numbered_units(text_units, text.len(), numbered_len)
+        + tokens::utf16_len(frame.malware)
+        + tokens::utf16_len(frame.suffix)
+        + 1; // the "\n" joining the two blocks
+    let tok = tokens::estimate_from_units(blocks_units, 4) as u64;
+    let content: &[u8] = if include_content {
+        text.as_bytes()
+    } else {
+        b""
+    };
+
+    // FileAttachment: path 1, display_path 2, content 3, (truncated 4: false), total_lines 5,
+    // num_lines 6, start_line 7.
+    let file_len = bytes_field_len(1, spec.path.len())
+        + bytes_field_len(2, spec.display.len())
+        + bytes_field_len(3, content.len())
+        + uint_field_len(5, r.total_lines)
+        + uint_field_len(6, r.num_lines)
+        + uint_field_len(7, start);
+    // Attachment: kind 1, tokens 3, placement 4, blocks 5 (repeated: each written, even
+    // empty), file 10.
+    let att_len = uint_field_len(1, codes.kind)
+        + uint_field_len(3, tok)
+        + uint_field_len(4, codes.placement)
+        + message_field_len(5, spec.call_block.len())
+        + message_field_len(5, result_len)
+        + message_field_len(10, file_len);
+    let total = message_field_len(1, att_len);
+
+    let numbering = render::numbering_room(text.len(), start, lines);
+    let mut out = Vec::with_capacity(total - numbered_len + numbering);
+    put_len(&mut out, 1, att_len);
+    put_uint(&mut out, 1, codes.kind);
+    put_uint(&mut out, 3, tok);
+    put_uint(&mut out, 4, codes.placement);
+    put_len(&mut out, 5, spec.call_block.len());
+    out.extend_from_slice(spec.call_block.as_bytes());
+    put_len(&mut out, 5, result_len);
+    out.extend_from_slice(frame.prefix.as_bytes());
+    render::number_lines_hinted(&text, start as i64, lines, &mut out);
+    out.extend_from_slice(frame.malware.as_bytes());
+    out.extend_from_slice(frame.suffix.as_bytes());
+    put_len(&mut out, 10, file_len);
+    put_bytes(&mut out, 1, spec.path.as_bytes());
+    put_bytes(&mut out, 2, spec.display.as_bytes());
+    put_bytes(&mut out, 3, content);
+    put_uint(&mut out, 5, r.total_lines);
+    put_uint(&mut out, 6, r.num_lines);
+    put_uint(&mut out, 7, start);
+    assert_eq!(out.len(), total, "the sizes computed are the sizes written");
+
+    let (text_units, json_units) = (text_units as u64, json_units as u64);
+    drop(text);
+    Ok(RestoredFile {
+        framed: out,
+        content: r.data,
+        mtime_ns: r.mtime_ns,
+        total_lines: r.total_lines,
+        num_lines: r.num_lines,
+        tokens: tok,
+        blocks_units: blocks_units as u64,
+        text_units,
+        json_units,
+    })
+}
+
+/// What a ReadFile answer says besides the file.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadRequest<'a> {
+    pub real: &'a Path,
+    pub binary_name: bool,
+    pub start: u64,
+    pub limit: Option<u64>,
+    /// `ReadFileResponse.path`.
+    pub path: &'a str,
+    /// After the numbered lines ("" when the policy has none).
+    pub malware: &'a str,
+    /// The entry's timestamp; `None`: the file's mtime in milliseconds.
+    pub timestamp_ms: Option<i64>,
+}
+
+/// ReadFile's answer (see the module doc): `ReadFileResponse` with the numbered text (the
+/// tool result: lines split on `\r?\n`, not escaped) and the bytes read.
+pub fn read_answer(req: &ReadRequest<'_>, lim: ReadLimits) -> Result<ReadAnswer, Skip> {
+    let r = read(req.real, req.start, req.limit, lim, false)?;
+    let start = req.start.max(1);
+    if let Some(max) = lim.max_answer {
+        if readfile::answer_bytes(r.data.len() as u64, r.num_lines, start) > max {
+            return Err(Skip::AnswerTooLarge);
+        }
+    }
+    let text = text_of(&r.data, start)?;
+    let lines = r.num_lines as usize;
+    let numbered_len = render::numbered_len_counted(text, start, lines);
+    let text_units = tokens::utf16_len(text);
+    let result_units =
+        numbered_units(text_units, text.len(), numbered_len) + tokens::utf16_len(req.malware);
+    let tok = tokens::estimate_from_units(result_units, 4) as u64;
+    let timestamp = req
+        .timestamp_ms
+        .unwrap_or_else(|| r.mtime_ns.div_euclid(1_000_000) as i64);
+    let result_len = numbered_len + req.malware.len();
+
+    // ReadFileResponse: path 1, (unchanged 2: false), text 3, content 4, timestamp_ms 5,
+    // start_line 6, num_lines 7, total_lines 8, tokens 9, (partial 10: false).
+    let total = bytes_field_len(1, req.path.len())
+        + bytes_field_len(3, result_len)
+        + bytes_field_len(4, r.data.len())
+        + uint_field_len(5, timestamp as u64)
+        + uint_field_len(6, start)
+        + uint_field_len(7, r.num_lines)
+        + uint_field_len(8, r.total_lines)
+        + uint_field_len(9, tok);
+    let numbering = render::numbering_room(text.len(), start, lines);
+    let mut out = Vec::with_capacity(total - numbered_len + numbering);
+    put_bytes(&mut out, 1, req.path.as_bytes());
+    put_len(&mut out, 3, result_len);
+    render::number_lines_hinted(text, start as i64, lines, &mut out);
+    out.extend_from_slice(req.malware.as_bytes());
+    put_bytes(&mut out, 4, &r.data);
+    put_uint(&mut out, 5, timestamp as u64);
+    put_uint(&mut out, 6, start);
+    put_uint(&mut out, 7, r.num_lines);
+    put_uint(&mut out, 8, r.total_lines);
+    put_uint(&mut out, 9, tok);
+    assert_eq!(out.len(), total, "the sizes computed are the sizes written");
+    Ok(ReadAnswer {
+        wire: out,
+        content: r.data,
+        mtime_ns: r.mtime_ns,
+        total_lines: r.total_lines,
+        num_lines: r.num_lines,
+        text_units: text_units as u64,
+    })
+}
