@@ -168,6 +168,11 @@ class TextFile:
 def effective_deny_globs(configured: Iterable[str] = ()) -> tuple[str, ...]:
     """The deny globs every read path applies: the defaults, then the configured ones (the
     configuration adds to the defaults, it cannot remove them)."""
+    return _effective(tuple(configured))
+
+
+@functools.lru_cache(maxsize=32)
+def _effective(configured: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*DEFAULT_DENY_GLOBS, *configured)))
 
 

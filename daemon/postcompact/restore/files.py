@@ -569,103 +569,88 @@ class FileStep:
         `open_resolved`): a canonical path under a root as given, not denied, is then its own
         real path and inside the real root, with nothing to resolve. A path through a symlink
         fails to open that way ("changed") and `restore_one` resolves and checks it."""
-        frame = render.file_result_frame(self.templates, self.policy.malware_reminder)
+        policy, rules, templates = self.policy, self.rules, self.templates
+        frame = render.file_result_frame(templates, policy.malware_reminder)
         if frame is None or self.meter.exact or not ranked:
             return {}
-        roots, deny = self.session.read_roots, self.deny_globs
+        roots, deny = tuple(self.session.read_roots), self.deny_globs
+        cwd, relative = self.session.cwd, rules.payload_cost
         specs: list[tuple[str, bool, int, int | None, str, str, str]] = []
-        taken: list[tuple[int, str, int, int | None, bool]] = []
+        taken: list[tuple[int, str, int, int | None, bool, str]] = []
         for rank, path in ranked:
-            if not within_roots(path, roots) or not _canonical(path):
-                continue
-            if deny and fileread.is_denied((path,), deny) is not None:
+            binary = _plain_file(path, roots, deny)
+            if binary is None:
                 continue
             span = spans.get(path) if spans else None
             first, limit = span if span is not None else (1, None)
             offset = first if first > 1 else None
-            call = render.wrapped_read_call(path, self.templates, offset, limit if offset else None)
-            specs.append(
-                (path, fileread.binary_name(path), first, limit, path, self._display(path), call)
-            )
-            taken.append((rank, path, first, limit, span is not None))
+            call = render.wrapped_read_call(path, templates, offset, limit if offset else None)
+            display = display_path(path, cwd, relative=relative)
+            specs.append((path, binary, first, limit, path, display, call))
+            taken.append((rank, path, first, limit, span is not None, display))
         if not specs:
             return {}
         results = core.restore_files(
             specs,
             *frame,
-            self.policy.max_file_size_bytes,
+            policy.max_file_size_bytes,
             fileread.SNIFF_BYTES,
             fileread.INLINE_READ_BYTES if inline else None,
             self.include_content,
             pb.ATTACHMENT_KIND_FILE,
             pb.PLACEMENT_USER,
         )
+        # Each one measured as `restore_one` would measure it whole: as `_fitted` does under
+        # `Rules.cap_rendered` or for a range, else as the Claude Code profiles measure the text.
+        # Over the cap, `restore_one` cuts it or leaves it out.
+        cap, api = policy.max_tokens_per_file, rules.api_units_per_token
+        by_blocks, mtime_stamps = rules.cap_rendered, rules.mtime_timestamps
+        what = "the lines seen since the last compaction" if policy.restore_seen else ""
         out: dict[int, _Restored] = {}
-        for (rank, path, first, limit, ranged), res in zip(taken, results, strict=True):
+        for (rank, path, first, limit, ranged, display), res in zip(taken, results, strict=True):
             if isinstance(res, str):
                 if res == "would_block":
                     raise fileread.WouldBlock()
                 continue
-            r = self._accept_rendered(path, rank, first, limit, ranged, res, read_at)
-            if r is not None:
-                out[rank] = r
-        return out
-
-    def _accept_rendered(
-        self,
-        path: str,
-        rank: int,
-        first: int,
-        limit: int | None,
-        ranged: bool,
-        res: core.RestoredFile,
-        read_at: int,
-    ) -> _Restored | None:
-        """The core's rendering of `path` as `restore_one` would restore it whole, or None when
-        it is over the per-file cap (`restore_one` then cuts it or leaves it out): measured as
-        `_fitted` measures under `Rules.cap_rendered` or for a range, else as the Claude Code
-        profiles measure the text."""
-        framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = res
-        rules, cap = self.rules, self.policy.max_tokens_per_file
-        ext = file_ext(path)
-        if ranged or rules.cap_rendered:
-            measured = tokens
-            if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
-                measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
-        else:
-            measured = int(core.estimate_from_utf16_len(text_units, ext))
-            api = rules.api_units_per_token
-            if api is not None and measured > cap // 4:  # Meter.file_tokens
-                measured = (2 * text_units + api) // (2 * api)
-        if measured > cap:
-            return None
-        mtime_ms = mtime_ns // 1_000_000
-        stamp = mtime_ms if rules.mtime_timestamps else read_at
-        detail = ""
-        if ranged:
-            what = (
-                "the lines seen since the last compaction"
-                if self.policy.restore_seen
-                else "the range last read"
+            framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = (
+                res
             )
-            detail = f"lines {first}-{first + num - 1} of {total}: {what}"
-        units = _file_message_units(
-            path, self._display(path), num, total, rules.payload_cost, first
-        )
-        cost = int(core.estimate_from_utf16_len(units + json_units - 2))
-        seed = core.FileState(content, stamp, first, limit if first > 1 else None, False)
-        return _Restored(
-            path,
-            rank,
-            pb.OUTCOME_RESTORED,
-            cost=cost,
-            detail=detail,
-            seed=seed,
-            mtime_ms=mtime_ms,
-            wire=framed,
-            tokens=tokens,
-            lines=num,
-        )
+            ext = file_ext(path)
+            if ranged or by_blocks:
+                measured = tokens
+                if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
+                    measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
+            else:
+                measured = int(core.estimate_from_utf16_len(text_units, ext))
+                if api is not None and measured > cap // 4:  # Meter.file_tokens
+                    measured = (2 * text_units + api) // (2 * api)
+            if measured > cap:
+                continue
+            mtime_ms = mtime_ns // 1_000_000
+            detail = ""
+            if ranged:
+                last = first + num - 1
+                detail = f"lines {first}-{last} of {total}: {what or 'the range last read'}"
+            units = _file_message_units(path, display, num, total, relative, first)
+            out[rank] = _Restored(
+                path,
+                rank,
+                pb.OUTCOME_RESTORED,
+                cost=int(core.estimate_from_utf16_len(units + json_units - 2)),
+                detail=detail,
+                seed=core.FileState(
+                    content,
+                    mtime_ms if mtime_stamps else read_at,
+                    first,
+                    limit if first > 1 else None,
+                    False,
+                ),
+                mtime_ms=mtime_ms,
+                wire=framed,
+                tokens=tokens,
+                lines=num,
+            )
+        return out
 
     def _file(
         self,
@@ -728,9 +713,15 @@ class FileStep:
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical(path: str) -> bool:
-    """`path` is absolute and normalised (no `.`, `..` or empty components)."""
-    return os.path.isabs(path) and os.path.normpath(path) == path
+def _plain_file(path: str, roots: tuple[str, ...], deny: tuple[str, ...]) -> bool | None:
+    """Whether the core may open `path` as it is (`FileStep._rendered`): its binary-name flag
+    when it is absolute and normalised (no `.`, `..` or empty components), under one of `roots`
+    as given and matching none of the deny globs; None otherwise."""
+    if not (os.path.isabs(path) and os.path.normpath(path) == path):
+        return None
+    if not within_roots(path, roots) or fileread.is_denied((path,), deny) is not None:
+        return None
+    return fileread.binary_name(path)
 
 
 def candidates_of(

@@ -8,6 +8,7 @@ counter (`rough`).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ __all__ = ["JSON_EXTS", "Meter", "file_ext", "rough"]
 JSON_EXTS = frozenset({"json", "jsonl", "jsonc"})
 
 
+@functools.lru_cache(maxsize=4096)
 def file_ext(path: str) -> str | None:
     """The extension that selects the rough per-type rate (lower case, no dot)."""
     ext = os.path.splitext(path)[1].lower().lstrip(".")

@@ -87,6 +87,7 @@ class Outcome:
     _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
     totals: dict[str, _Totals] = field(default_factory=lambda: {c: _Totals() for c in CATEGORIES})
     _head: list[bytes] = field(default_factory=list)
+    _ranks: list[int] = field(default_factory=list)  # of the decisions, in order
 
     def attach(self, category: str, attachment: pb.Attachment) -> None:
         self._response.attachments.append(attachment)
@@ -139,6 +140,7 @@ class Outcome:
             detail=detail,
             content_tokens=content_tokens,
         )
+        self._ranks.append(rank)
         if outcome in DROPPED:
             self.totals[category].dropped += 1
 
@@ -159,7 +161,7 @@ class Outcome:
         count."""
         resp = self._response
         decisions = resp.decisions
-        ranks = [d.rank for d in decisions]
+        ranks = self._ranks
         if any(
             ranks[i] > ranks[i + 1] or (ranks[i] == 0 < ranks[i + 1]) for i in range(len(ranks) - 1)
         ):
@@ -176,11 +178,8 @@ class Outcome:
                 new.CopyFrom(old)
             del decisions[:]
             decisions.extend(kept)
-        resp.totals.extend(
-            pb.CategoryTotals(
-                category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens
-            )
-            for c, t in self.totals.items()
-        )
+        add = resp.totals.add
+        for c, t in self.totals.items():
+            add(category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens)
         resp.compaction = compaction
         return resp

@@ -38,6 +38,7 @@ preview (their output is part of the answer); their stdin JSON then carries `"pr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -104,21 +105,22 @@ def _exclusions(
     templates: Templates,
 ) -> dict[str, pb.Outcome.ValueType]:
     excluded: dict[str, pb.Outcome.ValueType] = {}
-    stubs = (templates.file_unchanged_stub, render.FILE_UNCHANGED_STUB)
-    for path in read_paths_in_tail(
-        preserved,
-        cwd=session.cwd,
-        home=session.home,
-        key=lambda p: _key(agent, p),
-        stubs=stubs,
-        tool=templates.read_tool_name,
-        path_key=templates.read_path_key,
-    ):
-        excluded[path] = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
+    if preserved:
+        stubs = (templates.file_unchanged_stub, render.FILE_UNCHANGED_STUB)
+        for path in read_paths_in_tail(
+            preserved,
+            cwd=session.cwd,
+            home=session.home,
+            key=lambda p: _key(agent, p),
+            stubs=stubs,
+            tool=templates.read_tool_name,
+            path_key=templates.read_path_key,
+        ):
+            excluded[path] = pb.OUTCOME_EXCLUDED_VISIBLE_IN_TAIL
     for path in session.memory_paths:
         excluded[_key(agent, path)] = pb.OUTCOME_EXCLUDED_MEMORY_FILE
     for path in agent.files.keys():  # noqa: SIM118 (FileStateCache is not iterable)
-        if _is_artifact(path):
+        if "/tool-results/artifact-" in path and _is_artifact(path):
             excluded[path] = pb.OUTCOME_EXCLUDED_ARTIFACT
     excluded[_key(agent, plan_path(session, agent))] = pb.OUTCOME_EXCLUDED_PLAN_FILE
     return excluded
@@ -204,14 +206,27 @@ def plan_path(session: Session, agent: AgentState) -> str:
     `<plans directory>/<slug>.md`, `<slug>-agent-<agent id>.md` for a sub-agent. The slug is
     derived from the session id (Claude Code draws random words once per session), so it stays
     the same across compactions and restarts; an agent id that is not a plain name is hashed."""
-    if agent.plan_file_path:
-        return str(core.expand_path(agent.plan_file_path, session.cwd, session.home))
-    slug = "plan-" + hashlib.sha256(session.session_id.encode()).hexdigest()[:12]
-    aid = agent.agent_id
+    return _plan_path(
+        session.session_id,
+        agent.agent_id,
+        agent.plan_file_path,
+        session.plans_directory,
+        session.cwd,
+        session.home,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_path(
+    session_id: str, aid: str, named: str | None, plans_directory: str, cwd: str, home: str
+) -> str:
+    if named:
+        return str(core.expand_path(named, cwd, home))
+    slug = "plan-" + hashlib.sha256(session_id.encode()).hexdigest()[:12]
     if aid and not _SAFE_NAME.fullmatch(aid):
         aid = hashlib.sha256(aid.encode()).hexdigest()[:12]
     name = f"{slug}-agent-{aid}.md" if aid else f"{slug}.md"
-    return os.path.join(session.plans_directory, name)
+    return os.path.join(plans_directory, name)
 
 
 def _read_plan(
