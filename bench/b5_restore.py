@@ -13,7 +13,8 @@ the same work. Competitors in the same run:
 - Compact against a daemon that answers every Compact with the response of its first one
   (`bench/_canned_compact.py`): the service path for this response — the servicer's wrappers,
   serialising ~110 KB of attachments and decisions, decoding them in the client — without the
-  work;
+  work (the canned answer stays a message serialised per call, as every answer was when this
+  floor was set; the real Compact now sends the bytes the core wrote);
 - the same canned daemon doing, per call, only the I/O that no Compact may skip
   (`bench/_io_floor_compact.py`): re-reading the five files from disk (the same core call, from
   the page cache) and committing the write-through transaction before the reply (the durability

@@ -10,6 +10,7 @@ __all__ = [
     "Charge",
     "FileState",
     "FileStateCache",
+    "Framed",
     "ReadRefused",
     "__version__",
     "count",
@@ -267,12 +268,22 @@ def read_whole(
     file opened is not the one stat saw), "binary" (a NUL byte: in the first `sniff_bytes`, or
     anywhere once the size is within `max_bytes`), "grew" (past `max_bytes` since stat)."""
 
+@final
+class Framed:
+    """A restored file's attachment as `CompactResponse.attachments` bytes (key, length, the
+    message), as the core wrote them: read through the buffer protocol (`b"".join`,
+    `memoryview`), or copied with `bytes()`."""
+
+    def __len__(self) -> int: ...
+    def __bytes__(self) -> bytes: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
 # (framed attachment, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
 #  text_units, json_units)
-_RestoredFile = tuple[bytes, bytes, int, int, int, int, int, int, int]
+_RestoredFile = tuple[Framed, bytes, int, int, int, int, int, int, int]
 
 def restore_files(
-    specs: Sequence[tuple[str | PathLike[str], bool, int, int | None, str, str, str]],
+    specs: Sequence[tuple[str | PathLike[str], bool, int, int | None, str, str, str, bytes | None]],
     prefix: str,
     malware: str,
     suffix: str,
@@ -284,7 +295,8 @@ def restore_files(
     placement: int,
 ) -> list[_RestoredFile | str]:
     """Compact's restored files in one call, read and rendered without the GIL. Each spec is
-    `(real path, binary name, first line, limit, path, display path, Read call block)`; each
+    `(real path, binary name, first line, limit, path, display path, Read call block, the
+    content the cache held or None)`; each
     result is either `(framed, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
     text_units, json_units)` or the code of why the caller's general path must take the file.
 
@@ -295,7 +307,8 @@ def restore_files(
     (`path`, the display path, the text when `include_content`, the line counts, the first line).
     The text is the file's bytes with each line's ending "\r" removed (`render.strip_cr`);
     `text_units` and `json_units` are the UTF-16 units of it and of its `JSON.stringify`.
-    `content` is the bytes read. The file is read as `read_whole` reads it from line 1 (a limit
+    `content` is the bytes read: the object the cache held when they are the same. The file is
+    read as `read_whole` reads it from line 1 (a limit
     then only bounds the lines: a file with more is "head_only"), else as `read_range`.
 
     Codes: a `ReadRefused` code of the read ("would_block" for an inline read to retry on a

@@ -10,6 +10,7 @@ from postcompact._core import (
     Charge,
     FileState,
     FileStateCache,
+    Framed,
     ReadRefused,
     __version__,
     count,
@@ -34,12 +35,13 @@ from postcompact._core import (
 
 # One file of `restore_files`: (framed attachment, content, mtime_ns, total_lines, num_lines,
 # tokens, blocks_units, text_units, json_units).
-RestoredFile = tuple[bytes, bytes, int, int, int, int, int, int, int]
+RestoredFile = tuple[Framed, bytes, int, int, int, int, int, int, int]
 
 __all__ = [
     "Charge",
     "FileState",
     "FileStateCache",
+    "Framed",
     "ReadRefused",
     "RestoredFile",
     "__version__",

@@ -86,6 +86,9 @@ class Case:
             saw(self.agent.seen, str(path), *span)
         return str(path)
 
+    def rewrite(self, path: str, data: bytes) -> None:
+        Path(path).write_bytes(data)
+
     async def compact(
         self, *, core_path: bool, policy: pb.RestorePolicy, include_content: bool = False
     ) -> tuple[bytes, list[tuple[str, bytes, int, int | None, int | None]], dict[str, bytes]]:
@@ -415,3 +418,18 @@ async def test_any_read_is_identical_both_ways(
     root = tmp_path_factory.mktemp("reads")
     (root / "f.txt").write_bytes(data)
     await read_both_ways(Reads(root, pb.PROFILE_DEFAULT), "f.txt", offset, limit)
+
+
+async def test_a_file_read_back_unchanged_keeps_the_content_object(tmp_path: Path) -> None:
+    case = Case(tmp_path, pb.PROFILE_DEFAULT)
+    same = case.add("same.ts", b"unchanged\n", 100)
+    changed = case.add("changed.ts", b"before\n", 90)
+    held = {p: s.content for p, s in case.agent.files.snapshot()}
+    case.rewrite(changed, b"after\n")  # on disk only: the cache still holds b"before\n"
+    result = await run_compact(case.session, case.agent, pb.CompactRequest(session_id="s1"))
+    change = Change()
+    result.apply(case.agent, change)
+    entries = dict(case.agent.files.snapshot())
+    assert entries[same].content is held[same]  # no copy, and the store sees it unchanged
+    assert entries[changed].content == b"after\n"
+    assert set(change.digests) == {changed}  # only the changed content is hashed

@@ -901,13 +901,14 @@ async def test_where_rereads_run(
         previous: Mapping[str, bytes] | None = None,
         inline: bool = False,
         spans: Mapping[str, tuple[int, int | None]] | None = None,
+        held: Mapping[str, bytes] | None = None,
     ) -> object:
         seen.append((inline, threading.get_ident()))
         if inline and blocks:
             raise fileread.WouldBlock  # as a page-cache miss would
         # Hold the thread a moment so that concurrent batches cannot reuse one pool thread.
         threading.Event().wait(0.05)
-        return original(self, ranked, read_at, previous, inline=inline, spans=spans)
+        return original(self, ranked, read_at, previous, inline=inline, spans=spans, held=held)
 
     monkeypatch.setattr(restore_files.FileStep, "restore_many", spy)
     body = "".join(f"line {i}\n" for i in range(line_count))

@@ -248,7 +248,7 @@ class _Restored:
     seed: core.FileState | None = None
     mtime_ms: int = 0
     digest: bytes | None = None  # SHA-256 of the seed's content, when it differs from before
-    wire: bytes | None = None
+    wire: core.Framed | None = None
     tokens: int = 0
     lines: int = 0
 
@@ -526,15 +526,17 @@ class FileStep:
         previous: Mapping[str, bytes] | None = None,
         inline: bool = False,
         spans: Mapping[str, tuple[int, int | None]] | None = None,
+        held: Mapping[str, bytes] | None = None,
     ) -> list[_Restored]:
         """`restore_one` for each (rank, path) of `ranked`, on a worker thread (the re-reads and
         the numbering release the GIL; `restore_files` decides how many threads) or `inline` on
         the event loop (page cache only: `fileread.WouldBlock` otherwise). With `previous`
         (path -> the content the cache held), a seed whose content differs from it gets its
-        SHA-256 here, for the state database (persist/store.py)."""
+        SHA-256 here, for the state database (persist/store.py). `held` (path -> the content the
+        cache held): a file read back unchanged keeps that very object as its seed's content."""
         if read_at is None:
             read_at = now_ms()
-        rendered = self._rendered(ranked, read_at, inline, spans)
+        rendered = self._rendered(ranked, read_at, inline, spans, held or {})
         scope: fileread.ReadScope | None = None  # resolved once, if any file needs it
         out = []
         for rank, path in ranked:
@@ -546,7 +548,8 @@ class FileStep:
                 r = self.restore_one(path, rank, scope, read_at, inline, span)
             if previous is not None and r.seed is not None:
                 content = r.seed.content
-                if content != previous.get(path):
+                before = previous.get(path)
+                if content is not before and content != before:
                     r.digest = content_digest(content)
             out.append(r)
         return out
@@ -559,6 +562,7 @@ class FileStep:
         read_at: int,
         inline: bool,
         spans: Mapping[str, tuple[int, int | None]] | None,
+        held: Mapping[str, bytes],
     ) -> dict[int, _Restored]:
         """The files of `ranked` that the core restores whole within the cap, by rank: read,
         numbered, wrapped and serialised in one call for all of them (`core.restore_files`),
@@ -575,7 +579,7 @@ class FileStep:
             return {}
         roots, deny = tuple(self.session.read_roots), self.deny_globs
         cwd, relative = self.session.cwd, rules.payload_cost
-        specs: list[tuple[str, bool, int, int | None, str, str, str]] = []
+        specs: list[tuple[str, bool, int, int | None, str, str, str, bytes | None]] = []
         taken: list[tuple[int, str, int, int | None, bool, str]] = []
         for rank, path in ranked:
             binary = _plain_file(path, roots, deny)
@@ -586,7 +590,7 @@ class FileStep:
             offset = first if first > 1 else None
             call = render.wrapped_read_call(path, templates, offset, limit if offset else None)
             display = display_path(path, cwd, relative=relative)
-            specs.append((path, binary, first, limit, path, display, call))
+            specs.append((path, binary, first, limit, path, display, call, held.get(path)))
             taken.append((rank, path, first, limit, span is not None, display))
         if not specs:
             return {}
@@ -796,22 +800,18 @@ async def restore_files(
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
     read_at = now_ms()
-    # What the cache held, to hash only contents that changed (and nothing when nothing is kept).
-    hashed = hashing and not preview
-    previous = (
-        {path: state.content for path, _, state in selected if state is not None}
-        if hashed
-        else None
-    )
+    # What the cache held: a file read back unchanged keeps that content object, and only
+    # contents that changed are hashed (nothing is, when nothing is kept).
+    held = {path: state.content for path, _, state in selected if state is not None}
+    previous = held if hashing and not preview else None
     order = [(rank, path) for rank, (path, _, _) in enumerate(selected, start=1)]
     spans = _spans(step, agent, selected)
-    held = sum(len(state.content) for _, _, state in selected if state is not None)
-    if held >= PARALLEL_READ_BYTES:
+    if sum(map(len, held.values())) >= PARALLEL_READ_BYTES:
         workers = min(len(order), PARALLEL_READ_WORKERS)
         parts = await asyncio.gather(
             *(
                 asyncio.to_thread(
-                    step.restore_many, order[i::workers], read_at, previous, False, spans
+                    step.restore_many, order[i::workers], read_at, previous, False, spans, held
                 )
                 for i in range(workers)
             )
@@ -820,7 +820,7 @@ async def restore_files(
         parts = [
             await fileread.off_loop(
                 lambda inline: step.restore_many(
-                    order, read_at, previous, inline=inline, spans=spans
+                    order, read_at, previous, inline=inline, spans=spans, held=held
                 )
             )
         ]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from postcompact import render
+from postcompact import core, render
 from postcompact.restore.meter import rough
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -85,17 +85,18 @@ class Outcome:
     response copies it: build each once, in place)."""
 
     _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
-    totals: dict[str, _Totals] = field(default_factory=lambda: {c: _Totals() for c in CATEGORIES})
-    _head: list[bytes] = field(default_factory=list)
+    totals: dict[str, _Totals] = field(default_factory=dict)  # the categories used, by name
+    _head: list[bytes | core.Framed] = field(default_factory=list)
     _ranks: list[int] = field(default_factory=list)  # of the decisions, in order
 
     def attach(self, category: str, attachment: pb.Attachment) -> None:
         self._response.attachments.append(attachment)
         self._count(category, attachment.tokens)
 
-    def attach_wire(self, category: str, framed: bytes, tokens: int) -> None:
+    def attach_wire(self, category: str, framed: bytes | core.Framed, tokens: int) -> None:
         """An attachment given as its `CompactResponse.attachments` bytes (key, length, the
-        message). Only before any `attach`: these come first in the answer."""
+        message; the core's `Framed` is copied once, into the answer). Only before any
+        `attach`: these come first in the answer."""
         if self._response.attachments:
             raise RuntimeError("serialised attachments must precede the built ones")
         self._head.append(framed)
@@ -115,7 +116,9 @@ class Outcome:
         self.attach_wire(category, part.SerializeToString(), p.tokens)
 
     def _count(self, category: str, tokens: int) -> None:
-        t = self.totals[category]
+        t = self.totals.get(category)
+        if t is None:
+            t = self.totals[category] = _Totals()
         t.attachments += 1
         t.tokens += tokens
 
@@ -142,7 +145,10 @@ class Outcome:
         )
         self._ranks.append(rank)
         if outcome in DROPPED:
-            self.totals[category].dropped += 1
+            t = self.totals.get(category)
+            if t is None:
+                t = self.totals[category] = _Totals()
+            t.dropped += 1
 
     def wire(self, compaction: int) -> bytes:
         """The serialised response (call once, at the end): the serialised attachments, then the
@@ -178,8 +184,12 @@ class Outcome:
                 new.CopyFrom(old)
             del decisions[:]
             decisions.extend(kept)
-        add = resp.totals.add
-        for c, t in self.totals.items():
-            add(category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens)
+        add, used = resp.totals.add, self.totals
+        for c in CATEGORIES:  # every category, in response order
+            t = used.get(c)
+            if t is None:
+                add(category=c)
+            else:
+                add(category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens)
         resp.compaction = compaction
         return resp

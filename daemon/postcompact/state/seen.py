@@ -9,13 +9,14 @@ numbers are as the file was at the time (later edits are not tracked to shift th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Seen", "line_count", "saw", "written_lines"]
 
 
-@dataclass(frozen=True, slots=True)
-class Seen:
+class Seen(NamedTuple):
+    """Lines `first`..`last` seen (a tuple: made for every restored file of every Compact)."""
+
     first: int  # 1-based; 0: lines not known (a write whose text was not seen)
     last: int  # inclusive
     edited: bool = False

@@ -3,8 +3,10 @@
 //! return, per file, either the answer's protobuf bytes with the measures the caller decides
 //! on, or the code of why the caller's general path must take the file (see `_core.pyi`).
 
+use std::os::raw::c_int;
 use std::path::PathBuf;
 
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use pyo3::IntoPyObjectExt;
@@ -13,6 +15,52 @@ use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadLimits, ReadRequest, S
 use crate::readfile::{Inline, Limits};
 
 use super::py_fsutil::failure_code;
+
+/// A restored file's attachment bytes as the core wrote them, read through the buffer protocol
+/// (`b"".join` copies them once, into the answer, without a `bytes` copy of their own).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct Framed {
+    data: Vec<u8>,
+}
+
+#[pymethods]
+impl Framed {
+    fn __len__(&self) -> usize {
+        self.data.len()
+    }
+
+    fn __bytes__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.data)
+    }
+
+    /// A read-only view of the bytes; the view holds a reference to this object.
+    ///
+    /// # Safety
+    /// `view` is the buffer CPython passes to `bf_getbuffer`.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        let data = &slf.get().data;
+        // SAFETY: `view` is CPython's; the data lives as long as this object, which the view
+        // references (PyBuffer_FillInfo takes a new reference to it), and is never written.
+        let filled = unsafe {
+            ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                data.as_ptr().cast_mut().cast(),
+                data.len() as ffi::Py_ssize_t,
+                1,
+                flags,
+            )
+        };
+        if filled == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+}
 
 fn skip_code(skip: &Skip) -> &'static str {
     match skip {
@@ -44,12 +92,23 @@ fn read_limits(
     }
 }
 
-/// (real path, binary name, first line, limit, attachment path, display path, Read call block)
-type Spec = (PathBuf, bool, u64, Option<u64>, String, String, String);
+/// (real path, binary name, first line, limit, attachment path, display path, Read call
+/// block, the content the cache held)
+type Spec<'py> = (
+    PathBuf,
+    bool,
+    u64,
+    Option<u64>,
+    String,
+    String,
+    String,
+    Option<Bound<'py, PyBytes>>,
+);
 
 /// Each file of `specs` restored (see `fileanswer::restored_file`): a tuple `(framed, content,
 /// mtime_ns, total_lines, num_lines, tokens, blocks_units, text_units, json_units)`, or the code
-/// of why the general path must take it.
+/// of why the general path must take it. `content` is the object the cache held when the bytes
+/// read are the same (no copy; the caller sees the entry unchanged by identity).
 #[pyfunction]
 #[pyo3(signature = (
     specs, prefix, malware, suffix, max_bytes, sniff_bytes, inline_max, include_content, kind,
@@ -58,7 +117,7 @@ type Spec = (PathBuf, bool, u64, Option<u64>, String, String, String);
 #[allow(clippy::too_many_arguments)]
 fn restore_files<'py>(
     py: Python<'py>,
-    specs: Vec<Spec>,
+    specs: Vec<Spec<'py>>,
     prefix: &str,
     malware: &str,
     suffix: &str,
@@ -75,8 +134,12 @@ fn restore_files<'py>(
         suffix,
     };
     let codes = Codes { kind, placement };
+    let (files, held): (Vec<_>, Vec<_>) = specs
+        .into_iter()
+        .map(|(r, b, s, l, p, d, c, held)| ((r, b, s, l, p, d, c), held))
+        .unzip();
     let done: Vec<_> = py.detach(|| {
-        specs
+        files
             .iter()
             .map(
                 |(real, binary_name, start, limit, path, display, call_block)| {
@@ -96,10 +159,14 @@ fn restore_files<'py>(
             .collect()
     });
     done.into_iter()
-        .map(|r| match r {
+        .zip(held)
+        .map(|(r, held)| match r {
             Ok(f) => (
-                PyBytes::new(py, &f.framed),
-                PyBytes::new(py, &f.content),
+                Bound::new(py, Framed { data: f.framed })?,
+                match held {
+                    Some(held) if held.as_bytes() == f.content.as_slice() => held,
+                    _ => PyBytes::new(py, &f.content),
+                },
                 f.mtime_ns,
                 f.total_lines,
                 f.num_lines,
@@ -166,6 +233,7 @@ fn read_answer<'py>(
 
 /// Adds the file answers to `postcompact._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Framed>()?;
     m.add_function(wrap_pyfunction!(restore_files, m)?)?;
     m.add_function(wrap_pyfunction!(read_answer, m)?)?;
     Ok(())
