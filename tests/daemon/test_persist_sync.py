@@ -17,6 +17,7 @@ from postcompact import _core, persist
 from postcompact.config import Config
 from postcompact.errors import ResourceExhausted
 from postcompact.persist import SqliteStore
+from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
 from postcompact.state import AgentState, Change, InvokedSkill, Session
 from postcompact.state.registry import Registry
@@ -209,3 +210,54 @@ def test_check_room_refuses_exactly_when_the_write_would_pass_the_limit(tmp_path
     else:
         pytest.fail("never refused")
     store.close()
+
+
+async def test_single_entry_writes_mirror_the_cache_through_reads_evictions_and_reloads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ReadFile, RecordRead and RecordWrite name their one entry (`Change.entry`): the store
+    writes that row alone unless something was evicted. Through reads of new files, re-reads,
+    the "unchanged" stub, a cache bound that evicts, and recorded writes, the rows stay the cache
+    (recency, metadata, hashes), after each call and after a reload."""
+    w = World(tmp_path)
+    try:
+        service = FileService(w.reg, w.reg.config)
+        # A small cache: the fifth file evicts the least recently used.
+        _, agent = w.reg.agent("s", "")
+        agent.files = w.s.new_cache(4, 1 << 20)
+        w.sync()
+        whole: list[str | None] = []
+        real = w.reg.store._sync_entry  # type: ignore[attr-defined]
+
+        def spy(*args: object) -> bool:
+            done = bool(real(*args))
+            whole.append(None if done else "whole")
+            return done
+
+        monkeypatch.setattr(w.reg.store, "_sync_entry", spy)
+        paths = [w.file(f"f{i}.txt", f"file {i}\n" * (i + 1)) for i in range(6)]
+
+        async def read(i: int) -> None:
+            await service.read_file(pb.ReadFileRequest(session_id="s", path=paths[i]))
+            w.check()
+
+        for i in range(4):
+            await read(i)  # new entries: their row alone
+        await read(1)  # the stub (unchanged): its row moves to the front
+        w.file("f2.txt", "changed\n")
+        await read(2)  # re-read, new content and hash
+        await read(4)  # evicts f0: the whole cache is synced
+        written = b"written\n"
+        service.record_write(
+            pb.RecordWriteRequest(session_id="s", path=paths[3], content=written, timestamp_ms=7)
+        )
+        w.check()
+        service.record_read(
+            pb.RecordReadRequest(session_id="s", path=paths[5], content=b"file 5\n", timestamp_ms=9)
+        )  # evicts again
+        w.check()
+        assert whole == [None, None, None, None, None, None, "whole", None, "whole"]
+        s = w.reload()
+        assert [p for p, _ in s.agents[""].files.snapshot()] == [r[0] for r in w.rows()]
+    finally:
+        w.reg.store.close()

@@ -391,7 +391,8 @@ class SqlStore(abc.ABC):
             + len(change.tasks)
         )
         if parts == 1 and change.files and a is not None:
-            self._sync_files(s, a, change.digests)  # opens a transaction only if rows differ
+            # Opens a transaction only if rows differ.
+            self._sync_files(s, a, change.digests, change.entry)
             return
         written: list[Written] = []
         if change.session or change.tasks or a is None:
@@ -407,7 +408,7 @@ class SqlStore(abc.ABC):
                 elif change.agent:
                     self._put_agent(s, a)
                 if change.files:
-                    self._sync_files(s, a, change.digests)
+                    self._sync_files(s, a, change.digests, change.entry)
                 for skill in change.skills:
                     self._put_skill(s, a, skill)
             for task in change.tasks:
@@ -567,10 +568,15 @@ class SqlStore(abc.ABC):
         return content_digest(content), len(content)
 
     def _sync_files(
-        self, s: Session, a: AgentState, hints: Mapping[str, tuple[bytes, bytes]]
+        self,
+        s: Session,
+        a: AgentState,
+        hints: Mapping[str, tuple[bytes, bytes]],
+        entry: str | None = None,
     ) -> None:
         """Make the agent's stored file rows equal its cache (entries, metadata, recency);
-        `hints`: digests of contents just read (`Change.digests`).
+        `hints`: digests of contents just read (`Change.digests`); `entry`: the one entry the
+        unit set or used and nothing else (`Change.entry`).
 
         Rows whose entry did not change are skipped (an entry replaced by an equal one, as a
         Compact re-seed of an unchanged file under the claude-code profile, only moves); the
@@ -578,6 +584,8 @@ class SqlStore(abc.ABC):
         key = (s.session_id, a.agent_id)
         sid, aid = key
         old = self._files.get(key, {})
+        if entry is not None and self._sync_entry(s, a, hints, entry, old):
+            return
         new: dict[str, _Row] = {}
         upserts: list[tuple[Any, ...]] = []
         moves: list[tuple[Any, ...]] = []
@@ -635,6 +643,57 @@ class SqlStore(abc.ABC):
                 self.db.executemany(_UPSERT_FILE, upserts)
             self._touch(s)
             self._after_commit.append(lambda: self._files.__setitem__(key, new))
+
+    def _sync_entry(
+        self,
+        s: Session,
+        a: AgentState,
+        hints: Mapping[str, tuple[bytes, bytes]],
+        path: str,
+        old: dict[str, _Row],
+    ) -> bool:
+        """`_sync_files` for a unit that set or used `path` alone (a read, a recorded write):
+        its row written as the most recently used, the others left as they are — when the rows
+        mirrored the cache before the unit and nothing was evicted (the cache holds the rows'
+        entries and at most `path` more). False: the caller syncs the whole cache."""
+        st = a.files.peek(path)
+        if st is None or len(a.files) != len(old) + (path not in old):
+            return False
+        key = (s.session_id, a.agent_id)
+        sid, aid = key
+        mark, seen, prev = a.read_mtimes.get(path), a.seen.get(path), old.get(path)
+        new = dict(old)
+        if prev is not None and prev.same(st):
+            row = new[path] = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
+            sql, args = (
+                _MOVE_FILE,
+                (row.seq, *(mark or (None, None)), *_seen_columns(seen), sid, aid, path),
+            )
+        else:
+            digest, size = self._hash_of(st, prev, hints.get(path))
+            row = new[path] = _Row(st, self._next_seq(), mark, digest, size, seen)
+            sql, args = (
+                _UPSERT_FILE,
+                (
+                    sid,
+                    aid,
+                    path,
+                    row.seq,
+                    st.timestamp,
+                    st.offset,
+                    st.limit,
+                    int(st.partial_view),
+                    digest,
+                    size,
+                    *(mark or (None, None)),
+                    *_seen_columns(seen),
+                ),
+            )
+        with self.tx(key):
+            self.db.execute(sql, args)
+            self._touch(s)
+            self._after_commit.append(lambda: self._files.__setitem__(key, new))
+        return True
 
     # --- loading ------------------------------------------------------------------------------
 

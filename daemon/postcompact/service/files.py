@@ -253,6 +253,7 @@ class FileService:
                 else:
                     a.files.get(path)
                 change.files = True
+                change.entry = path
             return pb.ReadFileResponse(
                 path=path,
                 unchanged=True,
@@ -354,6 +355,7 @@ class FileService:
             change.digests[path] = (got.content, got.digest)
         self._prune_marks(a)
         change.files = True
+        change.entry = path
         return got.answer
 
     def _refuse_denied(self, path: str) -> None:
@@ -402,6 +404,7 @@ class FileService:
             saw(a.seen, path, first, first + line_count(req.content) - 1)
             self._prune_marks(a)
             change.files = True
+            change.entry = path
             if req.nested_memory and path not in a.nested_memory:
                 a.nested_memory.add(path)
                 change.agent = True
@@ -436,6 +439,7 @@ class FileService:
             saw(a.seen, path, *written_lines(held, req.content), edited=True)
             self._prune_marks(a)
             change.files = True
+            change.entry = path
         return pb.RecordWriteResponse(path=path)
 
     # --- CheckWrite ---------------------------------------------------------------------------

@@ -32,13 +32,16 @@ class Change:
     object, its digest)), so the store need not hash them again; it takes one only for that
     very object."""
 
-    __slots__ = ("agent", "catalog", "digests", "files", "session", "skills", "tasks")
+    __slots__ = ("agent", "catalog", "digests", "entry", "files", "session", "skills", "tasks")
 
     def __init__(self) -> None:
         self.session = False  # the session's row (and its agents' rows)
         self.agent = False  # the agent's row: plan, mode, compactions, nested memory, carried
         self.catalog = False  # the agent's catalogue (and its row)
         self.files = False  # the agent's file-state cache, mirrored whole
+        # With `files`: the one entry the unit set or used (now the most recently used), when it
+        # changed nothing else of the cache: the store may write that row alone.
+        self.entry: str | None = None
         self.skills: list[InvokedSkill] = []
         self.tasks: list[pb.Task] = []
         self.digests: dict[str, tuple[bytes, bytes]] = {}
