@@ -282,8 +282,12 @@ class Framed:
 #  text_units, json_units)
 _RestoredFile = tuple[Framed, bytes, int, int, int, int, int, int, int]
 
+_FileSpec = tuple[
+    str | PathLike[str], bool, int, int | None, str, str, str, bytes | None, Framed | None
+]
+
 def restore_files(
-    specs: Sequence[tuple[str | PathLike[str], bool, int, int | None, str, str, str, bytes | None]],
+    specs: Sequence[_FileSpec],
     prefix: str,
     malware: str,
     suffix: str,
@@ -296,7 +300,7 @@ def restore_files(
 ) -> list[_RestoredFile | str]:
     """Compact's restored files in one call, read and rendered without the GIL. Each spec is
     `(real path, binary name, first line, limit, path, display path, Read call block, the
-    content the cache held or None)`; each
+    content the cache held or None, the attachment rendered of that content or None)`; each
     result is either `(framed, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
     text_units, json_units)` or the code of why the caller's general path must take the file.
 
@@ -307,9 +311,11 @@ def restore_files(
     (`path`, the display path, the text when `include_content`, the line counts, the first line).
     The text is the file's bytes with each line's ending "\r" removed (`render.strip_cr`);
     `text_units` and `json_units` are the UTF-16 units of it and of its `JSON.stringify`.
-    `content` is the bytes read: the object the cache held when they are the same. The file is
-    read as `read_whole` reads it from line 1 (a limit
-    then only bounds the lines: a file with more is "head_only"), else as `read_range`.
+    `content` is the bytes read: the object the cache held when they are the same; when the
+    spec gives the attachment rendered of those bytes too, nothing is rendered: `framed` is that
+    object and the four measures are 0 (the caller has them). The file is read as `read_whole`
+    reads it from line 1 (a limit then only bounds the lines: a file with more is "head_only"),
+    else as `read_range`.
 
     Codes: a `ReadRefused` code of the read ("would_block" for an inline read to retry on a
     thread), "not_utf8", "empty", "bom" (a byte-order mark on line 1), "escape" (a closing

@@ -202,17 +202,50 @@ fn numbered_units(units: usize, len: usize, numbered_len: usize) -> usize {
     units + numbered_len - len
 }
 
+/// What [`restored_file`] gives for a file.
+#[derive(Debug)]
+pub enum Restored {
+    /// The file rendered.
+    Rendered(RestoredFile),
+    /// The bytes read are the `unchanged_if` bytes: not rendered again (the caller has the
+    /// attachment of those bytes already).
+    Unchanged {
+        mtime_ns: i128,
+        total_lines: u64,
+        num_lines: u64,
+    },
+}
+
 /// A restored file's attachment (see the module doc): the Read call block, then the result
 /// block `prefix + numbered text + malware + suffix`, and the `FileAttachment` (with the text as
-/// attached when `include_content`).
+/// attached when `include_content`). With `unchanged_if`, a file whose bytes are those is only
+/// read ([`Restored::Unchanged`]).
 pub fn restored_file(
     spec: &FileSpec<'_>,
     frame: &Frame<'_>,
     codes: Codes,
     include_content: bool,
     lim: ReadLimits,
-) -> Result<RestoredFile, Skip> {
+    unchanged_if: Option<&[u8]>,
+) -> Result<Restored, Skip> {
     let r = read(spec.real, spec.start, spec.limit, lim, true)?;
+    if unchanged_if == Some(r.data.as_slice()) {
+        return Ok(Restored::Unchanged {
+            mtime_ns: r.mtime_ns,
+            total_lines: r.total_lines,
+            num_lines: r.num_lines,
+        });
+    }
+    render_restored(spec, frame, codes, include_content, r).map(Restored::Rendered)
+}
+
+fn render_restored(
+    spec: &FileSpec<'_>,
+    frame: &Frame<'_>,
+    codes: Codes,
+    include_content: bool,
+    r: Read,
+) -> Result<RestoredFile, Skip> {
     let start = spec.start.max(1);
     let raw = text_of(&r.data, start)?;
     let text = strip_cr(raw);

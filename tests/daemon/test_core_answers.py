@@ -90,14 +90,21 @@ class Case:
         Path(path).write_bytes(data)
 
     async def compact(
-        self, *, core_path: bool, policy: pb.RestorePolicy, include_content: bool = False
+        self,
+        *,
+        core_path: bool,
+        policy: pb.RestorePolicy,
+        include_content: bool = False,
+        carry_memo: bool = False,
     ) -> tuple[bytes, list[tuple[str, bytes, int, int | None, int | None]], dict[str, bytes]]:
         """The answer, the cache after it, and the digests named for the store; from a copy of
-        the agent's state (both runs start from the same one)."""
+        the agent's state (both runs start from the same one; with `carry_memo`, with the
+        attachments the core rendered at the agent's last compaction)."""
         agent = AgentState(
             agent_id="",
             files=self.session.new_cache(100, 25 * MIB),
             seen=copy.deepcopy(self.agent.seen),
+            rendered=dict(self.agent.rendered) if carry_memo else {},
         )
         for path, state in reversed(self.agent.files.snapshot()):
             agent.files.set(path, state)
@@ -433,3 +440,28 @@ async def test_a_file_read_back_unchanged_keeps_the_content_object(tmp_path: Pat
     assert entries[same].content is held[same]  # no copy, and the store sees it unchanged
     assert entries[changed].content == b"after\n"
     assert set(change.digests) == {changed}  # only the changed content is hashed
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_a_file_unchanged_since_the_last_compaction_reuses_its_attachment(
+    tmp_path: Path, profile: str
+) -> None:
+    """The second compaction of the same agent: the files read back unchanged take the
+    attachment the core rendered at the first (nothing rendered again), the changed one is
+    rendered anew, and the answer is byte for byte what the general path gives for that state."""
+    case = Case(tmp_path, PROFILES[profile])
+    kept = case.add("kept.ts", "".join(f"let k{i} = {i};\n" for i in range(200)).encode(), 100)
+    changed = case.add("changed.ts", b"before\r\nafter\n", 90)
+    req = pb.CompactRequest(session_id="s1")
+    first = await run_compact(case.session, case.agent, req, base_policy=WIDE)
+    first.apply(case.agent, Change())
+    memo = dict(case.agent.rendered)
+    assert set(memo) == {kept, changed}
+    case.rewrite(changed, b"changed on disk\n")
+    fast = await case.compact(core_path=True, policy=WIDE, carry_memo=True)
+    slow = await case.compact(core_path=False, policy=WIDE)
+    assert fast == slow
+    second = await run_compact(case.session, case.agent, req, base_policy=WIDE)
+    second.apply(case.agent, Change())
+    assert case.agent.rendered[kept].framed is memo[kept].framed  # reused, not rendered
+    assert case.agent.rendered[changed].framed is not memo[changed].framed

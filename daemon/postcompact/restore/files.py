@@ -74,6 +74,7 @@ from postcompact.restore.meter import JSON_EXTS, Meter, file_ext, rough
 from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session, content_digest
+from postcompact.state.model import RenderedFile
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["FileStep", "read_paths_in_tail", "restore_files"]
@@ -81,6 +82,9 @@ __all__ = ["FileStep", "read_paths_in_tail", "restore_files"]
 READ_TOOL_NAME = "Read"
 # A Read in the kept tail counts as visible only with a file_path up to this long (Claude Code).
 MAX_TAIL_PATH = 4096
+# At most this many bytes of attachments kept per agent for its next compaction
+# (`AgentState.rendered`: the restored files' attachments, reused for files read back unchanged).
+MAX_RENDERED_BYTES = 256 * 1024
 # Re-read the selected files on one thread each once they add up to this much (what the cache
 # held); below it one worker thread reads them all (see step 3).
 PARALLEL_READ_BYTES = 256 * 1024
@@ -220,6 +224,12 @@ def head_bytes(raw: bytes, head: str) -> bytes:
     return raw[:end].removesuffix(b"\r")
 
 
+# (real path, binary name, first line, limit, path, display path, Read call block, the content
+# the cache held, the attachment rendered of it at the last compaction): core.restore_files'
+_Spec = tuple[str, bool, int, int | None, str, str, str, bytes | None, "core.Framed | None"]
+_NO_FRAMED: core.Framed = object()  # type: ignore[assignment]  # a memo entry with no rendering
+
+
 @dataclass(slots=True)
 class Seed:
     """A restored file's new cache entry, for the caller to put back: the entry, the file's
@@ -251,6 +261,7 @@ class _Restored:
     wire: core.Framed | None = None
     tokens: int = 0
     lines: int = 0
+    rendered: RenderedFile | None = None  # the core's rendering, for the next compaction
 
     @classmethod
     def of(
@@ -273,6 +284,8 @@ class FileStep:
     templates: Templates
     deny_globs: tuple[str, ...]
     include_content: bool = True  # fill FileAttachment.content (else only the blocks have it)
+    # The attachments the core rendered at the agent's last compaction (AgentState.rendered).
+    memo: Mapping[str, RenderedFile] = field(default_factory=dict)
     rules: profiles.Rules = field(init=False)
 
     def __post_init__(self) -> None:
@@ -578,9 +591,9 @@ class FileStep:
         if frame is None or self.meter.exact or not ranked:
             return {}
         roots, deny = tuple(self.session.read_roots), self.deny_globs
-        cwd, relative = self.session.cwd, rules.payload_cost
-        specs: list[tuple[str, bool, int, int | None, str, str, str, bytes | None]] = []
-        taken: list[tuple[int, str, int, int | None, bool, str]] = []
+        cwd, relative, memo = self.session.cwd, rules.payload_cost, self.memo
+        specs: list[_Spec] = []
+        taken: list[tuple[int, str, int, int | None, bool, str, RenderedFile]] = []
         for rank, path in ranked:
             binary = _plain_file(path, roots, deny)
             if binary is None:
@@ -589,9 +602,19 @@ class FileStep:
             first, limit = span if span is not None else (1, None)
             offset = first if first > 1 else None
             call = render.wrapped_read_call(path, templates, offset, limit if offset else None)
-            display = display_path(path, cwd, relative=relative)
-            specs.append((path, binary, first, limit, path, display, call, held.get(path)))
-            taken.append((rank, path, first, limit, span is not None, display))
+            display = _display_of(path, cwd, relative)
+            # What the attachment is made of besides the bytes (a head's limit only bounds the
+            # lines, which the core checks on every read): the same, and the cache still holding
+            # the very content it was rendered of, and the core only reads the file (its bytes
+            # unchanged: this attachment again, not rendered).
+            key = (first, limit if offset else None, display, call, frame, self.include_content)
+            content = held.get(path)
+            prior = memo.get(path)
+            if prior is None or prior.content is not content or prior.key != key:
+                prior = RenderedFile(content or b"", key, _NO_FRAMED, 0, 0, 0, 0)
+            reuse = prior.framed if prior.framed is not _NO_FRAMED else None
+            specs.append((path, binary, first, limit, path, display, call, content, reuse))
+            taken.append((rank, path, first, limit, span is not None, display, prior))
         if not specs:
             return {}
         results = core.restore_files(
@@ -611,7 +634,10 @@ class FileStep:
         by_blocks, mtime_stamps = rules.cap_rendered, rules.mtime_timestamps
         what = "the lines seen since the last compaction" if policy.restore_seen else ""
         out: dict[int, _Restored] = {}
-        for (rank, path, first, limit, ranged, display), res in zip(taken, results, strict=True):
+        for (rank, path, first, limit, ranged, display, prior), res in zip(
+            taken, results, strict=True
+        ):
+            offset = first > 1
             if isinstance(res, str):
                 if res == "would_block":
                     raise fileread.WouldBlock()
@@ -619,6 +645,13 @@ class FileStep:
             framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = (
                 res
             )
+            if framed is prior.framed:  # read back unchanged: the measures are the memo's
+                made = prior
+                tokens, blocks_units, text_units, json_units = prior[3:]
+            else:
+                made = RenderedFile(
+                    content, prior.key, framed, tokens, blocks_units, text_units, json_units
+                )
             ext = file_ext(path)
             if ranged or by_blocks:
                 measured = tokens
@@ -636,24 +669,16 @@ class FileStep:
                 last = first + num - 1
                 detail = f"lines {first}-{last} of {total}: {what or 'the range last read'}"
             units = _file_message_units(path, display, num, total, relative, first)
-            out[rank] = _Restored(
-                path,
-                rank,
-                pb.OUTCOME_RESTORED,
-                cost=int(core.estimate_from_utf16_len(units + json_units - 2)),
-                detail=detail,
-                seed=core.FileState(
-                    content,
-                    mtime_ms if mtime_stamps else read_at,
-                    first,
-                    limit if first > 1 else None,
-                    False,
-                ),
-                mtime_ms=mtime_ms,
-                wire=framed,
-                tokens=tokens,
-                lines=num,
+            seed = core.FileState(
+                content, mtime_ms if mtime_stamps else read_at, first, limit if offset else None
             )
+            cost = int(core.estimate_from_utf16_len(units + json_units - 2))
+            # (path, rank, outcome, attachment, cost, detail, seed, mtime, digest, wire, tokens,
+            # lines, rendered): positional, one per file of every Compact.
+            out[rank] = _Restored(
+                path, rank, _RESTORED, None, cost, detail, seed, mtime_ms, None, framed, tokens,
+                num, made
+            )  # fmt: skip
         return out
 
     def _file(
@@ -716,6 +741,14 @@ class FileStep:
         )
 
 
+_RESTORED = pb.OUTCOME_RESTORED
+
+
+@functools.lru_cache(maxsize=4096)
+def _display_of(path: str, cwd: str, relative: bool) -> str:
+    return display_path(path, cwd, relative=relative)
+
+
 @functools.lru_cache(maxsize=4096)
 def _plain_file(path: str, roots: tuple[str, ...], deny: tuple[str, ...]) -> bool | None:
     """Whether the core may open `path` as it is (`FileStep._rendered`): its binary-name flag
@@ -751,11 +784,12 @@ async def restore_files(
     out: Outcome,
     preview: bool,
     hashing: bool = True,
-) -> tuple[dict[str, int], list[Seed]]:
+) -> tuple[dict[str, int], list[Seed], dict[str, RenderedFile]]:
     """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion.
     Returns the files restored as too-large notes (path -> the timestamp they ranked by), for
-    profiles that keep them as candidates, and the entries to re-seed the cache with, in the
-    order to set them (rank 1 last: the most recently used); none for a preview."""
+    profiles that keep them as candidates, the entries to re-seed the cache with, in the order
+    to set them (rank 1 last: the most recently used), none for a preview, and the attachments
+    the core rendered of restored files, for the next compaction (`AgentState.rendered`)."""
     policy = step.policy
     carry_refs = step.rules.references_stay_candidates
     candidates: list[tuple[str, int, core.FileState | None]] = []
@@ -884,11 +918,18 @@ async def restore_files(
         for r in reversed(seeds)  # rank 1 last: the most recently used
         if r.seed is not None
     ]
+    memo: dict[str, RenderedFile] = {}
+    kept = 0
+    for r in seeds:  # the restored files the core rendered, in rank order, within the bound
+        made = r.rendered
+        if made is not None and kept + len(made.framed) <= MAX_RENDERED_BYTES:
+            memo[r.path] = made
+            kept += len(made.framed)
     if policy.left_out_index:
         left = [path for path, _, _ in ranked if path not in attached]
         if left:
             out.attach_pending("files", _left_out(step, agent, left))
-    return (referenced if carry_refs else {}), reseed
+    return (referenced if carry_refs else {}), reseed, memo
 
 
 def _spans(

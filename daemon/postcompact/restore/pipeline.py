@@ -61,7 +61,8 @@ from postcompact.restore.meter import Meter, rough
 from postcompact.restore.outcome import Outcome, make
 from postcompact.restore.policy import Policy, resolve_policy
 from postcompact.state import AgentState, CarriedRead, Change, InvokedSkill, Session
-from postcompact.state.seen import saw
+from postcompact.state.model import RenderedFile
+from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["CompactResult", "carried_reads_of", "plan_path", "run_compact"]
@@ -475,12 +476,13 @@ def carried_reads_of(
 class _Steps:
     """What the steps decided besides the answer."""
 
-    __slots__ = ("announced", "referenced", "reseed", "rewrites", "sent_skills")
+    __slots__ = ("announced", "referenced", "rendered", "reseed", "rewrites", "sent_skills")
 
     def __init__(self) -> None:
         self.announced = Announced()
         self.referenced: dict[str, int] = {}
         self.reseed: list[Seed] = []
+        self.rendered: dict[str, RenderedFile] = {}
         self.rewrites: dict[str, bytes] = {}
         self.sent_skills: set[str] | None = None
 
@@ -526,12 +528,15 @@ class CompactResult:
         agent.nested_memory.clear()
         agent.read_mtimes.clear()
         agent.seen.clear()
+        agent.rendered = steps.rendered
+        files, marks, seen = agent.files, agent.read_mtimes, agent.seen
         for r in steps.reseed:
-            agent.files.set(r.path, r.state)
-            agent.read_mtimes[r.path] = (r.state.timestamp, r.mtime_ms)
-            # What the agent sees of it now: the lines restored.
-            first = r.state.offset or 1
-            saw(agent.seen, r.path, first, first + max(r.lines, 1) - 1)
+            state = r.state
+            files.set(r.path, state)
+            marks[r.path] = (state.timestamp, r.mtime_ms)
+            # What the agent sees of it now: the lines restored (nothing seen before: cleared).
+            first = state.offset or 1
+            seen[r.path] = Seen(first, first + max(r.lines, 1) - 1)
         steps.announced.store(agent.catalog)
         if steps.sent_skills is not None:
             agent.catalog.sent_skill_names = steps.sent_skills
@@ -579,8 +584,10 @@ async def _steps(
     # 2. Files.
     deny = fileread.effective_deny_globs(deny_globs)
     include = request.include_content
-    step = FileStep(session, policy, meter, templates, deny, include_content=include)
-    result.referenced, result.reseed = await restore_files(
+    step = FileStep(
+        session, policy, meter, templates, deny, include_content=include, memo=agent.rendered
+    )
+    result.referenced, result.reseed, result.rendered = await restore_files(
         step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
     )
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 from postcompact import profiles
-from postcompact.core import Charge, FileState, FileStateCache
+from postcompact.core import Charge, FileState, FileStateCache, Framed
 from postcompact.render import Templates
 from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
@@ -117,6 +118,19 @@ class Tasks(dict[str, pb.Task]):
         self._charges.clear()
 
 
+class RenderedFile(NamedTuple):
+    """An attachment the core rendered of `content` (the very object, which the cache holds)
+    with the inputs `key`, and its measures (`AgentState.rendered`)."""
+
+    content: bytes
+    key: tuple[object, ...]
+    framed: Framed
+    tokens: int
+    blocks_units: int
+    text_units: int
+    json_units: int
+
+
 @dataclass(slots=True)
 class CarriedRead:
     """A full read from before a compaction, for the Edit/Write check after it (policy
@@ -156,6 +170,10 @@ class AgentState:
     carried_refs: dict[str, int] = field(default_factory=dict)
     # What the agent saw of each cached file since its last compaction (state/seen.py).
     seen: dict[str, Seen] = field(default_factory=dict)
+    # The attachments the core rendered at the last compaction (restore/files.py `Rendered`,
+    # by path): a file read back unchanged at the next one, restored the same way, is not
+    # rendered again. A cache, not state: never stored, replaced (not changed) by each Compact.
+    rendered: dict[str, RenderedFile] = field(default_factory=dict)
 
     def assign(self, other: AgentState) -> None:
         """Take every field of `other` (this object stays the one callers hold)."""

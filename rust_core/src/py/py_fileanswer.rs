@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use pyo3::IntoPyObjectExt;
 
-use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadLimits, ReadRequest, Skip};
+use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadLimits, ReadRequest, Restored, Skip};
 use crate::readfile::{Inline, Limits};
 
 use super::py_fsutil::failure_code;
@@ -93,7 +93,7 @@ fn read_limits(
 }
 
 /// (real path, binary name, first line, limit, attachment path, display path, Read call
-/// block, the content the cache held)
+/// block, the content the cache held, the attachment rendered of that content before)
 type Spec<'py> = (
     PathBuf,
     bool,
@@ -103,12 +103,15 @@ type Spec<'py> = (
     String,
     String,
     Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, Framed>>,
 );
 
 /// Each file of `specs` restored (see `fileanswer::restored_file`): a tuple `(framed, content,
 /// mtime_ns, total_lines, num_lines, tokens, blocks_units, text_units, json_units)`, or the code
 /// of why the general path must take it. `content` is the object the cache held when the bytes
-/// read are the same (no copy; the caller sees the entry unchanged by identity).
+/// read are the same (no copy; the caller sees the entry unchanged by identity); and when the
+/// spec also gives the attachment rendered of those bytes, nothing is rendered: `framed` is that
+/// very object and the four measures are 0 (the caller has them).
 #[pyfunction]
 #[pyo3(signature = (
     specs, prefix, malware, suffix, max_bytes, sniff_bytes, inline_max, include_content, kind,
@@ -134,15 +137,25 @@ fn restore_files<'py>(
         suffix,
     };
     let codes = Codes { kind, placement };
-    let (files, held): (Vec<_>, Vec<_>) = specs
+    let (files, known): (Vec<_>, Vec<_>) = specs
         .into_iter()
-        .map(|(r, b, s, l, p, d, c, held)| ((r, b, s, l, p, d, c), held))
+        .map(|(r, b, s, l, p, d, c, held, reuse)| ((r, b, s, l, p, d, c), (held, reuse)))
         .unzip();
+    // The held bytes a re-read may be skipped for (read-only views of live `bytes` objects,
+    // which `known` keeps alive until the end).
+    let skip_if: Vec<Option<&[u8]>> = known
+        .iter()
+        .map(|(held, reuse)| match (held, reuse) {
+            (Some(held), Some(_)) => Some(held.as_bytes()),
+            _ => None,
+        })
+        .collect();
     let done: Vec<_> = py.detach(|| {
         files
             .iter()
+            .zip(&skip_if)
             .map(
-                |(real, binary_name, start, limit, path, display, call_block)| {
+                |((real, binary_name, start, limit, path, display, call_block), skip_if)| {
                     let spec = FileSpec {
                         real,
                         binary_name: *binary_name,
@@ -153,15 +166,20 @@ fn restore_files<'py>(
                         call_block,
                     };
                     let lim = read_limits(max_bytes, sniff_bytes, inline_max, *binary_name, None);
-                    fileanswer::restored_file(&spec, &frame, codes, include_content, lim)
+                    fileanswer::restored_file(&spec, &frame, codes, include_content, lim, *skip_if)
                 },
             )
             .collect()
     });
     done.into_iter()
-        .zip(held)
-        .map(|(r, held)| match r {
-            Ok(f) => (
+        .zip(known)
+        .map(|(r, (held, reuse))| match r {
+            Ok(Restored::Unchanged {
+                mtime_ns,
+                total_lines,
+                num_lines,
+            }) => (reuse, held, mtime_ns, total_lines, num_lines, 0, 0, 0, 0).into_bound_py_any(py),
+            Ok(Restored::Rendered(f)) => (
                 Bound::new(py, Framed { data: f.framed })?,
                 match held {
                     Some(held) if held.as_bytes() == f.content.as_slice() => held,
