@@ -30,6 +30,10 @@ can skip), and at least 3x faster than five RPCs. (Issue #3's "at most 1.3x a 10
 set before the floor was known and is withdrawn: the floor alone is above it. Its ratio stays
 as an informational line.)
 
+Where a Compact's own work goes: a third table has the CPU time of each part of a Compact on the
+event loop's thread, from a daemon instrumented for it (`bench/_parts_compact.py`), beside the
+floor's re-reads and commit.
+
 Where the floor's time goes: a second table takes the re-reads and the commit apart, as CPU time
 of the thread doing them — back to back in this process (hot caches), inside the floor daemon's
 handler (measured there, `BENCH_FLOOR_TIMES`), and SQLite's own one-row transaction in bare
@@ -253,18 +257,20 @@ def run(quick: bool = False) -> Section:
             return stack.enter_context(grpc.insecure_channel(address, options=m.GRPC_OPTIONS))
 
         floor_times = tmp / "floor-times.json"
+        parts_times = tmp / "parts-times.json"
 
         def daemon(
             name: str, module: str = "postcompact", floor: str = "both"
         ) -> pbg.PostcompactServiceStub:
             (tmp / name).mkdir(mode=0o700)
-            env = {"BENCH_FLOOR": floor}
+            env = {"BENCH_FLOOR": floor, "BENCH_PARTS_TIMES": str(parts_times)}
             if floor == "both" and module == "bench._io_floor_compact":
                 env["BENCH_FLOOR_TIMES"] = str(floor_times)
             d = stack.enter_context(running_daemon(tmp / name, module=module, env_extra=env))
             return pbg.PostcompactServiceStub(channel(d.address))
 
         real, canned = daemon("daemon"), daemon("canned", "bench._canned_compact")
+        timed = daemon("parts", "bench._parts_compact")
         floors = {
             part: daemon(f"floor-{part}", "bench._io_floor_compact", part)
             for part in ("both", "reads", "commit")
@@ -302,6 +308,8 @@ def run(quick: bool = False) -> Section:
         med = {name: m.median_run(r) for name, r in runs.items()}
         hot = _hot_floor(tmp, root, paths, calls, warmup)
         inside = json.loads(floor_times.read_text())
+        _serial_compact(timed, _session(timed, root, paths), calls, warmup)()
+        own = json.loads(parts_times.read_text())
     compact, five, canned_st, floor_st = (
         med["compact"],
         med["five"],
@@ -388,8 +396,34 @@ def run(quick: bool = False) -> Section:
             ],
         ],
     )
+    rest = own["handler"] - own["files"] - own["write"] - own["apply"]
+    floor_io = inside["reads"] + inside["commit"]
+    own_parts = Table(
+        "Where a Compact's work goes: CPU µs per Compact of the event loop's thread (median), "
+        "in a daemon instrumented for it (`bench/_parts_compact.py`), beside the I/O floor's",
+        ["what", "CPU µs", "/ the floor's re-reads + commit"],
+        [
+            [name, us, us / floor_io]
+            for name, us in (
+                ("the whole Compact handler", own["handler"]),
+                (
+                    "the files step: selection, the core call, the budget, the decisions",
+                    own["files"],
+                ),
+                (
+                    "of which the core call (the 5 re-reads, and the rendering of files that "
+                    "changed)",
+                    own["core"],
+                ),
+                ("the write-through (the agent's row and the 5 file rows)", own["write"]),
+                ("the result applied (the cache re-seeded)", own["apply"]),
+                ("the rest (the other steps, the response, the servicer)", rest),
+                ("the floor's re-reads + commit (its handler, above)", floor_io),
+            )
+        ],
+    )
     section = Section(
-        "B5 — restore pipeline end to end", __doc__ or "", [table, parts], [], verdicts
+        "B5 — restore pipeline end to end", __doc__ or "", [table, parts, own_parts], [], verdicts
     )
     section.plots.append(
         bar_chart(table, "b5_p50.png", title="B5 p50 latency (µs), lower is better", value_col=1)
