@@ -186,6 +186,29 @@ class _Row:
         return self.state is st or (self.size == len(st.content) and self.state == st)
 
 
+def _upsert_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
+    """`_UPSERT_FILE`'s values for the row of `path` of agent `key`."""
+    st = row.state
+    return (
+        *key,
+        path,
+        row.seq,
+        st.timestamp,
+        st.offset,
+        st.limit,
+        int(st.partial_view),
+        row.digest,
+        row.size,
+        *(row.mark or (None, None)),
+        *_seen_columns(row.seen),
+    )
+
+
+def _move_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
+    """`_MOVE_FILE`'s values: the row of `path` of agent `key` at its new place and marks."""
+    return (row.seq, *(row.mark or (None, None)), *_seen_columns(row.seen), *key, path)
+
+
 def _seen_columns(seen: Seen | None) -> tuple[int | None, int | None, int]:
     """`files.seen_first`, `seen_last`, `seen_edited` of an entry's seen lines."""
     if seen is None:
@@ -604,28 +627,11 @@ class SqlStore(abc.ABC):
                 )
             elif prev is not None and same:
                 row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
-                moves.append(
-                    (row.seq, *(mark or (None, None)), *_seen_columns(seen), sid, aid, path)
-                )
+                moves.append(_move_args(key, path, row))
             else:
                 digest, size = self._hash_of(st, prev, hints.get(path))
                 row = _Row(st, self._next_seq(), mark, digest, size, seen)
-                upserts.append(
-                    (
-                        sid,
-                        aid,
-                        path,
-                        row.seq,
-                        st.timestamp,
-                        st.offset,
-                        st.limit,
-                        int(st.partial_view),
-                        digest,
-                        size,
-                        *(mark or (None, None)),
-                        *_seen_columns(seen),
-                    )
-                )
+                upserts.append(_upsert_args(key, path, row))
             new[path] = row
             last = row.seq
         gone = [(sid, aid, p) for p in old if p not in new]
@@ -660,35 +666,15 @@ class SqlStore(abc.ABC):
         if st is None or len(a.files) != len(old) + (path not in old):
             return False
         key = (s.session_id, a.agent_id)
-        sid, aid = key
         mark, seen, prev = a.read_mtimes.get(path), a.seen.get(path), old.get(path)
         new = dict(old)
         if prev is not None and prev.same(st):
             row = new[path] = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
-            sql, args = (
-                _MOVE_FILE,
-                (row.seq, *(mark or (None, None)), *_seen_columns(seen), sid, aid, path),
-            )
+            sql, args = _MOVE_FILE, _move_args(key, path, row)
         else:
             digest, size = self._hash_of(st, prev, hints.get(path))
             row = new[path] = _Row(st, self._next_seq(), mark, digest, size, seen)
-            sql, args = (
-                _UPSERT_FILE,
-                (
-                    sid,
-                    aid,
-                    path,
-                    row.seq,
-                    st.timestamp,
-                    st.offset,
-                    st.limit,
-                    int(st.partial_view),
-                    digest,
-                    size,
-                    *(mark or (None, None)),
-                    *_seen_columns(seen),
-                ),
-            )
+            sql, args = _UPSERT_FILE, _upsert_args(key, path, row)
         with self.tx(key):
             self.db.execute(sql, args)
             self._touch(s)
