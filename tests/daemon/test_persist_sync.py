@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from postcompact import _core, persist
 from postcompact.config import Config
-from postcompact.errors import ResourceExhausted
+from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.persist import SqliteStore
 from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
@@ -261,3 +261,93 @@ async def test_single_entry_writes_mirror_the_cache_through_reads_evictions_and_
         assert [p for p, _ in s.agents[""].files.snapshot()] == [r[0] for r in w.rows()]
     finally:
         w.reg.store.close()
+
+
+async def test_a_read_is_stored_by_its_one_statement_and_a_failed_one_changes_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ReadFile's write-through is the upsert of its row alone, as its own (implicit)
+    transaction: no BEGIN, COMMIT or activity update of their own while the stored activity
+    time is recent (`ACTIVITY_STEP_MS`). When that statement fails, the call fails with the
+    store's error, the row and the agent's entry stay what they were (the registry re-reads
+    them, the content verified against the stored hash as at start-up), and the next read
+    answers the whole file again, not the "unchanged" stub."""
+    monkeypatch.setattr(persist.store, "ACTIVITY_STEP_MS", 3_600_000)
+    service = FileService(world.reg, world.reg.config)
+    path = world.file("a.txt", "one\n")
+    req = pb.ReadFileRequest(session_id="s", path=path)
+    statements: list[str] = []
+    conn = world.reg.store.conn  # type: ignore[attr-defined]
+    conn.set_trace_callback(statements.append)
+
+    first = pb.ReadFileResponse.FromString(await service.read_file(req))  # type: ignore[arg-type]
+    assert [s.split()[0] for s in statements] == ["INSERT"]
+    assert "ON CONFLICT" in statements[0]
+    world.check()
+    before = world.rows()
+
+    # The next write of the row fails inside SQLite.
+    conn.execute(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON files BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    )
+    world.file("a.txt", "two\n")
+    statements.clear()
+    with pytest.raises(Unavailable) as failed:
+        await service.read_file(req)
+    assert failed.value.reason == "STATE_WRITE_FAILED"
+    assert "refused" in failed.value.message
+    assert not any(s.split()[0] in ("BEGIN", "COMMIT", "ROLLBACK") for s in statements)
+    assert world.rows() == before
+    entry = world.a.files.peek(path)
+    assert entry is not None
+    assert entry.timestamp == first.timestamp_ms
+    # As at start-up: the stored hash is of "one", the file now holds "two": unverified.
+    assert entry.content == b""
+    assert world.a.unverified.get(path) is entry
+
+    conn.execute("DROP TRIGGER refuse")
+    again = pb.ReadFileResponse.FromString(await service.read_file(req))  # type: ignore[arg-type]
+    assert not again.unchanged
+    assert again.content == b"two\n"
+    world.check()
+
+
+def test_writes_store_the_activity_time_once_it_is_a_step_old_and_the_flush_stores_it_exact(
+    world: World,
+) -> None:
+    """A write stores the session's activity time with its rows only when the stored one is
+    `ACTIVITY_STEP_MS` or more older (else the time waits for the sweep's flush, which stores
+    it exactly); a write with nothing else to store does not open a transaction for it."""
+    step = persist.store.ACTIVITY_STEP_MS
+
+    def stored() -> int:
+        conn = sqlite3.connect(world.db)
+        try:
+            return int(conn.execute("SELECT last_active_ms FROM sessions").fetchone()[0])
+        finally:
+            conn.close()
+
+    base = stored()
+    path = world.file("a.txt", "one\n")
+    statements: list[str] = []
+    world.reg.store.conn.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+
+    world.s.last_active_ms = base + step - 1
+    world.set(path, 1)
+    world.sync()  # the new row, without the activity time: not a step old yet
+    assert stored() == base
+    assert statements
+    assert not any("sessions" in s for s in statements)
+    statements.clear()
+    world.sync()  # equal rows, activity not due: nothing at all
+    assert statements == []
+
+    world.s.last_active_ms = base + step
+    world.sync()  # equal rows, but the activity is due: stored
+    assert stored() == base + step
+    world.s.last_active_ms = base + step + 5
+    world.set(path, 2)
+    world.sync()
+    assert stored() == base + step
+    world.reg.flush_activity()
+    assert stored() == base + step + 5

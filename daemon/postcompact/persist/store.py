@@ -59,6 +59,10 @@ log = logging.getLogger("postcompact.persist")
 # the size is measured again after this many checks at the latest.
 _ROOM_SLACK_PAGES = 8
 _ROOM_CHECKS = 256
+# A write stores its session's activity time only when the stored one is at least this much older
+# (an RPC a millisecond after the last would otherwise add a statement for it); the sweep and the
+# shutdown store the exact times (`flush_activity`).
+ACTIVITY_STEP_MS = 1000
 # Quarantined rows logged one by one at start-up; the rest in one line (the table has them all).
 _LOGGED_PROBLEMS = 100
 # The tables holding an agent's rows.
@@ -238,6 +242,9 @@ class SqlStore(abc.ABC):
     on_failed_write: Callable[[set[Written]], None] | None = None
     # The database's errors: a write failing with one is rolled back and re-read.
     _errors: tuple[type[Exception], ...] = ()
+    # Whether a write of one statement may run as that statement's own implicit transaction
+    # (`tx(single=True)`): no BEGIN and COMMIT of its own, atomic all the same.
+    _single_statement_tx = False
     # check_room's slack per write (b-tree growth besides its bytes).
     _room_slack = 0
     # How `_touch` stores a session's activity time.
@@ -298,8 +305,13 @@ class SqlStore(abc.ABC):
     # --- transactions -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def tx(self, *written: Written) -> Iterator[None]:
+    def tx(self, *written: Written, single: bool = False) -> Iterator[None]:
         """One transaction writing `written`; nested uses join the outermost one.
+
+        `single`: the body runs exactly one statement, which then is its own transaction where the
+        database allows it (`_single_statement_tx`: SQLite's autocommit commits or rolls back that
+        statement whole), saving the BEGIN and the COMMIT statements: a one-row write on the
+        event loop costs about a third less.
 
         When it fails, whatever the reason, all that its uses named is handed to
         `on_failed_write` once it is rolled back."""
@@ -313,15 +325,19 @@ class SqlStore(abc.ABC):
             return
         self._depth = 1
         failed = True
+        own = not (single and self._single_statement_tx)  # BEGIN ... COMMIT of its own
         try:
             try:
-                self._begin(written)
+                if own:
+                    self._begin(written)
                 yield
-                self._commit()
+                if own:
+                    self._commit()
                 failed = False
             except BaseException:
-                with contextlib.suppress(*self._errors):
-                    self.db.execute("ROLLBACK")
+                if own:
+                    with contextlib.suppress(*self._errors):
+                        self.db.execute("ROLLBACK")
                 raise
         except self._errors as exc:
             raise self._write_error(exc) from None
@@ -377,14 +393,22 @@ class SqlStore(abc.ABC):
                 {"limit": "max_state_bytes", "used_bytes": str(used)},
             )
 
-    def _touch(self, s: Session) -> None:
-        if s.session_id not in self._active:
+    def _activity_due(self, s: Session) -> bool:
+        """Whether a write for `s` stores its activity time (`ACTIVITY_STEP_MS`)."""
+        stored = self._active.get(s.session_id)
+        return stored is None or s.last_active_ms - stored >= ACTIVITY_STEP_MS
+
+    def _touch(self, s: Session, *, exact: bool = False) -> None:
+        """Store the activity time of `s` when due (`exact`: whenever it differs)."""
+        stored = self._active.get(s.session_id)
+        if stored is None:
             # Rows of a session that is not stored would outlive it (and come back with a
             # session reopened under its id): a caller wrote for a closed session.
             raise RuntimeError(f"write for session {s.session_id!r}, which is not stored")
-        if self._active.get(s.session_id) != s.last_active_ms:
-            self.db.execute(self._TOUCH, (s.last_active_ms, s.session_id))
-            self._active[s.session_id] = s.last_active_ms
+        now = s.last_active_ms
+        if now != stored and (exact or now - stored >= ACTIVITY_STEP_MS):
+            self.db.execute(self._TOUCH, (now, s.session_id))
+            self._active[s.session_id] = now
 
     # --- what a unit of work changed ---------------------------------------------------------
 
@@ -512,7 +536,7 @@ class SqlStore(abc.ABC):
         if stale:
             with self._activity_tx(*((s.session_id, None) for s in stale)):
                 for s in stale:
-                    self._touch(s)
+                    self._touch(s, exact=True)
 
     def _activity_tx(self, *written: Written) -> contextlib.AbstractContextManager[None]:
         """The transaction storing activity times alone."""
@@ -635,7 +659,7 @@ class SqlStore(abc.ABC):
             new[path] = row
             last = row.seq
         gone = [(sid, aid, p) for p in old if p not in new]
-        if not (upserts or moves or gone) and self._active.get(sid) == s.last_active_ms:
+        if not (upserts or moves or gone) and not self._activity_due(s):
             self._files[key] = new  # equal entries only: the stored rows stand as they are
             return
         with self.tx(key):
@@ -675,9 +699,11 @@ class SqlStore(abc.ABC):
             digest, size = self._hash_of(st, prev, hints.get(path))
             row = new[path] = _Row(st, self._next_seq(), mark, digest, size, seen)
             sql, args = _UPSERT_FILE, _upsert_args(key, path, row)
-        with self.tx(key):
+        touch = self._activity_due(s)  # (always for a session not stored: `_touch` refuses it)
+        with self.tx(key, single=not touch):  # the row's one statement, unless the touch is due
             self.db.execute(sql, args)
-            self._touch(s)
+            if touch:
+                self._touch(s)
             self._after_commit.append(lambda: self._files.__setitem__(key, new))
         return True
 
@@ -912,6 +938,7 @@ class SqliteStore(SqlStore):
 
     path: Path
     _errors = (sqlite3.Error,)
+    _single_statement_tx = True
 
     def __init__(self, path: Path, *, max_bytes: int, deny_globs: Sequence[str] = ()):
         self.path = path
