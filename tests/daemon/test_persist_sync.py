@@ -8,6 +8,7 @@ metadata, and the SHA-256 and length of each entry's content; and a reload verif
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -266,9 +267,10 @@ async def test_single_entry_writes_mirror_the_cache_through_reads_evictions_and_
 async def test_a_read_is_stored_by_its_one_statement_and_a_failed_one_changes_nothing(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A ReadFile's write-through is the upsert of its row alone, as its own (implicit)
-    transaction: no BEGIN, COMMIT or activity update of their own while the stored activity
-    time is recent (`ACTIVITY_STEP_MS`). When that statement fails, the call fails with the
+    """A ReadFile's write-through is the upsert of its row alone (of an unchanged file re-read,
+    the update of its place, time and marks), as its own (implicit) transaction: no BEGIN,
+    COMMIT or activity update of their own while the stored activity time is recent
+    (`ACTIVITY_STEP_MS`). When that statement fails, the call fails with the
     store's error, the row and the agent's entry stay what they were (the registry re-reads
     them, the content verified against the stored hash as at start-up), and the next read
     answers the whole file again, not the "unchanged" stub."""
@@ -280,9 +282,17 @@ async def test_a_read_is_stored_by_its_one_statement_and_a_failed_one_changes_no
     conn = world.reg.store.conn  # type: ignore[attr-defined]
     conn.set_trace_callback(statements.append)
 
-    first = pb.ReadFileResponse.FromString(await service.read_file(req))  # type: ignore[arg-type]
+    await service.read_file(req)
     assert [s.split()[0] for s in statements] == ["INSERT"]
     assert "ON CONFLICT" in statements[0]
+    world.check()
+    # A re-read of the unchanged file (a new mtime): the row's place, time and marks move alone.
+    later = os.stat(path).st_mtime_ns + 1_000_000_000
+    os.utime(path, ns=(later, later))
+    statements.clear()
+    moved = pb.ReadFileResponse.FromString(await service.read_file(req))  # type: ignore[arg-type]
+    assert not moved.unchanged
+    assert [s.split()[:3] for s in statements] == [["UPDATE", "files", "SET"]]
     world.check()
     before = world.rows()
 
@@ -300,7 +310,7 @@ async def test_a_read_is_stored_by_its_one_statement_and_a_failed_one_changes_no
     assert world.rows() == before
     entry = world.a.files.peek(path)
     assert entry is not None
-    assert entry.timestamp == first.timestamp_ms
+    assert entry.timestamp == moved.timestamp_ms
     # As at start-up: the stored hash is of "one", the file now holds "two": unverified.
     assert entry.content == b""
     assert world.a.unverified.get(path) is entry

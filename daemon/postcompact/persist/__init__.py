@@ -16,9 +16,10 @@ so nothing acknowledged to a client is lost when the daemon process dies (`kill 
 returns. An operating-system crash or power loss may lose the last transactions; that is not the
 requirement (docs/persistence.md). Statements are fixed strings (sqlite3 caches them prepared);
 nothing is rewritten in full per call: the file-state cache is mirrored by diffing it against what
-was last written (new or changed entries are upserted, evicted ones deleted, a recency change or an
-entry replaced by an equal one is a one-column update, each kind one executemany), so a Compact
-that clears and re-seeds the cache becomes the upserts of the restored entries plus the deletes of
+was last written (new or changed entries are upserted, evicted ones deleted; an entry whose
+content and range stay — a recency change, a re-read of an unchanged file, a re-seed — is an
+update of its place, time and marks; each kind one executemany), so a Compact that clears and
+re-seeds the cache becomes those updates and upserts of the restored entries plus the deletes of
 the others. Content hashes are reused from the replaced row when the content is equal, else taken
 from the read that just produced the content (`Change.digests`), else computed here.
 

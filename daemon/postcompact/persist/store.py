@@ -157,9 +157,12 @@ def _upsert(
 
 # Fixed strings: sqlite3 keeps them prepared in its statement cache (and PgDb its rewrite).
 _UPSERT_FILE = _upsert("files")
+# A row whose content and range stay (a re-read of an unchanged file, a Compact re-seed, a dedup
+# hit): a third fewer values than the upsert, and about half its cost.
 _MOVE_FILE = (
-    "UPDATE files SET seq = ?, mark_ts_ms = ?, mark_mtime_ms = ?, seen_first = ?, seen_last = ?, "
-    "seen_edited = ? WHERE session_id = ? AND agent_id = ? AND path = ?"
+    "UPDATE files SET seq = ?, timestamp_ms = ?, mark_ts_ms = ?, mark_mtime_ms = ?, "
+    "seen_first = ?, seen_last = ?, seen_edited = ? WHERE session_id = ? AND agent_id = ? AND "
+    "path = ?"
 )
 _DELETE_FILE = "DELETE FROM files WHERE session_id = ? AND agent_id = ? AND path = ?"
 _DELETE_AGENT_FILES = "DELETE FROM files WHERE session_id = ? AND agent_id = ?"
@@ -185,9 +188,17 @@ class _Row:
     size: int
     seen: Seen | None = None
 
-    def same(self, st: FileState) -> bool:
-        """Whether `st` would be stored as this row is (apart from seq and the mark)."""
-        return self.state is st or (self.size == len(st.content) and self.state == st)
+    def restamped(self, st: FileState) -> bool:
+        """Whether `st` differs from this row's entry at most in its timestamp (and so is
+        stored by `_MOVE_FILE`, the row's digest kept)."""
+        old = self.state
+        return old is st or (
+            self.size == len(st.content)
+            and old.offset == st.offset
+            and old.limit == st.limit
+            and old.partial_view == st.partial_view
+            and old.content == st.content
+        )
 
 
 def _upsert_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
@@ -209,8 +220,16 @@ def _upsert_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
 
 
 def _move_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
-    """`_MOVE_FILE`'s values: the row of `path` of agent `key` at its new place and marks."""
-    return (row.seq, *(row.mark or (None, None)), *_seen_columns(row.seen), *key, path)
+    """`_MOVE_FILE`'s values: the row of `path` of agent `key` at its new place, time and
+    marks."""
+    return (
+        row.seq,
+        row.state.timestamp,
+        *(row.mark or (None, None)),
+        *_seen_columns(row.seen),
+        *key,
+        path,
+    )
 
 
 def _seen_columns(seen: Seen | None) -> tuple[int | None, int | None, int]:
@@ -625,9 +644,9 @@ class SqlStore(abc.ABC):
         `hints`: digests of contents just read (`Change.digests`); `entry`: the one entry the
         unit set or used and nothing else (`Change.entry`).
 
-        Rows whose entry did not change are skipped (an entry replaced by an equal one, as a
-        Compact re-seed of an unchanged file under the claude-code profile, only moves); the
-        changes go as one executemany per statement, in one transaction."""
+        Rows whose entry did not change are skipped; an entry whose content and range stay (a
+        re-read of an unchanged file, a Compact re-seed) only moves (`_MOVE_FILE`: its place,
+        time and marks); the changes go as one executemany per statement, in one transaction."""
         key = (s.session_id, a.agent_id)
         sid, aid = key
         old = self._files.get(key, {})
@@ -641,7 +660,8 @@ class SqlStore(abc.ABC):
             mark = a.read_mtimes.get(path)
             seen = a.seen.get(path)
             prev = old.get(path)
-            same = prev is not None and prev.same(st)
+            restamped = prev is not None and prev.restamped(st)
+            same = restamped and prev is not None and prev.state.timestamp == st.timestamp
             kept = prev is not None and prev.mark == mark and prev.seen == seen
             if prev is not None and same and kept and prev.seq > last:
                 row = (
@@ -649,7 +669,7 @@ class SqlStore(abc.ABC):
                     if prev.state is st
                     else _Row(st, prev.seq, mark, prev.digest, prev.size, seen)
                 )
-            elif prev is not None and same:
+            elif prev is not None and restamped:
                 row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
                 moves.append(_move_args(key, path, row))
             else:
@@ -692,7 +712,7 @@ class SqlStore(abc.ABC):
         key = (s.session_id, a.agent_id)
         mark, seen, prev = a.read_mtimes.get(path), a.seen.get(path), old.get(path)
         new = dict(old)
-        if prev is not None and prev.same(st):
+        if prev is not None and prev.restamped(st):
             row = new[path] = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
             sql, args = _MOVE_FILE, _move_args(key, path, row)
         else:
