@@ -415,7 +415,8 @@ class SqlStore(abc.ABC):
     def _activity_due(self, s: Session) -> bool:
         """Whether a write for `s` stores its activity time (`ACTIVITY_STEP_MS`)."""
         stored = self._active.get(s.session_id)
-        return stored is None or s.last_active_ms - stored >= ACTIVITY_STEP_MS
+        now = s.last_active_ms
+        return stored is None or (now != stored and now - stored >= ACTIVITY_STEP_MS)
 
     def _touch(self, s: Session, *, exact: bool = False) -> None:
         """Store the activity time of `s` when due (`exact`: whenever it differs)."""
