@@ -181,23 +181,23 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, list[str]]:
         ["what", "CPU µs / call", "/ 20 KB echo"],
         rows,
     )
-    echo, floor = cpu["echo"], cpu["read_floor"]
+    echo_cpu, floor_cpu = cpu["echo"], cpu["read_floor"]
     reach = (
         "above the target: the durable commit of each read, which no implementation may skip, "
         "takes the target out of reach of any handler"
-        if floor / echo > 1.3
+        if floor_cpu / echo_cpu > 1.3
         else "within the target: the handler's own work is what stands between"
     )
     return table, [
         verdict(
             "ReadFile 20 KB server CPU per call / bare aio echo of 20 KB (measured alternately, "
-            f"{echo:.0f} µs)",
-            cpu["read"] / echo,
+            f"{echo_cpu:.0f} µs)",
+            cpu["read"] / echo_cpu,
             1.3,
         ),
-        f"ReadFile's I/O floor / the 20 KB echo: {floor / echo:.2f}x, {reach}; ReadFile / its "
-        f"floor: {cpu['read'] / floor:.2f}x (informational)",
-        f"ReadFile --no-persist / the 20 KB echo: {cpu['read_memory'] / echo:.2f}x; the "
+        f"ReadFile's I/O floor / the 20 KB echo: {floor_cpu / echo_cpu:.2f}x, {reach}; "
+        f"ReadFile / its floor: {cpu['read'] / floor_cpu:.2f}x (informational)",
+        f"ReadFile --no-persist / the 20 KB echo: {cpu['read_memory'] / echo_cpu:.2f}x; the "
         f"write-through costs {cpu['read'] - cpu['read_memory']:.0f} µs per read (informational)",
     ]
 
