@@ -158,7 +158,7 @@ def _upsert(
 # Fixed strings: sqlite3 keeps them prepared in its statement cache (and PgDb its rewrite).
 _UPSERT_FILE = _upsert("files")
 # A row whose content and range stay (a re-read of an unchanged file, a Compact re-seed, a dedup
-# hit): a third fewer values than the upsert, and about half its cost.
+# hit): its place, time and marks, the digest and range kept (10 values against the upsert's 15).
 _MOVE_FILE = (
     "UPDATE files SET seq = ?, timestamp_ms = ?, mark_ts_ms = ?, mark_mtime_ms = ?, "
     "seen_first = ?, seen_last = ?, seen_edited = ? WHERE session_id = ? AND agent_id = ? AND "
@@ -329,8 +329,8 @@ class SqlStore(abc.ABC):
 
         `single`: the body runs exactly one statement, which then is its own transaction where the
         database allows it (`_single_statement_tx`: SQLite's autocommit commits or rolls back that
-        statement whole), saving the BEGIN and the COMMIT statements: a one-row write on the
-        event loop costs about a third less.
+        statement whole), saving the BEGIN and the COMMIT statements (measured inside the
+        daemon, on its event loop: ~20 and ~30 µs of CPU each, for a ReadFile's write).
 
         When it fails, whatever the reason, all that its uses named is handed to
         `on_failed_write` once it is rolled back."""
