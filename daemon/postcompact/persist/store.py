@@ -712,20 +712,22 @@ class SqlStore(abc.ABC):
             return False
         key = (s.session_id, a.agent_id)
         mark, seen, prev = a.read_mtimes.get(path), a.seen.get(path), old.get(path)
-        new = dict(old)
         if prev is not None and prev.restamped(st):
-            row = new[path] = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
+            row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
             sql, args = _MOVE_FILE, _move_args(key, path, row)
         else:
             digest, size = self._hash_of(st, prev, hints.get(path))
-            row = new[path] = _Row(st, self._next_seq(), mark, digest, size, seen)
+            row = _Row(st, self._next_seq(), mark, digest, size, seen)
             sql, args = _UPSERT_FILE, _upsert_args(key, path, row)
         touch = self._activity_due(s)  # (always for a session not stored: `_touch` refuses it)
         with self.tx(key, single=not touch):  # the row's one statement, unless the touch is due
             self.db.execute(sql, args)
             if touch:
                 self._touch(s)
-            self._after_commit.append(lambda: self._files.__setitem__(key, new))
+            # Once committed the mirror gains the row in place (no copy of the agent's rows).
+            self._after_commit.append(
+                lambda: self._files.setdefault(key, {}).__setitem__(path, row)
+            )
         return True
 
     # --- loading ------------------------------------------------------------------------------
