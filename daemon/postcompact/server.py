@@ -96,6 +96,10 @@ Ctx = grpc.aio.ServicerContext[Any, Any]
 INLINE_ANSWER_BYTES = 1 << 20
 
 
+# The kinds a request may name (`EnumTypeWrapper.values()` builds a list per call).
+_COMPACT_KINDS = frozenset(pb.CompactKind.values())
+
+
 class Servicer:
     """One async method per RPC; each only validates, delegates and builds the response."""
 
@@ -221,7 +225,7 @@ class Servicer:
     async def _compact(self, req: pb.CompactRequest, preview: bool) -> bytes:
         """The serialised answer of a Compact (or, the fields being the same, of a preview)."""
         s, a = self.registry.agent(req.session_id, req.agent_id)
-        if req.kind not in pb.CompactKind.values():
+        if req.kind not in _COMPACT_KINDS:
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
         policy = self.settings.resolve(s.profile, s.policy, req.policy)
         room = None if preview else ROW_BYTES * (len(a.files) + 1)

@@ -21,6 +21,7 @@ from postcompact.config import StateUrl
 from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.errors import ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
+from postcompact.persist.jsontext import announced_text, carried_text, sorted_strings
 from postcompact.persist.place import RESERVE_BYTES, StateError, check_state_place, state_db_path
 from postcompact.persist.rows import (
     _agent_of,
@@ -94,14 +95,8 @@ def _restore_catalog(
 
 
 def _announced_json(cat: Catalog) -> str:
-    return json.dumps(
-        {
-            "tools": sorted(cat.announced_tools),
-            "agent_types": sorted(cat.announced_agent_types),
-            "mcp": sorted(cat.announced_mcp),
-            "sent_skills": sorted(cat.sent_skill_names),
-        },
-        separators=(",", ":"),
+    return announced_text(
+        cat.announced_tools, cat.announced_agent_types, cat.announced_mcp, cat.sent_skill_names
     )
 
 
@@ -111,21 +106,36 @@ def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
     computed — and drops the content (memory stays bounded by the cache)."""
     if not a.carried_reads and not a.carried_refs:
         return "{}"
-    reads: dict[str, list[Any]] = {}
+    reads: dict[str, tuple[str, int]] = {}
     for path, r in sorted(a.carried_reads.items()):
         if r.sha256 is None and r.content is not None:
             row = rows.get(path)
             same = row is not None and row.state.content is r.content
             r.sha256 = row.digest if same and row is not None else content_digest(r.content)
             r.content = None
-        reads[path] = [(r.sha256 or b"").hex(), r.length]
-    return json.dumps({"reads": reads, "refs": dict(sorted(a.carried_refs.items()))})
+        reads[path] = ((r.sha256 or b"").hex(), r.length)
+    return carried_text(reads, dict(sorted(a.carried_refs.items())))
 
 
 def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
     for path, (digest, length) in stored.carried_reads.items():
         a.carried_reads[path] = CarriedRead(length, sha256=digest)
     a.carried_refs.update(stored.carried_refs)
+
+
+class _Joined:
+    """A `tx` nested in another: it counts its depth, and the outermost one commits."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: SqlStore):
+        self._store = store
+
+    def __enter__(self) -> None:
+        self._store._depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self._store._depth -= 1
 
 
 # --- the stores ----------------------------------------------------------------------------------
@@ -277,6 +287,7 @@ class SqlStore(abc.ABC):
         # What the start-up re-read of recorded contents refuses, as every read path does.
         self.deny_globs = fileread.effective_deny_globs(deny_globs)
         self._depth = 0
+        self._joined = _Joined(self)
         self._after_commit: list[Callable[[], None]] = []
         self._tx_written: set[Written] = set()  # what the open transaction writes
         self._room_bound = 0  # upper bound of the bytes used (see check_room)
@@ -323,9 +334,11 @@ class SqlStore(abc.ABC):
 
     # --- transactions -------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def tx(self, *written: Written, single: bool = False) -> Iterator[None]:
-        """One transaction writing `written`; nested uses join the outermost one.
+    def tx(
+        self, *written: Written, single: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
+        """One transaction writing `written`; nested uses join the outermost one (`_Joined`: no
+        generator per nested use, several of them in every agent's write).
 
         `single`: the body runs exactly one statement, which then is its own transaction where the
         database allows it (`_single_statement_tx`: SQLite's autocommit commits or rolls back that
@@ -336,12 +349,11 @@ class SqlStore(abc.ABC):
         `on_failed_write` once it is rolled back."""
         self._tx_written.update(written)
         if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
+            return self._joined
+        return self._outermost(written, single)
+
+    @contextlib.contextmanager
+    def _outermost(self, written: tuple[Written, ...], single: bool) -> Iterator[None]:
         self._depth = 1
         failed = True
         own = not (single and self._single_statement_tx)  # BEGIN ... COMMIT of its own
@@ -509,7 +521,7 @@ class SqlStore(abc.ABC):
                     s.cwd,
                     s.home,
                     json.dumps(s.roots),
-                    json.dumps(sorted(s.memory_paths)),
+                    sorted_strings(s.memory_paths),
                     s.plans_directory,
                     s.policy.SerializeToString(),
                     int(s.profile),
@@ -575,7 +587,7 @@ class SqlStore(abc.ABC):
                     a.plan_file_path,
                     int(a.mode),
                     a.compactions,
-                    json.dumps(sorted(a.nested_memory)),
+                    sorted_strings(a.nested_memory),
                     _announced_json(a.catalog),
                     a.parent_agent_id,
                     _carried_json(a, self._files.get((s.session_id, a.agent_id), {})),
