@@ -50,10 +50,11 @@ check` / `state reset`).
 The package, one module per job: `place` (where the database lives, `StateError`), `schema`
 (tables, migrations, opening checked, the instance lock), `sql` (the connection interface both
 databases are used through), `verify` (content hashes checked against disk at load), `rows` (the
-row checks shared by the load and `state check`), `store` (`SqlStore`, `SqliteStore`, the codecs
-of what they write, `open_store`: the one place the store is chosen), `postgres` (the PostgreSQL
-store, its connection, schema and `state check`; imported only when used) and `admin` (`state
-check`, `state reset`).
+row checks shared by the load and `state check`), `jsontext` (the JSON text of an agent row's
+small columns, without `json.dumps`' per-call set-up), `store` (`SqlStore`, `SqliteStore`, the
+codecs of what they write, `open_store`: the one place the store is chosen), `postgres` (the
+PostgreSQL store, its connection, schema and `state check`; imported only when used) and `admin`
+(`state check`, `state reset`).
 """
 
 from __future__ import annotations
