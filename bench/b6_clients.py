@@ -522,16 +522,19 @@ def run(quick: bool = False) -> Section:
     res = measure(quick)
     verdicts = []
     for client in CLIENTS:
-        for mode, target in (("small", 1.2), ("compact", 1.3)):
+        for mode in ("small", "compact"):
             echo = res.get(client, ECHO[mode], 1)
             real = res.get(client, REAL[mode], 1)
-            if echo and real:
+            if not (echo and real):
+                continue
+            what = f"{client}: {REAL[mode]} p50 / {ECHO[mode]} p50, serial"
+            if mode == "small":
+                verdicts.append(verdict(what, real.p50_us / echo.p50_us, 1.2))
+            else:  # Compact is judged against its I/O floor, in B5
                 verdicts.append(
-                    verdict(
-                        f"{client}: {REAL[mode]} p50 / {ECHO[mode]} p50, serial",
-                        real.p50_us / echo.p50_us,
-                        target,
-                    )
+                    f"{what}: {real.p50_us / echo.p50_us:.2f}x (informational: issue #3's 1.3x "
+                    "target is withdrawn, the I/O floor alone is above it; B5 judges Compact "
+                    "against that floor)"
                 )
     tables = [_summary_table(res), *(_client_table(res, c) for c in CLIENTS), _ghz_table(res)]
     intro = (__doc__ or "").strip()
