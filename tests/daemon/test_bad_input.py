@@ -307,10 +307,15 @@ CASES: list[Case] = [
         "AGENT_NOT_FOUND",
     ),
     ("Compact", lambda w: pb.CompactRequest(session_id="nope"), NF, "SESSION_NOT_FOUND"),
-    ("Compact", lambda w: pb.CompactRequest(session_id=w["sid"], kind=77), IA, "BAD_COMPACT_KIND"),
+    (
+        "Compact",
+        lambda w: pb.CompactRequest(session_id=w["sid"], kind=pb.CompactKind.ValueType(77)),
+        IA,
+        "BAD_COMPACT_KIND",
+    ),
     (
         "PreviewCompact",
-        lambda w: pb.PreviewCompactRequest(session_id=w["sid"], kind=-1),
+        lambda w: pb.PreviewCompactRequest(session_id=w["sid"], kind=pb.CompactKind.ValueType(-1)),
         IA,
         "BAD_COMPACT_KIND",
     ),
