@@ -13,6 +13,7 @@ __all__ = [
     "Framed",
     "ReadRefused",
     "__version__",
+    "compact_tail",
     "count",
     "count_batch",
     "escape_reminder_tags",
@@ -80,6 +81,9 @@ class FileState:
     def limit(self) -> int | None: ...
     @property
     def partial_view(self) -> bool: ...
+    def same_but_time(self, other: FileState) -> bool:
+        """Whether `other` equals this entry in all but its timestamp (the content compared by
+        identity, then by value)."""
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -320,6 +324,18 @@ def restore_files(
     Codes: a `ReadRefused` code of the read ("would_block" for an inline read to retry on a
     thread), "not_utf8", "empty", "bom" (a byte-order mark on line 1), "escape" (a closing
     reminder tag in the text), "head_only"."""
+
+# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields.
+_DecisionFields = tuple[int, str, int, int, int, str, int]
+# (category, attachments, dropped, tokens): a `CategoryTotals`'s fields.
+_TotalsFields = tuple[str, int, int, int]
+
+def compact_tail(
+    decisions: Sequence[_DecisionFields], totals: Sequence[_TotalsFields], compaction: int
+) -> bytes:
+    """`CompactResponse(decisions=..., totals=..., compaction=...)` serialised, byte for byte as
+    the protobuf runtime writes it (fields in order, default values left out, negative numbers
+    as ten-byte varints): the part of a Compact's answer after its attachments."""
 
 def read_answer(
     real: str | PathLike[str],

@@ -9,6 +9,7 @@
 //! `LruCache`, which only the benchmarks and its tests use, behind `bench` (which implies it).
 
 pub mod bpe_engine;
+pub mod compactwire;
 pub mod fileanswer;
 pub mod filestate;
 pub mod fsutil;

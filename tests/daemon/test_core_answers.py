@@ -465,3 +465,34 @@ async def test_a_file_unchanged_since_the_last_compaction_reuses_its_attachment(
     second.apply(case.agent, Change())
     assert case.agent.rendered[kept].framed is memo[kept].framed  # reused, not rendered
     assert case.agent.rendered[changed].framed is not memo[changed].framed
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        # The file unchanged, but over the cap now: cut by the general path, not taken whole.
+        pb.RestorePolicy(max_files=20, file_token_budget=400_000, max_tokens_per_file=50),
+        # The file unchanged, its seen lines restored now: another detail, the same rendering.
+        pb.RestorePolicy(
+            max_files=20, file_token_budget=400_000, max_tokens_per_file=100_000, restore_seen=True
+        ),
+    ],
+    ids=["cap", "restore_seen"],
+)
+async def test_a_memo_measured_under_other_facts_is_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second: pb.RestorePolicy
+) -> None:
+    """What the last compaction made of a file's measures (its detail, its cost, that it fit the
+    cap) is taken again only under the same facts: under another policy the file read back
+    unchanged is measured again, and the answer is the general path's."""
+    case = Case(tmp_path, pb.PROFILE_DEFAULT)
+    kept = case.add("kept.ts", "".join(f"let k{i} = {i};\n" for i in range(200)).encode(), 100)
+    req = pb.CompactRequest(session_id="s1")
+    first = await run_compact(case.session, case.agent, req, base_policy=WIDE)
+    first.apply(case.agent, Change())
+    assert case.agent.rendered[kept].derived is not None
+    spy = Spy(monkeypatch)
+    fast = await case.compact(core_path=True, policy=second, carry_memo=True)
+    slow = await case.compact(core_path=False, policy=second)
+    assert spy.results == [True]  # read by the core, measured in Python again
+    assert fast == slow

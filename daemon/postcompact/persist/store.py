@@ -202,13 +202,7 @@ class _Row:
         """Whether `st` differs from this row's entry at most in its timestamp (and so is
         stored by `_MOVE_FILE`, the row's digest kept)."""
         old = self.state
-        return old is st or (
-            self.size == len(st.content)
-            and old.offset == st.offset
-            and old.limit == st.limit
-            and old.partial_view == st.partial_view
-            and old.content == st.content
-        )
+        return old is st or (self.size == len(st.content) and old.same_but_time(st))
 
 
 def _upsert_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
@@ -673,18 +667,21 @@ class SqlStore(abc.ABC):
             mark = a.read_mtimes.get(path)
             seen = a.seen.get(path)
             prev = old.get(path)
-            restamped = prev is not None and prev.restamped(st)
-            same = restamped and prev is not None and prev.state.timestamp == st.timestamp
-            kept = prev is not None and prev.mark == mark and prev.seen == seen
-            if prev is not None and same and kept and prev.seq > last:
-                row = (
-                    prev
-                    if prev.state is st
-                    else _Row(st, prev.seq, mark, prev.digest, prev.size, seen)
-                )
-            elif prev is not None and restamped:
-                row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
-                moves.append(_move_args(key, path, row))
+            if prev is not None and prev.restamped(st):
+                if (
+                    prev.state.timestamp == st.timestamp
+                    and prev.mark == mark
+                    and prev.seen == seen
+                    and prev.seq > last
+                ):  # the row stands as it is
+                    row = (
+                        prev
+                        if prev.state is st
+                        else _Row(st, prev.seq, mark, prev.digest, prev.size, seen)
+                    )
+                else:
+                    row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
+                    moves.append(_move_args(key, path, row))
             else:
                 digest, size = self._hash_of(st, prev, hints.get(path))
                 row = _Row(st, self._next_seq(), mark, digest, size, seen)

@@ -611,7 +611,7 @@ class FileStep:
             content = held.get(path)
             prior = memo.get(path)
             if prior is None or prior.content is not content or prior.key != key:
-                prior = RenderedFile(content or b"", key, _NO_FRAMED, 0, 0, 0, 0)
+                prior = RenderedFile(content or b"", key, _NO_FRAMED, 0, 0, 0, 0, 0, None)
             reuse = prior.framed if prior.framed is not _NO_FRAMED else None
             specs.append((path, binary, first, limit, path, display, call, content, reuse))
             taken.append((rank, path, first, limit, span is not None, display, prior))
@@ -633,6 +633,9 @@ class FileStep:
         cap, api = policy.max_tokens_per_file, rules.api_units_per_token
         by_blocks, mtime_stamps = rules.cap_rendered, rules.mtime_timestamps
         what = "the lines seen since the last compaction" if policy.restore_seen else ""
+        # What a file's cost and detail depend on besides its rendering and range: a file read
+        # back unchanged under the same ones takes them from its memo (`RenderedFile.derived`).
+        facts = (cap, api, by_blocks, what, relative)
         out: dict[int, _Restored] = {}
         for (rank, path, first, limit, ranged, display, prior), res in zip(
             taken, results, strict=True
@@ -645,34 +648,53 @@ class FileStep:
             framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = (
                 res
             )
-            if framed is prior.framed:  # read back unchanged: the measures are the memo's
-                made = prior
-                tokens, blocks_units, text_units, json_units = prior[3:]
-            else:
-                made = RenderedFile(
-                    content, prior.key, framed, tokens, blocks_units, text_units, json_units
-                )
-            ext = file_ext(path)
-            if ranged or by_blocks:
-                measured = tokens
-                if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
-                    measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
-            else:
-                measured = int(core.estimate_from_utf16_len(text_units, ext))
-                if api is not None and measured > cap // 4:  # Meter.file_tokens
-                    measured = (2 * text_units + api) // (2 * api)
-            if measured > cap:
-                continue
             mtime_ms = mtime_ns // 1_000_000
-            detail = ""
-            if ranged:
-                last = first + num - 1
-                detail = f"lines {first}-{last} of {total}: {what or 'the range last read'}"
-            units = _file_message_units(path, display, num, total, relative, first)
             seed = core.FileState(
                 content, mtime_ms if mtime_stamps else read_at, first, limit if offset else None
             )
-            cost = int(core.estimate_from_utf16_len(units + json_units - 2))
+            derived = prior.derived
+            if (
+                framed is prior.framed
+                and derived is not None
+                and derived[1] is ranged
+                and derived[0] == facts
+            ):  # read back unchanged, measured alike: within the cap, as the memo says
+                made = prior
+                tokens, detail, cost = prior.tokens, derived[2], derived[3]
+            else:
+                if framed is prior.framed:  # read back unchanged: the measures are the memo's
+                    tokens, blocks_units, text_units, json_units = prior[3:7]
+                    estimate = prior.held
+                else:
+                    estimate = int(core.estimate(content))
+                ext = file_ext(path)
+                if ranged or by_blocks:
+                    measured = tokens
+                    if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
+                        measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
+                else:
+                    measured = int(core.estimate_from_utf16_len(text_units, ext))
+                    if api is not None and measured > cap // 4:  # Meter.file_tokens
+                        measured = (2 * text_units + api) // (2 * api)
+                if measured > cap:
+                    continue
+                detail = ""
+                if ranged:
+                    last = first + num - 1
+                    detail = f"lines {first}-{last} of {total}: {what or 'the range last read'}"
+                units = _file_message_units(path, display, num, total, relative, first)
+                cost = int(core.estimate_from_utf16_len(units + json_units - 2))
+                made = RenderedFile(
+                    content,
+                    prior.key,
+                    framed,
+                    tokens,
+                    blocks_units,
+                    text_units,
+                    json_units,
+                    estimate,
+                    (facts, ranged, detail, cost),
+                )
             # (path, rank, outcome, attachment, cost, detail, seed, mtime, digest, wire, tokens,
             # lines, rendered): positional, one per file of every Compact.
             out[rank] = _Restored(
@@ -829,7 +851,8 @@ async def restore_files(
             detail=f"beyond max_files={policy.max_files}",
         )
     stamps = {path: ts for path, ts, _ in selected}
-    held_tokens = {path: _held(state) for path, _, state in selected}
+    before = step.memo
+    held_tokens = {path: _held(state, before.get(path)) for path, _, state in selected}
 
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
@@ -996,10 +1019,16 @@ def _unreadable(path: str, rank: int, exc: fileread.FileReadError) -> _Restored:
     return _Restored(path, rank, read_outcome(exc.kind), detail=f"{exc.kind}: {exc.message}")
 
 
-def _held(state: core.FileState | None) -> int:
+def _held(state: core.FileState | None, rendered: RenderedFile | None = None) -> int:
     """The rough estimate of the content the cache held for a candidate (0: none, a file known
-    by name only)."""
-    return int(core.estimate(state.content)) if state is not None else 0
+    by name only); `rendered`: the last compaction's attachment of the file, whose estimate
+    stands while the cache holds that very content."""
+    if state is None:
+        return 0
+    content = state.content
+    if rendered is not None and rendered.content is content:
+        return rendered.held
+    return int(core.estimate(content))
 
 
 _EXCLUSION_DETAIL: dict[pb.Outcome.ValueType, str] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from postcompact import core, render
 from postcompact.restore.meter import rough
@@ -28,6 +28,12 @@ DROPPED = frozenset(
         pb.OUTCOME_HOOK_TIMED_OUT,
     }
 )
+
+
+# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields.
+_DecisionFields = tuple[int, str, int, int, int, str, int]
+_SUBJECT: Final = 0
+_RANK: Final = 4
 
 
 @dataclass(slots=True)
@@ -87,17 +93,21 @@ class Outcome:
     _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
     totals: dict[str, _Totals] = field(default_factory=dict)  # the categories used, by name
     _head: list[bytes | core.Framed] = field(default_factory=list)
-    _ranks: list[int] = field(default_factory=list)  # of the decisions, in order
+    # The decisions' fields (subject, name, outcome, tokens, rank, detail, content_tokens), in
+    # the order decided: the core writes them into the answer (`wire`), no message built.
+    _decisions: list[_DecisionFields] = field(default_factory=list)
+    _built: bool = False  # an attachment was built in the response (`attach`)
 
     def attach(self, category: str, attachment: pb.Attachment) -> None:
         self._response.attachments.append(attachment)
+        self._built = True
         self._count(category, attachment.tokens)
 
     def attach_wire(self, category: str, framed: bytes | core.Framed, tokens: int) -> None:
         """An attachment given as its `CompactResponse.attachments` bytes (key, length, the
         message; the core's `Framed` is copied once, into the answer). Only before any
         `attach`: these come first in the answer."""
-        if self._response.attachments:
+        if self._built:
             raise RuntimeError("serialised attachments must precede the built ones")
         self._head.append(framed)
         self._count(category, tokens)
@@ -134,16 +144,7 @@ class Outcome:
         detail: str = "",
         content_tokens: int = 0,
     ) -> None:
-        self._response.decisions.add(
-            subject=subject,
-            name=name,
-            outcome=outcome,
-            tokens=tokens,
-            rank=rank,
-            detail=detail,
-            content_tokens=content_tokens,
-        )
-        self._ranks.append(rank)
+        self._decisions.append((subject, name, outcome, tokens, rank, detail, content_tokens))
         if outcome in DROPPED:
             t = self.totals.get(category)
             if t is None:
@@ -151,45 +152,38 @@ class Outcome:
             t.dropped += 1
 
     def wire(self, compaction: int) -> bytes:
-        """The serialised response (call once, at the end): the serialised attachments, then the
-        rest. Both are `CompactResponse` bytes in field order (attachments are field 1), so the
-        concatenation is the message's own serialisation (also a `PreviewCompactResponse`'s:
+        """The serialised response (call once, at the end): the serialised attachments, the
+        built ones, then the rest (`core.compact_tail`). Each part is `CompactResponse` bytes in
+        field order (attachments are field 1, the decisions 2, the totals 3, the count 5), so
+        the concatenation is the message's own serialisation (also a `PreviewCompactResponse`'s:
         the two share their fields)."""
-        rest = self._finish(compaction).SerializeToString()
-        if not self._head:
-            return rest
-        self._head.append(rest)
-        return b"".join(self._head)
+        parts = self._head
+        if self._built:
+            parts.append(self._response.SerializeToString())
+        parts.append(core.compact_tail(self._ordered(), self._totals(), compaction))
+        return b"".join(parts)
 
-    def _finish(self, compaction: int) -> pb.CompactResponse:
-        """The response less the serialised attachments: decisions in rank order within each
-        subject (ranked first, then the unranked in the order they were decided), totals, the
-        count."""
-        resp = self._response
-        decisions = resp.decisions
-        ranks = self._ranks
-        if any(
+    def _ordered(self) -> list[_DecisionFields]:
+        """The decisions in rank order within each subject (subjects in the order first
+        decided; ranked first, then the unranked in the order they were decided)."""
+        decisions = self._decisions
+        ranks = [d[_RANK] for d in decisions]
+        if not any(
             ranks[i] > ranks[i + 1] or (ranks[i] == 0 < ranks[i + 1]) for i in range(len(ranks) - 1)
         ):
-            first: dict[int, int] = {}
-            for d in decisions:
-                first.setdefault(d.subject, len(first))
-            order = sorted(
-                range(len(decisions)),
-                key=lambda i: (first[decisions[i].subject], ranks[i] == 0, ranks[i]),
-            )
-            ordered = [decisions[i] for i in order]
-            kept = [pb.Decision() for _ in ordered]
-            for new, old in zip(kept, ordered, strict=True):
-                new.CopyFrom(old)
-            del decisions[:]
-            decisions.extend(kept)
-        add, used = resp.totals.add, self.totals
-        for c in CATEGORIES:  # every category, in response order
+            return decisions
+        first: dict[int, int] = {}
+        for d in decisions:
+            first.setdefault(d[_SUBJECT], len(first))
+        return sorted(
+            decisions, key=lambda d: (first[d[_SUBJECT]], d[_RANK] == 0, d[_RANK])
+        )  # stable: equal keys keep the order decided
+
+    def _totals(self) -> list[tuple[str, int, int, int]]:
+        """Every category's totals, in response order."""
+        used = self.totals
+        out = []
+        for c in CATEGORIES:
             t = used.get(c)
-            if t is None:
-                add(category=c)
-            else:
-                add(category=c, attachments=t.attachments, dropped=t.dropped, tokens=t.tokens)
-        resp.compaction = compaction
-        return resp
+            out.append((c, 0, 0, 0) if t is None else (c, t.attachments, t.dropped, t.tokens))
+        return out

@@ -120,7 +120,11 @@ class Tasks(dict[str, pb.Task]):
 
 class RenderedFile(NamedTuple):
     """An attachment the core rendered of `content` (the very object, which the cache holds)
-    with the inputs `key`, and its measures (`AgentState.rendered`)."""
+    with the inputs `key`, and its measures (`AgentState.rendered`); `held`: the rough estimate
+    of `content` itself, which the next compaction's decisions report (`content_tokens`);
+    `derived`: what the files step made of the measures — (the facts it weighed them by, whether
+    a range, the decision's detail, the cost against the budget) — for a compaction that reads
+    the same content back under the same facts."""
 
     content: bytes
     key: tuple[object, ...]
@@ -129,6 +133,8 @@ class RenderedFile(NamedTuple):
     blocks_units: int
     text_units: int
     json_units: int
+    held: int
+    derived: tuple[tuple[object, ...], bool, str, int] | None
 
 
 @dataclass(slots=True)

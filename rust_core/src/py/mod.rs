@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 mod py_cache;
+mod py_compactwire;
 mod py_fileanswer;
 mod py_fsutil;
 mod py_ledger;
@@ -26,6 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_render::register(m)?;
     py_fsutil::register(m)?;
     py_fileanswer::register(m)?;
+    py_compactwire::register(m)?;
     py_ledger::register(m)?;
     Ok(())
 }
