@@ -225,13 +225,21 @@ def _upsert_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
 
 def _move_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
     """`_MOVE_FILE`'s values: the row of `path` of agent `key` at its new place, time and
-    marks."""
+    marks (a tuple built whole: five of them at every Compact)."""
+    mark_ts, mark_mtime = row.mark or (None, None)
+    seen = row.seen
+    if seen is None:
+        return (row.seq, row.state.timestamp, mark_ts, mark_mtime, None, None, 0, *key, path)
     return (
         row.seq,
         row.state.timestamp,
-        *(row.mark or (None, None)),
-        *_seen_columns(row.seen),
-        *key,
+        mark_ts,
+        mark_mtime,
+        seen.first,
+        seen.last,
+        int(seen.edited),
+        key[0],
+        key[1],
         path,
     )
 
@@ -680,7 +688,8 @@ class SqlStore(abc.ABC):
                         else _Row(st, prev.seq, mark, prev.digest, prev.size, seen)
                     )
                 else:
-                    row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
+                    self._seq += 1
+                    row = _Row(st, self._seq, mark, prev.digest, prev.size, seen)
                     moves.append(_move_args(key, path, row))
             else:
                 digest, size = self._hash_of(st, prev, hints.get(path))

@@ -64,6 +64,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from postcompact import core, fileread, profiles, render
@@ -850,20 +851,31 @@ async def restore_files(
             rank=rank,
             detail=f"beyond max_files={policy.max_files}",
         )
-    stamps = {path: ts for path, ts, _ in selected}
+    # Per selected file: its timestamp, the estimate of what the cache held, its rank; and what
+    # the cache held: a file read back unchanged keeps that content object, and only contents
+    # that changed are hashed (nothing is, when nothing is kept).
+    stamps: dict[str, int] = {}
+    held_tokens: dict[str, int] = {}
+    held: dict[str, bytes] = {}
+    order: list[tuple[int, str]] = []
     before = step.memo
-    held_tokens = {path: _held(state, before.get(path)) for path, _, state in selected}
+    held_bytes = 0
+    for rank, (path, ts, state) in enumerate(selected, start=1):
+        stamps[path] = ts
+        order.append((rank, path))
+        if state is None:
+            held_tokens[path] = 0
+            continue
+        content = held[path] = state.content
+        held_bytes += len(content)
+        held_tokens[path] = _held(state, before.get(path))
 
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
     read_at = now_ms()
-    # What the cache held: a file read back unchanged keeps that content object, and only
-    # contents that changed are hashed (nothing is, when nothing is kept).
-    held = {path: state.content for path, _, state in selected if state is not None}
     previous = held if hashing and not preview else None
-    order = [(rank, path) for rank, (path, _, _) in enumerate(selected, start=1)]
     spans = _spans(step, agent, selected)
-    if sum(map(len, held.values())) >= PARALLEL_READ_BYTES:
+    if held_bytes >= PARALLEL_READ_BYTES:
         workers = min(len(order), PARALLEL_READ_WORKERS)
         parts = await asyncio.gather(
             *(
@@ -881,7 +893,8 @@ async def restore_files(
                 )
             )
         ]
-    results = sorted((r for part in parts for r in part), key=lambda r: r.rank)
+    # One part is in rank order already (`order`); the workers' parts are merged.
+    results = parts[0] if len(parts) == 1 else sorted(chain(*parts), key=lambda r: r.rank)
 
     used = 0
     attached: set[str] = set()

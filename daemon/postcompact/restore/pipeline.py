@@ -237,7 +237,9 @@ def _read_plan(
 
     Read like every other file: inside the session roots or the plans directory (SetPlan only
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
-    if not os.path.lexists(path):  # most agents have no plan file: one stat, not a checked read
+    # Most agents have no plan file: one check, not a checked read (access() answers without
+    # raising, as lexists' lstat does for a missing file).
+    if not os.access(path, os.F_OK, follow_symlinks=False):
         return None
     roots = session.read_roots
     try:
