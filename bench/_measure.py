@@ -183,6 +183,31 @@ def sync_serial(call: Callable[[], object], calls: int, warmup: int) -> Stats:
     return stats(lat, time.perf_counter() - t_start)
 
 
+def paired_serial(
+    a: Callable[[], object], b: Callable[[], object], calls: int, warmup: int, block: int = 100
+) -> tuple[Stats, Stats]:
+    """Serial calls of `a` and of `b`, `calls` each, in alternating blocks of `block` (A B, then
+    B A, ...), so that drift of the machine falls on both alike: for a ratio of the two, which
+    separate runs seconds apart let the machine's own swings decide. Each one's latencies over
+    all its blocks."""
+    for _ in range(warmup):
+        a()
+        b()
+    lat: tuple[list[float], list[float]] = ([], [])
+    wall = [0.0, 0.0]
+    sides = ((0, a), (1, b))
+    for i in range(max(1, calls // block)):
+        for side, call in sides if i % 2 == 0 else sides[::-1]:
+            out = lat[side]
+            t_start = time.perf_counter()
+            for _ in range(block):
+                t0 = time.perf_counter()
+                call()
+                out.append(time.perf_counter() - t0)
+            wall[side] += time.perf_counter() - t_start
+    return stats(lat[0], wall[0]), stats(lat[1], wall[1])
+
+
 def aio_concurrent(
     make_call: Callable[[grpc.aio.Channel], Callable[[], Awaitable[object]]],
     address: str,

@@ -24,14 +24,19 @@ the same work. Competitors in the same run:
   (the activity time once a second), the floor's own gain;
 - a bare grpcio echo of a 100 KB response and the raw-socket 100 KB ping-pong (the floor).
 
-All servers are up at once and the competitors take turns, in three rounds; each one's median
-run counts, so that drift of the machine is spread over all of them.
+All servers are up at once and the competitors take turns, in five rounds, each round in its own
+(seeded) order; each one's median run counts, so that drift of the machine, and what one
+competitor leaves behind for the next (the commits' dirty pages), is spread over all of them.
 
 Targets: Compact p50 at most 1.25x the I/O floor row's (the pipeline's own work — selection,
 rendering, budgets, decisions, the response — costing at most a quarter of the I/O no Compact
-can skip), and at least 3x faster than five RPCs. (Issue #3's "at most 1.3x a 100 KB echo" was
-set before the floor was known and is withdrawn: the floor alone is above it. Its ratio stays
-as an informational line.)
+can skip), and at least 3x faster than five RPCs. The first is judged on a paired measurement
+after the rounds: the real daemon and the floor's, in alternating blocks of 100 calls (ABBA), as
+many calls each as the rounds made. On this VM the machine's speed swings by ±15% within
+minutes, and the table's rows, runs seconds apart, gave this ratio anywhere from 1.13x to 1.36x
+on the same code; paired, 1.15-1.22x. The table's ratio stays as an informational line.
+(Issue #3's "at most 1.3x a 100 KB echo" was set before the floor was known and is withdrawn:
+the floor alone is above it. Its ratio stays as an informational line.)
 
 Where a Compact's own work goes: a third table has the CPU time of each part of a Compact on the
 event loop's thread, from a daemon instrumented for it (`bench/_parts_compact.py`), beside the
@@ -54,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import sqlite3
 import statistics
 import sys
@@ -290,7 +296,7 @@ def _state(content: bytes, ts: int) -> FileState:
 def run(quick: bool = False) -> Section:
     m.pin_client()
     calls, warmup = (200, 20) if quick else (2000, 100)
-    rounds = 1 if quick else 3
+    rounds = 1 if quick else 5
     with m.short_tmpdir() as tmp, contextlib.ExitStack() as stack:
         root = tmp / "proj"
         paths = make_project(root)
@@ -350,10 +356,24 @@ def run(quick: bool = False) -> Section:
             "inproc_db": lambda: _in_process(root, paths, calls, warmup, persist=True),
         }
         runs: dict[str, list[m.Stats]] = {name: [] for name in competitors}
-        for _ in range(rounds):
-            for name, measure in competitors.items():
-                runs[name].append(measure())
+        for r in range(rounds):
+            # Each round in its own order (seeded: the same every run), so that no competitor
+            # always follows the same one (the in-process ones leave the page cache dirty with
+            # their commits, the five reads with theirs) nor always runs first.
+            order = list(competitors)
+            random.Random(f"b5-round-{r}").shuffle(order)
+            for name in order:
+                runs[name].append(competitors[name]())
         med = {name: m.median_run(r) for name, r in runs.items()}
+        # The target's ratio, measured paired: Compact and the I/O floor in alternating blocks
+        # of 100 calls, so that both see the same machine (separate runs seconds apart let its
+        # own swings, ±15% here, decide a ratio of two numbers 20% apart).
+        paired = m.paired_serial(
+            lambda: real.Compact(req),
+            lambda: floors["both"].Compact(floor_reqs["both"]),
+            calls * rounds,
+            warmup,
+        )
         hot = _hot_floor(tmp, root, paths, calls, warmup)
         inside = json.loads(floor_times.read_text())
         _serial_compact(timed, _session(timed, root, paths), calls, warmup)()
@@ -389,13 +409,17 @@ def run(quick: bool = False) -> Section:
         ("raw socket, 100 KB", raw),
     ):
         rows.append([name, st.p50_us, st.p99_us, st.qps, st.p50_us / compact.p50_us])
+    paired_compact, paired_floor = paired
     verdicts = [
         verdict(
             "Compact p50 / I/O floor Compact p50 (the pipeline's own work over the I/O every "
-            "Compact must do)",
-            compact.p50_us / floor_st.p50_us,
+            f"Compact must do; measured paired, {paired_compact.calls} calls each in alternating "
+            f"blocks: {paired_compact.p50_us:,.0f} against {paired_floor.p50_us:,.0f} µs)",
+            paired_compact.p50_us / paired_floor.p50_us,
             1.25,
         ),
+        f"the same from the table's rows (each the median of {rounds} separate runs): "
+        f"{compact.p50_us / floor_st.p50_us:.2f}x (informational)",
         verdict(
             "5 RPCs p50 / Compact p50", five.p50_us / compact.p50_us, 3.0, lower_is_better=False
         ),
