@@ -87,8 +87,11 @@ class Outcome:
     `CompactResponse.attachments` bytes (`attach_wire`, `attach_pending`): the core renders a
     restored file straight into those bytes, and the answer is their concatenation followed by
     the rest of the response (`wire`), so a restored file's text is never a Python string nor a
-    message field. The other attachments are built in the response itself (adding a message to a
-    response copies it: build each once, in place)."""
+    message field. The other attachments are built in a response message that holds only them
+    (adding a message to a response copies it: build each once, in place). The decisions and the
+    totals are plain values, which the core writes after the attachments (`core.compact_tail`):
+    a Compact decides on every candidate, and a message per decision cost more than the rest of
+    the answer's Python."""
 
     _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
     totals: dict[str, _Totals] = field(default_factory=dict)  # the categories used, by name
