@@ -227,21 +227,9 @@ def _move_args(key: tuple[str, str], path: str, row: _Row) -> tuple[Any, ...]:
     """`_MOVE_FILE`'s values: the row of `path` of agent `key` at its new place, time and
     marks (a tuple built whole: five of them at every Compact)."""
     mark_ts, mark_mtime = row.mark or (None, None)
-    seen = row.seen
-    if seen is None:
-        return (row.seq, row.state.timestamp, mark_ts, mark_mtime, None, None, 0, *key, path)
-    return (
-        row.seq,
-        row.state.timestamp,
-        mark_ts,
-        mark_mtime,
-        seen.first,
-        seen.last,
-        int(seen.edited),
-        key[0],
-        key[1],
-        path,
-    )
+    first, last, edited = _seen_columns(row.seen)
+    sid, aid = key
+    return (row.seq, row.state.timestamp, mark_ts, mark_mtime, first, last, edited, sid, aid, path)
 
 
 def _seen_columns(seen: Seen | None) -> tuple[int | None, int | None, int]:
@@ -688,8 +676,7 @@ class SqlStore(abc.ABC):
                         else _Row(st, prev.seq, mark, prev.digest, prev.size, seen)
                     )
                 else:
-                    self._seq += 1
-                    row = _Row(st, self._seq, mark, prev.digest, prev.size, seen)
+                    row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
                     moves.append(_move_args(key, path, row))
             else:
                 digest, size = self._hash_of(st, prev, hints.get(path))
