@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import struct
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,14 +162,53 @@ def process_cpu_s(pid: int) -> float:
     return stat_cpu_s(proc_stat(f"/proc/{pid}/stat"))
 
 
-def cpu_per_call(pid: int, call: Callable[[], object], calls: int, warmup: int) -> float:
-    """Microseconds of CPU process `pid` (the server) spends per serial `call`."""
-    for _ in range(warmup):
-        call()
-    before = process_cpu_s(pid)
-    for _ in range(calls):
-        call()
-    return (process_cpu_s(pid) - before) / calls * 1e6
+def run_time_s(pid: int) -> float:
+    """CPU seconds (user + system) the live threads of process `pid` have used so far, to the
+    nanosecond: the sum of /proc/PID/task/*/schedstat, where the kernel has it; else
+    `process_cpu_s` (a clock tick's resolution). A thread that ends takes its time with it:
+    measure servers whose threads live as long as they do (grpc's and asyncio's do)."""
+    if not os.path.exists(f"/proc/{pid}/schedstat"):  # a kernel without scheduler stats
+        return process_cpu_s(pid)
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        # (a thread that just ended has no file any more)
+        with (
+            contextlib.suppress(FileNotFoundError),
+            open(f"/proc/{pid}/task/{tid}/schedstat") as f,
+        ):
+            total += int(f.read().split()[0])
+    return total / 1e9
+
+
+def cpu_interleaved(
+    sides: Mapping[str, tuple[int, Callable[[], object]]],
+    calls: int,
+    warmup: int,
+    block: int = 300,
+) -> dict[str, list[float]]:
+    """Microseconds of server CPU per serial call for each side (name -> (server pid, call)),
+    `calls` each, measured in blocks of `block` calls that go round the sides (forwards, then
+    backwards, ...): the machine's swings, which move one server's CPU per call by 10-20% over
+    seconds here, fall on every side alike. Each side's figure per cycle; a ratio of two sides
+    is best taken over their sums (`per_call`)."""
+    for _pid, call in sides.values():
+        for _ in range(warmup):
+            call()
+    out: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for i in range(max(1, calls // block)):
+        for name in names if i % 2 == 0 else names[::-1]:
+            pid, call = sides[name]
+            before = run_time_s(pid)
+            for _ in range(block):
+                call()
+            out[name].append((run_time_s(pid) - before) / block * 1e6)
+    return out
+
+
+def per_call(cycles: Sequence[float]) -> float:
+    """A side's CPU per call over all its cycles (`cpu_interleaved`; every cycle the same size)."""
+    return sum(cycles) / len(cycles)
 
 
 def sync_serial(call: Callable[[], object], calls: int, warmup: int) -> Stats:

@@ -40,7 +40,7 @@ from postcompact.lifecycle import (
     tcp_bind_address,
     write_server_json,
 )
-from postcompact.memtune import tune_malloc
+from postcompact.memtune import freeze_startup, tune_malloc
 from postcompact.paths import now_ms
 from postcompact.persist import open_store
 from postcompact.restore.catalog import apply_catalog
@@ -354,8 +354,9 @@ def server_options(config: Config) -> list[tuple[str, Any]]:
 
 
 class Daemon:
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, gc_frozen: int = 0):
         self.config = config
+        self.gc_frozen = gc_frozen  # objects `serve` froze at start (memtune.freeze_startup)
         self.paths = RuntimePaths.for_socket(config.socket)
         self._created: list[Path] = []  # files of the runtime directory this run wrote
         self.stopping = asyncio.Event()
@@ -501,6 +502,7 @@ class Daemon:
                 "pid": os.getpid(),
                 "version": __version__,
                 "descriptors": descriptors,
+                "gc_frozen": self.gc_frozen,
             },
         )
         sweeper = asyncio.create_task(self._sweep(registry))
@@ -525,4 +527,5 @@ class Daemon:
 
 def serve(config: Config) -> int:
     tune_malloc()  # large response buffers reused, not mmapped per call (memtune.py)
-    return asyncio.run(Daemon(config).run())
+    frozen = freeze_startup()  # what imports made, out of the collector's full passes
+    return asyncio.run(Daemon(config, gc_frozen=frozen).run())
