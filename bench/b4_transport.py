@@ -4,8 +4,9 @@ A bare grpcio echo (bytes in, bytes out, no protobuf) under the sync and the aio
 Unix socket and loopback TCP, for 100 B / 20 KB / 100 KB responses at concurrency 1, 4 and 16;
 a raw length-prefixed socket ping-pong as the floor; and the daemon's own small RPC
 (EstimateTokens on 100 B) beside the aio echo. Target: the small real RPC's p50 at most 1.2x the
-bare echo's. For the target the two are measured alternately, in three rounds with both servers
-up, and each side's median run counts (the matrix's echo rows come from earlier in the run).
+bare echo's. For the target the two are measured alternately, in five rounds with both servers
+up (echo first, then the daemon first, ...), and each side's median run counts (the matrix's echo
+rows come from earlier in the run).
 
 Server CPU per call: the CPU time (user + system, every thread, from /proc) the server process
 spends per serial call, for a ReadFile of a 20 KB source file against the bare aio echo of a
@@ -275,10 +276,11 @@ def run(quick: bool = False) -> Section:
                                     st.qps,
                                 ]
                             )
-        # The target's two sides, measured alternately (echo, real, echo, real, ...) with both
-        # servers up, so that drift of the machine during the run cannot tilt the ratio; each
-        # side's median p50 over the rounds counts.
-        rounds = 1 if quick else 3
+        # The target's two sides, measured alternately with both servers up (echo then real,
+        # then real then echo, ...), so that drift of the machine during the run cannot tilt the
+        # ratio; each side's median p50 over the rounds counts. Five rounds: with three, one
+        # slow run on either side moved a ratio by 0.1 from one full run to the next.
+        rounds = 1 if quick else 5
         paired: dict[tuple[str, int], tuple[float, float]] = {}
         (tmp / "daemon").mkdir(mode=0o700)
         echo_addrs = {"UDS": f"unix://{tmp}/pair.sock", "TCP": "127.0.0.1:47933"}
@@ -295,27 +297,29 @@ def run(quick: bool = False) -> Section:
                 for conc in CONCURRENCY:
                     echo_runs: list[m.Stats] = []
                     real_runs: list[m.Stats] = []
-                    for _ in range(rounds):
-                        echo_runs.append(
-                            _measure(
+                    sides = (
+                        (
+                            echo_runs,
+                            partial(
+                                _measure,
                                 echo_address,
                                 _echo_call(SIZES["100 B"]),
                                 partial(_sync_echo, echo_address, 100, calls, warmup),
-                                conc,
-                                calls,
-                                warmup,
-                            )
-                        )
-                        real_runs.append(
-                            _measure(
+                            ),
+                        ),
+                        (
+                            real_runs,
+                            partial(
+                                _measure,
                                 address,
                                 _estimate_call(md),
                                 partial(_sync_estimate, address, md, calls, warmup),
-                                conc,
-                                calls,
-                                warmup,
-                            )
-                        )
+                            ),
+                        ),
+                    )
+                    for r in range(rounds):
+                        for runs, measure in sides if r % 2 == 0 else sides[::-1]:
+                            runs.append(measure(conc, calls, warmup))
                     echo_st, real_st = m.median_run(echo_runs), m.median_run(real_runs)
                     paired[(transport, conc)] = (real_st.p50_us, echo_st.p50_us)
                     rows.append(
