@@ -9,25 +9,25 @@ up (echo first, then the daemon first, ...), and each side's median run counts (
 rows come from earlier in the run).
 
 Server CPU per call: the CPU time (user + system, every thread, from /proc) the server process
-spends per serial call, for a ReadFile of a 20 KB source file against the bare aio echo of a
-20 KB response, and of a response as large as ReadFile's (it carries the numbered text and the
-raw content: ~2.3x the file). The file's mtime moves before each call so that every ReadFile
-re-reads and answers the whole file (a file unchanged since its last read is answered with the
-short stub). ReadFile also runs against a daemon without a state database (`--no-persist`): the
-difference is the write-through of the read; and EstimateTokens of 100 B, whose CPU is the
-daemon's service path with next to no work (the wrappers, protobuf, grpc.aio): what ReadFile
-costs above it is its handler. Two more daemons bound that handler from below: one answering
-every ReadFile after the first with that first response (`bench/_canned_readfile.py`: the service
-path alone — request decoding, the wrappers, serialising the answer, grpc.aio), and the same plus
-the core re-read of the file and the write-through commit of its row (ReadFile's I/O floor: what
-no implementation can skip). Target: ReadFile's CPU per call at most 1.3x the 20 KB echo's. The
-sides take turns in blocks of 300 calls (forwards, then backwards), 30 cycles, and each side's CPU
-over all its blocks counts, read to the nanosecond from the kernel's per-thread run time: one
-server's CPU per call moves by 10-20% over seconds on this machine, and one side measured after
-the other would carry that into the ratio. Three informational lines follow the target: the
+spends per serial call, for a ReadFile of a 20 KB source file against the bare aio echo of a 20 KB
+response, and of a response as large as ReadFile's (it carries the numbered text and the raw
+content: ~2.3x the file). The file's mtime moves before each call so that every ReadFile re-reads
+and answers the whole file (a file unchanged since its last read is answered with the short stub).
+ReadFile also runs against a daemon without a state database (`--no-persist`): the difference is
+the write-through of the read; and EstimateTokens of 100 B, whose CPU is the daemon's service path
+with next to no work (the wrappers, protobuf, grpc.aio): what ReadFile costs above it is its
+handler. Two more daemons bound that handler from below: one answering every ReadFile after the
+first with that first response (`bench/_canned_readfile.py`: the service path alone — request
+decoding, the wrappers, serialising the answer, grpc.aio), and the same plus the core re-read of
+the file and the write-through commit of its row (ReadFile's I/O floor: what no ReadFile that
+commits each read on this store can skip). Target: ReadFile's CPU per call at most 1.3x the 20 KB
+echo's. The sides take turns in blocks of 300 calls (forwards, then backwards), 30 cycles, and each
+side's CPU over all its blocks counts, read to the nanosecond from the kernel's per-thread run
+time: one server's CPU per call moves by 10-20% over seconds on this machine, and one side measured
+after the other would carry that into the ratio. Three informational lines follow the target: the
 floor's own ratio to the echo (over 1.3x, no handler can meet the target while every read is
-committed before its answer the way this store commits it), the write-through's share per read,
-and the spread of the ratio between single cycles.
+committed before its answer the way this store commits it), the write-through's share per read, and
+the spread of the ratio between single cycles.
 """
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ def _read_call(ch: grpc.Channel, root: Path) -> tuple[Callable[[], object], int]
 
 def _server_cpu(tmp: Path, quick: bool) -> tuple[Table, list[str]]:
     """Server CPU per call: ReadFile of 20 KB (with and without a state database) against the
-    bare aio echo of 20 KB and of ReadFile's answer size, alternately (see the module doc)."""
+    bare aio echo of 20 KB and of ReadFile's answer size, in interleaved blocks (see the module
+    doc)."""
     calls, warmup, block = (300, 30, 100) if quick else (9000, 200, 300)
     root = tmp / "cpu-proj"
     root.mkdir()
