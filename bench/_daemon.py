@@ -84,6 +84,9 @@ def running_daemon(
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def _wait_healthy(address: str, proc: subprocess.Popen[str]) -> None:
