@@ -13,6 +13,7 @@ outlive the session.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +94,25 @@ def test_a_failed_read_file_is_not_recorded(
     assert again.content == PROJECT_FILES["src/b.py"].encode()
     assert s.read_file("src/b.py").unchanged  # recorded now
     # The entry of the read before the failure is intact.
+    assert s.read_file("src/a.py").unchanged
+
+
+def test_a_failed_re_read_of_an_unchanged_file_is_not_recorded(
+    state: State, daemon: RunningDaemon, project: Path
+) -> None:
+    """A re-read whose content stayed only moves its row: one statement of its own, outside any
+    transaction (`SqlStore._single`). Failing, it is not recorded either: the entry is the one
+    stored before, so the next read is answered whole, not with the stub."""
+    s = daemon.client.open_session(str(project), session_id=new_session_id("fw"))
+    s.read_file("src/a.py")
+    path = project / "src/a.py"
+    mtime = path.stat().st_mtime_ns + 5_000_000_000  # the same content, a new mtime
+    os.utime(path, ns=(mtime, mtime))
+    with state.writes_fail(daemon):
+        _attempt(s.read_file, "src/a.py")
+    again = s.read_file("src/a.py")
+    assert not again.unchanged, "a re-read the client never got was recorded"
+    assert again.content == PROJECT_FILES["src/a.py"].encode()
     assert s.read_file("src/a.py").unchanged
 
 

@@ -372,6 +372,18 @@ class SqlStore(abc.ABC):
         for fn in pending:
             fn()
 
+    def _single(self, key: Written, sql: str, args: Sequence[Any]) -> None:
+        """`with self.tx(key, single=True): self.db.execute(sql, args)` outside any transaction
+        where one statement is its own (`_single_statement_tx`), without the context managers:
+        the write of most ReadFiles. A failure is handled as `_outermost` handles it."""
+        try:
+            self.db.execute(sql, args)
+        except BaseException as exc:
+            self._failed({key})
+            if isinstance(exc, self._errors):
+                raise self._write_error(exc) from None
+            raise
+
     def _failed(self, written: set[Written]) -> None:
         # A failure while re-reading (the resync's own writes) is not handed on again.
         callback, self.on_failed_write = self.on_failed_write, None
@@ -448,8 +460,12 @@ class SqlStore(abc.ABC):
     def write(self, s: Session, a: AgentState | None, change: Change) -> None:
         """`change` in one transaction, in the order the rows depend on: the agent's row before
         its files (its carried reads take the hashes of the file rows being replaced)."""
-        with self._writing(s):
+        # `_writing`'s scope, without its generator: this runs for every mutating call.
+        self._scope = s
+        try:
             self._write(s, a, change)
+        finally:
+            self._scope = None
 
     def _write(self, s: Session, a: AgentState | None, change: Change) -> None:
         parts = (
@@ -725,6 +741,10 @@ class SqlStore(abc.ABC):
             row = _Row(st, self._next_seq(), mark, digest, size, seen)
             sql, args = _UPSERT_FILE, _upsert_args(key, path, row)
         touch = self._activity_due(s)  # (always for a session not stored: `_touch` refuses it)
+        if not touch and not self._depth and self._single_statement_tx:
+            self._single(key, sql, args)  # a re-read's or a recorded write's one statement
+            self._files.setdefault(key, {})[path] = row
+            return True
         with self.tx(key, single=not touch):  # the row's one statement, unless the touch is due
             self.db.execute(sql, args)
             if touch:
