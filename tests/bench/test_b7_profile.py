@@ -137,3 +137,20 @@ def test_thread_groups_of_this_process() -> None:
     assert {g for g, _ in groups.values()} <= set(b7.GROUPS)
     assert len(groups) >= 2
     assert b7.rss_mib(os.getpid()) > 0
+
+
+@pytest.mark.parametrize(
+    ("two", "pool", "pays"),
+    [
+        (1.27, 0.91, False),  # the unpinned daemon's own gain is no reason to change it
+        (1.05, 1.30, True),  # the pool beats the daemon as it ships on the same cores
+        (1.27, 1.40, False),  # 1.10x over it: not enough
+        (1.00, 1.20, True),
+        (None, 1.50, False),  # not measured: nothing says threads pay
+        (1.30, None, False),
+    ],
+)
+def test_threads_pay_only_over_the_daemon_as_it_ships(
+    two: float | None, pool: float | None, pays: bool
+) -> None:
+    assert b7.threads_would_pay(two, pool) is pays
