@@ -111,12 +111,7 @@ const CHUNK: usize = 1 << 16;
 pub fn read_whole(path: &Path, limits: Limits) -> Result<Whole, ReadFailure> {
     let (file, fst) = open_checked(path, &limits, true)?;
     let cap = limits.max_bytes.saturating_add(1);
-    let data = read_to_cap(
-        &file,
-        fst.len().saturating_add(1).min(cap),
-        cap,
-        limits.inline,
-    )?;
+    let data = read_to_cap(&file, fst.len(), cap, limits.inline)?;
     let sniff = &data[..data.len().min(limits.sniff_bytes)];
     if memchr(0, sniff) {
         return Err(ReadFailure::Binary);
@@ -470,15 +465,19 @@ fn check_kind(st: &Metadata) -> Result<(), ReadFailure> {
     }
 }
 
-/// Up to `cap` bytes to EOF, asking for `first` bytes first (the size `stat` saw, plus one to
-/// see the end in the same call).
+/// Up to `cap` bytes to EOF, asking for `size` (what `fstat` saw) plus one bytes first, to see
+/// the end in the same call: a read that stops short there, with exactly `size` bytes, is at
+/// EOF and no further read is made to be told so. (A short read ends elsewhere too: an inline
+/// read stops at the first page not cached, and then the next read says `WouldBlock`.)
 fn read_to_cap(
     file: &File,
-    first: u64,
+    size: u64,
     cap: u64,
     inline: Option<Inline>,
 ) -> Result<Vec<u8>, ReadFailure> {
-    let first = usize::try_from(first).unwrap_or(usize::MAX).max(1);
+    let first = usize::try_from(size.saturating_add(1).min(cap))
+        .unwrap_or(usize::MAX)
+        .max(1);
     let cap = usize::try_from(cap).unwrap_or(usize::MAX);
     let mut data: Vec<u8> = Vec::with_capacity(first);
     let mut want = first;
@@ -498,6 +497,9 @@ fn read_to_cap(
         }
         // SAFETY: `n` bytes of the spare capacity were initialised by the read.
         unsafe { data.set_len(data.len() + n) };
+        if n < room && data.len() as u64 == size {
+            break; // at EOF where fstat saw it
+        }
         want = CHUNK;
     }
     Ok(data)
