@@ -349,7 +349,6 @@ def read_answer(
     sniff_bytes: int,
     inline_max: int | None,
     max_answer: int | None,
-    stat: tuple[int, int, int, int] | None = None,
 ) -> tuple[bytes, bytes, int, int, int, int] | str:
     """ReadFile's answer for lines [start, start+limit) of `real`, read and rendered without the
     GIL: `(wire, content, mtime_ns, total_lines, num_lines, text_units)`, or the code of why the
@@ -359,9 +358,7 @@ def read_answer(
     `wire` is the `ReadFileResponse`: `path`, `text` (the content numbered from `start`, lines
     split on "\r?\n", then `malware`), `content`, `timestamp_ms` (the file's mtime in ms when
     None), the lines, `tokens` (the rough estimate of `text`). `text_units` are the UTF-16 units
-    of the content. `stat`: `(st_dev, st_ino, st_mode, st_size)` of the caller's own stat of
-    `real`, just made, taken instead of a second one (the kind and size checks, and the check
-    that the file opened is the one stat saw)."""
+    of the content."""
 
 def read_range(
     path: str | PathLike[str],

@@ -79,30 +79,6 @@ pub struct Limits {
     pub binary_name: bool,
     /// Read on the event loop: page cache only, bounded size.
     pub inline: Option<Inline>,
-    /// The caller's own `stat` of the path, just made (ReadFile's "unchanged" check): used in
-    /// place of a second one, as that one would be (the kind, the sizes, the file opened).
-    pub stat: Option<Stat>,
-}
-
-/// What a `stat` (following symlinks) of a path found: see [`Limits::stat`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stat {
-    pub dev: u64,
-    pub ino: u64,
-    /// `st_mode`: the kind is checked from its `S_IFMT` bits.
-    pub mode: u32,
-    pub size: u64,
-}
-
-impl Stat {
-    fn of(st: &Metadata) -> Self {
-        Stat {
-            dev: st.dev(),
-            ino: st.ino(),
-            mode: st.mode(),
-            size: st.len(),
-        }
-    }
 }
 
 const CHUNK: usize = 1 << 16;
@@ -293,35 +269,31 @@ pub fn read_range(path: &Path, limits: Limits, range: Range) -> Result<Ranged, R
     })
 }
 
-/// Stat `path` (or take the caller's [`Limits::stat`]), refuse what is not a regular file
-/// (before opening it: a device is never opened), open it without following a final symlink
-/// and check that the file opened is the one stat saw. `whole`: also refuse a file over
-/// `max_bytes`.
+/// Stat `path`, refuse what is not a regular file (before opening it: a device is never
+/// opened), open it without following a final symlink and check that the file opened is the
+/// one stat saw. `whole`: also refuse a file over `max_bytes`.
 fn open_checked(
     path: &Path,
     limits: &Limits,
     whole: bool,
 ) -> Result<(File, Metadata), ReadFailure> {
-    let st = match limits.stat {
-        Some(st) => st,
-        None => Stat::of(&fs::metadata(path).map_err(ReadFailure::Stat)?),
-    };
-    check_mode(st.mode)?;
+    let st = fs::metadata(path).map_err(ReadFailure::Stat)?;
+    check_kind(&st)?;
     if let Some(inline) = limits.inline {
-        if st.size > inline.max_size {
+        if st.len() > inline.max_size {
             return Err(ReadFailure::WouldBlock);
         }
     }
     if limits.binary_name {
         return Err(ReadFailure::BinaryName);
     }
-    if whole && st.size > limits.max_bytes {
-        return Err(ReadFailure::TooLarge(st.size));
+    if whole && st.len() > limits.max_bytes {
+        return Err(ReadFailure::TooLarge(st.len()));
     }
     let file = open_resolved(path)?;
     let fst = file.metadata().map_err(ReadFailure::Read)?;
     check_kind(&fst)?;
-    if (fst.dev(), fst.ino()) != (st.dev, st.ino) {
+    if (fst.dev(), fst.ino()) != (st.dev(), st.ino()) {
         return Err(ReadFailure::Changed);
     }
     Ok((file, fst))
@@ -442,15 +414,6 @@ impl Io<'_> {
     }
 }
 
-/// [`check_kind`] from `st_mode`'s file-type bits.
-fn check_mode(mode: u32) -> Result<(), ReadFailure> {
-    match mode & libc::S_IFMT {
-        libc::S_IFDIR => Err(ReadFailure::Directory),
-        libc::S_IFREG => Ok(()),
-        _ => Err(ReadFailure::NotRegular),
-    }
-}
-
 fn check_kind(st: &Metadata) -> Result<(), ReadFailure> {
     let ft = st.file_type();
     if ft.is_dir() {
@@ -555,7 +518,6 @@ mod tests {
             sniff_bytes: 8192,
             binary_name: false,
             inline: None,
-            stat: None,
         }
     }
 
@@ -772,56 +734,6 @@ mod tests {
             read_whole(Path::new("/dev/null"), limits(100)),
             Err(ReadFailure::NotRegular)
         ));
-        fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn a_callers_stat_is_taken_as_the_reads_own() {
-        let d = tmpdir("stat");
-        let p = write(&d, "a.txt", b"one\ntwo\n");
-        let other = write(&d, "b.txt", b"other\n");
-        let with = |st: &Metadata| Limits {
-            stat: Some(Stat::of(st)),
-            ..limits(100)
-        };
-        let own = fs::metadata(&p).unwrap();
-        assert_eq!(read_whole(&p, with(&own)).unwrap().data, b"one\ntwo\n");
-        // The file opened is not the one the stat saw (swapped in between): refused.
-        let theirs = fs::metadata(&other).unwrap();
-        assert!(matches!(
-            read_whole(&p, with(&theirs)),
-            Err(ReadFailure::Changed)
-        ));
-        // The kind and the size come from the stat given, before anything is opened.
-        let dir = fs::metadata(&d).unwrap();
-        assert!(matches!(
-            read_whole(&p, with(&dir)),
-            Err(ReadFailure::Directory)
-        ));
-        let fifo = Limits {
-            stat: Some(Stat {
-                mode: libc::S_IFIFO | 0o600,
-                ..Stat::of(&own)
-            }),
-            ..limits(100)
-        };
-        assert!(matches!(read_whole(&p, fifo), Err(ReadFailure::NotRegular)));
-        let big = Limits {
-            stat: Some(Stat {
-                size: 1000,
-                ..Stat::of(&own)
-            }),
-            ..limits(100)
-        };
-        assert!(matches!(
-            read_whole(&p, big),
-            Err(ReadFailure::TooLarge(1000))
-        ));
-        // A file grown past its stat's size is read to its end, as without a stat.
-        let grown = write(&d, "g.txt", b"x\n");
-        let small = fs::metadata(&grown).unwrap();
-        fs::write(&grown, b"x\ny\nz\n").unwrap();
-        assert_eq!(read_whole(&grown, with(&small)).unwrap().total_lines, 4);
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -427,52 +427,6 @@ async def test_any_read_is_identical_both_ways(
     await read_both_ways(Reads(root, pb.PROFILE_DEFAULT), "f.txt", offset, limit)
 
 
-async def test_a_re_read_takes_the_unchanged_checks_stat_and_still_refuses_a_swap(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A re-read of a file changed since the agent's read: the core reads with the stat the
-    "unchanged" check made (no second stat), and when the file opened is not the one that stat
-    saw (swapped in between) the core refuses it and the general path answers what is there."""
-    path = tmp_path / "a.ts"
-    path.write_text("let a = 1;\n")
-    reads = Reads(tmp_path, pb.PROFILE_DEFAULT)
-    req = pb.ReadFileRequest(session_id="r", path="a.ts")
-    await reads.service.read_file(req)
-    stats: list[Any] = []
-    real = _core.read_answer
-
-    def seen(*args: Any) -> Any:
-        stats.append(args[11])
-        return real(*args)
-
-    monkeypatch.setattr(core, "read_answer", seen)
-    path.write_text("let a = 2;\n")
-    os.utime(path, ns=(10**18, 10**18))  # a new mtime: not "unchanged"
-    first = await reads.service.read_file(req)
-    assert isinstance(first, bytes)  # the core's answer
-    got = pb.ReadFileResponse.FromString(first)
-    st = path.stat()
-    assert stats == [(st.st_dev, st.st_ino, st.st_mode, st.st_size)]
-    assert got.content == b"let a = 2;\n"
-    # The stat is of another file (the path swapped after it): refused by the core as changed.
-    other = tmp_path / "other.ts"
-    other.write_text("something else entirely\n")
-    monkeypatch.setattr(service_files, "_stat", lambda _p: os.stat(other))
-    monkeypatch.setattr(core, "read_answer", _core.read_answer)
-    spy = ReadSpy(monkeypatch)
-    path.write_text("let a = 3;\n")
-    os.utime(path, ns=(2 * 10**18, 2 * 10**18))
-    answer = await reads.service.read_file(req)
-    assert spy.results == ["changed"]
-    got = (
-        answer
-        if isinstance(answer, pb.ReadFileResponse)
-        else pb.ReadFileResponse.FromString(answer)
-    )
-    assert got.content == b"let a = 3;\n"
-    assert not got.unchanged
-
-
 async def test_a_file_read_back_unchanged_keeps_the_content_object(tmp_path: Path) -> None:
     case = Case(tmp_path, pb.PROFILE_DEFAULT)
     same = case.add("same.ts", b"unchanged\n", 100)

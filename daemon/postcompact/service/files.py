@@ -100,13 +100,6 @@ def mtime_ms(path: str) -> int | None:
         return None
 
 
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
-
-
 def resolve_path(
     s: Session,
     raw: str,
@@ -211,14 +204,14 @@ class FileService:
 
     # --- ReadFile -----------------------------------------------------------------------------
 
-    def _unchanged(
-        self, s: Session, a: AgentState, path: str, entry: core.FileState, st: os.stat_result
-    ) -> int | None:
-        """The file's current mtime (from `st`, its stat just made) when the agent's view of it
-        (`entry`) is current, else None."""
+    def _unchanged(self, s: Session, a: AgentState, path: str, entry: core.FileState) -> int | None:
+        """The file's current mtime when the agent's view of it (`entry`) is current, else
+        None."""
         if a.unverified.get(path) is entry:
             return None
-        current = st.st_mtime_ns // 1_000_000
+        current = mtime_ms(path)
+        if current is None:
+            return None
         seen = _mtime_seen(s, a, path, entry)
         return current if current == (entry.timestamp if seen is None else seen) else None
 
@@ -235,20 +228,16 @@ class FileService:
         self._refuse_denied(path)  # before the unchanged stub: a denied path is never answered
         # peek: a read that fails below must not change the entry's recency (in memory only).
         entry = a.files.peek(path)
-        # The stat that tells whether the entry is current also serves the read below (the
-        # core takes it instead of its own: one path lookup fewer per re-read).
-        current, st = None, None
-        if (
-            entry is not None
+        current = (
+            self._unchanged(s, a, path, entry)
+            if entry is not None
             and s.rules.unchanged_stub
             and not entry.partial_view
             and entry.offset is not None
             and entry.offset == offset
             and entry.limit == limit
-        ):
-            st = _stat(path)
-            if st is not None:
-                current = self._unchanged(s, a, path, entry, st)
+            else None
+        )
         if entry is not None and current is not None:
             stub = s.templates.file_unchanged_stub
             # The stub is a use of the file. Under the default profile (timestamps are read
@@ -274,7 +263,7 @@ class FileService:
                 tokens=core.estimate(stub),
             )
         with self.registry.mutate(s, a) as change:
-            return await self._read(s, a, path, offset, limit, entry, deny, change, st)
+            return await self._read(s, a, path, offset, limit, entry, deny, change)
 
     async def _read(
         self,
@@ -286,11 +275,9 @@ class FileService:
         entry: core.FileState | None,
         deny: tuple[str, ...],
         change: Change,
-        st: os.stat_result | None = None,
     ) -> bytes | pb.ReadFileResponse:
         """The read of a ReadFile that is not answered by the stub, recorded on `change`: the
-        answer, serialised when the core built it (`_core_answer`). `st`: the path's stat just
-        made by the "unchanged" check, if it made one."""
+        answer, serialised when the core built it (`_core_answer`)."""
         read_at = now_ms()
         policy = session_policy(s, self.settings)
         roots, max_bytes = s.read_roots, policy.max_file_size_bytes
@@ -311,7 +298,7 @@ class FileService:
             if not inline:
                 failpoints.hit("readfile.worker")
             done = _core_answer(
-                s, path, offset, limit, policy, stamp, inline, max_answer, whole=whole, st=st
+                s, path, offset, limit, policy, stamp, inline, max_answer, whole=whole
             )
             if done is None:
                 tf = fileread.read_text(
@@ -693,7 +680,6 @@ def _core_answer(
     max_answer: int,
     *,
     whole: bool,
-    st: os.stat_result | None = None,
 ) -> _Read | None:
     """The answer read and built by the core in one call (`core.read_answer`), byte for byte
     what `_python_answer` builds; None when the general path must answer: a read refused, text
@@ -703,10 +689,7 @@ def _core_answer(
     The core opens `path` as it is, without following a symlink (readfile.rs `open_resolved`):
     a canonical path under a root as given, and not denied (checked before), is then its own
     real path, inside the real root; a path through a symlink fails to open ("changed") and the
-    general path resolves it.
-
-    `st`: the stat of `path` the caller just made, which the core then takes as its own (it
-    stats before it opens, and checks that the file opened is the one stat saw)."""
+    general path resolves it."""
     if policy.exact or not within_roots(path, s.read_roots):
         return None
     malware = s.templates.malware_reminder if policy.malware_reminder else ""
@@ -722,7 +705,6 @@ def _core_answer(
         fileread.SNIFF_BYTES,
         fileread.INLINE_READ_BYTES if inline else None,
         max_answer,
-        None if st is None else (st.st_dev, st.st_ino, st.st_mode, st.st_size),
     )
     if isinstance(res, str):
         if res == "would_block":

@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadLimits, ReadRequest, Restored, Skip};
-use crate::readfile::{Inline, Limits, Stat};
+use crate::readfile::{Inline, Limits};
 
 use super::py_fsutil::failure_code;
 
@@ -87,7 +87,6 @@ fn read_limits(
             sniff_bytes,
             binary_name,
             inline: inline_max.map(|max_size| Inline { max_size }),
-            stat: None,
         },
         max_answer,
     }
@@ -202,13 +201,11 @@ fn restore_files<'py>(
 
 /// ReadFile's answer for lines `[start, start + limit)` of `real` (see
 /// `fileanswer::read_answer`): `(wire, content, mtime_ns, total_lines, num_lines, text_units)`,
-/// or the code of why the general path must take it. `stat`: `(st_dev, st_ino, st_mode,
-/// st_size)` of the caller's own `stat` of `real`, just made: the read takes it instead of a
-/// second one (`readfile::Limits::stat`).
+/// or the code of why the general path must take it.
 #[pyfunction]
 #[pyo3(signature = (
     real, binary_name, start, limit, path, malware, timestamp_ms, max_bytes, sniff_bytes,
-    inline_max, max_answer, stat = None
+    inline_max, max_answer
 ))]
 #[allow(clippy::too_many_arguments)]
 fn read_answer<'py>(
@@ -224,7 +221,6 @@ fn read_answer<'py>(
     sniff_bytes: usize,
     inline_max: Option<u64>,
     max_answer: Option<u64>,
-    stat: Option<(u64, u64, u32, u64)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let req = ReadRequest {
         real: &real,
@@ -235,13 +231,7 @@ fn read_answer<'py>(
         malware,
         timestamp_ms,
     };
-    let mut lim = read_limits(max_bytes, sniff_bytes, inline_max, binary_name, max_answer);
-    lim.limits.stat = stat.map(|(dev, ino, mode, size)| Stat {
-        dev,
-        ino,
-        mode,
-        size,
-    });
+    let lim = read_limits(max_bytes, sniff_bytes, inline_max, binary_name, max_answer);
     match py.detach(|| fileanswer::read_answer(&req, lim)) {
         Ok(a) => PyTuple::new(
             py,

@@ -91,7 +91,6 @@ fn limits(
         sniff_bytes,
         binary_name,
         inline: inline_max.map(|max_size| Inline { max_size }),
-        stat: None,
     }
 }
 
