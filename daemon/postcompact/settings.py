@@ -11,7 +11,7 @@ profile (`profiles.rules(profile).templates`); no setting changes them.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from postcompact import fileread
 from postcompact.config import Config
@@ -30,6 +30,10 @@ class Settings:
     policy: pb.RestorePolicy
     deny_globs: tuple[str, ...]  # the defaults and the configured ones, in that order
     hooks: tuple[HookSpec, ...]
+    # A session's layer -> (that very message, the profile, the policy): see `resolve`.
+    _sessions: dict[int, tuple[pb.RestorePolicy, int, Policy]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @staticmethod
     @functools.cache
@@ -46,5 +50,24 @@ class Settings:
 
     def resolve(self, profile: pb.Profile.ValueType, *layers: pb.RestorePolicy) -> Policy:
         """The policy of `profile` under the daemon's layer and then `layers` (a session's, a
-        request's), each validated (INVALID_ARGUMENT naming the field)."""
-        return resolve_policy(profile, self.policy, *layers)
+        request's), each validated (INVALID_ARGUMENT naming the field).
+
+        Most calls (every ReadFile, most Compacts) name a session's own layer and at most an
+        empty request's: the policy is then kept per session layer, found again by that very
+        message (a session's layer is made at OpenSession and replaced, never changed in
+        place), without serialising the layers to look it up (`resolve_policy`)."""
+        first, rest = (layers[0], layers[1:]) if layers else (None, ())
+        if first is None or any(layer.ByteSize() for layer in rest):
+            return resolve_policy(profile, self.policy, *layers)
+        kept = self._sessions.get(id(first))
+        if kept is not None and kept[0] is first and kept[1] == profile:
+            return kept[2]
+        policy = resolve_policy(profile, self.policy, first)
+        if len(self._sessions) >= _KEPT_SESSIONS:
+            self._sessions.clear()  # sessions come and go: forget the closed ones now and then
+        self._sessions[id(first)] = (first, int(profile), policy)
+        return policy
+
+
+# Session layers whose policy `Settings.resolve` keeps (a few MiB at most).
+_KEPT_SESSIONS = 4096

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from postcompact import fileread
@@ -136,6 +137,70 @@ class _Joined:
 
     def __exit__(self, *exc: object) -> None:
         self._store._depth -= 1
+
+
+class _Outermost:
+    """The outermost `tx`: BEGIN and COMMIT (`own`: unless its one statement is its own
+    transaction), then the callbacks the uses left (`_after_commit`). On any failure — of the
+    BEGIN, the body or the COMMIT — it rolls back and hands all that the uses named to
+    `on_failed_write`; a database error reaches the caller as the store's (`_write_error`).
+    A class, not a generator context manager: it runs for every write of several statements
+    (a Compact's), on the event loop."""
+
+    __slots__ = ("_own", "_store", "_written")
+
+    def __init__(self, store: SqlStore, written: tuple[Written, ...], own: bool):
+        self._store, self._written, self._own = store, written, own
+
+    def __enter__(self) -> None:
+        store = self._store
+        store._depth = 1
+        if self._own:
+            try:
+                store._begin(self._written)
+            except BaseException as exc:
+                self._abandon()
+                if isinstance(exc, store._errors):
+                    raise store._write_error(exc) from None
+                raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        store = self._store
+        if exc is None and self._own:
+            try:
+                store._commit()
+            except BaseException as err:
+                exc = err
+        if exc is not None:
+            self._abandon()
+            if isinstance(exc, store._errors):
+                raise store._write_error(exc) from None
+            if exc_type is None:  # the COMMIT's own failure
+                raise exc
+            return  # the body's: it propagates as it is
+        store._depth = 0
+        store._tx_written = set()
+        pending, store._after_commit = store._after_commit, []
+        for fn in pending:
+            fn()
+
+    def _abandon(self) -> None:
+        """Roll back, and name what was written as failed (`SqlStore._failed`)."""
+        store = self._store
+        try:
+            if self._own:
+                with contextlib.suppress(*store._errors):
+                    store.db.execute("ROLLBACK")
+        finally:
+            store._depth = 0
+            named, store._tx_written = store._tx_written, set()
+            store._after_commit.clear()
+            store._failed(named)
 
 
 # --- the stores ----------------------------------------------------------------------------------
@@ -340,42 +405,12 @@ class SqlStore(abc.ABC):
         self._tx_written.update(written)
         if self._depth:
             return self._joined
-        return self._outermost(written, single)
-
-    @contextlib.contextmanager
-    def _outermost(self, written: tuple[Written, ...], single: bool) -> Iterator[None]:
-        self._depth = 1
-        failed = True
-        own = not (single and self._single_statement_tx)  # BEGIN ... COMMIT of its own
-        try:
-            try:
-                if own:
-                    self._begin(written)
-                yield
-                if own:
-                    self._commit()
-                failed = False
-            except BaseException:
-                if own:
-                    with contextlib.suppress(*self._errors):
-                        self.db.execute("ROLLBACK")
-                raise
-        except self._errors as exc:
-            raise self._write_error(exc) from None
-        finally:
-            self._depth = 0
-            named, self._tx_written = self._tx_written, set()
-            if failed:
-                self._after_commit.clear()
-                self._failed(named)
-        pending, self._after_commit = self._after_commit, []
-        for fn in pending:
-            fn()
+        return _Outermost(self, written, not (single and self._single_statement_tx))
 
     def _single(self, key: Written, sql: str, args: Sequence[Any]) -> None:
         """`with self.tx(key, single=True): self.db.execute(sql, args)` outside any transaction
         where one statement is its own (`_single_statement_tx`), without the context managers:
-        the write of most ReadFiles. A failure is handled as `_outermost` handles it."""
+        the write of most ReadFiles. A failure is handled as `_Outermost` handles it."""
         try:
             self.db.execute(sql, args)
         except BaseException as exc:
