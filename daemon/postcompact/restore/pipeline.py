@@ -237,10 +237,6 @@ def _read_plan(
 
     Read like every other file: inside the session roots or the plans directory (SetPlan only
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
-    # Most agents have no plan file: one check, not a checked read (access() answers without
-    # raising, as lexists' lstat does for a missing file).
-    if not os.access(path, os.F_OK, follow_symlinks=False):
-        return None
     roots = session.read_roots
     try:
         tf = fileread.read_text(
@@ -262,7 +258,13 @@ async def _plan(
 ) -> None:
     placement = _placement(session)
     path = plan_path(session, agent)
-    content = await fileread.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
+    # Most agents have no plan file: one check on the loop, not a checked read (access() answers
+    # without raising, as lexists' lstat does for a missing file).
+    content = (
+        await fileread.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
+        if os.access(path, os.F_OK, follow_symlinks=False)
+        else None
+    )
     if content:  # an empty plan file is no plan (Claude Code: `if (!planContent)`)
         text = render.plan_file_reference(path, content.decode("utf-8", "replace"), templates)
         out.attach(
