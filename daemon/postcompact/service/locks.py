@@ -69,24 +69,24 @@ class AgentLocks:
         """`await call()` holding the locks of `keys`, taken in sorted order (no deadlock
         between two calls that need the same two agents)."""
         ordered = sorted(set(keys))
-        if len(ordered) == 1:
-            return await self._run_one(ordered[0], call)
 
         async def nest(i: int) -> Any:
             if i == len(ordered):
                 return await call()
-            return await self._run_one(ordered[i], lambda: nest(i + 1))
+            return await self._run_one(ordered[i], nest, i + 1)
 
         return await nest(0)
 
-    async def _run_one(self, key: Key, call: Callable[[], Awaitable[Any]]) -> Any:
+    async def _run_one(self, key: Key, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """`await fn(*args)` holding the lock of `key` (the arguments passed through rather
+        than a closure: this is every mutating call's path)."""
         entry = self._locks.get(key)
         if entry is None:
             entry = self._locks[key] = [asyncio.Lock(), 0]
         entry[1] += 1
         try:
             async with entry[0]:
-                return await call()
+                return await fn(*args)
         finally:
             entry[1] -= 1
             if entry[1] == 0:
@@ -103,6 +103,8 @@ class AgentLocks:
                 keys = key_of(req)
             except AttributeError:  # an undecodable request: the handler's guard answers it
                 return await fn(req, ctx)
+            if len(keys) == 1:  # most calls: straight to the one lock
+                return await self._run_one(keys[0], fn, req, ctx)
             return await self.run(keys, lambda: fn(req, ctx))
 
         return locked

@@ -261,8 +261,9 @@ class Registry:
         return gone
 
     def session(self, session_id: str) -> Session:
-        check_id("session", session_id)
         s = self.sessions.get(session_id)
+        if s is None:  # a registered id was checked when it was opened
+            check_id("session", session_id)
         if s is None and self.store.shared:  # made, or resumed, through another daemon
             self.refresh(session_id)
             s = self.sessions.get(session_id)
@@ -288,9 +289,9 @@ class Registry:
 
     def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
         s = self.session(session_id)
-        check_id("agent", agent_id, allow_empty=True)
         a = s.agents.get(agent_id)
         if a is None:
+            check_id("agent", agent_id, allow_empty=True)  # a registered id was checked
             raise NotFound(
                 "AGENT_NOT_FOUND",
                 f"unknown agent {agent_id!r} in session {session_id!r}; start it with StartAgent",
