@@ -16,6 +16,11 @@
 //!   the table most probes go to is small), the longer ones with both words and the length;
 //! * a byte trie whose token nodes are numbered by token id (so a walk reads the token off the
 //!   node), with a dense table for the first two bytes and one `u64` per edge in a hash table;
+//!   below those, a whole three-byte UTF-8 character (CJK, and every other script past U+07FF)
+//!   is one probe of a second table instead of three byte edges, with the deepest token on
+//!   the way (CJK counting +20-35%, B2); a node under which a token ends inside such a
+//!   character is marked, and only there does a character without a whole step take the byte
+//!   edges (elsewhere the walk stops: no token lies that way);
 //! * the merge tree of every token (`split`) and the reverse map from a pair to the token it
 //!   merges into (`pairs`), for the pair check;
 //! * a memo of the pair check: adjacent token pairs recur, and the check walks merge trees.
@@ -253,6 +258,16 @@ pub struct Engine {
     /// Trie edges below depth 2: `(key + 1) << NODE_BITS | child`, key = `node << 8 | byte`.
     edges: Vec<u64>,
     edge_shift: u32,
+    /// Whole three-byte UTF-8 characters below depth 2 (CJK and most other scripts past
+    /// U+07FF), one probe for three byte edges: `[key + 1, child | best << 32]`, key =
+    /// `node << 24 | the character's bytes`, `best` the deepest token among the three nodes
+    /// stepped through (`NONE`: none of them is one).
+    chars: Vec<[u64; 2]>,
+    char_shift: u32,
+    /// Per trie node: set when a token lies one or two bytes below it on the way into a
+    /// three-byte character (a token ending inside a character). Only such a node needs the
+    /// byte walk into a character that has no whole-character step.
+    partial: Vec<u64>,
     next_prefix: Vec<u32>,
     split: Vec<[u32; 2]>,
     /// `(key + 1) << NODE_BITS | merged`, key = `left << ID_BITS | right`.
@@ -303,6 +318,9 @@ impl Engine {
             root2: vec![NONE; 1 << 16],
             edges: Vec::new(),
             edge_shift: 64,
+            chars: Vec::new(),
+            char_shift: 64,
+            partial: Vec::new(),
             next_prefix: vec![NONE; n],
             split: vec![[0, 0]; n],
             pairs: vec![0; 1 << pair_bits],
@@ -446,6 +464,89 @@ impl Engine {
                 }
             }
         }
+        self.build_chars(&edges, next_node);
+    }
+
+    /// The whole-character steps and the `partial` marks, from the byte edges.
+    fn build_chars(&mut self, edges: &std::collections::HashMap<u64, u32>, nodes: u32) {
+        let mut by_key: Vec<(u64, u32)> = edges.iter().map(|(&k, &c)| (k, c)).collect();
+        by_key.sort_unstable();
+        // The children of `node` reached by a byte in `bytes`.
+        let kids = |node: u32, bytes: std::ops::RangeInclusive<u8>| {
+            let lo = ((node as u64) << 8) | *bytes.start() as u64;
+            let hi = ((node as u64) << 8) | *bytes.end() as u64;
+            let from = by_key.partition_point(|&(k, _)| k < lo);
+            let to = by_key.partition_point(|&(k, _)| k <= hi);
+            by_key[from..to].iter().map(|&(k, c)| ((k & 0xFF) as u8, c))
+        };
+        let mut steps: Vec<(u64, u64)> = Vec::new();
+        self.partial = vec![0; nodes as usize / 64 + 1];
+        let token = |id: u32, n: u32| if id < n { id } else { NONE };
+        // Every node with a child by a three-byte character's lead byte: the nodes below the
+        // root's own byte edges are found through `by_key` as well (`root` nodes are tokens).
+        for &(key, n1) in &by_key {
+            let (node, lead) = ((key >> 8) as u32, (key & 0xFF) as u8);
+            if !(0xE0..=0xEF).contains(&lead) {
+                continue;
+            }
+            for (b1, n2) in kids(n1, 0x80..=0xBF) {
+                if n1 < self.n || n2 < self.n {
+                    self.partial[node as usize / 64] |= 1 << (node % 64);
+                }
+                for (b2, n3) in kids(n2, 0x80..=0xBF) {
+                    let best = [n3, n2, n1]
+                        .into_iter()
+                        .map(|id| token(id, self.n))
+                        .find(|&id| id != NONE)
+                        .unwrap_or(NONE);
+                    let ch = (lead as u64) << 16 | (b1 as u64) << 8 | b2 as u64;
+                    steps.push(((node as u64) << 24 | ch, n3 as u64 | (best as u64) << 32));
+                }
+            }
+            if n1 < self.n {
+                self.partial[node as usize / 64] |= 1 << (node % 64);
+            }
+        }
+        let bits = table_bits(steps.len());
+        self.chars = vec![[0, 0]; 1 << bits];
+        self.char_shift = 64 - bits;
+        let mask = self.chars.len() - 1;
+        for (key, value) in steps {
+            let mut i = slot_of(key, self.char_shift);
+            while self.chars[i][0] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.chars[i] = [key + 1, value];
+        }
+    }
+
+    /// The step from `node` over the three-byte character `ch` (its bytes as one number):
+    /// the node after it and the deepest token on the way (`NONE`: none), if the trie goes on.
+    #[inline(always)]
+    fn char_step(&self, node: u32, ch: u64) -> Option<(u32, u32)> {
+        if self.chars.is_empty() {
+            return None;
+        }
+        let key = (node as u64) << 24 | ch;
+        let mask = self.chars.len() - 1;
+        let mut i = slot_of(key, self.char_shift);
+        loop {
+            let [k, v] = self.chars[i];
+            if k == 0 {
+                return None;
+            }
+            if k == key + 1 {
+                return Some((v as u32, (v >> 32) as u32));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline(always)]
+    fn has_partial(&self, node: u32) -> bool {
+        self.partial
+            .get(node as usize / 64)
+            .is_some_and(|w| w >> (node % 64) & 1 == 1)
     }
 
     /// The longest token that is a prefix of `t` (non-empty).
@@ -460,7 +561,29 @@ impl Engine {
             return first;
         }
         let mut best = if node < self.n { node } else { first };
-        for &c in &t[2..] {
+        let mut i = 2;
+        while i < t.len() {
+            let c = t[i];
+            if (0xE0..=0xEF).contains(&c)
+                && i + 3 <= t.len()
+                && t[i + 1] & 0xC0 == 0x80
+                && t[i + 2] & 0xC0 == 0x80
+            {
+                // A three-byte character: one step over it when the trie has one; else only a
+                // node with a token inside such a character walks into it byte by byte.
+                let ch = (c as u64) << 16 | (t[i + 1] as u64) << 8 | t[i + 2] as u64;
+                if let Some((next, tok)) = self.char_step(node, ch) {
+                    node = next;
+                    if tok != NONE {
+                        best = tok;
+                    }
+                    i += 3;
+                    continue;
+                }
+                if !self.has_partial(node) {
+                    break;
+                }
+            }
             match self.child(node, c) {
                 Some(ch) => {
                     node = ch;
@@ -470,6 +593,7 @@ impl Engine {
                 }
                 None => break,
             }
+            i += 1;
         }
         best
     }

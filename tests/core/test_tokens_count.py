@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from postcompact import _core, tokens
 
+from bench import corpus
 from tests._tiktoken_offline import ENCODINGS, load_encoding
 
 Counter = Callable[[str], int]
@@ -85,6 +86,17 @@ def test_counts_equal_tiktoken(name: str, encoding: str, tiktoken_count: Counter
     assert _core.count(text, encoding) == expected
     assert _core.count(text.encode(), encoding) == expected
     assert tokens.count(text, encoding) == expected  # type: ignore[arg-type]
+
+
+def test_real_cjk_text_counts_equal_tiktoken(encoding: str, tiktoken_count: Counter) -> None:
+    # The translations of this machine's gettext catalogues (zh_CN, zh_TW, ja, ko; generated
+    # CJK text when there are too few): whole three-byte characters take the trie's
+    # one-step path (bpe_engine.rs `char_step`), with its byte-walk fallback where a token
+    # ends inside a character.
+    text = corpus.cjk_text(300_000)
+    chunks = corpus.chunks_of(text, 300_000)
+    assert len(chunks) > 10
+    assert [_core.count(c, encoding) for c in chunks] == [tiktoken_count(c) for c in chunks]
 
 
 def test_whole_corpus_and_batch(encoding: str, tiktoken_count: Counter) -> None:
