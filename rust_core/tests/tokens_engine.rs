@@ -94,6 +94,47 @@ fn unicode_heavy() -> impl Strategy<Value = String> {
     proptest::collection::vec(atoms, 0..30).prop_map(|v| v.concat())
 }
 
+/// Whether `t` has a three-byte character's lead byte without both of its continuation bytes
+/// after it (a token that ends inside such a character).
+fn ends_inside_a_char(t: &[u8]) -> bool {
+    t.iter().enumerate().any(|(i, &b)| {
+        (0xE0..=0xEF).contains(&b)
+            && !(t.len() >= i + 3 && t[i + 1] & 0xC0 == 0x80 && t[i + 2] & 0xC0 == 0x80)
+    })
+}
+
+#[test]
+fn tokens_ending_inside_a_character_walk_byte_by_byte() {
+    // The trie steps over a whole three-byte character at once; under a node where a token
+    // ends inside one it must still find that token byte by byte (bpe_engine.rs
+    // `has_partial`). Each such token between CJK characters, and twice in a row.
+    for enc in ENCODINGS {
+        let bpe = &enc.tokenizer().bpe;
+        let mut seen = 0;
+        for id in 0..bpe.num_tokens() as u32 {
+            let t = bpe.token_bytes(id);
+            if !ends_inside_a_char(t) {
+                continue;
+            }
+            seen += 1;
+            for b in [
+                ["中".as_bytes(), t, "文字".as_bytes()].concat(),
+                [t, t, "語".as_bytes()].concat(),
+            ] {
+                assert_eq!(
+                    engine_count(enc, &b),
+                    bpe.count(&b),
+                    "{enc} token {id} {b:?}"
+                );
+            }
+        }
+        assert!(
+            seen > 100,
+            "{enc}: only {seen} tokens end inside a character"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
