@@ -482,15 +482,14 @@ impl Engine {
         let mut steps: Vec<(u64, u64)> = Vec::new();
         self.partial = vec![0; nodes as usize / 64 + 1];
         let token = |id: u32, n: u32| if id < n { id } else { NONE };
-        // Every node with a child by a three-byte character's lead byte: the nodes below the
-        // root's own byte edges are found through `by_key` as well (`root` nodes are tokens).
+        // Every edge by a three-byte character's lead byte, then its two continuation bytes.
         for &(key, n1) in &by_key {
             let (node, lead) = ((key >> 8) as u32, (key & 0xFF) as u8);
             if !(0xE0..=0xEF).contains(&lead) {
                 continue;
             }
             for (b1, n2) in kids(n1, 0x80..=0xBF) {
-                if n1 < self.n || n2 < self.n {
+                if n2 < self.n {
                     self.partial[node as usize / 64] |= 1 << (node % 64);
                 }
                 for (b2, n3) in kids(n2, 0x80..=0xBF) {
