@@ -3,8 +3,8 @@ overwritten between calls (B4, informational).
 
 `FileService.read_file` of B4's 20 KB file runs in this process, on the SQLite store, without
 gRPC: back to back (caches warm: the handler's code and data stay in them from one call to the
-next), and with a buffer of 1 MB and of 8 MB filled between calls, as in a daemon grpc.aio's
-threads, the kernel and the other calls overwrite the caches between two calls of one agent
+next), and with a buffer of 1 MB and of 8 MB filled between calls, as grpc.aio's threads, the
+kernel and the other calls overwrite the caches between two calls of one agent in the daemon
 (the bare echo's handler touches next to nothing). The thread's CPU time around each call
 counts; the fill does not. The modes take turns in blocks, so that the machine's drift is shared.
 """
@@ -25,9 +25,13 @@ from postcompact.service.sessions import SessionService
 from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as pb
 
-# Bytes filled between two calls, by mode (0: none, caches warm).
-FILLS = {"warm caches (calls back to back)": 0, "1 MB filled between calls": 1 << 20}
-FILLS["8 MB filled between calls"] = 8 << 20
+# Bytes filled between two calls, by mode (0: none, caches warm); the first mode is the one the
+# others are compared with, the last the coldest.
+FILLS = {
+    "warm caches (calls back to back)": 0,
+    "1 MB filled between calls": 1 << 20,
+    "8 MB filled between calls": 8 << 20,
+}
 
 
 def measure(tmp: Path, file_text: str, calls: int, block: int) -> dict[str, float]:

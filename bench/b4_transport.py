@@ -234,7 +234,8 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
         ["caches", "CPU µs / call", "/ warm"],
         _readfile_cold.rows(cold),
     )
-    warm, evicted = next(iter(cold.values())), cold[list(cold)[-1]]
+    coldest = list(cold)[-1]
+    warm, evicted = next(iter(cold.values())), cold[coldest]
     echo_cpu, floor_cpu, least_cpu = cpu["echo"], cpu["read_floor"], cpu["read_least"]
     reach = (
         "above the target: with each read committed before its answer as this store commits it "
@@ -265,7 +266,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
         f"{_left(echo_cpu, cpu['read_canned'])} for the read and everything else a ReadFile "
         "does (informational)",
         f"ReadFile's handler alone, outside the daemon: {warm:.0f} µs per call with warm "
-        f"caches, {evicted:.0f} µs with 8 MB filled between calls; in the daemon ReadFile costs "
+        f"caches, {evicted:.0f} µs with {coldest}; in the daemon ReadFile costs "
         f"{cpu['read'] - cpu['read_canned']:.0f} µs above the service path alone: there a "
         "call's work costs what it touches more than what it computes (informational)",
         f"ReadFile / the 20 KB echo within one cycle of {block} calls each: median "

@@ -3,6 +3,7 @@ every call a re-read answered by the core, under each cache mode; its rows are p
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,10 @@ def test_each_mode_measures_real_reads(tmp_path: Path) -> None:
     cpu = _readfile_cold.measure(tmp_path, FILE_TEXT, calls=20, block=10)
     assert list(cpu) == list(_readfile_cold.FILLS)
     assert all(us > 0 for us in cpu.values())
-    # Each call re-read the file and recorded it: the store holds the entry.
-    assert (tmp_path / "cold-state.db").stat().st_size > 0
+    # Each call re-read the file and recorded it: the store holds its row.
+    with sqlite3.connect(tmp_path / "cold-state.db") as db:
+        stored = db.execute("SELECT path FROM files WHERE session_id = 'b4-cold'").fetchall()
+    assert stored == [(str(tmp_path / "cold-proj" / "module.ts"),)]
     rows = _readfile_cold.rows(cpu)
     assert rows[0][2] == 1.0
     assert [r[0] for r in rows] == list(_readfile_cold.FILLS)
