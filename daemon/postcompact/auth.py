@@ -1,16 +1,20 @@
 """Bearer-token check for the optional loopback TCP listener.
 
 The Unix socket is protected by file permissions (0700 dir, 0600 socket); TCP on 127.0.0.1 is not,
-so the TCP listener is a separate grpc.aio server carrying this interceptor: every call (health and
-reflection included) needs `authorization: Bearer <token>` with the token from the 0600 token file,
-compared in constant time. Anything else — every method, known or not — is UNAUTHENTICATED with
-reason `UNAUTHENTICATED`.
+so the TCP listener is a separate grpc.aio server whose one handler is this gate: every call (health
+and reflection included) needs `authorization: Bearer <token>` with the token from the 0600 token
+file, compared in constant time. Anything else — every method, known or not — is UNAUTHENTICATED
+with reason `UNAUTHENTICATED`.
+
+A gate in the handler lookup rather than a grpc.aio server interceptor: the interceptor's awaited
+chain (two coroutines and a partial per call) cost ~6 µs of server CPU and 6-14 µs of p50 per
+small RPC here (CHANGELOG, issue 16); the gate's check is one plain call.
 """
 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import grpc
@@ -65,16 +69,22 @@ def _denied(handler: Handler) -> Handler:
 _UNARY: Handler = grpc.unary_unary_rpc_method_handler(_unread, response_serializer=bytes)
 
 
-class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, token: str):
-        self._token = token.encode()
+class TokenGate(grpc.GenericRpcHandler):
+    """The TCP listener's only generic handler: finds a call's method among `handlers` (the
+    Unix socket's own, in the same order, the last answering every method) and hands it over
+    only to a caller showing the token. The server must have no other handler, registered
+    methods included (grpc.aio looks those up first, past the gate)."""
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
-        handler = await continuation(handler_call_details)
+    def __init__(self, token: str, handlers: Sequence[grpc.GenericRpcHandler]):
+        self._token = token.encode()
+        self._handlers = tuple(handlers)
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> Handler | None:
+        handler = None
+        for generic in self._handlers:
+            handler = generic.service(handler_call_details)
+            if handler is not None:
+                break
         if _token_ok(handler_call_details.invocation_metadata, self._token):
             return handler
         # Known or not, a method is UNAUTHENTICATED without the token: which methods exist is

@@ -12,17 +12,17 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from postcompact import __version__, core, render, workers
 from postcompact.admission import Admission, reserved_answer
-from postcompact.auth import TokenAuthInterceptor
+from postcompact.auth import TokenGate
 from postcompact.config import Config, state_location
 from postcompact.connections import listener_options, raise_descriptor_limit, watch_descriptors
 from postcompact.errmap import UnknownMethods, guard, lenient_deserializer
@@ -353,6 +353,24 @@ def server_options(config: Config) -> list[tuple[str, Any]]:
     ]
 
 
+class HandlerList:
+    """Stands in for a server while the services register (the generated `add_..._to_server`
+    calls): their handlers in order, for a listener to serve as they are or behind its token
+    gate. A service's registered-method handlers become one more generic handler, so that none
+    is looked up before the gate (grpc.aio looks registered methods up first)."""
+
+    def __init__(self) -> None:
+        self.handlers: list[grpc.GenericRpcHandler] = []
+
+    def add_generic_rpc_handlers(self, handlers: Iterable[grpc.GenericRpcHandler]) -> None:
+        self.handlers.extend(handlers)
+
+    def add_registered_method_handlers(
+        self, service: str, handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None:
+        self.handlers.append(grpc.method_handlers_generic_handler(service, dict(handlers)))
+
+
 class Daemon:
     def __init__(self, config: Config, *, gc_frozen: int = 0):
         self.config = config
@@ -365,19 +383,26 @@ class Daemon:
         self.tcp_port = 0
         self.store: Store = NullStore()
 
-    def _new_server(
-        self, servicer: Servicer, interceptors: list[Any], *, tcp: bool
-    ) -> grpc.aio.Server:
+    def _new_server(self, servicer: Servicer, token: str | None) -> grpc.aio.Server:
+        """A listener serving every service: as they are on the Unix socket, behind the token
+        gate over TCP (`token` given)."""
+        tcp = token is not None
         options = server_options(self.config) + listener_options(
             tcp=tcp, max_tcp_connections=self.config.max_tcp_connections
         )
-        server = grpc.aio.server(interceptors=interceptors, options=options)
-        server.add_generic_rpc_handlers((generic_handler(servicer),))
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        server = grpc.aio.server(options=options)
+        services = HandlerList()
+        services.add_generic_rpc_handlers((generic_handler(servicer),))
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, services)
+        names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer(names), services
         )
-        server.add_generic_rpc_handlers((UnknownMethods(),))  # last: what nothing else serves
+        services.add_generic_rpc_handlers((UnknownMethods(),))  # last: what nothing else serves
+        if token is None:
+            server.add_generic_rpc_handlers(services.handlers)
+        else:
+            server.add_generic_rpc_handlers((TokenGate(token, services.handlers),))
         return server
 
     async def run(self) -> int:
@@ -449,7 +474,7 @@ class Daemon:
             started_at_ms=started,
         )
         servicer = Servicer(cfg, registry, info)
-        uds = self._new_server(servicer, [], tcp=False)
+        uds = self._new_server(servicer, None)
         old_umask = os.umask(0o177)
         try:
             uds.add_insecure_port(f"unix://{self.paths.socket}")
@@ -461,7 +486,7 @@ class Daemon:
             token = create_token(self.paths.token)
             self._created.append(self.paths.token)
             token_file = str(self.paths.token)
-            tcp = self._new_server(servicer, [TokenAuthInterceptor(token)], tcp=True)
+            tcp = self._new_server(servicer, token)
             bind = tcp_bind_address(cfg.tcp_host, cfg.tcp_port)  # loopback only, or refused
             try:
                 self.tcp_port = tcp.add_insecure_port(bind)

@@ -29,6 +29,8 @@ from typing import Any
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from postcompact import auth
 from postcompact_client import PostcompactError, Session
 from postcompact_client.types import (
@@ -404,6 +406,28 @@ def test_every_call_over_tcp_needs_the_token(tcp_daemon: tuple[RunningDaemon, in
         # The scheme is case-insensitive, the token is not.
         info: Any = ch.unary_unary(SERVICE + "GetServerInfo")
         assert info(b"", timeout=10, metadata=(("authorization", f"bearer {token}"),)) is not None
+
+
+def test_health_and_reflection_answer_over_tcp_with_the_token(
+    tcp_daemon: tuple[RunningDaemon, int, str],
+) -> None:
+    """Behind the gate, with the token: health says SERVING and reflection lists the services
+    (its streaming servicer is the grpc.aio one, answering on the loop)."""
+    _, port, token = tcp_daemon
+    good = (("authorization", f"Bearer {token}"),)
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+        health = health_pb2_grpc.HealthStub(ch)
+        got = health.Check(health_pb2.HealthCheckRequest(), timeout=10, metadata=good)
+        assert got.status == health_pb2.HealthCheckResponse.SERVING
+        stub = reflection_pb2_grpc.ServerReflectionStub(ch)
+        ask = reflection_pb2.ServerReflectionRequest(list_services="")
+        answers = list(stub.ServerReflectionInfo(iter([ask]), timeout=10, metadata=good))
+        names = {s.name for s in answers[0].list_services_response.service}
+        assert names == {
+            "postcompact.v1.PostcompactService",
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1alpha.ServerReflection",
+        }
 
 
 def test_token_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
