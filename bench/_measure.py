@@ -96,6 +96,9 @@ def spawn(
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def baseline_server(kind: str, address: str) -> list[str]:

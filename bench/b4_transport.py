@@ -17,25 +17,27 @@ ReadFile also runs against a daemon without a state database (`--no-persist`): t
 the write-through of the read; and EstimateTokens of 100 B, whose CPU is the daemon's service path
 with next to no work (the wrappers, protobuf, grpc.aio): what ReadFile costs above it is its
 handler. Four more daemons bound that handler from below (`bench/_readfile_variants.py`): one
-answering every ReadFile after the first with that first response (the service path alone —
-request decoding, the wrappers, serialising the answer, grpc.aio); the same plus the core re-read
-of the file and the write-through commit of its row (ReadFile's I/O floor: what no ReadFile that
-commits each read on this store can skip); the real ReadFile with its row's move (the re-read of
-an unchanged file) appended to a log file instead of written to SQLite (the hot path of a journal
+answering every ReadFile after the first with that first response (the service path alone — request
+decoding, the wrappers, serialising the answer, grpc.aio); the same plus the core re-read of the
+file and the write-through commit of its row (ReadFile's I/O floor: what no ReadFile that commits
+each read on this store can skip); the real ReadFile with its row's move (the re-read of an
+unchanged file) appended to a log file instead of written to SQLite (the hot path of a journal
 design, which is not built: its batched apply to SQLite and its replay at start-up are not
-measured); and the least ReadFile this transport and core allow (`--no-persist`): the core reads,
-numbers and serialises the file as the real one does, the entry is set in the agent's cache and
-one ~80-byte record of the read is appended to a log, with no path resolution, deny rules, roots,
-"unchanged" check, policy, admission, marks, seen lines or store bookkeeping. Target: ReadFile's
-CPU per call at most 1.3x the 20 KB echo's. The sides take turns in blocks of 300 calls
-(forwards, then backwards), 30 cycles, and each side's CPU over all its blocks counts, read to
-the nanosecond from the kernel's per-thread run time: one server's CPU per call moves by 10-20%
-over seconds on this machine, and one side measured after the other would carry that into the
-ratio. Four informational lines follow the target: the floor's own ratio to the echo (over 1.3x,
-no handler can meet the target while every read is committed before its answer the way this
-store commits it), the write-through's share per read, what the journal and the least ReadFile
-leave of the target for everything the least skips, and the spread of the ratio between single
-cycles.
+measured); and the least ReadFile inside the daemon (`--no-persist`): the core reads,
+numbers and serialises the file as the real one does, the entry is set in the agent's cache and one
+~80-byte record of the read is appended to a log, with no path resolution, deny rules, roots,
+"unchanged" check, policy, admission, marks, seen lines or store bookkeeping. Below them all, a
+bare grpc.aio server beside the echo (`bench/_bare_readfile.py`, no daemon at all) whose ReadFile
+only reads and answers the file through the core: the least any ReadFile served by Python's
+grpc.aio can cost. Target: ReadFile's CPU per call at most 1.3x the 20 KB echo's. The sides take
+turns in blocks of 300 calls (forwards, then backwards), 30 cycles, and each side's CPU over all
+its blocks counts, read to the nanosecond from the kernel's per-thread run time: one server's CPU
+per call moves by 10-20% over seconds on this machine, and one side measured after the other would
+carry that into the ratio. Informational lines follow the target: the floor's own ratio to the echo
+(over 1.3x, no handler can meet the target while every read is committed before its answer the way
+this store commits it), what the bare server leaves of the target, the write-through's share per
+read, what the journal and the least ReadFile leave of the target for everything the least skips,
+and the spread of the ratio between single cycles.
 
 ReadFile's handler alone (`bench/_readfile_cold.py`): the same re-read through
 `FileService.read_file` in the benchmark's own process, on the SQLite store, without gRPC, with
@@ -59,8 +61,8 @@ import grpc
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pbg
 
+from bench import _bare_readfile, _readfile_cold
 from bench import _measure as m
-from bench import _readfile_cold
 from bench._daemon import Daemon, running_daemon
 from bench._servers import ECHO_METHOD
 from bench.report import Section, Table, bar_chart, verdict
@@ -111,6 +113,24 @@ def _sync_estimate(address: str, metadata: Metadata, calls: int, warmup: int) ->
         )
 
 
+def _moved(path: Path, call: Callable[[], object]) -> Callable[[], object]:
+    """`call` after moving `path`'s mtime on: a daemon re-reads the file, never answering the
+    "unchanged" stub (the bare server is called the same way, for the same work)."""
+    stamp = [time.time_ns()]
+
+    def read() -> object:
+        stamp[0] += 1_000_000
+        os.utime(path, ns=(stamp[0], stamp[0]))
+        return call()
+
+    return read
+
+
+def _whole(first: pb.ReadFileResponse) -> None:
+    if first.unchanged or not first.num_lines == first.total_lines > 0:
+        raise RuntimeError(f"B4's ReadFile must answer the whole file: {first.num_lines} lines")
+
+
 def _read_call(ch: grpc.Channel, root: Path) -> tuple[Callable[[], object], int]:
     """A ReadFile of a 20 KB file that the daemon on `ch` re-reads whole each time, and the
     size of its answer."""
@@ -119,17 +139,20 @@ def _read_call(ch: grpc.Channel, root: Path) -> tuple[Callable[[], object], int]
     stub = pbg.PostcompactServiceStub(ch)
     sid = stub.OpenSession(pb.OpenSessionRequest(session_id="b4-cpu", cwd=str(root))).session_id
     req = pb.ReadFileRequest(session_id=sid, path=str(path))
-    stamp = [time.time_ns()]
-
-    def read() -> object:
-        stamp[0] += 1_000_000  # a new mtime: re-read, never the "unchanged" stub
-        os.utime(path, ns=(stamp[0], stamp[0]))
-        return stub.ReadFile(req)
-
     first = stub.ReadFile(req)
-    if first.unchanged or not first.num_lines == first.total_lines > 0:
-        raise RuntimeError(f"B4's ReadFile must answer the whole file: {first.num_lines} lines")
-    return read, first.ByteSize()
+    _whole(first)
+    return _moved(path, lambda: stub.ReadFile(req)), first.ByteSize()
+
+
+def _bare_read_call(ch: grpc.Channel, root: Path) -> Callable[[], object]:
+    """The same ReadFile against the bare server on `ch` (`bench/_bare_readfile.py`)."""
+    path = root / "module.ts"
+    method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(
+        f"/{_bare_readfile.SERVICE}/ReadFile"
+    )
+    req = pb.ReadFileRequest(path=str(path)).SerializeToString()
+    _whole(pb.ReadFileResponse.FromString(method(req)))
+    return _moved(path, lambda: method(req))
 
 
 def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
@@ -143,6 +166,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
     for name in names:
         (tmp / name).mkdir(mode=0o700)
     echo_address = f"unix://{tmp}/cpu-echo.sock"
+    bare_address = f"unix://{tmp}/cpu-bare.sock"
     variants = "bench._readfile_variants"
 
     def variant(name: str, *args: str) -> AbstractContextManager[Daemon]:
@@ -157,6 +181,8 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
         variant("journal") as journal,
         variant("least", "--no-persist") as least,
         m.spawn(m.baseline_server("grpc-aio", echo_address)) as echo,
+        m.spawn([sys.executable, "-m", "bench._bare_readfile", bare_address]) as bare,
+        grpc.insecure_channel(bare_address, options=m.GRPC_OPTIONS) as bare_ch,
         grpc.insecure_channel(echo_address, options=m.GRPC_OPTIONS) as echo_ch,
         grpc.insecure_channel(d.address, options=m.GRPC_OPTIONS) as d_ch,
         grpc.insecure_channel(mem.address, options=m.GRPC_OPTIONS) as mem_ch,
@@ -171,6 +197,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
         read_floor, _ = _read_call(floor_ch, root)
         read_journal, _ = _read_call(journal_ch, root)
         read_least, _ = _read_call(least_ch, root)
+        read_bare = _bare_read_call(bare_ch, root)
         small = pbg.PostcompactServiceStub(mem_ch)
         estimate_req = pb.EstimateTokensRequest(text=b"x" * 100)
         method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = echo_ch.unary_unary(ECHO_METHOD)
@@ -184,6 +211,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
             "read_floor": (floor.pid, read_floor),
             "read_journal": (journal.pid, read_journal),
             "read_least": (least.pid, read_least),
+            "read_bare": (bare.pid, read_bare),
             "estimate": (mem.pid, lambda: small.EstimateTokens(estimate_req)),
         }
         cycles = m.cpu_interleaved(sides, calls, warmup, block)
@@ -219,6 +247,12 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
                 "append; no checks, marks or store (--no-persist)",
                 "read_least",
             ),
+            (
+                "a bare grpc.aio server whose ReadFile only reads and answers the file through "
+                "the core: no daemon, checks, state or store (the least any ReadFile over grpc.aio "
+                "can cost)",
+                "read_bare",
+            ),
             ("daemon EstimateTokens, 100 B (--no-persist): the service path alone", "estimate"),
         )
     ]
@@ -237,6 +271,7 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
     coldest = list(cold)[-1]
     warm, evicted = next(iter(cold.values())), cold[coldest]
     echo_cpu, floor_cpu, least_cpu = cpu["echo"], cpu["read_floor"], cpu["read_least"]
+    bare_cpu = cpu["read_bare"]
     reach = (
         "above the target: with each read committed before its answer as this store commits it "
         "(SQLite's write-through), no handler can meet the target; a cheaper durable write would "
@@ -253,6 +288,11 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
         ),
         f"ReadFile's I/O floor / the 20 KB echo: {floor_cpu / echo_cpu:.2f}x, {reach}; "
         f"ReadFile / its floor: {cpu['read'] / floor_cpu:.2f}x (informational)",
+        f"the least ReadFile over grpc.aio (a bare server doing only the core's read and answer) "
+        f"/ the 20 KB echo: {bare_cpu / echo_cpu:.2f}x: {_left(echo_cpu, bare_cpu)} for "
+        "resolving and checking the path, the agent's state and the record of the read, whose "
+        f"write-through alone costs {cpu['read'] - cpu['read_memory']:.0f} µs per read "
+        "(informational)",
         f"ReadFile --no-persist / the 20 KB echo: {cpu['read_memory'] / echo_cpu:.2f}x; the "
         f"write-through costs {cpu['read'] - cpu['read_memory']:.0f} µs per read (informational)",
         f"a journal's hot path / the 20 KB echo: {cpu['read_journal'] / echo_cpu:.2f}x "
