@@ -64,7 +64,7 @@ def test_a_file_the_core_does_not_answer_is_refused_by_name(tmp: Path) -> None:
         m.spawn([sys.executable, "-m", "bench._bare_readfile", address]),
         grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch,
     ):
-        method = ch.unary_unary(f"/{SERVICE}/ReadFile")
+        method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(f"/{SERVICE}/ReadFile")
         with pytest.raises(grpc.RpcError) as err:
             method(pb.ReadFileRequest(path=str(binary)).SerializeToString(), timeout=10)
     e: grpc.Call = err.value  # type: ignore[assignment]
