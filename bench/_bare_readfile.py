@@ -1,31 +1,42 @@
-"""`python -m bench._bare_readfile ADDRESS`: a bare grpc.aio server whose ReadFile only reads the
-requested file whole and answers it through the core (`core.read_answer`, the one call the
-daemon's ReadFile makes for such a file), as bytes, with none of the daemon around it: no session,
-path resolution, deny rules or roots, no state, no store, no wrappers. B4 measures its CPU per call
-as the least a ReadFile served by Python's grpc.aio can cost. Prints READY once listening.
+"""`python -m bench._bare_readfile ADDRESS [DATABASE]`: a bare grpc.aio server whose ReadFile only
+reads the requested file whole and answers it through the core (`core.read_answer`, the one call
+the daemon's ReadFile makes for such a file), as bytes, with none of the daemon around it: no
+session, path resolution, deny rules or roots, no state, no wrappers. B4 measures its CPU per call
+as the least a ReadFile served by Python's grpc.aio can cost.
+
+With DATABASE, each read is also recorded before it is answered the way the daemon's store
+records a re-read: the read's row rewritten in one transaction (the store's own schema, opened as
+the store opens it — WAL, `synchronous = NORMAL` — and its own statement, `_MOVE_FILE`), on the
+event loop as the daemon's write-through runs: the least *durable* ReadFile over grpc.aio.
+Prints READY once listening.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import sys
+from pathlib import Path
 
 import grpc
 from postcompact import core, fileread
 from postcompact.config import DEFAULT_MAX_MESSAGE_BYTES
+from postcompact.persist import store
+from postcompact.persist.schema import open_checked
 from postcompact.restore.policy import Policy
 from postcompact.v1 import postcompact_pb2 as pb
 
 from bench._servers import OPTIONS
 
 SERVICE = "postcompact.v1.PostcompactService"
+SESSION, AGENT = "b4-bare", "main"
 
 
-def answer(path: str) -> bytes:
+def answer(path: str) -> tuple[bytes, int, int]:
     """The serialised ReadFileResponse for the whole of `path`, as the daemon's core path builds
-    it under the default policy; ValueError when the core would hand the read to the general
-    path (the benchmark's file must be plain UTF-8 text)."""
+    it under the default policy, the file's mtime in ms and its lines; ValueError when the core
+    would hand the read to the general path (the benchmark's file must be plain UTF-8 text)."""
     res = core.read_answer(
         path,
         fileread.binary_name(path),
@@ -41,18 +52,47 @@ def answer(path: str) -> bytes:
     )
     if isinstance(res, str):
         raise ValueError(f"the core does not answer {path}: {res}")
-    return res[0]
+    wire, _content, mtime_ns, _total, num_lines, _units = res
+    return wire, mtime_ns // 1_000_000, num_lines
 
 
-async def serve(address: str) -> None:
+class Record:
+    """Each read's row rewritten in one committed transaction, as the store does for a re-read."""
+
+    def __init__(self, database: Path) -> None:
+        self.conn: sqlite3.Connection = open_checked(database)
+        self.seq = 0
+        self.paths: set[str] = set()
+
+    def read(self, path: str, mtime_ms: int, num_lines: int) -> None:
+        if path not in self.paths:  # the first read's row (the daemon inserts it once too)
+            self.conn.execute(
+                "INSERT OR IGNORE INTO files (session_id, agent_id, path, seq, timestamp_ms, "
+                "partial_view, content_sha256, content_len) VALUES (?, ?, ?, 0, 0, 0, ?, 0)",
+                (SESSION, AGENT, path, bytes(32)),
+            )
+            self.paths.add(path)
+        self.seq += 1
+        self.conn.execute("BEGIN")
+        self.conn.execute(
+            store._MOVE_FILE,
+            (self.seq, mtime_ms, mtime_ms, mtime_ms, 1, num_lines, 0, SESSION, AGENT, path),
+        )
+        self.conn.execute("COMMIT")
+
+
+async def serve(address: str, record: Record | None) -> None:
     async def read_file(
         req: pb.ReadFileRequest, context: grpc.aio.ServicerContext[pb.ReadFileRequest, bytes]
     ) -> bytes:
         try:
-            return answer(req.path)
+            wire, mtime_ms, num_lines = answer(req.path)
         except ValueError as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
             raise  # pragma: no cover  (abort raises)
+        if record is not None:
+            record.read(req.path, mtime_ms, num_lines)
+        return wire
 
     server = grpc.aio.server(options=OPTIONS)
     handler: grpc.RpcMethodHandler[pb.ReadFileRequest, bytes] = grpc.unary_unary_rpc_method_handler(
@@ -70,7 +110,8 @@ async def serve(address: str) -> None:
 def main() -> None:
     if os.environ.get("BENCH_CPU"):
         os.sched_setaffinity(0, {int(os.environ["BENCH_CPU"])})
-    asyncio.run(serve(sys.argv[1]))
+    record = Record(Path(sys.argv[2])) if len(sys.argv) > 2 else None
+    asyncio.run(serve(sys.argv[1], record))
 
 
 if __name__ == "__main__":

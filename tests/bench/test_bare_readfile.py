@@ -1,9 +1,12 @@
 """B4's bare ReadFile server (bench/_bare_readfile.py) does the read work the daemon's ReadFile
 does for B4's file: every call re-reads it and answers what the daemon answers, but for the
-timestamp (the daemon's default profile stamps the read time, the bare server the file's mtime)."""
+timestamp (the daemon's default profile stamps the read time, the bare server the file's mtime);
+given a database, it commits each read's row before answering."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +18,7 @@ from postcompact.v1 import postcompact_pb2 as pb
 from bench import _measure as m
 from bench._bare_readfile import SERVICE
 from bench._daemon import running_daemon
-from bench.b4_transport import _bare_read_call, _read_call
+from bench.b4_transport import FILE_TEXT, _bare_read_call, _read_call
 
 
 @pytest.fixture
@@ -70,3 +73,27 @@ def test_a_file_the_core_does_not_answer_is_refused_by_name(tmp: Path) -> None:
     e: grpc.Call = err.value  # type: ignore[assignment]
     assert e.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert f"the core does not answer {binary}" in str(e.details())
+
+
+def test_with_a_database_each_read_is_committed_before_its_answer(tmp: Path) -> None:
+    root = tmp / "proj"
+    root.mkdir()
+    path = root / "module.ts"
+    path.write_text(FILE_TEXT)
+    database = tmp / "state" / "state.db"
+    address = f"unix://{tmp}/bare.sock"
+    with (
+        m.spawn([sys.executable, "-m", "bench._bare_readfile", address, str(database)]),
+        grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch,
+    ):
+        read = _bare_read_call(ch, root)  # the first read
+        for n in range(2, 6):
+            raw = read()
+            assert isinstance(raw, bytes)
+            lines = pb.ReadFileResponse.FromString(raw).num_lines
+            # Committed before the answer: another connection sees the row as of this read.
+            with contextlib.closing(sqlite3.connect(database)) as db:
+                row = db.execute(
+                    "SELECT seq, timestamp_ms, seen_last FROM files WHERE path = ?", (str(path),)
+                ).fetchone()
+            assert row == (n, path.stat().st_mtime_ns // 1_000_000, lines)
