@@ -14,7 +14,6 @@ Prints READY once listening.
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ from postcompact.persist.schema import open_checked
 from postcompact.restore.policy import Policy
 from postcompact.v1 import postcompact_pb2 as pb
 
-from bench._servers import OPTIONS
+from bench._servers import OPTIONS, pin_to_bench_cpu
 
 SERVICE = "postcompact.v1.PostcompactService"
 SESSION, AGENT = "b4-bare", "main"
@@ -108,8 +107,7 @@ async def serve(address: str, record: Record | None) -> None:
 
 
 def main() -> None:
-    if os.environ.get("BENCH_CPU"):
-        os.sched_setaffinity(0, {int(os.environ["BENCH_CPU"])})
+    pin_to_bench_cpu()
     record = Record(Path(sys.argv[2])) if len(sys.argv) > 2 else None
     asyncio.run(serve(sys.argv[1], record))
 
