@@ -56,8 +56,9 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     malware_reminder = false          # the Read result's malware reminder (profile default)
     carry_read_state = true           # Edit/Write checks trust reads from before a compaction
     restore_seen = true               # restore the lines seen since the last compaction
-    ranking = "recency"               # or "edits_first"
+    ranking = "recency"               # or "edits_first", "mtime"
     left_out_index = false            # an attachment naming the files left out
+    complement = "none"               # or "claude_code": only what Claude Code leaves out
     # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
     # skill_truncation_marker = "..."
 
@@ -117,7 +118,12 @@ _OVERSIZE = {
     "reference": pb.OVERSIZE_POLICY_REFERENCE,
     "skip": pb.OVERSIZE_POLICY_SKIP,
 }
-_RANKING = {"recency": pb.FILE_RANKING_RECENCY, "edits_first": pb.FILE_RANKING_EDITS_FIRST}
+_RANKING = {
+    "recency": pb.FILE_RANKING_RECENCY,
+    "edits_first": pb.FILE_RANKING_EDITS_FIRST,
+    "mtime": pb.FILE_RANKING_MTIME,
+}
+_COMPLEMENT = {"none": pb.HARNESS_RULE_NONE, "claude_code": pb.HARNESS_RULE_CLAUDE_CODE}
 _BOOL_POLICY_KEYS = ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index")
 _COUNTER = {"rough": pb.TOKEN_COUNTER_ROUGH, "exact": pb.TOKEN_COUNTER_EXACT}
 
@@ -293,6 +299,8 @@ def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
             p.counter = _choice("policy.counter", value, _COUNTER)
         elif key == "ranking":
             p.ranking = _choice("policy.ranking", value, _RANKING)
+        elif key == "complement":
+            p.complement = _choice("policy.complement", value, _COMPLEMENT)
         elif key in _BOOL_POLICY_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"policy.{key}: expected true or false")

@@ -5,6 +5,7 @@ and an index of the files left out. Through the real daemon."""
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -178,3 +179,42 @@ def test_a_cloned_sub_agent_starts_with_what_its_parent_saw(
     sub = s.start_agent("sub", mode="clone_parent")
     f = _files(sub.compact(skip_hooks=True))["big.py"]
     assert (f.start_line, f.num_lines) == (100, 221)
+
+
+def test_a_range_that_ends_on_an_empty_line_keeps_it(daemon: RunningDaemon, project: Path) -> None:
+    """A head seen (lines 1-10 of a longer file) whose last line is empty comes back with that
+    line: only the empty "line" after the file's final newline is not a line to keep (it was
+    dropped with it: "lines 1-10 ... kept lines 1-9")."""
+    text = "".join("\n" if i == 10 else f"line {i:05d}\n" for i in range(1, 41))
+    (project / "gap.md").write_text(text)
+    s = _open(daemon, project, "gap")
+    s.read_file("gap.md", offset=1, limit=10)
+    resp = s.compact(skip_hooks=True, include_content=True)
+    f = _files(resp)["gap.md"]
+    assert (f.start_line, f.num_lines, f.truncated) == (1, 10, True)
+    assert f.content == text.split("line 00011")[0].removesuffix("\n").encode()
+    d = _decision(resp, "gap.md")
+    assert d.detail.endswith("kept lines 1-10 of 41"), d.detail
+
+
+def test_mtime_ranking_puts_the_newest_file_on_disk_first(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    """FILE_RANKING_MTIME orders by the file's modification time, not by when it was used: a
+    file written lately ranks above files only read since (Claude Code's order), whatever the
+    profile stamps entries with; a file that cannot be stat'ed ranks last."""
+    for name in ("a.py", "b.py", "c.py", "gone.py"):
+        (project / name).write_text(_lines(10, name))
+    os.utime(project / "a.py", (2_000_000_000, 2_000_000_000))
+    os.utime(project / "b.py", (1_000_000_000, 1_000_000_000))
+    os.utime(project / "c.py", (1_500_000_000, 1_500_000_000))
+    s = _open(daemon, project, "mtime", policy={"max_files": 2})
+    for name in ("a.py", "b.py", "c.py", "gone.py"):
+        s.read_file(name)
+    (project / "gone.py").unlink()
+    # By use: the last read first (gone.py's slot is lost to its failed re-read).
+    assert list(_files(s.preview_compact(skip_hooks=True))) == ["c.py"]
+    ranked = s.preview_compact(skip_hooks=True, policy={"ranking": "mtime"})
+    assert list(_files(ranked)) == ["a.py", "c.py"]
+    order = [(Path(d.name).name, d.rank) for d in ranked.decisions if d.rank]
+    assert order == [("a.py", 1), ("c.py", 2), ("b.py", 3), ("gone.py", 4)]

@@ -205,6 +205,9 @@ const (
 	FileRanking_FILE_RANKING_RECENCY     FileRanking = 1 // newest entry timestamp first (Claude Code's rule)
 	// files the agent edited or wrote since the last compaction first, newest first within each
 	FileRanking_FILE_RANKING_EDITS_FIRST FileRanking = 2
+	// the file's modification time on disk, newest first, whatever the profile stamps entries with
+	// (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+	FileRanking_FILE_RANKING_MTIME FileRanking = 3
 )
 
 // Enum value maps for FileRanking.
@@ -213,11 +216,13 @@ var (
 		0: "FILE_RANKING_UNSPECIFIED",
 		1: "FILE_RANKING_RECENCY",
 		2: "FILE_RANKING_EDITS_FIRST",
+		3: "FILE_RANKING_MTIME",
 	}
 	FileRanking_value = map[string]int32{
 		"FILE_RANKING_UNSPECIFIED": 0,
 		"FILE_RANKING_RECENCY":     1,
 		"FILE_RANKING_EDITS_FIRST": 2,
+		"FILE_RANKING_MTIME":       3,
 	}
 )
 
@@ -246,6 +251,59 @@ func (x FileRanking) Number() protoreflect.EnumNumber {
 // Deprecated: Use FileRanking.Descriptor instead.
 func (FileRanking) EnumDescriptor() ([]byte, []int) {
 	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{3}
+}
+
+// A harness's own file restoration, which postcompact can leave to it (RestorePolicy.complement).
+type HarnessRule int32
+
+const (
+	HarnessRule_HARNESS_RULE_UNSPECIFIED HarnessRule = 0 // inherit (NONE)
+	HarnessRule_HARNESS_RULE_NONE        HarnessRule = 1 // postcompact restores everything itself
+	// Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
+	// or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
+	// and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+	HarnessRule_HARNESS_RULE_CLAUDE_CODE HarnessRule = 2
+)
+
+// Enum value maps for HarnessRule.
+var (
+	HarnessRule_name = map[int32]string{
+		0: "HARNESS_RULE_UNSPECIFIED",
+		1: "HARNESS_RULE_NONE",
+		2: "HARNESS_RULE_CLAUDE_CODE",
+	}
+	HarnessRule_value = map[string]int32{
+		"HARNESS_RULE_UNSPECIFIED": 0,
+		"HARNESS_RULE_NONE":        1,
+		"HARNESS_RULE_CLAUDE_CODE": 2,
+	}
+)
+
+func (x HarnessRule) Enum() *HarnessRule {
+	p := new(HarnessRule)
+	*p = x
+	return p
+}
+
+func (x HarnessRule) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HarnessRule) Descriptor() protoreflect.EnumDescriptor {
+	return file_postcompact_v1_postcompact_proto_enumTypes[4].Descriptor()
+}
+
+func (HarnessRule) Type() protoreflect.EnumType {
+	return &file_postcompact_v1_postcompact_proto_enumTypes[4]
+}
+
+func (x HarnessRule) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HarnessRule.Descriptor instead.
+func (HarnessRule) EnumDescriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{4}
 }
 
 type TokenCounter int32
@@ -281,11 +339,11 @@ func (x TokenCounter) String() string {
 }
 
 func (TokenCounter) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[4].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[5].Descriptor()
 }
 
 func (TokenCounter) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[4]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[5]
 }
 
 func (x TokenCounter) Number() protoreflect.EnumNumber {
@@ -294,7 +352,7 @@ func (x TokenCounter) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TokenCounter.Descriptor instead.
 func (TokenCounter) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{4}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{5}
 }
 
 type PermissionMode int32
@@ -336,11 +394,11 @@ func (x PermissionMode) String() string {
 }
 
 func (PermissionMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[5].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[6].Descriptor()
 }
 
 func (PermissionMode) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[5]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[6]
 }
 
 func (x PermissionMode) Number() protoreflect.EnumNumber {
@@ -349,7 +407,7 @@ func (x PermissionMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PermissionMode.Descriptor instead.
 func (PermissionMode) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{5}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{6}
 }
 
 type AgentMode int32
@@ -385,11 +443,11 @@ func (x AgentMode) String() string {
 }
 
 func (AgentMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[6].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[7].Descriptor()
 }
 
 func (AgentMode) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[6]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[7]
 }
 
 func (x AgentMode) Number() protoreflect.EnumNumber {
@@ -398,7 +456,7 @@ func (x AgentMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentMode.Descriptor instead.
 func (AgentMode) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{6}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
 }
 
 type WriteCheck int32
@@ -437,11 +495,11 @@ func (x WriteCheck) String() string {
 }
 
 func (WriteCheck) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[7].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[8].Descriptor()
 }
 
 func (WriteCheck) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[7]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[8]
 }
 
 func (x WriteCheck) Number() protoreflect.EnumNumber {
@@ -450,7 +508,7 @@ func (x WriteCheck) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WriteCheck.Descriptor instead.
 func (WriteCheck) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{7}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
 }
 
 type TaskStatus int32
@@ -495,11 +553,11 @@ func (x TaskStatus) String() string {
 }
 
 func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[8].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[9].Descriptor()
 }
 
 func (TaskStatus) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[8]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[9]
 }
 
 func (x TaskStatus) Number() protoreflect.EnumNumber {
@@ -508,7 +566,7 @@ func (x TaskStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatus.Descriptor instead.
 func (TaskStatus) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{8}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
 }
 
 type CompactKind int32
@@ -544,11 +602,11 @@ func (x CompactKind) String() string {
 }
 
 func (CompactKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[9].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[10].Descriptor()
 }
 
 func (CompactKind) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[9]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[10]
 }
 
 func (x CompactKind) Number() protoreflect.EnumNumber {
@@ -557,7 +615,7 @@ func (x CompactKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CompactKind.Descriptor instead.
 func (CompactKind) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{9}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
 }
 
 type Role int32
@@ -593,11 +651,11 @@ func (x Role) String() string {
 }
 
 func (Role) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[10].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[11].Descriptor()
 }
 
 func (Role) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[10]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[11]
 }
 
 func (x Role) Number() protoreflect.EnumNumber {
@@ -606,7 +664,7 @@ func (x Role) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Role.Descriptor instead.
 func (Role) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{10}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
 }
 
 type AttachmentKind int32
@@ -672,11 +730,11 @@ func (x AttachmentKind) String() string {
 }
 
 func (AttachmentKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[11].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[12].Descriptor()
 }
 
 func (AttachmentKind) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[11]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[12]
 }
 
 func (x AttachmentKind) Number() protoreflect.EnumNumber {
@@ -685,7 +743,7 @@ func (x AttachmentKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttachmentKind.Descriptor instead.
 func (AttachmentKind) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{11}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
 }
 
 type Subject int32
@@ -724,11 +782,11 @@ func (x Subject) String() string {
 }
 
 func (Subject) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[12].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[13].Descriptor()
 }
 
 func (Subject) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[12]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[13]
 }
 
 func (x Subject) Number() protoreflect.EnumNumber {
@@ -737,7 +795,7 @@ func (x Subject) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Subject.Descriptor instead.
 func (Subject) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{12}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{13}
 }
 
 type Outcome int32
@@ -760,6 +818,9 @@ const (
 	Outcome_OUTCOME_HOOK_TIMED_OUT           Outcome = 14
 	Outcome_OUTCOME_EXCLUDED_ARTIFACT        Outcome = 15 // a saved tool-result artifact (tool-results/artifact-*)
 	Outcome_OUTCOME_DROPPED_OVER_CAP         Outcome = 16 // over max_tokens_per_file under OVERSIZE_POLICY_SKIP
+	// the harness restores it itself (RestorePolicy.complement); `tokens`: its attachment's rough
+	// estimate as the harness renders it
+	Outcome_OUTCOME_RESTORED_BY_HARNESS Outcome = 17
 )
 
 // Enum value maps for Outcome.
@@ -782,6 +843,7 @@ var (
 		14: "OUTCOME_HOOK_TIMED_OUT",
 		15: "OUTCOME_EXCLUDED_ARTIFACT",
 		16: "OUTCOME_DROPPED_OVER_CAP",
+		17: "OUTCOME_RESTORED_BY_HARNESS",
 	}
 	Outcome_value = map[string]int32{
 		"OUTCOME_UNSPECIFIED":              0,
@@ -801,6 +863,7 @@ var (
 		"OUTCOME_HOOK_TIMED_OUT":           14,
 		"OUTCOME_EXCLUDED_ARTIFACT":        15,
 		"OUTCOME_DROPPED_OVER_CAP":         16,
+		"OUTCOME_RESTORED_BY_HARNESS":      17,
 	}
 )
 
@@ -815,11 +878,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_postcompact_v1_postcompact_proto_enumTypes[13].Descriptor()
+	return file_postcompact_v1_postcompact_proto_enumTypes[14].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_postcompact_v1_postcompact_proto_enumTypes[13]
+	return &file_postcompact_v1_postcompact_proto_enumTypes[14]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -828,7 +891,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{13}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{14}
 }
 
 // Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
@@ -863,7 +926,12 @@ type RestorePolicy struct {
 	Ranking     FileRanking `protobuf:"varint,16,opt,name=ranking,proto3,enum=postcompact.v1.FileRanking" json:"ranking,omitempty"`
 	// After the restored files, one attachment naming the candidates left out (path, lines seen,
 	// edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
-	LeftOutIndex  *bool `protobuf:"varint,17,opt,name=left_out_index,json=leftOutIndex,proto3,oneof" json:"left_out_index,omitempty"`
+	LeftOutIndex *bool `protobuf:"varint,17,opt,name=left_out_index,json=leftOutIndex,proto3,oneof" json:"left_out_index,omitempty"`
+	// Restore only what the named harness rule leaves out: the daemon computes that rule's own
+	// selection over the agent's files, leaves those files to the harness (OUTCOME_RESTORED_BY_HARNESS)
+	// and restores from the rest within this policy's budgets; files only (everything else is the
+	// harness's own). After the compaction the harness's files are held as restored. Default: NONE.
+	Complement    HarnessRule `protobuf:"varint,18,opt,name=complement,proto3,enum=postcompact.v1.HarnessRule" json:"complement,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1015,6 +1083,13 @@ func (x *RestorePolicy) GetLeftOutIndex() bool {
 		return *x.LeftOutIndex
 	}
 	return false
+}
+
+func (x *RestorePolicy) GetComplement() HarnessRule {
+	if x != nil {
+		return x.Complement
+	}
+	return HarnessRule_HARNESS_RULE_UNSPECIFIED
 }
 
 type GetServerInfoRequest struct {
@@ -2620,8 +2695,12 @@ type RecordWriteRequest struct {
 	// (0: there is still none); when another process recorded a read or a write of the path in
 	// between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
 	IfEntryTimestampMs *int64 `protobuf:"varint,6,opt,name=if_entry_timestamp_ms,json=ifEntryTimestampMs,proto3,oneof" json:"if_entry_timestamp_ms,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The lines of `content` the write added or changed (an Edit's `structuredPatch` hunks, an
+	// apply_patch's hunks). Unset: the daemon diffs `content` against the agent's entry for the
+	// path; set with no ranges: the write changed no line of the new content (a deletion only).
+	ChangedLines  *ChangedLines `protobuf:"bytes,7,opt,name=changed_lines,json=changedLines,proto3" json:"changed_lines,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordWriteRequest) Reset() {
@@ -2696,6 +2775,110 @@ func (x *RecordWriteRequest) GetIfEntryTimestampMs() int64 {
 	return 0
 }
 
+func (x *RecordWriteRequest) GetChangedLines() *ChangedLines {
+	if x != nil {
+		return x.ChangedLines
+	}
+	return nil
+}
+
+// Lines `first`..`last` of a file, 1-based, inclusive.
+type LineRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	First         int64                  `protobuf:"varint,1,opt,name=first,proto3" json:"first,omitempty"`
+	Last          int64                  `protobuf:"varint,2,opt,name=last,proto3" json:"last,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LineRange) Reset() {
+	*x = LineRange{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LineRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LineRange) ProtoMessage() {}
+
+func (x *LineRange) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LineRange.ProtoReflect.Descriptor instead.
+func (*LineRange) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *LineRange) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *LineRange) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+type ChangedLines struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ranges        []*LineRange           `protobuf:"bytes,1,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangedLines) Reset() {
+	*x = ChangedLines{}
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangedLines) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangedLines) ProtoMessage() {}
+
+func (x *ChangedLines) ProtoReflect() protoreflect.Message {
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangedLines.ProtoReflect.Descriptor instead.
+func (*ChangedLines) Descriptor() ([]byte, []int) {
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ChangedLines) GetRanges() []*LineRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
 type RecordWriteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
@@ -2705,7 +2888,7 @@ type RecordWriteResponse struct {
 
 func (x *RecordWriteResponse) Reset() {
 	*x = RecordWriteResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +2900,7 @@ func (x *RecordWriteResponse) String() string {
 func (*RecordWriteResponse) ProtoMessage() {}
 
 func (x *RecordWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[25]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +2913,7 @@ func (x *RecordWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordWriteResponse.ProtoReflect.Descriptor instead.
 func (*RecordWriteResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{25}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RecordWriteResponse) GetPath() string {
@@ -2751,7 +2934,7 @@ type CheckWriteRequest struct {
 
 func (x *CheckWriteRequest) Reset() {
 	*x = CheckWriteRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +2946,7 @@ func (x *CheckWriteRequest) String() string {
 func (*CheckWriteRequest) ProtoMessage() {}
 
 func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[26]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +2959,7 @@ func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckWriteRequest.ProtoReflect.Descriptor instead.
 func (*CheckWriteRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{26}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckWriteRequest) GetSessionId() string {
@@ -2815,7 +2998,7 @@ type CheckWriteResponse struct {
 
 func (x *CheckWriteResponse) Reset() {
 	*x = CheckWriteResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +3010,7 @@ func (x *CheckWriteResponse) String() string {
 func (*CheckWriteResponse) ProtoMessage() {}
 
 func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[27]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +3023,7 @@ func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckWriteResponse.ProtoReflect.Descriptor instead.
 func (*CheckWriteResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{27}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckWriteResponse) GetResult() WriteCheck {
@@ -2892,7 +3075,7 @@ type CheckStaleRequest struct {
 
 func (x *CheckStaleRequest) Reset() {
 	*x = CheckStaleRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2904,7 +3087,7 @@ func (x *CheckStaleRequest) String() string {
 func (*CheckStaleRequest) ProtoMessage() {}
 
 func (x *CheckStaleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[28]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2917,7 +3100,7 @@ func (x *CheckStaleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStaleRequest.ProtoReflect.Descriptor instead.
 func (*CheckStaleRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{28}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CheckStaleRequest) GetSessionId() string {
@@ -2958,7 +3141,7 @@ type CheckStaleResponse struct {
 
 func (x *CheckStaleResponse) Reset() {
 	*x = CheckStaleResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +3153,7 @@ func (x *CheckStaleResponse) String() string {
 func (*CheckStaleResponse) ProtoMessage() {}
 
 func (x *CheckStaleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[29]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +3166,7 @@ func (x *CheckStaleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStaleResponse.ProtoReflect.Descriptor instead.
 func (*CheckStaleResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{29}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CheckStaleResponse) GetStalePaths() []string {
@@ -3014,7 +3197,7 @@ type RecordSkillRequest struct {
 
 func (x *RecordSkillRequest) Reset() {
 	*x = RecordSkillRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3026,7 +3209,7 @@ func (x *RecordSkillRequest) String() string {
 func (*RecordSkillRequest) ProtoMessage() {}
 
 func (x *RecordSkillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[30]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3039,7 +3222,7 @@ func (x *RecordSkillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSkillRequest.ProtoReflect.Descriptor instead.
 func (*RecordSkillRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{30}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecordSkillRequest) GetSessionId() string {
@@ -3093,7 +3276,7 @@ type RecordSkillResponse struct {
 
 func (x *RecordSkillResponse) Reset() {
 	*x = RecordSkillResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3105,7 +3288,7 @@ func (x *RecordSkillResponse) String() string {
 func (*RecordSkillResponse) ProtoMessage() {}
 
 func (x *RecordSkillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[31]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3118,7 +3301,7 @@ func (x *RecordSkillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSkillResponse.ProtoReflect.Descriptor instead.
 func (*RecordSkillResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{31}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecordSkillResponse) GetSkills() int32 {
@@ -3141,7 +3324,7 @@ type SetPlanRequest struct {
 
 func (x *SetPlanRequest) Reset() {
 	*x = SetPlanRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3153,7 +3336,7 @@ func (x *SetPlanRequest) String() string {
 func (*SetPlanRequest) ProtoMessage() {}
 
 func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[32]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3166,7 +3349,7 @@ func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlanRequest.ProtoReflect.Descriptor instead.
 func (*SetPlanRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{32}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetPlanRequest) GetSessionId() string {
@@ -3200,7 +3383,7 @@ type SetPlanResponse struct {
 
 func (x *SetPlanResponse) Reset() {
 	*x = SetPlanResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3212,7 +3395,7 @@ func (x *SetPlanResponse) String() string {
 func (*SetPlanResponse) ProtoMessage() {}
 
 func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[33]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3225,7 +3408,7 @@ func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlanResponse.ProtoReflect.Descriptor instead.
 func (*SetPlanResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{33}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetPlanResponse) GetPlanFilePath() string {
@@ -3246,7 +3429,7 @@ type SetModeRequest struct {
 
 func (x *SetModeRequest) Reset() {
 	*x = SetModeRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3258,7 +3441,7 @@ func (x *SetModeRequest) String() string {
 func (*SetModeRequest) ProtoMessage() {}
 
 func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[34]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3271,7 +3454,7 @@ func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeRequest.ProtoReflect.Descriptor instead.
 func (*SetModeRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{34}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SetModeRequest) GetSessionId() string {
@@ -3303,7 +3486,7 @@ type SetModeResponse struct {
 
 func (x *SetModeResponse) Reset() {
 	*x = SetModeResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3315,7 +3498,7 @@ func (x *SetModeResponse) String() string {
 func (*SetModeResponse) ProtoMessage() {}
 
 func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[35]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3328,7 +3511,7 @@ func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeResponse.ProtoReflect.Descriptor instead.
 func (*SetModeResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{35}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{37}
 }
 
 type Task struct {
@@ -3352,7 +3535,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3547,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[36]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3560,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{36}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Task) GetTaskId() string {
@@ -3467,7 +3650,7 @@ type UpsertTaskRequest struct {
 
 func (x *UpsertTaskRequest) Reset() {
 	*x = UpsertTaskRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3662,7 @@ func (x *UpsertTaskRequest) String() string {
 func (*UpsertTaskRequest) ProtoMessage() {}
 
 func (x *UpsertTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[37]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3675,7 @@ func (x *UpsertTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertTaskRequest.ProtoReflect.Descriptor instead.
 func (*UpsertTaskRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{37}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *UpsertTaskRequest) GetSessionId() string {
@@ -3517,7 +3700,7 @@ type UpsertTaskResponse struct {
 
 func (x *UpsertTaskResponse) Reset() {
 	*x = UpsertTaskResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +3712,7 @@ func (x *UpsertTaskResponse) String() string {
 func (*UpsertTaskResponse) ProtoMessage() {}
 
 func (x *UpsertTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[38]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +3725,7 @@ func (x *UpsertTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertTaskResponse.ProtoReflect.Descriptor instead.
 func (*UpsertTaskResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{38}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{40}
 }
 
 type DeferredTools struct {
@@ -3554,7 +3737,7 @@ type DeferredTools struct {
 
 func (x *DeferredTools) Reset() {
 	*x = DeferredTools{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3566,7 +3749,7 @@ func (x *DeferredTools) String() string {
 func (*DeferredTools) ProtoMessage() {}
 
 func (x *DeferredTools) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[39]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3579,7 +3762,7 @@ func (x *DeferredTools) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredTools.ProtoReflect.Descriptor instead.
 func (*DeferredTools) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{39}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeferredTools) GetNames() []string {
@@ -3600,7 +3783,7 @@ type AgentType struct {
 
 func (x *AgentType) Reset() {
 	*x = AgentType{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3612,7 +3795,7 @@ func (x *AgentType) String() string {
 func (*AgentType) ProtoMessage() {}
 
 func (x *AgentType) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[40]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3625,7 +3808,7 @@ func (x *AgentType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentType.ProtoReflect.Descriptor instead.
 func (*AgentType) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{40}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AgentType) GetAgentType() string {
@@ -3659,7 +3842,7 @@ type AgentTypes struct {
 
 func (x *AgentTypes) Reset() {
 	*x = AgentTypes{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3671,7 +3854,7 @@ func (x *AgentTypes) String() string {
 func (*AgentTypes) ProtoMessage() {}
 
 func (x *AgentTypes) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[41]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3684,7 +3867,7 @@ func (x *AgentTypes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentTypes.ProtoReflect.Descriptor instead.
 func (*AgentTypes) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{41}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AgentTypes) GetAgentTypes() []*AgentType {
@@ -3711,7 +3894,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3723,7 +3906,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[42]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3736,7 +3919,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{42}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *McpServer) GetName() string {
@@ -3762,7 +3945,7 @@ type McpServers struct {
 
 func (x *McpServers) Reset() {
 	*x = McpServers{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3774,7 +3957,7 @@ func (x *McpServers) String() string {
 func (*McpServers) ProtoMessage() {}
 
 func (x *McpServers) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[43]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3787,7 +3970,7 @@ func (x *McpServers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServers.ProtoReflect.Descriptor instead.
 func (*McpServers) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{43}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *McpServers) GetServers() []*McpServer {
@@ -3807,7 +3990,7 @@ type SkillListingEntry struct {
 
 func (x *SkillListingEntry) Reset() {
 	*x = SkillListingEntry{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3819,7 +4002,7 @@ func (x *SkillListingEntry) String() string {
 func (*SkillListingEntry) ProtoMessage() {}
 
 func (x *SkillListingEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[44]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3832,7 +4015,7 @@ func (x *SkillListingEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingEntry.ProtoReflect.Descriptor instead.
 func (*SkillListingEntry) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{44}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SkillListingEntry) GetName() string {
@@ -3858,7 +4041,7 @@ type SkillListing struct {
 
 func (x *SkillListing) Reset() {
 	*x = SkillListing{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3870,7 +4053,7 @@ func (x *SkillListing) String() string {
 func (*SkillListing) ProtoMessage() {}
 
 func (x *SkillListing) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[45]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3883,7 +4066,7 @@ func (x *SkillListing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListing.ProtoReflect.Descriptor instead.
 func (*SkillListing) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{45}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SkillListing) GetSkills() []*SkillListingEntry {
@@ -3908,7 +4091,7 @@ type SetCatalogRequest struct {
 
 func (x *SetCatalogRequest) Reset() {
 	*x = SetCatalogRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +4103,7 @@ func (x *SetCatalogRequest) String() string {
 func (*SetCatalogRequest) ProtoMessage() {}
 
 func (x *SetCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[46]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +4116,7 @@ func (x *SetCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCatalogRequest.ProtoReflect.Descriptor instead.
 func (*SetCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{46}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SetCatalogRequest) GetSessionId() string {
@@ -3987,7 +4170,7 @@ type SetCatalogResponse struct {
 
 func (x *SetCatalogResponse) Reset() {
 	*x = SetCatalogResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4182,7 @@ func (x *SetCatalogResponse) String() string {
 func (*SetCatalogResponse) ProtoMessage() {}
 
 func (x *SetCatalogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[47]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4195,7 @@ func (x *SetCatalogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCatalogResponse.ProtoReflect.Descriptor instead.
 func (*SetCatalogResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{47}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetCatalogResponse) GetAttachments() []*Attachment {
@@ -4033,7 +4216,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4045,7 +4228,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[48]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4058,7 +4241,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{48}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ToolUse) GetId() string {
@@ -4093,7 +4276,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4105,7 +4288,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[49]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4118,7 +4301,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{49}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ToolResult) GetToolUseId() string {
@@ -4157,7 +4340,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4352,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[50]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4365,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{50}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ContentBlock) GetBlock() isContentBlock_Block {
@@ -4266,7 +4449,7 @@ type ConversationMessage struct {
 
 func (x *ConversationMessage) Reset() {
 	*x = ConversationMessage{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4278,7 +4461,7 @@ func (x *ConversationMessage) String() string {
 func (*ConversationMessage) ProtoMessage() {}
 
 func (x *ConversationMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[51]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4291,7 +4474,7 @@ func (x *ConversationMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConversationMessage.ProtoReflect.Descriptor instead.
 func (*ConversationMessage) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{51}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ConversationMessage) GetRole() Role {
@@ -4327,7 +4510,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4339,7 +4522,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[52]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4352,7 +4535,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{52}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CompactRequest) GetSessionId() string {
@@ -4426,7 +4609,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4438,7 +4621,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[53]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4451,7 +4634,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{53}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CompactResponse) GetAttachments() []*Attachment {
@@ -4498,7 +4681,7 @@ type PreviewCompactRequest struct {
 
 func (x *PreviewCompactRequest) Reset() {
 	*x = PreviewCompactRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4510,7 +4693,7 @@ func (x *PreviewCompactRequest) String() string {
 func (*PreviewCompactRequest) ProtoMessage() {}
 
 func (x *PreviewCompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[54]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4523,7 +4706,7 @@ func (x *PreviewCompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewCompactRequest.ProtoReflect.Descriptor instead.
 func (*PreviewCompactRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{54}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PreviewCompactRequest) GetSessionId() string {
@@ -4595,7 +4778,7 @@ type PreviewCompactResponse struct {
 
 func (x *PreviewCompactResponse) Reset() {
 	*x = PreviewCompactResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4607,7 +4790,7 @@ func (x *PreviewCompactResponse) String() string {
 func (*PreviewCompactResponse) ProtoMessage() {}
 
 func (x *PreviewCompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[55]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4620,7 +4803,7 @@ func (x *PreviewCompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewCompactResponse.ProtoReflect.Descriptor instead.
 func (*PreviewCompactResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{55}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PreviewCompactResponse) GetAttachments() []*Attachment {
@@ -4670,7 +4853,7 @@ type FileAttachment struct {
 
 func (x *FileAttachment) Reset() {
 	*x = FileAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4682,7 +4865,7 @@ func (x *FileAttachment) String() string {
 func (*FileAttachment) ProtoMessage() {}
 
 func (x *FileAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[56]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4695,7 +4878,7 @@ func (x *FileAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileAttachment.ProtoReflect.Descriptor instead.
 func (*FileAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{56}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *FileAttachment) GetPath() string {
@@ -4757,7 +4940,7 @@ type CompactFileReference struct {
 
 func (x *CompactFileReference) Reset() {
 	*x = CompactFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4769,7 +4952,7 @@ func (x *CompactFileReference) String() string {
 func (*CompactFileReference) ProtoMessage() {}
 
 func (x *CompactFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[57]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4782,7 +4965,7 @@ func (x *CompactFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFileReference.ProtoReflect.Descriptor instead.
 func (*CompactFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{57}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CompactFileReference) GetPath() string {
@@ -4809,7 +4992,7 @@ type LeftOutFiles struct {
 
 func (x *LeftOutFiles) Reset() {
 	*x = LeftOutFiles{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4821,7 +5004,7 @@ func (x *LeftOutFiles) String() string {
 func (*LeftOutFiles) ProtoMessage() {}
 
 func (x *LeftOutFiles) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[58]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4834,7 +5017,7 @@ func (x *LeftOutFiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeftOutFiles.ProtoReflect.Descriptor instead.
 func (*LeftOutFiles) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{58}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LeftOutFiles) GetFiles() []*LeftOutFile {
@@ -4857,7 +5040,7 @@ type LeftOutFile struct {
 
 func (x *LeftOutFile) Reset() {
 	*x = LeftOutFile{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4869,7 +5052,7 @@ func (x *LeftOutFile) String() string {
 func (*LeftOutFile) ProtoMessage() {}
 
 func (x *LeftOutFile) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[59]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4882,7 +5065,7 @@ func (x *LeftOutFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeftOutFile.ProtoReflect.Descriptor instead.
 func (*LeftOutFile) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{59}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LeftOutFile) GetPath() string {
@@ -4934,7 +5117,7 @@ type TaskStatusAttachment struct {
 
 func (x *TaskStatusAttachment) Reset() {
 	*x = TaskStatusAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4946,7 +5129,7 @@ func (x *TaskStatusAttachment) String() string {
 func (*TaskStatusAttachment) ProtoMessage() {}
 
 func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[60]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4959,7 +5142,7 @@ func (x *TaskStatusAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusAttachment.ProtoReflect.Descriptor instead.
 func (*TaskStatusAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{60}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *TaskStatusAttachment) GetTaskId() string {
@@ -5014,7 +5197,7 @@ type PlanFileReference struct {
 
 func (x *PlanFileReference) Reset() {
 	*x = PlanFileReference{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5026,7 +5209,7 @@ func (x *PlanFileReference) String() string {
 func (*PlanFileReference) ProtoMessage() {}
 
 func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[61]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5039,7 +5222,7 @@ func (x *PlanFileReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFileReference.ProtoReflect.Descriptor instead.
 func (*PlanFileReference) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{61}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *PlanFileReference) GetPlanFilePath() string {
@@ -5067,7 +5250,7 @@ type PlanModeAttachment struct {
 
 func (x *PlanModeAttachment) Reset() {
 	*x = PlanModeAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5079,7 +5262,7 @@ func (x *PlanModeAttachment) String() string {
 func (*PlanModeAttachment) ProtoMessage() {}
 
 func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[62]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5092,7 +5275,7 @@ func (x *PlanModeAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanModeAttachment.ProtoReflect.Descriptor instead.
 func (*PlanModeAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{62}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PlanModeAttachment) GetPlanFilePath() string {
@@ -5129,7 +5312,7 @@ type InvokedSkill struct {
 
 func (x *InvokedSkill) Reset() {
 	*x = InvokedSkill{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5141,7 +5324,7 @@ func (x *InvokedSkill) String() string {
 func (*InvokedSkill) ProtoMessage() {}
 
 func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[63]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5154,7 +5337,7 @@ func (x *InvokedSkill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkill.ProtoReflect.Descriptor instead.
 func (*InvokedSkill) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{63}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *InvokedSkill) GetName() string {
@@ -5194,7 +5377,7 @@ type InvokedSkills struct {
 
 func (x *InvokedSkills) Reset() {
 	*x = InvokedSkills{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5206,7 +5389,7 @@ func (x *InvokedSkills) String() string {
 func (*InvokedSkills) ProtoMessage() {}
 
 func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[64]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5219,7 +5402,7 @@ func (x *InvokedSkills) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvokedSkills.ProtoReflect.Descriptor instead.
 func (*InvokedSkills) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{64}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *InvokedSkills) GetSkills() []*InvokedSkill {
@@ -5240,7 +5423,7 @@ type DeferredToolsDelta struct {
 
 func (x *DeferredToolsDelta) Reset() {
 	*x = DeferredToolsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5252,7 +5435,7 @@ func (x *DeferredToolsDelta) String() string {
 func (*DeferredToolsDelta) ProtoMessage() {}
 
 func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[65]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5265,7 +5448,7 @@ func (x *DeferredToolsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeferredToolsDelta.ProtoReflect.Descriptor instead.
 func (*DeferredToolsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{65}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DeferredToolsDelta) GetAddedNames() []string {
@@ -5302,7 +5485,7 @@ type AgentListingDelta struct {
 
 func (x *AgentListingDelta) Reset() {
 	*x = AgentListingDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5314,7 +5497,7 @@ func (x *AgentListingDelta) String() string {
 func (*AgentListingDelta) ProtoMessage() {}
 
 func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[66]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5327,7 +5510,7 @@ func (x *AgentListingDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentListingDelta.ProtoReflect.Descriptor instead.
 func (*AgentListingDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{66}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AgentListingDelta) GetAddedTypes() []string {
@@ -5376,7 +5559,7 @@ type McpInstructionsDelta struct {
 
 func (x *McpInstructionsDelta) Reset() {
 	*x = McpInstructionsDelta{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5388,7 +5571,7 @@ func (x *McpInstructionsDelta) String() string {
 func (*McpInstructionsDelta) ProtoMessage() {}
 
 func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[67]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5401,7 +5584,7 @@ func (x *McpInstructionsDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpInstructionsDelta.ProtoReflect.Descriptor instead.
 func (*McpInstructionsDelta) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{67}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *McpInstructionsDelta) GetAddedNames() []string {
@@ -5434,7 +5617,7 @@ type HookAdditionalContext struct {
 
 func (x *HookAdditionalContext) Reset() {
 	*x = HookAdditionalContext{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5446,7 +5629,7 @@ func (x *HookAdditionalContext) String() string {
 func (*HookAdditionalContext) ProtoMessage() {}
 
 func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[68]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5459,7 +5642,7 @@ func (x *HookAdditionalContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookAdditionalContext.ProtoReflect.Descriptor instead.
 func (*HookAdditionalContext) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{68}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *HookAdditionalContext) GetContent() []string {
@@ -5478,7 +5661,7 @@ type SkillListingAttachment struct {
 
 func (x *SkillListingAttachment) Reset() {
 	*x = SkillListingAttachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5490,7 +5673,7 @@ func (x *SkillListingAttachment) String() string {
 func (*SkillListingAttachment) ProtoMessage() {}
 
 func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[69]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5503,7 +5686,7 @@ func (x *SkillListingAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillListingAttachment.ProtoReflect.Descriptor instead.
 func (*SkillListingAttachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{69}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *SkillListingAttachment) GetSkills() []*SkillListingEntry {
@@ -5543,7 +5726,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5555,7 +5738,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[70]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5568,7 +5751,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{70}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *Attachment) GetKind() AttachmentKind {
@@ -5813,7 +5996,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5825,7 +6008,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[71]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5838,7 +6021,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{71}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *Decision) GetSubject() Subject {
@@ -5902,7 +6085,7 @@ type CategoryTotals struct {
 
 func (x *CategoryTotals) Reset() {
 	*x = CategoryTotals{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5914,7 +6097,7 @@ func (x *CategoryTotals) String() string {
 func (*CategoryTotals) ProtoMessage() {}
 
 func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[72]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5927,7 +6110,7 @@ func (x *CategoryTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryTotals.ProtoReflect.Descriptor instead.
 func (*CategoryTotals) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{72}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CategoryTotals) GetCategory() string {
@@ -5968,7 +6151,7 @@ type EstimateTokensRequest struct {
 
 func (x *EstimateTokensRequest) Reset() {
 	*x = EstimateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5980,7 +6163,7 @@ func (x *EstimateTokensRequest) String() string {
 func (*EstimateTokensRequest) ProtoMessage() {}
 
 func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[73]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5993,7 +6176,7 @@ func (x *EstimateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{73}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *EstimateTokensRequest) GetText() []byte {
@@ -6019,7 +6202,7 @@ type EstimateTokensResponse struct {
 
 func (x *EstimateTokensResponse) Reset() {
 	*x = EstimateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6031,7 +6214,7 @@ func (x *EstimateTokensResponse) String() string {
 func (*EstimateTokensResponse) ProtoMessage() {}
 
 func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[74]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6044,7 +6227,7 @@ func (x *EstimateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{74}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *EstimateTokensResponse) GetTokens() int64 {
@@ -6064,7 +6247,7 @@ type EstimateTokensBatchRequest struct {
 
 func (x *EstimateTokensBatchRequest) Reset() {
 	*x = EstimateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6076,7 +6259,7 @@ func (x *EstimateTokensBatchRequest) String() string {
 func (*EstimateTokensBatchRequest) ProtoMessage() {}
 
 func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[75]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6089,7 +6272,7 @@ func (x *EstimateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{75}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *EstimateTokensBatchRequest) GetTexts() [][]byte {
@@ -6115,7 +6298,7 @@ type EstimateTokensBatchResponse struct {
 
 func (x *EstimateTokensBatchResponse) Reset() {
 	*x = EstimateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6127,7 +6310,7 @@ func (x *EstimateTokensBatchResponse) String() string {
 func (*EstimateTokensBatchResponse) ProtoMessage() {}
 
 func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[76]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6140,7 +6323,7 @@ func (x *EstimateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EstimateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*EstimateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{76}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *EstimateTokensBatchResponse) GetTokens() []int64 {
@@ -6160,7 +6343,7 @@ type CountTokensRequest struct {
 
 func (x *CountTokensRequest) Reset() {
 	*x = CountTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6172,7 +6355,7 @@ func (x *CountTokensRequest) String() string {
 func (*CountTokensRequest) ProtoMessage() {}
 
 func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[77]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6185,7 +6368,7 @@ func (x *CountTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{77}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CountTokensRequest) GetText() []byte {
@@ -6211,7 +6394,7 @@ type CountTokensResponse struct {
 
 func (x *CountTokensResponse) Reset() {
 	*x = CountTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6223,7 +6406,7 @@ func (x *CountTokensResponse) String() string {
 func (*CountTokensResponse) ProtoMessage() {}
 
 func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[78]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6236,7 +6419,7 @@ func (x *CountTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{78}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CountTokensResponse) GetTokens() int64 {
@@ -6256,7 +6439,7 @@ type CountTokensBatchRequest struct {
 
 func (x *CountTokensBatchRequest) Reset() {
 	*x = CountTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6268,7 +6451,7 @@ func (x *CountTokensBatchRequest) String() string {
 func (*CountTokensBatchRequest) ProtoMessage() {}
 
 func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[79]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6281,7 +6464,7 @@ func (x *CountTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{79}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CountTokensBatchRequest) GetTexts() [][]byte {
@@ -6307,7 +6490,7 @@ type CountTokensBatchResponse struct {
 
 func (x *CountTokensBatchResponse) Reset() {
 	*x = CountTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6319,7 +6502,7 @@ func (x *CountTokensBatchResponse) String() string {
 func (*CountTokensBatchResponse) ProtoMessage() {}
 
 func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[80]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6332,7 +6515,7 @@ func (x *CountTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*CountTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{80}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CountTokensBatchResponse) GetTokens() []int64 {
@@ -6355,7 +6538,7 @@ type TruncateTokensRequest struct {
 
 func (x *TruncateTokensRequest) Reset() {
 	*x = TruncateTokensRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6367,7 +6550,7 @@ func (x *TruncateTokensRequest) String() string {
 func (*TruncateTokensRequest) ProtoMessage() {}
 
 func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[81]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6380,7 +6563,7 @@ func (x *TruncateTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{81}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *TruncateTokensRequest) GetText() []byte {
@@ -6429,7 +6612,7 @@ type TruncateTokensResponse struct {
 
 func (x *TruncateTokensResponse) Reset() {
 	*x = TruncateTokensResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6441,7 +6624,7 @@ func (x *TruncateTokensResponse) String() string {
 func (*TruncateTokensResponse) ProtoMessage() {}
 
 func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[82]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6454,7 +6637,7 @@ func (x *TruncateTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{82}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *TruncateTokensResponse) GetText() []byte {
@@ -6491,7 +6674,7 @@ type TruncateTokensBatchRequest struct {
 
 func (x *TruncateTokensBatchRequest) Reset() {
 	*x = TruncateTokensBatchRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6503,7 +6686,7 @@ func (x *TruncateTokensBatchRequest) String() string {
 func (*TruncateTokensBatchRequest) ProtoMessage() {}
 
 func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[83]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6516,7 +6699,7 @@ func (x *TruncateTokensBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchRequest.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{83}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *TruncateTokensBatchRequest) GetTexts() [][]byte {
@@ -6563,7 +6746,7 @@ type TruncateTokensBatchResponse struct {
 
 func (x *TruncateTokensBatchResponse) Reset() {
 	*x = TruncateTokensBatchResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6575,7 +6758,7 @@ func (x *TruncateTokensBatchResponse) String() string {
 func (*TruncateTokensBatchResponse) ProtoMessage() {}
 
 func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[84]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6588,7 +6771,7 @@ func (x *TruncateTokensBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateTokensBatchResponse.ProtoReflect.Descriptor instead.
 func (*TruncateTokensBatchResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{84}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *TruncateTokensBatchResponse) GetResults() []*TruncateTokensResponse {
@@ -6609,7 +6792,7 @@ type PathMapping struct {
 
 func (x *PathMapping) Reset() {
 	*x = PathMapping{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6621,7 +6804,7 @@ func (x *PathMapping) String() string {
 func (*PathMapping) ProtoMessage() {}
 
 func (x *PathMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[85]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6634,7 +6817,7 @@ func (x *PathMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PathMapping.ProtoReflect.Descriptor instead.
 func (*PathMapping) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{85}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PathMapping) GetSource() string {
@@ -6673,7 +6856,7 @@ type ImportTranscriptRequest struct {
 
 func (x *ImportTranscriptRequest) Reset() {
 	*x = ImportTranscriptRequest{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6685,7 +6868,7 @@ func (x *ImportTranscriptRequest) String() string {
 func (*ImportTranscriptRequest) ProtoMessage() {}
 
 func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[86]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6698,7 +6881,7 @@ func (x *ImportTranscriptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptRequest.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptRequest) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{86}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ImportTranscriptRequest) GetTranscript() []byte {
@@ -6781,7 +6964,7 @@ type TranscriptBoundary struct {
 
 func (x *TranscriptBoundary) Reset() {
 	*x = TranscriptBoundary{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6793,7 +6976,7 @@ func (x *TranscriptBoundary) String() string {
 func (*TranscriptBoundary) ProtoMessage() {}
 
 func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[87]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6806,7 +6989,7 @@ func (x *TranscriptBoundary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranscriptBoundary.ProtoReflect.Descriptor instead.
 func (*TranscriptBoundary) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{87}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *TranscriptBoundary) GetUuid() string {
@@ -6875,7 +7058,7 @@ type RestoredItem struct {
 
 func (x *RestoredItem) Reset() {
 	*x = RestoredItem{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[88]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6887,7 +7070,7 @@ func (x *RestoredItem) String() string {
 func (*RestoredItem) ProtoMessage() {}
 
 func (x *RestoredItem) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[88]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6900,7 +7083,7 @@ func (x *RestoredItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoredItem.ProtoReflect.Descriptor instead.
 func (*RestoredItem) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{88}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *RestoredItem) GetKind() string {
@@ -6931,7 +7114,7 @@ type ImportTranscriptResponse struct {
 
 func (x *ImportTranscriptResponse) Reset() {
 	*x = ImportTranscriptResponse{}
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[89]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6943,7 +7126,7 @@ func (x *ImportTranscriptResponse) String() string {
 func (*ImportTranscriptResponse) ProtoMessage() {}
 
 func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_postcompact_v1_postcompact_proto_msgTypes[89]
+	mi := &file_postcompact_v1_postcompact_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6956,7 +7139,7 @@ func (x *ImportTranscriptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportTranscriptResponse.ProtoReflect.Descriptor instead.
 func (*ImportTranscriptResponse) Descriptor() ([]byte, []int) {
-	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{89}
+	return file_postcompact_v1_postcompact_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ImportTranscriptResponse) GetSessionId() string {
@@ -7005,7 +7188,7 @@ var File_postcompact_v1_postcompact_proto protoreflect.FileDescriptor
 
 const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\n" +
-	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\x83\t\n" +
+	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\xc0\t\n" +
 	"\rRestorePolicy\x12 \n" +
 	"\tmax_files\x18\x01 \x01(\x05H\x00R\bmaxFiles\x88\x01\x01\x12/\n" +
 	"\x11file_token_budget\x18\x02 \x01(\x03H\x01R\x0ffileTokenBudget\x88\x01\x01\x122\n" +
@@ -7025,7 +7208,10 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0fmax_read_tokens\x18\x0e \x01(\x03H\vR\rmaxReadTokens\x88\x01\x01\x12&\n" +
 	"\frestore_seen\x18\x0f \x01(\bH\fR\vrestoreSeen\x88\x01\x01\x125\n" +
 	"\aranking\x18\x10 \x01(\x0e2\x1b.postcompact.v1.FileRankingR\aranking\x12)\n" +
-	"\x0eleft_out_index\x18\x11 \x01(\bH\rR\fleftOutIndex\x88\x01\x01B\f\n" +
+	"\x0eleft_out_index\x18\x11 \x01(\bH\rR\fleftOutIndex\x88\x01\x01\x12;\n" +
+	"\n" +
+	"complement\x18\x12 \x01(\x0e2\x1b.postcompact.v1.HarnessRuleR\n" +
+	"complementB\f\n" +
 	"\n" +
 	"_max_filesB\x14\n" +
 	"\x12_file_token_budgetB\x16\n" +
@@ -7181,7 +7367,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\a_offsetB\b\n" +
 	"\x06_limit\"(\n" +
 	"\x12RecordReadResponse\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"\xf1\x01\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\xb4\x02\n" +
 	"\x12RecordWriteRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
@@ -7189,8 +7375,14 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x18\n" +
 	"\acontent\x18\x04 \x01(\fR\acontent\x12!\n" +
 	"\ftimestamp_ms\x18\x05 \x01(\x03R\vtimestampMs\x126\n" +
-	"\x15if_entry_timestamp_ms\x18\x06 \x01(\x03H\x00R\x12ifEntryTimestampMs\x88\x01\x01B\x18\n" +
-	"\x16_if_entry_timestamp_ms\")\n" +
+	"\x15if_entry_timestamp_ms\x18\x06 \x01(\x03H\x00R\x12ifEntryTimestampMs\x88\x01\x01\x12A\n" +
+	"\rchanged_lines\x18\a \x01(\v2\x1c.postcompact.v1.ChangedLinesR\fchangedLinesB\x18\n" +
+	"\x16_if_entry_timestamp_ms\"5\n" +
+	"\tLineRange\x12\x14\n" +
+	"\x05first\x18\x01 \x01(\x03R\x05first\x12\x12\n" +
+	"\x04last\x18\x02 \x01(\x03R\x04last\"A\n" +
+	"\fChangedLines\x121\n" +
+	"\x06ranges\x18\x01 \x03(\v2\x19.postcompact.v1.LineRangeR\x06ranges\")\n" +
 	"\x13RecordWriteResponse\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\"a\n" +
 	"\x11CheckWriteRequest\x12\x1d\n" +
@@ -7544,11 +7736,16 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x1bOVERSIZE_POLICY_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dOVERSIZE_POLICY_TRUNCATE_HEAD\x10\x01\x12\x1d\n" +
 	"\x19OVERSIZE_POLICY_REFERENCE\x10\x02\x12\x18\n" +
-	"\x14OVERSIZE_POLICY_SKIP\x10\x03*c\n" +
+	"\x14OVERSIZE_POLICY_SKIP\x10\x03*{\n" +
 	"\vFileRanking\x12\x1c\n" +
 	"\x18FILE_RANKING_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14FILE_RANKING_RECENCY\x10\x01\x12\x1c\n" +
-	"\x18FILE_RANKING_EDITS_FIRST\x10\x02*_\n" +
+	"\x18FILE_RANKING_EDITS_FIRST\x10\x02\x12\x16\n" +
+	"\x12FILE_RANKING_MTIME\x10\x03*`\n" +
+	"\vHarnessRule\x12\x1c\n" +
+	"\x18HARNESS_RULE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11HARNESS_RULE_NONE\x10\x01\x12\x1c\n" +
+	"\x18HARNESS_RULE_CLAUDE_CODE\x10\x02*_\n" +
 	"\fTokenCounter\x12\x1d\n" +
 	"\x19TOKEN_COUNTER_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13TOKEN_COUNTER_ROUGH\x10\x01\x12\x17\n" +
@@ -7604,7 +7801,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x13SUBJECT_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSUBJECT_FILE\x10\x01\x12\x11\n" +
 	"\rSUBJECT_SKILL\x10\x02\x12\x10\n" +
-	"\fSUBJECT_HOOK\x10\x03*\xd2\x03\n" +
+	"\fSUBJECT_HOOK\x10\x03*\xf3\x03\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10OUTCOME_RESTORED\x10\x01\x12\x15\n" +
@@ -7623,7 +7820,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x13OUTCOME_HOOK_FAILED\x10\r\x12\x1a\n" +
 	"\x16OUTCOME_HOOK_TIMED_OUT\x10\x0e\x12\x1d\n" +
 	"\x19OUTCOME_EXCLUDED_ARTIFACT\x10\x0f\x12\x1c\n" +
-	"\x18OUTCOME_DROPPED_OVER_CAP\x10\x102\x89\x13\n" +
+	"\x18OUTCOME_DROPPED_OVER_CAP\x10\x10\x12\x1f\n" +
+	"\x1bOUTCOME_RESTORED_BY_HARNESS\x10\x112\x89\x13\n" +
 	"\x12PostcompactService\x12\\\n" +
 	"\rGetServerInfo\x12$.postcompact.v1.GetServerInfoRequest\x1a%.postcompact.v1.GetServerInfoResponse\x12M\n" +
 	"\bGetStats\x12\x1f.postcompact.v1.GetStatsRequest\x1a .postcompact.v1.GetStatsResponse\x12V\n" +
@@ -7671,246 +7869,252 @@ func file_postcompact_v1_postcompact_proto_rawDescGZIP() []byte {
 	return file_postcompact_v1_postcompact_proto_rawDescData
 }
 
-var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_postcompact_v1_postcompact_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
+var file_postcompact_v1_postcompact_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
 var file_postcompact_v1_postcompact_proto_goTypes = []any{
 	(Profile)(0),                        // 0: postcompact.v1.Profile
 	(Placement)(0),                      // 1: postcompact.v1.Placement
 	(OversizePolicy)(0),                 // 2: postcompact.v1.OversizePolicy
 	(FileRanking)(0),                    // 3: postcompact.v1.FileRanking
-	(TokenCounter)(0),                   // 4: postcompact.v1.TokenCounter
-	(PermissionMode)(0),                 // 5: postcompact.v1.PermissionMode
-	(AgentMode)(0),                      // 6: postcompact.v1.AgentMode
-	(WriteCheck)(0),                     // 7: postcompact.v1.WriteCheck
-	(TaskStatus)(0),                     // 8: postcompact.v1.TaskStatus
-	(CompactKind)(0),                    // 9: postcompact.v1.CompactKind
-	(Role)(0),                           // 10: postcompact.v1.Role
-	(AttachmentKind)(0),                 // 11: postcompact.v1.AttachmentKind
-	(Subject)(0),                        // 12: postcompact.v1.Subject
-	(Outcome)(0),                        // 13: postcompact.v1.Outcome
-	(*RestorePolicy)(nil),               // 14: postcompact.v1.RestorePolicy
-	(*GetServerInfoRequest)(nil),        // 15: postcompact.v1.GetServerInfoRequest
-	(*GetServerInfoResponse)(nil),       // 16: postcompact.v1.GetServerInfoResponse
-	(*GetStatsRequest)(nil),             // 17: postcompact.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),            // 18: postcompact.v1.GetStatsResponse
-	(*MemoryFiles)(nil),                 // 19: postcompact.v1.MemoryFiles
-	(*OpenSessionRequest)(nil),          // 20: postcompact.v1.OpenSessionRequest
-	(*TemplateSpec)(nil),                // 21: postcompact.v1.TemplateSpec
-	(*OpenSessionResponse)(nil),         // 22: postcompact.v1.OpenSessionResponse
-	(*CloseSessionRequest)(nil),         // 23: postcompact.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),        // 24: postcompact.v1.CloseSessionResponse
-	(*ListSessionsRequest)(nil),         // 25: postcompact.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),        // 26: postcompact.v1.ListSessionsResponse
-	(*SessionInfo)(nil),                 // 27: postcompact.v1.SessionInfo
-	(*StartAgentRequest)(nil),           // 28: postcompact.v1.StartAgentRequest
-	(*StartAgentResponse)(nil),          // 29: postcompact.v1.StartAgentResponse
-	(*EndAgentRequest)(nil),             // 30: postcompact.v1.EndAgentRequest
-	(*EndAgentResponse)(nil),            // 31: postcompact.v1.EndAgentResponse
-	(*MergeFileStateRequest)(nil),       // 32: postcompact.v1.MergeFileStateRequest
-	(*MergeFileStateResponse)(nil),      // 33: postcompact.v1.MergeFileStateResponse
-	(*ReadFileRequest)(nil),             // 34: postcompact.v1.ReadFileRequest
-	(*ReadFileResponse)(nil),            // 35: postcompact.v1.ReadFileResponse
-	(*RecordReadRequest)(nil),           // 36: postcompact.v1.RecordReadRequest
-	(*RecordReadResponse)(nil),          // 37: postcompact.v1.RecordReadResponse
-	(*RecordWriteRequest)(nil),          // 38: postcompact.v1.RecordWriteRequest
-	(*RecordWriteResponse)(nil),         // 39: postcompact.v1.RecordWriteResponse
-	(*CheckWriteRequest)(nil),           // 40: postcompact.v1.CheckWriteRequest
-	(*CheckWriteResponse)(nil),          // 41: postcompact.v1.CheckWriteResponse
-	(*CheckStaleRequest)(nil),           // 42: postcompact.v1.CheckStaleRequest
-	(*CheckStaleResponse)(nil),          // 43: postcompact.v1.CheckStaleResponse
-	(*RecordSkillRequest)(nil),          // 44: postcompact.v1.RecordSkillRequest
-	(*RecordSkillResponse)(nil),         // 45: postcompact.v1.RecordSkillResponse
-	(*SetPlanRequest)(nil),              // 46: postcompact.v1.SetPlanRequest
-	(*SetPlanResponse)(nil),             // 47: postcompact.v1.SetPlanResponse
-	(*SetModeRequest)(nil),              // 48: postcompact.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 49: postcompact.v1.SetModeResponse
-	(*Task)(nil),                        // 50: postcompact.v1.Task
-	(*UpsertTaskRequest)(nil),           // 51: postcompact.v1.UpsertTaskRequest
-	(*UpsertTaskResponse)(nil),          // 52: postcompact.v1.UpsertTaskResponse
-	(*DeferredTools)(nil),               // 53: postcompact.v1.DeferredTools
-	(*AgentType)(nil),                   // 54: postcompact.v1.AgentType
-	(*AgentTypes)(nil),                  // 55: postcompact.v1.AgentTypes
-	(*McpServer)(nil),                   // 56: postcompact.v1.McpServer
-	(*McpServers)(nil),                  // 57: postcompact.v1.McpServers
-	(*SkillListingEntry)(nil),           // 58: postcompact.v1.SkillListingEntry
-	(*SkillListing)(nil),                // 59: postcompact.v1.SkillListing
-	(*SetCatalogRequest)(nil),           // 60: postcompact.v1.SetCatalogRequest
-	(*SetCatalogResponse)(nil),          // 61: postcompact.v1.SetCatalogResponse
-	(*ToolUse)(nil),                     // 62: postcompact.v1.ToolUse
-	(*ToolResult)(nil),                  // 63: postcompact.v1.ToolResult
-	(*ContentBlock)(nil),                // 64: postcompact.v1.ContentBlock
-	(*ConversationMessage)(nil),         // 65: postcompact.v1.ConversationMessage
-	(*CompactRequest)(nil),              // 66: postcompact.v1.CompactRequest
-	(*CompactResponse)(nil),             // 67: postcompact.v1.CompactResponse
-	(*PreviewCompactRequest)(nil),       // 68: postcompact.v1.PreviewCompactRequest
-	(*PreviewCompactResponse)(nil),      // 69: postcompact.v1.PreviewCompactResponse
-	(*FileAttachment)(nil),              // 70: postcompact.v1.FileAttachment
-	(*CompactFileReference)(nil),        // 71: postcompact.v1.CompactFileReference
-	(*LeftOutFiles)(nil),                // 72: postcompact.v1.LeftOutFiles
-	(*LeftOutFile)(nil),                 // 73: postcompact.v1.LeftOutFile
-	(*TaskStatusAttachment)(nil),        // 74: postcompact.v1.TaskStatusAttachment
-	(*PlanFileReference)(nil),           // 75: postcompact.v1.PlanFileReference
-	(*PlanModeAttachment)(nil),          // 76: postcompact.v1.PlanModeAttachment
-	(*InvokedSkill)(nil),                // 77: postcompact.v1.InvokedSkill
-	(*InvokedSkills)(nil),               // 78: postcompact.v1.InvokedSkills
-	(*DeferredToolsDelta)(nil),          // 79: postcompact.v1.DeferredToolsDelta
-	(*AgentListingDelta)(nil),           // 80: postcompact.v1.AgentListingDelta
-	(*McpInstructionsDelta)(nil),        // 81: postcompact.v1.McpInstructionsDelta
-	(*HookAdditionalContext)(nil),       // 82: postcompact.v1.HookAdditionalContext
-	(*SkillListingAttachment)(nil),      // 83: postcompact.v1.SkillListingAttachment
-	(*Attachment)(nil),                  // 84: postcompact.v1.Attachment
-	(*Decision)(nil),                    // 85: postcompact.v1.Decision
-	(*CategoryTotals)(nil),              // 86: postcompact.v1.CategoryTotals
-	(*EstimateTokensRequest)(nil),       // 87: postcompact.v1.EstimateTokensRequest
-	(*EstimateTokensResponse)(nil),      // 88: postcompact.v1.EstimateTokensResponse
-	(*EstimateTokensBatchRequest)(nil),  // 89: postcompact.v1.EstimateTokensBatchRequest
-	(*EstimateTokensBatchResponse)(nil), // 90: postcompact.v1.EstimateTokensBatchResponse
-	(*CountTokensRequest)(nil),          // 91: postcompact.v1.CountTokensRequest
-	(*CountTokensResponse)(nil),         // 92: postcompact.v1.CountTokensResponse
-	(*CountTokensBatchRequest)(nil),     // 93: postcompact.v1.CountTokensBatchRequest
-	(*CountTokensBatchResponse)(nil),    // 94: postcompact.v1.CountTokensBatchResponse
-	(*TruncateTokensRequest)(nil),       // 95: postcompact.v1.TruncateTokensRequest
-	(*TruncateTokensResponse)(nil),      // 96: postcompact.v1.TruncateTokensResponse
-	(*TruncateTokensBatchRequest)(nil),  // 97: postcompact.v1.TruncateTokensBatchRequest
-	(*TruncateTokensBatchResponse)(nil), // 98: postcompact.v1.TruncateTokensBatchResponse
-	(*PathMapping)(nil),                 // 99: postcompact.v1.PathMapping
-	(*ImportTranscriptRequest)(nil),     // 100: postcompact.v1.ImportTranscriptRequest
-	(*TranscriptBoundary)(nil),          // 101: postcompact.v1.TranscriptBoundary
-	(*RestoredItem)(nil),                // 102: postcompact.v1.RestoredItem
-	(*ImportTranscriptResponse)(nil),    // 103: postcompact.v1.ImportTranscriptResponse
-	nil,                                 // 104: postcompact.v1.TemplateSpec.StringsEntry
+	(HarnessRule)(0),                    // 4: postcompact.v1.HarnessRule
+	(TokenCounter)(0),                   // 5: postcompact.v1.TokenCounter
+	(PermissionMode)(0),                 // 6: postcompact.v1.PermissionMode
+	(AgentMode)(0),                      // 7: postcompact.v1.AgentMode
+	(WriteCheck)(0),                     // 8: postcompact.v1.WriteCheck
+	(TaskStatus)(0),                     // 9: postcompact.v1.TaskStatus
+	(CompactKind)(0),                    // 10: postcompact.v1.CompactKind
+	(Role)(0),                           // 11: postcompact.v1.Role
+	(AttachmentKind)(0),                 // 12: postcompact.v1.AttachmentKind
+	(Subject)(0),                        // 13: postcompact.v1.Subject
+	(Outcome)(0),                        // 14: postcompact.v1.Outcome
+	(*RestorePolicy)(nil),               // 15: postcompact.v1.RestorePolicy
+	(*GetServerInfoRequest)(nil),        // 16: postcompact.v1.GetServerInfoRequest
+	(*GetServerInfoResponse)(nil),       // 17: postcompact.v1.GetServerInfoResponse
+	(*GetStatsRequest)(nil),             // 18: postcompact.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),            // 19: postcompact.v1.GetStatsResponse
+	(*MemoryFiles)(nil),                 // 20: postcompact.v1.MemoryFiles
+	(*OpenSessionRequest)(nil),          // 21: postcompact.v1.OpenSessionRequest
+	(*TemplateSpec)(nil),                // 22: postcompact.v1.TemplateSpec
+	(*OpenSessionResponse)(nil),         // 23: postcompact.v1.OpenSessionResponse
+	(*CloseSessionRequest)(nil),         // 24: postcompact.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),        // 25: postcompact.v1.CloseSessionResponse
+	(*ListSessionsRequest)(nil),         // 26: postcompact.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),        // 27: postcompact.v1.ListSessionsResponse
+	(*SessionInfo)(nil),                 // 28: postcompact.v1.SessionInfo
+	(*StartAgentRequest)(nil),           // 29: postcompact.v1.StartAgentRequest
+	(*StartAgentResponse)(nil),          // 30: postcompact.v1.StartAgentResponse
+	(*EndAgentRequest)(nil),             // 31: postcompact.v1.EndAgentRequest
+	(*EndAgentResponse)(nil),            // 32: postcompact.v1.EndAgentResponse
+	(*MergeFileStateRequest)(nil),       // 33: postcompact.v1.MergeFileStateRequest
+	(*MergeFileStateResponse)(nil),      // 34: postcompact.v1.MergeFileStateResponse
+	(*ReadFileRequest)(nil),             // 35: postcompact.v1.ReadFileRequest
+	(*ReadFileResponse)(nil),            // 36: postcompact.v1.ReadFileResponse
+	(*RecordReadRequest)(nil),           // 37: postcompact.v1.RecordReadRequest
+	(*RecordReadResponse)(nil),          // 38: postcompact.v1.RecordReadResponse
+	(*RecordWriteRequest)(nil),          // 39: postcompact.v1.RecordWriteRequest
+	(*LineRange)(nil),                   // 40: postcompact.v1.LineRange
+	(*ChangedLines)(nil),                // 41: postcompact.v1.ChangedLines
+	(*RecordWriteResponse)(nil),         // 42: postcompact.v1.RecordWriteResponse
+	(*CheckWriteRequest)(nil),           // 43: postcompact.v1.CheckWriteRequest
+	(*CheckWriteResponse)(nil),          // 44: postcompact.v1.CheckWriteResponse
+	(*CheckStaleRequest)(nil),           // 45: postcompact.v1.CheckStaleRequest
+	(*CheckStaleResponse)(nil),          // 46: postcompact.v1.CheckStaleResponse
+	(*RecordSkillRequest)(nil),          // 47: postcompact.v1.RecordSkillRequest
+	(*RecordSkillResponse)(nil),         // 48: postcompact.v1.RecordSkillResponse
+	(*SetPlanRequest)(nil),              // 49: postcompact.v1.SetPlanRequest
+	(*SetPlanResponse)(nil),             // 50: postcompact.v1.SetPlanResponse
+	(*SetModeRequest)(nil),              // 51: postcompact.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 52: postcompact.v1.SetModeResponse
+	(*Task)(nil),                        // 53: postcompact.v1.Task
+	(*UpsertTaskRequest)(nil),           // 54: postcompact.v1.UpsertTaskRequest
+	(*UpsertTaskResponse)(nil),          // 55: postcompact.v1.UpsertTaskResponse
+	(*DeferredTools)(nil),               // 56: postcompact.v1.DeferredTools
+	(*AgentType)(nil),                   // 57: postcompact.v1.AgentType
+	(*AgentTypes)(nil),                  // 58: postcompact.v1.AgentTypes
+	(*McpServer)(nil),                   // 59: postcompact.v1.McpServer
+	(*McpServers)(nil),                  // 60: postcompact.v1.McpServers
+	(*SkillListingEntry)(nil),           // 61: postcompact.v1.SkillListingEntry
+	(*SkillListing)(nil),                // 62: postcompact.v1.SkillListing
+	(*SetCatalogRequest)(nil),           // 63: postcompact.v1.SetCatalogRequest
+	(*SetCatalogResponse)(nil),          // 64: postcompact.v1.SetCatalogResponse
+	(*ToolUse)(nil),                     // 65: postcompact.v1.ToolUse
+	(*ToolResult)(nil),                  // 66: postcompact.v1.ToolResult
+	(*ContentBlock)(nil),                // 67: postcompact.v1.ContentBlock
+	(*ConversationMessage)(nil),         // 68: postcompact.v1.ConversationMessage
+	(*CompactRequest)(nil),              // 69: postcompact.v1.CompactRequest
+	(*CompactResponse)(nil),             // 70: postcompact.v1.CompactResponse
+	(*PreviewCompactRequest)(nil),       // 71: postcompact.v1.PreviewCompactRequest
+	(*PreviewCompactResponse)(nil),      // 72: postcompact.v1.PreviewCompactResponse
+	(*FileAttachment)(nil),              // 73: postcompact.v1.FileAttachment
+	(*CompactFileReference)(nil),        // 74: postcompact.v1.CompactFileReference
+	(*LeftOutFiles)(nil),                // 75: postcompact.v1.LeftOutFiles
+	(*LeftOutFile)(nil),                 // 76: postcompact.v1.LeftOutFile
+	(*TaskStatusAttachment)(nil),        // 77: postcompact.v1.TaskStatusAttachment
+	(*PlanFileReference)(nil),           // 78: postcompact.v1.PlanFileReference
+	(*PlanModeAttachment)(nil),          // 79: postcompact.v1.PlanModeAttachment
+	(*InvokedSkill)(nil),                // 80: postcompact.v1.InvokedSkill
+	(*InvokedSkills)(nil),               // 81: postcompact.v1.InvokedSkills
+	(*DeferredToolsDelta)(nil),          // 82: postcompact.v1.DeferredToolsDelta
+	(*AgentListingDelta)(nil),           // 83: postcompact.v1.AgentListingDelta
+	(*McpInstructionsDelta)(nil),        // 84: postcompact.v1.McpInstructionsDelta
+	(*HookAdditionalContext)(nil),       // 85: postcompact.v1.HookAdditionalContext
+	(*SkillListingAttachment)(nil),      // 86: postcompact.v1.SkillListingAttachment
+	(*Attachment)(nil),                  // 87: postcompact.v1.Attachment
+	(*Decision)(nil),                    // 88: postcompact.v1.Decision
+	(*CategoryTotals)(nil),              // 89: postcompact.v1.CategoryTotals
+	(*EstimateTokensRequest)(nil),       // 90: postcompact.v1.EstimateTokensRequest
+	(*EstimateTokensResponse)(nil),      // 91: postcompact.v1.EstimateTokensResponse
+	(*EstimateTokensBatchRequest)(nil),  // 92: postcompact.v1.EstimateTokensBatchRequest
+	(*EstimateTokensBatchResponse)(nil), // 93: postcompact.v1.EstimateTokensBatchResponse
+	(*CountTokensRequest)(nil),          // 94: postcompact.v1.CountTokensRequest
+	(*CountTokensResponse)(nil),         // 95: postcompact.v1.CountTokensResponse
+	(*CountTokensBatchRequest)(nil),     // 96: postcompact.v1.CountTokensBatchRequest
+	(*CountTokensBatchResponse)(nil),    // 97: postcompact.v1.CountTokensBatchResponse
+	(*TruncateTokensRequest)(nil),       // 98: postcompact.v1.TruncateTokensRequest
+	(*TruncateTokensResponse)(nil),      // 99: postcompact.v1.TruncateTokensResponse
+	(*TruncateTokensBatchRequest)(nil),  // 100: postcompact.v1.TruncateTokensBatchRequest
+	(*TruncateTokensBatchResponse)(nil), // 101: postcompact.v1.TruncateTokensBatchResponse
+	(*PathMapping)(nil),                 // 102: postcompact.v1.PathMapping
+	(*ImportTranscriptRequest)(nil),     // 103: postcompact.v1.ImportTranscriptRequest
+	(*TranscriptBoundary)(nil),          // 104: postcompact.v1.TranscriptBoundary
+	(*RestoredItem)(nil),                // 105: postcompact.v1.RestoredItem
+	(*ImportTranscriptResponse)(nil),    // 106: postcompact.v1.ImportTranscriptResponse
+	nil,                                 // 107: postcompact.v1.TemplateSpec.StringsEntry
 }
 var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
 	2,   // 0: postcompact.v1.RestorePolicy.oversize:type_name -> postcompact.v1.OversizePolicy
-	4,   // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
+	5,   // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
 	3,   // 2: postcompact.v1.RestorePolicy.ranking:type_name -> postcompact.v1.FileRanking
-	19,  // 3: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
-	14,  // 4: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	0,   // 5: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
-	21,  // 6: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
-	104, // 7: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
-	27,  // 8: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
-	27,  // 9: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
-	0,   // 10: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
-	6,   // 11: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
-	7,   // 12: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
-	5,   // 13: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
-	8,   // 14: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	50,  // 15: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	54,  // 16: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	56,  // 17: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	58,  // 18: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	53,  // 19: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	55,  // 20: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	57,  // 21: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	59,  // 22: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	84,  // 23: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	62,  // 24: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	63,  // 25: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	84,  // 26: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
-	10,  // 27: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	64,  // 28: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
-	9,   // 29: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	65,  // 30: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	14,  // 31: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	84,  // 32: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	85,  // 33: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	86,  // 34: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	9,   // 35: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	65,  // 36: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	14,  // 37: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	84,  // 38: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	85,  // 39: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	86,  // 40: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	73,  // 41: postcompact.v1.LeftOutFiles.files:type_name -> postcompact.v1.LeftOutFile
-	8,   // 42: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	77,  // 43: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	58,  // 44: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
-	11,  // 45: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
-	1,   // 46: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
-	70,  // 47: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	71,  // 48: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	74,  // 49: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	75,  // 50: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	76,  // 51: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	78,  // 52: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	79,  // 53: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	80,  // 54: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	81,  // 55: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	82,  // 56: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	83,  // 57: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
-	72,  // 58: postcompact.v1.Attachment.left_out_files:type_name -> postcompact.v1.LeftOutFiles
-	12,  // 59: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
-	13,  // 60: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
-	4,   // 61: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
-	4,   // 62: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	96,  // 63: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	99,  // 64: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
-	0,   // 65: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
-	14,  // 66: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	102, // 67: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
-	102, // 68: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
-	27,  // 69: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
-	101, // 70: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
-	15,  // 71: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
-	17,  // 72: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
-	20,  // 73: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
-	23,  // 74: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
-	25,  // 75: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
-	28,  // 76: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	30,  // 77: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
-	32,  // 78: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	34,  // 79: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	36,  // 80: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	38,  // 81: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	40,  // 82: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	42,  // 83: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	44,  // 84: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	46,  // 85: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	48,  // 86: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	51,  // 87: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	60,  // 88: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	66,  // 89: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	68,  // 90: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	87,  // 91: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	89,  // 92: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	91,  // 93: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	93,  // 94: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	95,  // 95: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	97,  // 96: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	100, // 97: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
-	16,  // 98: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	18,  // 99: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	22,  // 100: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	24,  // 101: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	26,  // 102: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	29,  // 103: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	31,  // 104: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
-	33,  // 105: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	35,  // 106: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	37,  // 107: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	39,  // 108: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	41,  // 109: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	43,  // 110: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	45,  // 111: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	47,  // 112: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	49,  // 113: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	52,  // 114: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	61,  // 115: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	67,  // 116: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	69,  // 117: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	88,  // 118: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	90,  // 119: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	92,  // 120: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	94,  // 121: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	96,  // 122: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	98,  // 123: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	103, // 124: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
-	98,  // [98:125] is the sub-list for method output_type
-	71,  // [71:98] is the sub-list for method input_type
-	71,  // [71:71] is the sub-list for extension type_name
-	71,  // [71:71] is the sub-list for extension extendee
-	0,   // [0:71] is the sub-list for field type_name
+	4,   // 3: postcompact.v1.RestorePolicy.complement:type_name -> postcompact.v1.HarnessRule
+	20,  // 4: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
+	15,  // 5: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	0,   // 6: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
+	22,  // 7: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
+	107, // 8: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
+	28,  // 9: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
+	28,  // 10: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
+	0,   // 11: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
+	7,   // 12: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
+	41,  // 13: postcompact.v1.RecordWriteRequest.changed_lines:type_name -> postcompact.v1.ChangedLines
+	40,  // 14: postcompact.v1.ChangedLines.ranges:type_name -> postcompact.v1.LineRange
+	8,   // 15: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
+	6,   // 16: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
+	9,   // 17: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
+	53,  // 18: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	57,  // 19: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	59,  // 20: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	61,  // 21: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	56,  // 22: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	58,  // 23: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	60,  // 24: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	62,  // 25: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	87,  // 26: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	65,  // 27: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	66,  // 28: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	87,  // 29: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	11,  // 30: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
+	67,  // 31: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	10,  // 32: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	68,  // 33: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	15,  // 34: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	87,  // 35: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	88,  // 36: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	89,  // 37: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	10,  // 38: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	68,  // 39: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	15,  // 40: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	87,  // 41: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	88,  // 42: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	89,  // 43: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	76,  // 44: postcompact.v1.LeftOutFiles.files:type_name -> postcompact.v1.LeftOutFile
+	9,   // 45: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
+	80,  // 46: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	61,  // 47: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	12,  // 48: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
+	1,   // 49: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
+	73,  // 50: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	74,  // 51: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	77,  // 52: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	78,  // 53: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	79,  // 54: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	81,  // 55: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	82,  // 56: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	83,  // 57: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	84,  // 58: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	85,  // 59: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	86,  // 60: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	75,  // 61: postcompact.v1.Attachment.left_out_files:type_name -> postcompact.v1.LeftOutFiles
+	13,  // 62: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
+	14,  // 63: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
+	5,   // 64: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
+	5,   // 65: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
+	99,  // 66: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	102, // 67: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	0,   // 68: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
+	15,  // 69: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	105, // 70: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	105, // 71: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	28,  // 72: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
+	104, // 73: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	16,  // 74: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
+	18,  // 75: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
+	21,  // 76: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
+	24,  // 77: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
+	26,  // 78: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
+	29,  // 79: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
+	31,  // 80: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
+	33,  // 81: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	35,  // 82: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	37,  // 83: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	39,  // 84: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	43,  // 85: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	45,  // 86: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	47,  // 87: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	49,  // 88: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	51,  // 89: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	54,  // 90: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	63,  // 91: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	69,  // 92: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	71,  // 93: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	90,  // 94: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	92,  // 95: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	94,  // 96: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	96,  // 97: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	98,  // 98: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	100, // 99: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	103, // 100: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	17,  // 101: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	19,  // 102: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	23,  // 103: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	25,  // 104: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	27,  // 105: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	30,  // 106: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	32,  // 107: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
+	34,  // 108: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	36,  // 109: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	38,  // 110: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	42,  // 111: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	44,  // 112: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	46,  // 113: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	48,  // 114: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	50,  // 115: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	52,  // 116: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	55,  // 117: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	64,  // 118: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	70,  // 119: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	72,  // 120: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	91,  // 121: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	93,  // 122: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	95,  // 123: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	97,  // 124: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	99,  // 125: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	101, // 126: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	106, // 127: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	101, // [101:128] is the sub-list for method output_type
+	74,  // [74:101] is the sub-list for method input_type
+	74,  // [74:74] is the sub-list for extension type_name
+	74,  // [74:74] is the sub-list for extension extendee
+	0,   // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_postcompact_v1_postcompact_proto_init() }
@@ -7922,13 +8126,13 @@ func file_postcompact_v1_postcompact_proto_init() {
 	file_postcompact_v1_postcompact_proto_msgTypes[20].OneofWrappers = []any{}
 	file_postcompact_v1_postcompact_proto_msgTypes[22].OneofWrappers = []any{}
 	file_postcompact_v1_postcompact_proto_msgTypes[24].OneofWrappers = []any{}
-	file_postcompact_v1_postcompact_proto_msgTypes[50].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[52].OneofWrappers = []any{
 		(*ContentBlock_Text)(nil),
 		(*ContentBlock_ToolUse)(nil),
 		(*ContentBlock_ToolResult)(nil),
 		(*ContentBlock_Attachment)(nil),
 	}
-	file_postcompact_v1_postcompact_proto_msgTypes[70].OneofWrappers = []any{
+	file_postcompact_v1_postcompact_proto_msgTypes[72].OneofWrappers = []any{
 		(*Attachment_File)(nil),
 		(*Attachment_FileReference)(nil),
 		(*Attachment_TaskStatus)(nil),
@@ -7947,8 +8151,8 @@ func file_postcompact_v1_postcompact_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_postcompact_v1_postcompact_proto_rawDesc), len(file_postcompact_v1_postcompact_proto_rawDesc)),
-			NumEnums:      14,
-			NumMessages:   91,
+			NumEnums:      15,
+			NumMessages:   93,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -9,6 +9,7 @@ export type { Attachment__Output as Attachment, Attachment as AttachmentInput } 
 export { AttachmentKind } from "./postcompact/v1/AttachmentKind.js";
 export type { AttachmentKind__Output } from "./postcompact/v1/AttachmentKind.js";
 export type { CategoryTotals__Output as CategoryTotals, CategoryTotals as CategoryTotalsInput } from "./postcompact/v1/CategoryTotals.js";
+export type { ChangedLines__Output as ChangedLines, ChangedLines as ChangedLinesInput } from "./postcompact/v1/ChangedLines.js";
 export type { CheckStaleRequest__Output as CheckStaleRequest, CheckStaleRequest as CheckStaleRequestInput } from "./postcompact/v1/CheckStaleRequest.js";
 export type { CheckStaleResponse__Output as CheckStaleResponse, CheckStaleResponse as CheckStaleResponseInput } from "./postcompact/v1/CheckStaleResponse.js";
 export type { CheckWriteRequest__Output as CheckWriteRequest, CheckWriteRequest as CheckWriteRequestInput } from "./postcompact/v1/CheckWriteRequest.js";
@@ -42,6 +43,8 @@ export type { GetServerInfoRequest__Output as GetServerInfoRequest, GetServerInf
 export type { GetServerInfoResponse__Output as GetServerInfoResponse, GetServerInfoResponse as GetServerInfoResponseInput } from "./postcompact/v1/GetServerInfoResponse.js";
 export type { GetStatsRequest__Output as GetStatsRequest, GetStatsRequest as GetStatsRequestInput } from "./postcompact/v1/GetStatsRequest.js";
 export type { GetStatsResponse__Output as GetStatsResponse, GetStatsResponse as GetStatsResponseInput } from "./postcompact/v1/GetStatsResponse.js";
+export { HarnessRule } from "./postcompact/v1/HarnessRule.js";
+export type { HarnessRule__Output } from "./postcompact/v1/HarnessRule.js";
 export type { HookAdditionalContext__Output as HookAdditionalContext, HookAdditionalContext as HookAdditionalContextInput } from "./postcompact/v1/HookAdditionalContext.js";
 export type { ImportTranscriptRequest__Output as ImportTranscriptRequest, ImportTranscriptRequest as ImportTranscriptRequestInput } from "./postcompact/v1/ImportTranscriptRequest.js";
 export type { ImportTranscriptResponse__Output as ImportTranscriptResponse, ImportTranscriptResponse as ImportTranscriptResponseInput } from "./postcompact/v1/ImportTranscriptResponse.js";
@@ -49,6 +52,7 @@ export type { InvokedSkill__Output as InvokedSkill, InvokedSkill as InvokedSkill
 export type { InvokedSkills__Output as InvokedSkills, InvokedSkills as InvokedSkillsInput } from "./postcompact/v1/InvokedSkills.js";
 export type { LeftOutFile__Output as LeftOutFile, LeftOutFile as LeftOutFileInput } from "./postcompact/v1/LeftOutFile.js";
 export type { LeftOutFiles__Output as LeftOutFiles, LeftOutFiles as LeftOutFilesInput } from "./postcompact/v1/LeftOutFiles.js";
+export type { LineRange__Output as LineRange, LineRange as LineRangeInput } from "./postcompact/v1/LineRange.js";
 export type { ListSessionsRequest__Output as ListSessionsRequest, ListSessionsRequest as ListSessionsRequestInput } from "./postcompact/v1/ListSessionsRequest.js";
 export type { ListSessionsResponse__Output as ListSessionsResponse, ListSessionsResponse as ListSessionsResponseInput } from "./postcompact/v1/ListSessionsResponse.js";
 export type { McpInstructionsDelta__Output as McpInstructionsDelta, McpInstructionsDelta as McpInstructionsDeltaInput } from "./postcompact/v1/McpInstructionsDelta.js";

@@ -6,6 +6,7 @@ import type { AgentType as _postcompact_v1_AgentType, AgentType__Output as _post
 import type { AgentTypes as _postcompact_v1_AgentTypes, AgentTypes__Output as _postcompact_v1_AgentTypes__Output } from './postcompact/v1/AgentTypes.js';
 import type { Attachment as _postcompact_v1_Attachment, Attachment__Output as _postcompact_v1_Attachment__Output } from './postcompact/v1/Attachment.js';
 import type { CategoryTotals as _postcompact_v1_CategoryTotals, CategoryTotals__Output as _postcompact_v1_CategoryTotals__Output } from './postcompact/v1/CategoryTotals.js';
+import type { ChangedLines as _postcompact_v1_ChangedLines, ChangedLines__Output as _postcompact_v1_ChangedLines__Output } from './postcompact/v1/ChangedLines.js';
 import type { CheckStaleRequest as _postcompact_v1_CheckStaleRequest, CheckStaleRequest__Output as _postcompact_v1_CheckStaleRequest__Output } from './postcompact/v1/CheckStaleRequest.js';
 import type { CheckStaleResponse as _postcompact_v1_CheckStaleResponse, CheckStaleResponse__Output as _postcompact_v1_CheckStaleResponse__Output } from './postcompact/v1/CheckStaleResponse.js';
 import type { CheckWriteRequest as _postcompact_v1_CheckWriteRequest, CheckWriteRequest__Output as _postcompact_v1_CheckWriteRequest__Output } from './postcompact/v1/CheckWriteRequest.js';
@@ -42,6 +43,7 @@ import type { InvokedSkill as _postcompact_v1_InvokedSkill, InvokedSkill__Output
 import type { InvokedSkills as _postcompact_v1_InvokedSkills, InvokedSkills__Output as _postcompact_v1_InvokedSkills__Output } from './postcompact/v1/InvokedSkills.js';
 import type { LeftOutFile as _postcompact_v1_LeftOutFile, LeftOutFile__Output as _postcompact_v1_LeftOutFile__Output } from './postcompact/v1/LeftOutFile.js';
 import type { LeftOutFiles as _postcompact_v1_LeftOutFiles, LeftOutFiles__Output as _postcompact_v1_LeftOutFiles__Output } from './postcompact/v1/LeftOutFiles.js';
+import type { LineRange as _postcompact_v1_LineRange, LineRange__Output as _postcompact_v1_LineRange__Output } from './postcompact/v1/LineRange.js';
 import type { ListSessionsRequest as _postcompact_v1_ListSessionsRequest, ListSessionsRequest__Output as _postcompact_v1_ListSessionsRequest__Output } from './postcompact/v1/ListSessionsRequest.js';
 import type { ListSessionsResponse as _postcompact_v1_ListSessionsResponse, ListSessionsResponse__Output as _postcompact_v1_ListSessionsResponse__Output } from './postcompact/v1/ListSessionsResponse.js';
 import type { McpInstructionsDelta as _postcompact_v1_McpInstructionsDelta, McpInstructionsDelta__Output as _postcompact_v1_McpInstructionsDelta__Output } from './postcompact/v1/McpInstructionsDelta.js';
@@ -107,6 +109,7 @@ export interface ProtoGrpcType {
       Attachment: MessageTypeDefinition<_postcompact_v1_Attachment, _postcompact_v1_Attachment__Output>
       AttachmentKind: EnumTypeDefinition
       CategoryTotals: MessageTypeDefinition<_postcompact_v1_CategoryTotals, _postcompact_v1_CategoryTotals__Output>
+      ChangedLines: MessageTypeDefinition<_postcompact_v1_ChangedLines, _postcompact_v1_ChangedLines__Output>
       CheckStaleRequest: MessageTypeDefinition<_postcompact_v1_CheckStaleRequest, _postcompact_v1_CheckStaleRequest__Output>
       CheckStaleResponse: MessageTypeDefinition<_postcompact_v1_CheckStaleResponse, _postcompact_v1_CheckStaleResponse__Output>
       CheckWriteRequest: MessageTypeDefinition<_postcompact_v1_CheckWriteRequest, _postcompact_v1_CheckWriteRequest__Output>
@@ -138,6 +141,7 @@ export interface ProtoGrpcType {
       GetServerInfoResponse: MessageTypeDefinition<_postcompact_v1_GetServerInfoResponse, _postcompact_v1_GetServerInfoResponse__Output>
       GetStatsRequest: MessageTypeDefinition<_postcompact_v1_GetStatsRequest, _postcompact_v1_GetStatsRequest__Output>
       GetStatsResponse: MessageTypeDefinition<_postcompact_v1_GetStatsResponse, _postcompact_v1_GetStatsResponse__Output>
+      HarnessRule: EnumTypeDefinition
       HookAdditionalContext: MessageTypeDefinition<_postcompact_v1_HookAdditionalContext, _postcompact_v1_HookAdditionalContext__Output>
       ImportTranscriptRequest: MessageTypeDefinition<_postcompact_v1_ImportTranscriptRequest, _postcompact_v1_ImportTranscriptRequest__Output>
       ImportTranscriptResponse: MessageTypeDefinition<_postcompact_v1_ImportTranscriptResponse, _postcompact_v1_ImportTranscriptResponse__Output>
@@ -145,6 +149,7 @@ export interface ProtoGrpcType {
       InvokedSkills: MessageTypeDefinition<_postcompact_v1_InvokedSkills, _postcompact_v1_InvokedSkills__Output>
       LeftOutFile: MessageTypeDefinition<_postcompact_v1_LeftOutFile, _postcompact_v1_LeftOutFile__Output>
       LeftOutFiles: MessageTypeDefinition<_postcompact_v1_LeftOutFiles, _postcompact_v1_LeftOutFiles__Output>
+      LineRange: MessageTypeDefinition<_postcompact_v1_LineRange, _postcompact_v1_LineRange__Output>
       ListSessionsRequest: MessageTypeDefinition<_postcompact_v1_ListSessionsRequest, _postcompact_v1_ListSessionsRequest__Output>
       ListSessionsResponse: MessageTypeDefinition<_postcompact_v1_ListSessionsResponse, _postcompact_v1_ListSessionsResponse__Output>
       McpInstructionsDelta: MessageTypeDefinition<_postcompact_v1_McpInstructionsDelta, _postcompact_v1_McpInstructionsDelta__Output>

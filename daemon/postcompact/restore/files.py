@@ -493,7 +493,9 @@ class FileStep:
             return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=over)
         template = p.file_truncation_marker or self.templates.file_truncation_marker
         lines = text.split("\n")
-        if text.endswith("\n"):
+        if text.endswith("\n") and first + len(lines) - 1 >= tf.total_lines:
+            # The empty "line" after the file's final newline (Claude Code counts it); a range
+            # that stops before the end keeps its last line even when that line is empty.
             lines.pop()
 
         def attempt(count: int, head: str) -> _Restored:
@@ -838,6 +840,9 @@ async def restore_files(
             return (not (got is not None and got.edited), -item[1])
 
         ranked = sorted(candidates, key=edited_first)
+    elif policy.ranking == pb.FILE_RANKING_MTIME and not step.rules.mtime_timestamps:
+        mtimes = _mtimes(path for path, _, _ in candidates)
+        ranked = sorted(candidates, key=lambda item: -mtimes[item[0]])  # stable: ties keep MRU
     else:
         ranked = sorted(candidates, key=lambda item: -item[1])  # stable: ties keep MRU
     selected = ranked[: policy.max_files]
@@ -966,6 +971,22 @@ async def restore_files(
         if left:
             out.attach_pending("files", _left_out(step, agent, left))
     return (referenced if carry_refs else {}), reseed, memo
+
+
+_NO_MTIME = -(2**62)  # a candidate that cannot be stat'ed ranks last under FILE_RANKING_MTIME
+
+
+def _mtimes(paths: Iterable[str]) -> dict[str, int]:
+    """Each path's modification time now (floor ms; `_NO_MTIME` when it cannot be stat'ed): the
+    order of FILE_RANKING_MTIME under profiles that stamp entries with the read time. Metadata
+    only, on the event loop: a stat is a few µs and the candidates are the agent's cache."""
+    out: dict[str, int] = {}
+    for path in paths:
+        try:
+            out[path] = os.stat(path).st_mtime_ns // 1_000_000
+        except (OSError, ValueError):
+            out[path] = _NO_MTIME
+    return out
 
 
 def _spans(

@@ -82,6 +82,7 @@ class Policy:
     restore_seen: bool = False
     ranking: pb.FileRanking.ValueType = pb.FILE_RANKING_RECENCY
     left_out_index: bool = False
+    complement: pb.HarnessRule.ValueType = pb.HARNESS_RULE_NONE
 
     @property
     def exact(self) -> bool:
@@ -112,6 +113,8 @@ def validate_policy(layer: pb.RestorePolicy) -> None:
         raise _bad("INVALID_POLICY", "oversize", f"is not a known value: {layer.oversize}")
     if layer.ranking not in pb.FileRanking.values():
         raise _bad("INVALID_POLICY", "ranking", f"is not a known value: {layer.ranking}")
+    if layer.complement not in pb.HarnessRule.values():
+        raise _bad("INVALID_POLICY", "complement", f"is not a known value: {layer.complement}")
     if layer.counter not in pb.TokenCounter.values():
         raise _bad("INVALID_POLICY", "counter", f"is not a known value: {layer.counter}")
     if layer.HasField("encoding") and layer.encoding not in ENCODINGS:
@@ -177,6 +180,8 @@ def _resolve(profile: int, *layers: pb.RestorePolicy) -> Policy:
                 changes[str_name] = getattr(layer, str_name)
         if layer.ranking != pb.FILE_RANKING_UNSPECIFIED:
             changes["ranking"] = layer.ranking
+        if layer.complement != pb.HARNESS_RULE_UNSPECIFIED:
+            changes["complement"] = layer.complement
         for flag in ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index"):
             if layer.HasField(flag):
                 changes[flag] = getattr(layer, flag)

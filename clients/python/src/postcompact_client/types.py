@@ -48,6 +48,7 @@ __all__ = [
     "FileRanking",
     "GetServerInfoResponse",
     "GetStatsResponse",
+    "HarnessRule",
     "HookAdditionalContext",
     "ImportTranscriptResponse",
     "InvokedSkill",
@@ -198,9 +199,32 @@ class FileRanking(ProtoEnum):
     """newest entry timestamp first (Claude Code's rule)"""
     EDITS_FIRST = 2
     """files the agent edited or wrote since the last compaction first, newest first within each"""
+    MTIME = 3
+    """the file's modification time on disk, newest first, whatever the profile stamps entries with
+    (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+    """
 
 
 _FILE_RANKING: dict[int, FileRanking] = {m.value: m for m in FileRanking}
+
+
+class HarnessRule(ProtoEnum):
+    """A harness's own file restoration, which postcompact can leave to it
+    (RestorePolicy.complement).
+    """
+
+    UNSPECIFIED = 0
+    """inherit (NONE)"""
+    NONE = 1
+    """postcompact restores everything itself"""
+    CLAUDE_CODE = 2
+    """Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
+    or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
+    and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+    """
+
+
+_HARNESS_RULE: dict[int, HarnessRule] = {m.value: m for m in HarnessRule}
 
 
 class TokenCounter(ProtoEnum):
@@ -355,6 +379,10 @@ class Outcome(ProtoEnum):
     """a saved tool-result artifact (tool-results/artifact-*)"""
     DROPPED_OVER_CAP = 16
     """over max_tokens_per_file under OVERSIZE_POLICY_SKIP"""
+    RESTORED_BY_HARNESS = 17
+    """the harness restores it itself (RestorePolicy.complement); `tokens`: its attachment's rough
+    estimate as the harness renders it
+    """
 
 
 _OUTCOME: dict[int, Outcome] = {m.value: m for m in Outcome}
@@ -410,6 +438,13 @@ class RestorePolicy:
     """After the restored files, one attachment naming the candidates left out (path, lines seen,
     edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
     """
+    complement: HarnessRule = HarnessRule.UNSPECIFIED
+    """Restore only what the named harness rule leaves out: the daemon computes that rule's own
+    selection over the agent's files, leaves those files to the harness
+    (OUTCOME_RESTORED_BY_HARNESS) and restores from the rest within this policy's budgets; files
+    only (everything else is the harness's own). After the compaction the harness's files are
+    held as restored. Default: NONE.
+    """
 
     @classmethod
     def from_pb(cls, msg: pb.RestorePolicy) -> RestorePolicy:
@@ -443,6 +478,7 @@ class RestorePolicy:
             restore_seen=msg.restore_seen if msg.HasField("restore_seen") else None,
             ranking=(_FILE_RANKING.get(msg.ranking) or FileRanking(msg.ranking)),
             left_out_index=msg.left_out_index if msg.HasField("left_out_index") else None,
+            complement=(_HARNESS_RULE.get(msg.complement) or HarnessRule(msg.complement)),
         )
 
     def to_pb(self) -> pb.RestorePolicy:
@@ -464,6 +500,7 @@ class RestorePolicy:
             restore_seen=self.restore_seen,
             ranking=pb.FileRanking.ValueType(self.ranking),
             left_out_index=self.left_out_index,
+            complement=pb.HarnessRule.ValueType(self.complement),
         )
 
 

@@ -16,6 +16,11 @@ export const FileRanking = {
    * files the agent edited or wrote since the last compaction first, newest first within each
    */
   FILE_RANKING_EDITS_FIRST: 'FILE_RANKING_EDITS_FIRST',
+  /**
+   * the file's modification time on disk, newest first, whatever the profile stamps entries with
+   * (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+   */
+  FILE_RANKING_MTIME: 'FILE_RANKING_MTIME',
 } as const;
 
 /**
@@ -37,6 +42,12 @@ export type FileRanking =
    */
   | 'FILE_RANKING_EDITS_FIRST'
   | 2
+  /**
+   * the file's modification time on disk, newest first, whatever the profile stamps entries with
+   * (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+   */
+  | 'FILE_RANKING_MTIME'
+  | 3
 
 /**
  * How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).

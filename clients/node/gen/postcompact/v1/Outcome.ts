@@ -39,6 +39,11 @@ export const Outcome = {
    * over max_tokens_per_file under OVERSIZE_POLICY_SKIP
    */
   OUTCOME_DROPPED_OVER_CAP: 'OUTCOME_DROPPED_OVER_CAP',
+  /**
+   * the harness restores it itself (RestorePolicy.complement); `tokens`: its attachment's rough
+   * estimate as the harness renders it
+   */
+  OUTCOME_RESTORED_BY_HARNESS: 'OUTCOME_RESTORED_BY_HARNESS',
 } as const;
 
 export type Outcome =
@@ -97,5 +102,11 @@ export type Outcome =
    */
   | 'OUTCOME_DROPPED_OVER_CAP'
   | 16
+  /**
+   * the harness restores it itself (RestorePolicy.complement); `tokens`: its attachment's rough
+   * estimate as the harness renders it
+   */
+  | 'OUTCOME_RESTORED_BY_HARNESS'
+  | 17
 
 export type Outcome__Output = typeof Outcome[keyof typeof Outcome]

@@ -1,5 +1,6 @@
 // Original file: ../../proto/postcompact/v1/postcompact.proto
 
+import type { ChangedLines as _postcompact_v1_ChangedLines, ChangedLines__Output as _postcompact_v1_ChangedLines__Output } from '../../postcompact/v1/ChangedLines.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface RecordWriteRequest {
@@ -21,6 +22,12 @@ export interface RecordWriteRequest {
    * between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
    */
   'ifEntryTimestampMs'?: (number | string | Long);
+  /**
+   * The lines of `content` the write added or changed (an Edit's `structuredPatch` hunks, an
+   * apply_patch's hunks). Unset: the daemon diffs `content` against the agent's entry for the
+   * path; set with no ranges: the write changed no line of the new content (a deletion only).
+   */
+  'changedLines'?: (_postcompact_v1_ChangedLines | null);
   '_ifEntryTimestampMs'?: "ifEntryTimestampMs";
 }
 
@@ -43,5 +50,11 @@ export interface RecordWriteRequest__Output {
    * between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
    */
   'ifEntryTimestampMs'?: (number);
+  /**
+   * The lines of `content` the write added or changed (an Edit's `structuredPatch` hunks, an
+   * apply_patch's hunks). Unset: the daemon diffs `content` against the agent's entry for the
+   * path; set with no ranges: the write changed no line of the new content (a deletion only).
+   */
+  'changedLines': (_postcompact_v1_ChangedLines__Output | null);
   '_ifEntryTimestampMs'?: "ifEntryTimestampMs";
 }

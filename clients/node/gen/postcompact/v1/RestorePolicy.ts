@@ -3,6 +3,7 @@
 import type { OversizePolicy as _postcompact_v1_OversizePolicy, OversizePolicy__Output as _postcompact_v1_OversizePolicy__Output } from '../../postcompact/v1/OversizePolicy.js';
 import type { TokenCounter as _postcompact_v1_TokenCounter, TokenCounter__Output as _postcompact_v1_TokenCounter__Output } from '../../postcompact/v1/TokenCounter.js';
 import type { FileRanking as _postcompact_v1_FileRanking, FileRanking__Output as _postcompact_v1_FileRanking__Output } from '../../postcompact/v1/FileRanking.js';
+import type { HarnessRule as _postcompact_v1_HarnessRule, HarnessRule__Output as _postcompact_v1_HarnessRule__Output } from '../../postcompact/v1/HarnessRule.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -80,6 +81,13 @@ export interface RestorePolicy {
    * edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
    */
   'leftOutIndex'?: (boolean);
+  /**
+   * Restore only what the named harness rule leaves out: the daemon computes that rule's own
+   * selection over the agent's files, leaves those files to the harness (OUTCOME_RESTORED_BY_HARNESS)
+   * and restores from the rest within this policy's budgets; files only (everything else is the
+   * harness's own). After the compaction the harness's files are held as restored. Default: NONE.
+   */
+  'complement'?: (_postcompact_v1_HarnessRule);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -171,6 +179,13 @@ export interface RestorePolicy__Output {
    * edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
    */
   'leftOutIndex'?: (boolean);
+  /**
+   * Restore only what the named harness rule leaves out: the daemon computes that rule's own
+   * selection over the agent's files, leaves those files to the harness (OUTCOME_RESTORED_BY_HARNESS)
+   * and restores from the rest within this policy's budgets; files only (everything else is the
+   * harness's own). After the compaction the harness's files are held as restored. Default: NONE.
+   */
+  'complement': (_postcompact_v1_HarnessRule__Output);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";

@@ -135,6 +135,10 @@ class _FileRankingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FileRanki
     """newest entry timestamp first (Claude Code's rule)"""
     FILE_RANKING_EDITS_FIRST: _FileRanking.ValueType  # 2
     """files the agent edited or wrote since the last compaction first, newest first within each"""
+    FILE_RANKING_MTIME: _FileRanking.ValueType  # 3
+    """the file's modification time on disk, newest first, whatever the profile stamps entries with
+    (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+    """
 
 class FileRanking(_FileRanking, metaclass=_FileRankingEnumTypeWrapper):
     """How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2)."""
@@ -145,7 +149,41 @@ FILE_RANKING_RECENCY: FileRanking.ValueType  # 1
 """newest entry timestamp first (Claude Code's rule)"""
 FILE_RANKING_EDITS_FIRST: FileRanking.ValueType  # 2
 """files the agent edited or wrote since the last compaction first, newest first within each"""
+FILE_RANKING_MTIME: FileRanking.ValueType  # 3
+"""the file's modification time on disk, newest first, whatever the profile stamps entries with
+(Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+"""
 Global___FileRanking: _TypeAlias = FileRanking  # noqa: Y015
+
+class _HarnessRule:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HarnessRuleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HarnessRule.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HARNESS_RULE_UNSPECIFIED: _HarnessRule.ValueType  # 0
+    """inherit (NONE)"""
+    HARNESS_RULE_NONE: _HarnessRule.ValueType  # 1
+    """postcompact restores everything itself"""
+    HARNESS_RULE_CLAUDE_CODE: _HarnessRule.ValueType  # 2
+    """Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
+    or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
+    and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+    """
+
+class HarnessRule(_HarnessRule, metaclass=_HarnessRuleEnumTypeWrapper):
+    """A harness's own file restoration, which postcompact can leave to it (RestorePolicy.complement)."""
+
+HARNESS_RULE_UNSPECIFIED: HarnessRule.ValueType  # 0
+"""inherit (NONE)"""
+HARNESS_RULE_NONE: HarnessRule.ValueType  # 1
+"""postcompact restores everything itself"""
+HARNESS_RULE_CLAUDE_CODE: HarnessRule.ValueType  # 2
+"""Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
+or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
+and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+"""
+Global___HarnessRule: _TypeAlias = HarnessRule  # noqa: Y015
 
 class _TokenCounter:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -388,6 +426,10 @@ class _OutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Outcome.Value
     """a saved tool-result artifact (tool-results/artifact-*)"""
     OUTCOME_DROPPED_OVER_CAP: _Outcome.ValueType  # 16
     """over max_tokens_per_file under OVERSIZE_POLICY_SKIP"""
+    OUTCOME_RESTORED_BY_HARNESS: _Outcome.ValueType  # 17
+    """the harness restores it itself (RestorePolicy.complement); `tokens`: its attachment's rough
+    estimate as the harness renders it
+    """
 
 class Outcome(_Outcome, metaclass=_OutcomeEnumTypeWrapper): ...
 
@@ -415,6 +457,10 @@ OUTCOME_EXCLUDED_ARTIFACT: Outcome.ValueType  # 15
 """a saved tool-result artifact (tool-results/artifact-*)"""
 OUTCOME_DROPPED_OVER_CAP: Outcome.ValueType  # 16
 """over max_tokens_per_file under OVERSIZE_POLICY_SKIP"""
+OUTCOME_RESTORED_BY_HARNESS: Outcome.ValueType  # 17
+"""the harness restores it itself (RestorePolicy.complement); `tokens`: its attachment's rough
+estimate as the harness renders it
+"""
 Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 
 @_typing.final
@@ -443,6 +489,7 @@ class RestorePolicy(_message.Message):
     RESTORE_SEEN_FIELD_NUMBER: _builtins.int
     RANKING_FIELD_NUMBER: _builtins.int
     LEFT_OUT_INDEX_FIELD_NUMBER: _builtins.int
+    COMPLEMENT_FIELD_NUMBER: _builtins.int
     max_files: _builtins.int
     """5 / 20"""
     file_token_budget: _builtins.int
@@ -486,6 +533,12 @@ class RestorePolicy(_message.Message):
     """After the restored files, one attachment naming the candidates left out (path, lines seen,
     edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
     """
+    complement: Global___HarnessRule.ValueType
+    """Restore only what the named harness rule leaves out: the daemon computes that rule's own
+    selection over the agent's files, leaves those files to the harness (OUTCOME_RESTORED_BY_HARNESS)
+    and restores from the rest within this policy's budgets; files only (everything else is the
+    harness's own). After the compaction the harness's files are held as restored. Default: NONE.
+    """
     def __init__(
         self,
         *,
@@ -506,10 +559,11 @@ class RestorePolicy(_message.Message):
         restore_seen: _builtins.bool | None = ...,
         ranking: Global___FileRanking.ValueType = ...,
         left_out_index: _builtins.bool | None = ...,
+        complement: Global___HarnessRule.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "ranking", b"ranking", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "complement", b"complement", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "ranking", b"ranking", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__carry_read_state: _TypeAlias = _typing.Literal["carry_read_state"]  # noqa: Y015
     _WhichOneofArgType__carry_read_state: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state"]  # noqa: Y015
@@ -1361,6 +1415,7 @@ class RecordWriteRequest(_message.Message):
     CONTENT_FIELD_NUMBER: _builtins.int
     TIMESTAMP_MS_FIELD_NUMBER: _builtins.int
     IF_ENTRY_TIMESTAMP_MS_FIELD_NUMBER: _builtins.int
+    CHANGED_LINES_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     agent_id: _builtins.str
     path: _builtins.str
@@ -1374,6 +1429,13 @@ class RecordWriteRequest(_message.Message):
     (0: there is still none); when another process recorded a read or a write of the path in
     between, it is refused (FAILED_PRECONDITION WRITE_CONFLICT) and nothing changes.
     """
+    @_builtins.property
+    def changed_lines(self) -> Global___ChangedLines:
+        """The lines of `content` the write added or changed (an Edit's `structuredPatch` hunks, an
+        apply_patch's hunks). Unset: the daemon diffs `content` against the agent's entry for the
+        path; set with no ranges: the write changed no line of the new content (a deletion only).
+        """
+
     def __init__(
         self,
         *,
@@ -1383,16 +1445,61 @@ class RecordWriteRequest(_message.Message):
         content: _builtins.bytes = ...,
         timestamp_ms: _builtins.int = ...,
         if_entry_timestamp_ms: _builtins.int | None = ...,
+        changed_lines: Global___ChangedLines | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms", "if_entry_timestamp_ms", b"if_entry_timestamp_ms"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms", "changed_lines", b"changed_lines", "if_entry_timestamp_ms", b"if_entry_timestamp_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms", "agent_id", b"agent_id", "content", b"content", "if_entry_timestamp_ms", b"if_entry_timestamp_ms", "path", b"path", "session_id", b"session_id", "timestamp_ms", b"timestamp_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms", "agent_id", b"agent_id", "changed_lines", b"changed_lines", "content", b"content", "if_entry_timestamp_ms", b"if_entry_timestamp_ms", "path", b"path", "session_id", b"session_id", "timestamp_ms", b"timestamp_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__if_entry_timestamp_ms: _TypeAlias = _typing.Literal["if_entry_timestamp_ms"]  # noqa: Y015
     _WhichOneofArgType__if_entry_timestamp_ms: _TypeAlias = _typing.Literal["_if_entry_timestamp_ms", b"_if_entry_timestamp_ms"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__if_entry_timestamp_ms) -> _WhichOneofReturnType__if_entry_timestamp_ms | None: ...
 
 Global___RecordWriteRequest: _TypeAlias = RecordWriteRequest  # noqa: Y015
+
+@_typing.final
+class LineRange(_message.Message):
+    """Lines `first`..`last` of a file, 1-based, inclusive."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_FIELD_NUMBER: _builtins.int
+    LAST_FIELD_NUMBER: _builtins.int
+    first: _builtins.int
+    last: _builtins.int
+    def __init__(
+        self,
+        *,
+        first: _builtins.int = ...,
+        last: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "last", b"last"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LineRange: _TypeAlias = LineRange  # noqa: Y015
+
+@_typing.final
+class ChangedLines(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ranges(self) -> _containers.RepeatedCompositeFieldContainer[Global___LineRange]: ...
+    def __init__(
+        self,
+        *,
+        ranges: _abc.Iterable[Global___LineRange] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ranges", b"ranges"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangedLines: _TypeAlias = ChangedLines  # noqa: Y015
 
 @_typing.final
 class RecordWriteResponse(_message.Message):
