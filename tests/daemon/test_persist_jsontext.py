@@ -49,14 +49,18 @@ def test_announced_text_is_json_dumps(
 @given(
     st.dictionaries(_TEXT, st.tuples(st.binary(min_size=32, max_size=32), _INTS), max_size=5),
     st.dictionaries(_TEXT, _INTS, max_size=5),
+    st.dictionaries(_TEXT, _INTS, max_size=5),
 )
 def test_carried_text_is_json_dumps(
-    reads: dict[str, tuple[bytes, int]], refs: dict[str, int]
+    reads: dict[str, tuple[bytes, int]], refs: dict[str, int], unaware: dict[str, int]
 ) -> None:
     hexed = {p: (d.hex(), n) for p, (d, n) in sorted(reads.items())}
     marks = dict(sorted(refs.items()))
-    want = json.dumps({"reads": {p: [h, n] for p, (h, n) in hexed.items()}, "refs": marks})
-    assert carried_text(hexed, marks) == want
+    own = dict(sorted(unaware.items()))
+    want: dict[str, object] = {"reads": {p: [h, n] for p, (h, n) in hexed.items()}, "refs": marks}
+    if own:
+        want["unaware"] = own
+    assert carried_text(hexed, marks, own) == json.dumps(want)
 
 
 def test_odd_paths_in_the_agent_row_survive_a_restart(tmp_path: Path) -> None:

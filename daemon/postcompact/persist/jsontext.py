@@ -40,9 +40,21 @@ def announced_text(
     )
 
 
-def carried_text(reads: Mapping[str, tuple[str, int]], refs: Mapping[str, int]) -> str:
-    """`json.dumps({"reads": {path: [hex, length]}, "refs": {path: timestamp}})`, both in key
-    order (`reads` and `refs` already sorted by the caller: dicts keep their order)."""
+def carried_text(
+    reads: Mapping[str, tuple[str, int]],
+    refs: Mapping[str, int],
+    unaware: Mapping[str, int] | None = None,
+) -> str:
+    """`json.dumps({"reads": {path: [hex, length]}, "refs": {path: timestamp}})`, with
+    `"unaware": {path: timestamp}` after them when there are such files (complement mode), each
+    in key order (already sorted by the caller: dicts keep their order)."""
     parts = [f'{_quoted(p)}: ["{digest}", {int(n)}]' for p, (digest, n) in reads.items()]
     marks = [f"{_quoted(p)}: {int(ts)}" for p, ts in refs.items()]
-    return '{"reads": {' + ", ".join(parts) + '}, "refs": {' + ", ".join(marks) + "}}"
+    text = '{"reads": {' + ", ".join(parts) + '}, "refs": {' + ", ".join(marks) + "}"
+    if unaware:
+        text += (
+            ', "unaware": {'
+            + ", ".join(f"{_quoted(p)}: {int(ts)}" for p, ts in unaware.items())
+            + "}"
+        )
+    return text + "}"

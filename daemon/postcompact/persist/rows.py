@@ -211,6 +211,7 @@ class _AgentRow:
     parent_agent_id: str
     carried_reads: dict[str, tuple[bytes, int]]
     carried_refs: dict[str, int]
+    harness_unaware: dict[str, int]
 
 
 def _agent_of(row: Mapping[str, Any]) -> _AgentRow:
@@ -225,7 +226,9 @@ def _agent_of(row: Mapping[str, Any]) -> _AgentRow:
     for name in _ANNOUNCED:  # another key is ignored, as the load always did
         items = _list(announced.get(name, []), f"announced.{name}")
         sets[name] = [_str(x, f"announced.{name}[]") for x in items]
-    reads, refs = _carried_of(_object(_json_col(row, "carried"), "carried"))
+    carried = _object(_json_col(row, "carried"), "carried")
+    reads, refs = _carried_of(carried)
+    unaware = _stamps(carried.get("unaware", {}), "carried.unaware")
     return _AgentRow(
         session_id=row["session_id"],
         agent_id=aid,
@@ -237,6 +240,7 @@ def _agent_of(row: Mapping[str, Any]) -> _AgentRow:
         parent_agent_id=_id(row["parent_agent_id"], "parent_agent_id", allow_empty=True),
         carried_reads=reads,
         carried_refs=refs,
+        harness_unaware=unaware,
     )
 
 
@@ -258,13 +262,18 @@ def _carried_of(
         if len(digest) not in (0, _SHA256_BYTES) or type(value[1]) is not int or value[1] < 0:
             raise BadRow(f"{what} is not [SHA-256 hex, length]")
         reads[path] = (digest, value[1])
-    refs: dict[str, int] = {}
-    for path, ts in _object(carried.get("refs", {}), "carried.refs").items():
-        _abs_path(path, "a carried.refs path")
+    return reads, _stamps(carried.get("refs", {}), "carried.refs")
+
+
+def _stamps(value: Any, what: str) -> dict[str, int]:
+    """{absolute path: integer timestamp} (`carried.refs`, `carried.unaware`)."""
+    out: dict[str, int] = {}
+    for path, ts in _object(value, what).items():
+        _abs_path(path, f"a {what} path")
         if type(ts) is not int:
-            raise BadRow(f"carried.refs[{_show(path)}] is not an integer timestamp")
-        refs[path] = ts
-    return reads, refs
+            raise BadRow(f"{what}[{_show(path)}] is not an integer timestamp")
+        out[path] = ts
+    return out
 
 
 @dataclass(slots=True)

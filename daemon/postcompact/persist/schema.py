@@ -97,7 +97,8 @@ CREATE TABLE schema_history (
 
 # Agents gain their parent (for task reminders) and what they carried over a compaction (reads
 # for the Edit/Write check, too-large notes that stay candidates): JSON
-# {"reads": {path: [sha256 hex, length]}, "refs": {path: timestamp}}.
+# {"reads": {path: [sha256 hex, length]}, "refs": {path: timestamp}} (and, in complement mode,
+# "unaware": {path: timestamp}: docs/profiles.md).
 _V3 = """
 ALTER TABLE agents ADD COLUMN parent_agent_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE agents ADD COLUMN carried TEXT NOT NULL DEFAULT '{}';

@@ -105,7 +105,7 @@ def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
     """The agent's carried reads and notes as stored. A read still holding its content gets its
     SHA-256 here — from the file row of that very content when there is one (no hashing), else
     computed — and drops the content (memory stays bounded by the cache)."""
-    if not a.carried_reads and not a.carried_refs:
+    if not a.carried_reads and not a.carried_refs and not a.harness_unaware:
         return "{}"
     reads: dict[str, tuple[str, int]] = {}
     for path, r in sorted(a.carried_reads.items()):
@@ -115,13 +115,15 @@ def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
             r.sha256 = row.digest if same and row is not None else content_digest(r.content)
             r.content = None
         reads[path] = ((r.sha256 or b"").hex(), r.length)
-    return carried_text(reads, dict(sorted(a.carried_refs.items())))
+    refs, unaware = dict(sorted(a.carried_refs.items())), dict(sorted(a.harness_unaware.items()))
+    return carried_text(reads, refs, unaware)
 
 
 def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
     for path, (digest, length) in stored.carried_reads.items():
         a.carried_reads[path] = CarriedRead(length, sha256=digest)
     a.carried_refs.update(stored.carried_refs)
+    a.harness_unaware.update(stored.harness_unaware)
 
 
 class _Joined:

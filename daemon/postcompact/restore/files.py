@@ -809,8 +809,11 @@ async def restore_files(
     out: Outcome,
     preview: bool,
     hashing: bool = True,
+    harness: Mapping[str, tuple[int, str]] | None = None,
 ) -> tuple[dict[str, int], list[Seed], dict[str, RenderedFile]]:
-    """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion.
+    """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion;
+    `harness` the files the harness restores itself in complement mode (path -> the tokens of
+    its attachment, the decision's detail: `restore.harness`), which are left to it.
     Returns the files restored as too-large notes (path -> the timestamp they ranked by), for
     profiles that keep them as candidates, the entries to re-seed the cache with, in the order
     to set them (rank 1 last: the most recently used), none for a preview, and the attachments
@@ -820,7 +823,18 @@ async def restore_files(
     candidates: list[tuple[str, int, core.FileState | None]] = []
     for path, ts, state in candidates_of(agent, snapshot, carry_refs):
         reason = excluded.get(path)
-        if reason is not None:
+        theirs = harness.get(path) if harness else None
+        if theirs is not None and reason is None:
+            out.decide(
+                "files",
+                pb.SUBJECT_FILE,
+                path,
+                pb.OUTCOME_RESTORED_BY_HARNESS,
+                tokens=theirs[0],
+                content_tokens=_held(state),
+                detail=theirs[1],
+            )
+        elif reason is not None:
             out.decide(
                 "files",
                 pb.SUBJECT_FILE,

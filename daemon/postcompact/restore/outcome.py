@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from postcompact import core, render
 from postcompact.restore.meter import rough
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["CATEGORIES", "DROPPED", "Outcome", "Pending", "make"]
+__all__ = ["CATEGORIES", "DROPPED", "DecisionView", "Outcome", "Pending", "make"]
 
 # Category names in CategoryTotals, in response order.
 CATEGORIES = ("files", "tasks", "plan", "plan_mode", "skills", "deltas", "hooks")
@@ -30,8 +30,23 @@ DROPPED = frozenset(
 )
 
 
-# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields.
+# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields, kept
+# as a plain tuple (one per candidate of every Compact; `Outcome.decisions` names them).
 _DecisionFields = tuple[int, str, int, int, int, str, int]
+
+
+class DecisionView(NamedTuple):
+    """A decision made so far, by field name (`Outcome.decisions`)."""
+
+    subject: int
+    name: str
+    outcome: int
+    tokens: int
+    rank: int
+    detail: str
+    content_tokens: int
+
+
 _SUBJECT: Final = 0
 _RANK: Final = 4
 
@@ -153,6 +168,10 @@ class Outcome:
             if t is None:
                 t = self.totals[category] = _Totals()
             t.dropped += 1
+
+    def decisions(self) -> list[DecisionView]:
+        """The decisions so far, in the order decided."""
+        return [DecisionView(*d) for d in self._decisions]
 
     def wire(self, compaction: int) -> bytes:
         """The serialised response (call once, at the end): the serialised attachments, the

@@ -56,6 +56,7 @@ from postcompact.restore.catalog import (
     skill_listing_again,
 )
 from postcompact.restore.files import FileStep, Seed, read_paths_in_tail, restore_files
+from postcompact.restore.harness import HarnessPick, claude_code_pick
 from postcompact.restore.hooks import HookSlots, HookSpec, run_hooks
 from postcompact.restore.meter import Meter, rough
 from postcompact.restore.outcome import Outcome, make
@@ -480,11 +481,20 @@ def carried_reads_of(
 class _Steps:
     """What the steps decided besides the answer."""
 
-    __slots__ = ("announced", "referenced", "rendered", "reseed", "rewrites", "sent_skills")
+    __slots__ = (
+        "announced",
+        "referenced",
+        "rendered",
+        "reseed",
+        "rewrites",
+        "sent_skills",
+        "unaware",
+    )
 
     def __init__(self) -> None:
         self.announced = Announced()
         self.referenced: dict[str, int] = {}
+        self.unaware: dict[str, int] = {}  # AgentState.harness_unaware after the compaction
         self.reseed: list[Seed] = []
         self.rendered: dict[str, RenderedFile] = {}
         self.rewrites: dict[str, bytes] = {}
@@ -545,6 +555,7 @@ class CompactResult:
         if steps.sent_skills is not None:
             agent.catalog.sent_skill_names = steps.sent_skills
         agent.carried_refs = steps.referenced
+        agent.harness_unaware = steps.unaware
         if self._carried is not None:
             agent.carried_reads = self._carried
         rewritten = []
@@ -585,15 +596,28 @@ async def _steps(
     rules = session.rules
     placement = _placement(session)
 
-    # 2. Files.
+    # 2. Files (complement mode: only those the harness leaves out, restore/harness.py).
     deny = fileread.effective_deny_globs(deny_globs)
     include = request.include_content
     step = FileStep(
         session, policy, meter, templates, deny, include_content=include, memo=agent.rendered
     )
+    pick = None
+    if policy.complement == pb.HARNESS_RULE_CLAUDE_CODE:
+        pick = await claude_code_pick(session, agent, snapshot, excluded, deny)
     result.referenced, result.reseed, result.rendered = await restore_files(
-        step, agent, snapshot, excluded=excluded, out=out, preview=preview, hashing=hash_contents
+        step,
+        agent,
+        snapshot,
+        excluded=excluded,
+        out=out,
+        preview=preview,
+        hashing=hash_contents,
+        harness=pick.restored if pick is not None else None,
     )
+    if pick is not None:
+        _left_to_harness(agent, pick, result, out)
+        return result
 
     # 3-6. Tasks, plan, plan mode, skills.
     _task_status(session, agent, templates, out)
@@ -622,6 +646,28 @@ async def _steps(
     # 8. Session-start hooks.
     await _hooks(session, agent, request, hooks, templates, out, preview, hook_slots)
     return result
+
+
+def _left_to_harness(agent: AgentState, pick: HarnessPick, result: _Steps, out: Outcome) -> None:
+    """Complement mode after the files: the harness's restored files held as restored (set
+    last: the most recently used), its notes kept as its candidates, the files postcompact
+    alone restored remembered; every other step is the harness's own (files only), and the
+    invoked skills say so."""
+    result.unaware = {
+        r.path: r.state.timestamp for r in result.reseed if not pick.held_by_harness(r.path)
+    }
+    result.reseed = [*result.reseed, *pick.seeds]
+    result.referenced = pick.referenced
+    result.announced = Announced.of(agent.catalog)  # nothing announced by postcompact
+    for rank, skill in enumerate(sorted(agent.skills.values(), key=lambda s: -s.invoked_at_ms)):
+        out.decide(
+            "skills",
+            pb.SUBJECT_SKILL,
+            skill.name,
+            pb.OUTCOME_RESTORED_BY_HARNESS,
+            rank=rank + 1,
+            detail="the harness re-attaches invoked skills itself (complement mode)",
+        )
 
 
 async def run_compact(

@@ -294,6 +294,7 @@ class SessionService:
             a.read_mtimes = dict(parent.read_mtimes)
             a.unverified = dict(parent.unverified)
             a.seen = dict(parent.seen)
+            a.harness_unaware = dict(parent.harness_unaware)
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
         with self.registry.mutate(s, a, room=ROW_BYTES * (1 + len(a.files))) as change:

@@ -174,6 +174,10 @@ class AgentState:
     # next compaction (path -> the timestamp their entry had), under profiles that say so.
     carried_reads: dict[str, CarriedRead] = field(default_factory=dict)
     carried_refs: dict[str, int] = field(default_factory=dict)
+    # Complement mode (restore/harness.py): the files postcompact restored that the harness does
+    # not hold as read (path -> the timestamp of the entry they were seeded with); the harness's
+    # own selection leaves them out while the entry is still that seed.
+    harness_unaware: dict[str, int] = field(default_factory=dict)
     # What the agent saw of each cached file since its last compaction (state/seen.py).
     seen: dict[str, Seen] = field(default_factory=dict)
     # The attachments the core rendered at the last compaction (restore/files.py `Rendered`,
