@@ -56,9 +56,10 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     malware_reminder = false          # the Read result's malware reminder (profile default)
     carry_read_state = true           # Edit/Write checks trust reads from before a compaction
     restore_seen = true               # restore the lines seen since the last compaction
-    ranking = "recency"               # or "edits_first", "mtime"
+    ranking = "recency"               # or "edits_first", "mtime", "claude_code_first"
     left_out_index = false            # an attachment naming the files left out
     complement = "none"               # or "claude_code": only what Claude Code leaves out
+    match_budget = "none"             # or "claude_code": the file budget Claude Code spends
     # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
     # skill_truncation_marker = "..."
 
@@ -122,8 +123,9 @@ _RANKING = {
     "recency": pb.FILE_RANKING_RECENCY,
     "edits_first": pb.FILE_RANKING_EDITS_FIRST,
     "mtime": pb.FILE_RANKING_MTIME,
+    "claude_code_first": pb.FILE_RANKING_CLAUDE_CODE_FIRST,
 }
-_COMPLEMENT = {"none": pb.HARNESS_RULE_NONE, "claude_code": pb.HARNESS_RULE_CLAUDE_CODE}
+_HARNESS_RULE = {"none": pb.HARNESS_RULE_NONE, "claude_code": pb.HARNESS_RULE_CLAUDE_CODE}
 _BOOL_POLICY_KEYS = ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index")
 _COUNTER = {"rough": pb.TOKEN_COUNTER_ROUGH, "exact": pb.TOKEN_COUNTER_EXACT}
 
@@ -299,8 +301,8 @@ def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
             p.counter = _choice("policy.counter", value, _COUNTER)
         elif key == "ranking":
             p.ranking = _choice("policy.ranking", value, _RANKING)
-        elif key == "complement":
-            p.complement = _choice("policy.complement", value, _COMPLEMENT)
+        elif key in ("complement", "match_budget"):
+            setattr(p, key, _choice(f"policy.{key}", value, _HARNESS_RULE))
         elif key in _BOOL_POLICY_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"policy.{key}: expected true or false")

@@ -162,3 +162,34 @@ def test_what_postcompact_alone_restored_survives_a_kill_9(base: Path, project: 
         assert sorted(_restored(resp)) == ["f2.py", "f4.py", "f6.py", "f8.py"]
     finally:
         d.stop()
+
+
+def test_match_budget_spends_what_claude_code_spends(daemon: RunningDaemon, project: Path) -> None:
+    """`match_budget = CLAUDE_CODE`: the file budget at this compaction is the rough tokens of
+    Claude Code's own attachments here, charged by each attachment's tokens: never more. Claude
+    Code restores its five whole; the lines the agent saw of each cost less and leave room."""
+    _nine_files(project)
+    cc = _open(daemon, project, "cc-budget", profile="claude-code")
+    s = _open(daemon, project, "budget", policy={"match_budget": "claude_code", "max_files": 20})
+    for i in range(1, 10):
+        cc.read_file(f"f{i}.py", offset=1, limit=6)
+        s.read_file(f"f{i}.py", offset=1, limit=6)
+    theirs = sum(a.tokens for a in cc.compact(skip_hooks=True).attachments)
+    resp = s.compact(skip_hooks=True)
+    ours = [a for a in resp.attachments if a.file is not None]
+    assert sum(a.tokens for a in ours) <= theirs
+    assert len(ours) > 5
+    dropped = [d for d in resp.decisions if d.outcome == Outcome.DROPPED_BY_BUDGET]
+    assert dropped
+    assert all(f"of the {theirs}-token file budget" in d.detail for d in dropped)
+
+
+def test_claude_code_first_ranks_its_picks_first(daemon: RunningDaemon, project: Path) -> None:
+    """FILE_RANKING_CLAUDE_CODE_FIRST: the five Claude Code restores, in its order (by mtime),
+    then the rest by use, newest first."""
+    _nine_files(project)
+    s = _open(daemon, project, "first", policy={"ranking": "claude_code_first", "max_files": 7})
+    for i in range(1, 10):
+        s.read_file(f"f{i}.py")
+    resp = s.compact(skip_hooks=True)
+    assert _restored(resp) == ["f9.py", "f7.py", "f5.py", "f3.py", "f1.py", "f8.py", "f6.py"]

@@ -208,6 +208,9 @@ const (
 	// the file's modification time on disk, newest first, whatever the profile stamps entries with
 	// (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
 	FileRanking_FILE_RANKING_MTIME FileRanking = 3
+	// the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
+	// the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
+	FileRanking_FILE_RANKING_CLAUDE_CODE_FIRST FileRanking = 4
 )
 
 // Enum value maps for FileRanking.
@@ -217,12 +220,14 @@ var (
 		1: "FILE_RANKING_RECENCY",
 		2: "FILE_RANKING_EDITS_FIRST",
 		3: "FILE_RANKING_MTIME",
+		4: "FILE_RANKING_CLAUDE_CODE_FIRST",
 	}
 	FileRanking_value = map[string]int32{
-		"FILE_RANKING_UNSPECIFIED": 0,
-		"FILE_RANKING_RECENCY":     1,
-		"FILE_RANKING_EDITS_FIRST": 2,
-		"FILE_RANKING_MTIME":       3,
+		"FILE_RANKING_UNSPECIFIED":       0,
+		"FILE_RANKING_RECENCY":           1,
+		"FILE_RANKING_EDITS_FIRST":       2,
+		"FILE_RANKING_MTIME":             3,
+		"FILE_RANKING_CLAUDE_CODE_FIRST": 4,
 	}
 )
 
@@ -931,7 +936,11 @@ type RestorePolicy struct {
 	// selection over the agent's files, leaves those files to the harness (OUTCOME_RESTORED_BY_HARNESS)
 	// and restores from the rest within this policy's budgets; files only (everything else is the
 	// harness's own). After the compaction the harness's files are held as restored. Default: NONE.
-	Complement    HarnessRule `protobuf:"varint,18,opt,name=complement,proto3,enum=postcompact.v1.HarnessRule" json:"complement,omitempty"`
+	Complement HarnessRule `protobuf:"varint,18,opt,name=complement,proto3,enum=postcompact.v1.HarnessRule" json:"complement,omitempty"`
+	// The file budget at each compaction is what the named harness rule's own restoration would
+	// cost there (the rough tokens of its file attachments and notes), in place of
+	// file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+	MatchBudget   HarnessRule `protobuf:"varint,19,opt,name=match_budget,json=matchBudget,proto3,enum=postcompact.v1.HarnessRule" json:"match_budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1088,6 +1097,13 @@ func (x *RestorePolicy) GetLeftOutIndex() bool {
 func (x *RestorePolicy) GetComplement() HarnessRule {
 	if x != nil {
 		return x.Complement
+	}
+	return HarnessRule_HARNESS_RULE_UNSPECIFIED
+}
+
+func (x *RestorePolicy) GetMatchBudget() HarnessRule {
+	if x != nil {
+		return x.MatchBudget
 	}
 	return HarnessRule_HARNESS_RULE_UNSPECIFIED
 }
@@ -7188,7 +7204,8 @@ var File_postcompact_v1_postcompact_proto protoreflect.FileDescriptor
 
 const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\n" +
-	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\xc0\t\n" +
+	" postcompact/v1/postcompact.proto\x12\x0epostcompact.v1\"\x80\n" +
+	"\n" +
 	"\rRestorePolicy\x12 \n" +
 	"\tmax_files\x18\x01 \x01(\x05H\x00R\bmaxFiles\x88\x01\x01\x12/\n" +
 	"\x11file_token_budget\x18\x02 \x01(\x03H\x01R\x0ffileTokenBudget\x88\x01\x01\x122\n" +
@@ -7211,7 +7228,8 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x0eleft_out_index\x18\x11 \x01(\bH\rR\fleftOutIndex\x88\x01\x01\x12;\n" +
 	"\n" +
 	"complement\x18\x12 \x01(\x0e2\x1b.postcompact.v1.HarnessRuleR\n" +
-	"complementB\f\n" +
+	"complement\x12>\n" +
+	"\fmatch_budget\x18\x13 \x01(\x0e2\x1b.postcompact.v1.HarnessRuleR\vmatchBudgetB\f\n" +
 	"\n" +
 	"_max_filesB\x14\n" +
 	"\x12_file_token_budgetB\x16\n" +
@@ -7736,12 +7754,13 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x1bOVERSIZE_POLICY_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dOVERSIZE_POLICY_TRUNCATE_HEAD\x10\x01\x12\x1d\n" +
 	"\x19OVERSIZE_POLICY_REFERENCE\x10\x02\x12\x18\n" +
-	"\x14OVERSIZE_POLICY_SKIP\x10\x03*{\n" +
+	"\x14OVERSIZE_POLICY_SKIP\x10\x03*\x9f\x01\n" +
 	"\vFileRanking\x12\x1c\n" +
 	"\x18FILE_RANKING_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14FILE_RANKING_RECENCY\x10\x01\x12\x1c\n" +
 	"\x18FILE_RANKING_EDITS_FIRST\x10\x02\x12\x16\n" +
-	"\x12FILE_RANKING_MTIME\x10\x03*`\n" +
+	"\x12FILE_RANKING_MTIME\x10\x03\x12\"\n" +
+	"\x1eFILE_RANKING_CLAUDE_CODE_FIRST\x10\x04*`\n" +
 	"\vHarnessRule\x12\x1c\n" +
 	"\x18HARNESS_RULE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11HARNESS_RULE_NONE\x10\x01\x12\x1c\n" +
@@ -7986,135 +8005,136 @@ var file_postcompact_v1_postcompact_proto_depIdxs = []int32{
 	5,   // 1: postcompact.v1.RestorePolicy.counter:type_name -> postcompact.v1.TokenCounter
 	3,   // 2: postcompact.v1.RestorePolicy.ranking:type_name -> postcompact.v1.FileRanking
 	4,   // 3: postcompact.v1.RestorePolicy.complement:type_name -> postcompact.v1.HarnessRule
-	20,  // 4: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
-	15,  // 5: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	0,   // 6: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
-	22,  // 7: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
-	107, // 8: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
-	28,  // 9: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
-	28,  // 10: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
-	0,   // 11: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
-	7,   // 12: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
-	41,  // 13: postcompact.v1.RecordWriteRequest.changed_lines:type_name -> postcompact.v1.ChangedLines
-	40,  // 14: postcompact.v1.ChangedLines.ranges:type_name -> postcompact.v1.LineRange
-	8,   // 15: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
-	6,   // 16: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
-	9,   // 17: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
-	53,  // 18: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
-	57,  // 19: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
-	59,  // 20: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
-	61,  // 21: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
-	56,  // 22: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
-	58,  // 23: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
-	60,  // 24: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
-	62,  // 25: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
-	87,  // 26: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
-	65,  // 27: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
-	66,  // 28: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
-	87,  // 29: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
-	11,  // 30: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
-	67,  // 31: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
-	10,  // 32: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	68,  // 33: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	15,  // 34: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	87,  // 35: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	88,  // 36: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
-	89,  // 37: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	10,  // 38: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
-	68,  // 39: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
-	15,  // 40: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	87,  // 41: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
-	88,  // 42: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
-	89,  // 43: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
-	76,  // 44: postcompact.v1.LeftOutFiles.files:type_name -> postcompact.v1.LeftOutFile
-	9,   // 45: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
-	80,  // 46: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
-	61,  // 47: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
-	12,  // 48: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
-	1,   // 49: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
-	73,  // 50: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
-	74,  // 51: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
-	77,  // 52: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
-	78,  // 53: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
-	79,  // 54: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
-	81,  // 55: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
-	82,  // 56: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
-	83,  // 57: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
-	84,  // 58: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
-	85,  // 59: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
-	86,  // 60: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
-	75,  // 61: postcompact.v1.Attachment.left_out_files:type_name -> postcompact.v1.LeftOutFiles
-	13,  // 62: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
-	14,  // 63: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
-	5,   // 64: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
-	5,   // 65: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
-	99,  // 66: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
-	102, // 67: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
-	0,   // 68: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
-	15,  // 69: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
-	105, // 70: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
-	105, // 71: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
-	28,  // 72: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
-	104, // 73: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
-	16,  // 74: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
-	18,  // 75: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
-	21,  // 76: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
-	24,  // 77: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
-	26,  // 78: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
-	29,  // 79: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
-	31,  // 80: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
-	33,  // 81: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
-	35,  // 82: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
-	37,  // 83: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
-	39,  // 84: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
-	43,  // 85: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
-	45,  // 86: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
-	47,  // 87: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
-	49,  // 88: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
-	51,  // 89: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
-	54,  // 90: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
-	63,  // 91: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
-	69,  // 92: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
-	71,  // 93: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
-	90,  // 94: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
-	92,  // 95: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
-	94,  // 96: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
-	96,  // 97: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
-	98,  // 98: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
-	100, // 99: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
-	103, // 100: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
-	17,  // 101: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
-	19,  // 102: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
-	23,  // 103: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
-	25,  // 104: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
-	27,  // 105: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
-	30,  // 106: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
-	32,  // 107: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
-	34,  // 108: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
-	36,  // 109: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
-	38,  // 110: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
-	42,  // 111: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
-	44,  // 112: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
-	46,  // 113: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
-	48,  // 114: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
-	50,  // 115: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
-	52,  // 116: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
-	55,  // 117: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
-	64,  // 118: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
-	70,  // 119: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
-	72,  // 120: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
-	91,  // 121: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
-	93,  // 122: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
-	95,  // 123: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
-	97,  // 124: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
-	99,  // 125: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
-	101, // 126: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
-	106, // 127: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
-	101, // [101:128] is the sub-list for method output_type
-	74,  // [74:101] is the sub-list for method input_type
-	74,  // [74:74] is the sub-list for extension type_name
-	74,  // [74:74] is the sub-list for extension extendee
-	0,   // [0:74] is the sub-list for field type_name
+	4,   // 4: postcompact.v1.RestorePolicy.match_budget:type_name -> postcompact.v1.HarnessRule
+	20,  // 5: postcompact.v1.OpenSessionRequest.memory:type_name -> postcompact.v1.MemoryFiles
+	15,  // 6: postcompact.v1.OpenSessionRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	0,   // 7: postcompact.v1.OpenSessionRequest.profile:type_name -> postcompact.v1.Profile
+	22,  // 8: postcompact.v1.OpenSessionRequest.templates:type_name -> postcompact.v1.TemplateSpec
+	107, // 9: postcompact.v1.TemplateSpec.strings:type_name -> postcompact.v1.TemplateSpec.StringsEntry
+	28,  // 10: postcompact.v1.OpenSessionResponse.session:type_name -> postcompact.v1.SessionInfo
+	28,  // 11: postcompact.v1.ListSessionsResponse.sessions:type_name -> postcompact.v1.SessionInfo
+	0,   // 12: postcompact.v1.SessionInfo.profile:type_name -> postcompact.v1.Profile
+	7,   // 13: postcompact.v1.StartAgentRequest.mode:type_name -> postcompact.v1.AgentMode
+	41,  // 14: postcompact.v1.RecordWriteRequest.changed_lines:type_name -> postcompact.v1.ChangedLines
+	40,  // 15: postcompact.v1.ChangedLines.ranges:type_name -> postcompact.v1.LineRange
+	8,   // 16: postcompact.v1.CheckWriteResponse.result:type_name -> postcompact.v1.WriteCheck
+	6,   // 17: postcompact.v1.SetModeRequest.mode:type_name -> postcompact.v1.PermissionMode
+	9,   // 18: postcompact.v1.Task.status:type_name -> postcompact.v1.TaskStatus
+	53,  // 19: postcompact.v1.UpsertTaskRequest.task:type_name -> postcompact.v1.Task
+	57,  // 20: postcompact.v1.AgentTypes.agent_types:type_name -> postcompact.v1.AgentType
+	59,  // 21: postcompact.v1.McpServers.servers:type_name -> postcompact.v1.McpServer
+	61,  // 22: postcompact.v1.SkillListing.skills:type_name -> postcompact.v1.SkillListingEntry
+	56,  // 23: postcompact.v1.SetCatalogRequest.deferred_tools:type_name -> postcompact.v1.DeferredTools
+	58,  // 24: postcompact.v1.SetCatalogRequest.agent_types:type_name -> postcompact.v1.AgentTypes
+	60,  // 25: postcompact.v1.SetCatalogRequest.mcp_servers:type_name -> postcompact.v1.McpServers
+	62,  // 26: postcompact.v1.SetCatalogRequest.skill_listing:type_name -> postcompact.v1.SkillListing
+	87,  // 27: postcompact.v1.SetCatalogResponse.attachments:type_name -> postcompact.v1.Attachment
+	65,  // 28: postcompact.v1.ContentBlock.tool_use:type_name -> postcompact.v1.ToolUse
+	66,  // 29: postcompact.v1.ContentBlock.tool_result:type_name -> postcompact.v1.ToolResult
+	87,  // 30: postcompact.v1.ContentBlock.attachment:type_name -> postcompact.v1.Attachment
+	11,  // 31: postcompact.v1.ConversationMessage.role:type_name -> postcompact.v1.Role
+	67,  // 32: postcompact.v1.ConversationMessage.content:type_name -> postcompact.v1.ContentBlock
+	10,  // 33: postcompact.v1.CompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	68,  // 34: postcompact.v1.CompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	15,  // 35: postcompact.v1.CompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	87,  // 36: postcompact.v1.CompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	88,  // 37: postcompact.v1.CompactResponse.decisions:type_name -> postcompact.v1.Decision
+	89,  // 38: postcompact.v1.CompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	10,  // 39: postcompact.v1.PreviewCompactRequest.kind:type_name -> postcompact.v1.CompactKind
+	68,  // 40: postcompact.v1.PreviewCompactRequest.preserved_messages:type_name -> postcompact.v1.ConversationMessage
+	15,  // 41: postcompact.v1.PreviewCompactRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	87,  // 42: postcompact.v1.PreviewCompactResponse.attachments:type_name -> postcompact.v1.Attachment
+	88,  // 43: postcompact.v1.PreviewCompactResponse.decisions:type_name -> postcompact.v1.Decision
+	89,  // 44: postcompact.v1.PreviewCompactResponse.totals:type_name -> postcompact.v1.CategoryTotals
+	76,  // 45: postcompact.v1.LeftOutFiles.files:type_name -> postcompact.v1.LeftOutFile
+	9,   // 46: postcompact.v1.TaskStatusAttachment.status:type_name -> postcompact.v1.TaskStatus
+	80,  // 47: postcompact.v1.InvokedSkills.skills:type_name -> postcompact.v1.InvokedSkill
+	61,  // 48: postcompact.v1.SkillListingAttachment.skills:type_name -> postcompact.v1.SkillListingEntry
+	12,  // 49: postcompact.v1.Attachment.kind:type_name -> postcompact.v1.AttachmentKind
+	1,   // 50: postcompact.v1.Attachment.placement:type_name -> postcompact.v1.Placement
+	73,  // 51: postcompact.v1.Attachment.file:type_name -> postcompact.v1.FileAttachment
+	74,  // 52: postcompact.v1.Attachment.file_reference:type_name -> postcompact.v1.CompactFileReference
+	77,  // 53: postcompact.v1.Attachment.task_status:type_name -> postcompact.v1.TaskStatusAttachment
+	78,  // 54: postcompact.v1.Attachment.plan_file_reference:type_name -> postcompact.v1.PlanFileReference
+	79,  // 55: postcompact.v1.Attachment.plan_mode:type_name -> postcompact.v1.PlanModeAttachment
+	81,  // 56: postcompact.v1.Attachment.invoked_skills:type_name -> postcompact.v1.InvokedSkills
+	82,  // 57: postcompact.v1.Attachment.deferred_tools_delta:type_name -> postcompact.v1.DeferredToolsDelta
+	83,  // 58: postcompact.v1.Attachment.agent_listing_delta:type_name -> postcompact.v1.AgentListingDelta
+	84,  // 59: postcompact.v1.Attachment.mcp_instructions_delta:type_name -> postcompact.v1.McpInstructionsDelta
+	85,  // 60: postcompact.v1.Attachment.hook_additional_context:type_name -> postcompact.v1.HookAdditionalContext
+	86,  // 61: postcompact.v1.Attachment.skill_listing:type_name -> postcompact.v1.SkillListingAttachment
+	75,  // 62: postcompact.v1.Attachment.left_out_files:type_name -> postcompact.v1.LeftOutFiles
+	13,  // 63: postcompact.v1.Decision.subject:type_name -> postcompact.v1.Subject
+	14,  // 64: postcompact.v1.Decision.outcome:type_name -> postcompact.v1.Outcome
+	5,   // 65: postcompact.v1.TruncateTokensRequest.counter:type_name -> postcompact.v1.TokenCounter
+	5,   // 66: postcompact.v1.TruncateTokensBatchRequest.counter:type_name -> postcompact.v1.TokenCounter
+	99,  // 67: postcompact.v1.TruncateTokensBatchResponse.results:type_name -> postcompact.v1.TruncateTokensResponse
+	102, // 68: postcompact.v1.ImportTranscriptRequest.path_map:type_name -> postcompact.v1.PathMapping
+	0,   // 69: postcompact.v1.ImportTranscriptRequest.profile:type_name -> postcompact.v1.Profile
+	15,  // 70: postcompact.v1.ImportTranscriptRequest.policy:type_name -> postcompact.v1.RestorePolicy
+	105, // 71: postcompact.v1.TranscriptBoundary.recorded:type_name -> postcompact.v1.RestoredItem
+	105, // 72: postcompact.v1.TranscriptBoundary.restored:type_name -> postcompact.v1.RestoredItem
+	28,  // 73: postcompact.v1.ImportTranscriptResponse.session:type_name -> postcompact.v1.SessionInfo
+	104, // 74: postcompact.v1.ImportTranscriptResponse.boundaries:type_name -> postcompact.v1.TranscriptBoundary
+	16,  // 75: postcompact.v1.PostcompactService.GetServerInfo:input_type -> postcompact.v1.GetServerInfoRequest
+	18,  // 76: postcompact.v1.PostcompactService.GetStats:input_type -> postcompact.v1.GetStatsRequest
+	21,  // 77: postcompact.v1.PostcompactService.OpenSession:input_type -> postcompact.v1.OpenSessionRequest
+	24,  // 78: postcompact.v1.PostcompactService.CloseSession:input_type -> postcompact.v1.CloseSessionRequest
+	26,  // 79: postcompact.v1.PostcompactService.ListSessions:input_type -> postcompact.v1.ListSessionsRequest
+	29,  // 80: postcompact.v1.PostcompactService.StartAgent:input_type -> postcompact.v1.StartAgentRequest
+	31,  // 81: postcompact.v1.PostcompactService.EndAgent:input_type -> postcompact.v1.EndAgentRequest
+	33,  // 82: postcompact.v1.PostcompactService.MergeFileState:input_type -> postcompact.v1.MergeFileStateRequest
+	35,  // 83: postcompact.v1.PostcompactService.ReadFile:input_type -> postcompact.v1.ReadFileRequest
+	37,  // 84: postcompact.v1.PostcompactService.RecordRead:input_type -> postcompact.v1.RecordReadRequest
+	39,  // 85: postcompact.v1.PostcompactService.RecordWrite:input_type -> postcompact.v1.RecordWriteRequest
+	43,  // 86: postcompact.v1.PostcompactService.CheckWrite:input_type -> postcompact.v1.CheckWriteRequest
+	45,  // 87: postcompact.v1.PostcompactService.CheckStale:input_type -> postcompact.v1.CheckStaleRequest
+	47,  // 88: postcompact.v1.PostcompactService.RecordSkill:input_type -> postcompact.v1.RecordSkillRequest
+	49,  // 89: postcompact.v1.PostcompactService.SetPlan:input_type -> postcompact.v1.SetPlanRequest
+	51,  // 90: postcompact.v1.PostcompactService.SetMode:input_type -> postcompact.v1.SetModeRequest
+	54,  // 91: postcompact.v1.PostcompactService.UpsertTask:input_type -> postcompact.v1.UpsertTaskRequest
+	63,  // 92: postcompact.v1.PostcompactService.SetCatalog:input_type -> postcompact.v1.SetCatalogRequest
+	69,  // 93: postcompact.v1.PostcompactService.Compact:input_type -> postcompact.v1.CompactRequest
+	71,  // 94: postcompact.v1.PostcompactService.PreviewCompact:input_type -> postcompact.v1.PreviewCompactRequest
+	90,  // 95: postcompact.v1.PostcompactService.EstimateTokens:input_type -> postcompact.v1.EstimateTokensRequest
+	92,  // 96: postcompact.v1.PostcompactService.EstimateTokensBatch:input_type -> postcompact.v1.EstimateTokensBatchRequest
+	94,  // 97: postcompact.v1.PostcompactService.CountTokens:input_type -> postcompact.v1.CountTokensRequest
+	96,  // 98: postcompact.v1.PostcompactService.CountTokensBatch:input_type -> postcompact.v1.CountTokensBatchRequest
+	98,  // 99: postcompact.v1.PostcompactService.TruncateTokens:input_type -> postcompact.v1.TruncateTokensRequest
+	100, // 100: postcompact.v1.PostcompactService.TruncateTokensBatch:input_type -> postcompact.v1.TruncateTokensBatchRequest
+	103, // 101: postcompact.v1.PostcompactService.ImportTranscript:input_type -> postcompact.v1.ImportTranscriptRequest
+	17,  // 102: postcompact.v1.PostcompactService.GetServerInfo:output_type -> postcompact.v1.GetServerInfoResponse
+	19,  // 103: postcompact.v1.PostcompactService.GetStats:output_type -> postcompact.v1.GetStatsResponse
+	23,  // 104: postcompact.v1.PostcompactService.OpenSession:output_type -> postcompact.v1.OpenSessionResponse
+	25,  // 105: postcompact.v1.PostcompactService.CloseSession:output_type -> postcompact.v1.CloseSessionResponse
+	27,  // 106: postcompact.v1.PostcompactService.ListSessions:output_type -> postcompact.v1.ListSessionsResponse
+	30,  // 107: postcompact.v1.PostcompactService.StartAgent:output_type -> postcompact.v1.StartAgentResponse
+	32,  // 108: postcompact.v1.PostcompactService.EndAgent:output_type -> postcompact.v1.EndAgentResponse
+	34,  // 109: postcompact.v1.PostcompactService.MergeFileState:output_type -> postcompact.v1.MergeFileStateResponse
+	36,  // 110: postcompact.v1.PostcompactService.ReadFile:output_type -> postcompact.v1.ReadFileResponse
+	38,  // 111: postcompact.v1.PostcompactService.RecordRead:output_type -> postcompact.v1.RecordReadResponse
+	42,  // 112: postcompact.v1.PostcompactService.RecordWrite:output_type -> postcompact.v1.RecordWriteResponse
+	44,  // 113: postcompact.v1.PostcompactService.CheckWrite:output_type -> postcompact.v1.CheckWriteResponse
+	46,  // 114: postcompact.v1.PostcompactService.CheckStale:output_type -> postcompact.v1.CheckStaleResponse
+	48,  // 115: postcompact.v1.PostcompactService.RecordSkill:output_type -> postcompact.v1.RecordSkillResponse
+	50,  // 116: postcompact.v1.PostcompactService.SetPlan:output_type -> postcompact.v1.SetPlanResponse
+	52,  // 117: postcompact.v1.PostcompactService.SetMode:output_type -> postcompact.v1.SetModeResponse
+	55,  // 118: postcompact.v1.PostcompactService.UpsertTask:output_type -> postcompact.v1.UpsertTaskResponse
+	64,  // 119: postcompact.v1.PostcompactService.SetCatalog:output_type -> postcompact.v1.SetCatalogResponse
+	70,  // 120: postcompact.v1.PostcompactService.Compact:output_type -> postcompact.v1.CompactResponse
+	72,  // 121: postcompact.v1.PostcompactService.PreviewCompact:output_type -> postcompact.v1.PreviewCompactResponse
+	91,  // 122: postcompact.v1.PostcompactService.EstimateTokens:output_type -> postcompact.v1.EstimateTokensResponse
+	93,  // 123: postcompact.v1.PostcompactService.EstimateTokensBatch:output_type -> postcompact.v1.EstimateTokensBatchResponse
+	95,  // 124: postcompact.v1.PostcompactService.CountTokens:output_type -> postcompact.v1.CountTokensResponse
+	97,  // 125: postcompact.v1.PostcompactService.CountTokensBatch:output_type -> postcompact.v1.CountTokensBatchResponse
+	99,  // 126: postcompact.v1.PostcompactService.TruncateTokens:output_type -> postcompact.v1.TruncateTokensResponse
+	101, // 127: postcompact.v1.PostcompactService.TruncateTokensBatch:output_type -> postcompact.v1.TruncateTokensBatchResponse
+	106, // 128: postcompact.v1.PostcompactService.ImportTranscript:output_type -> postcompact.v1.ImportTranscriptResponse
+	102, // [102:129] is the sub-list for method output_type
+	75,  // [75:102] is the sub-list for method input_type
+	75,  // [75:75] is the sub-list for extension type_name
+	75,  // [75:75] is the sub-list for extension extendee
+	0,   // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_postcompact_v1_postcompact_proto_init() }

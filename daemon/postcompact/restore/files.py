@@ -810,10 +810,13 @@ async def restore_files(
     preview: bool,
     hashing: bool = True,
     harness: Mapping[str, tuple[int, str]] | None = None,
+    harness_order: Sequence[str] = (),
 ) -> tuple[dict[str, int], list[Seed], dict[str, RenderedFile]]:
     """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion;
     `harness` the files the harness restores itself in complement mode (path -> the tokens of
-    its attachment, the decision's detail: `restore.harness`), which are left to it.
+    its attachment, the decision's detail: `restore.harness`), which are left to it;
+    `harness_order` the files its own rule restores, in its order (ranked first under
+    FILE_RANKING_CLAUDE_CODE_FIRST).
     Returns the files restored as too-large notes (path -> the timestamp they ranked by), for
     profiles that keep them as candidates, the entries to re-seed the cache with, in the order
     to set them (rank 1 last: the most recently used), none for a preview, and the attachments
@@ -854,6 +857,10 @@ async def restore_files(
             return (not (got is not None and got.edited), -item[1])
 
         ranked = sorted(candidates, key=edited_first)
+    elif policy.ranking == pb.FILE_RANKING_CLAUDE_CODE_FIRST:
+        at = {path: i for i, path in enumerate(harness_order)}
+        last = len(at)
+        ranked = sorted(candidates, key=lambda item: (at.get(item[0], last), -item[1]))
     elif policy.ranking == pb.FILE_RANKING_MTIME and not step.rules.mtime_timestamps:
         mtimes = _mtimes(path for path, _, _ in candidates)
         ranked = sorted(candidates, key=lambda item: -mtimes[item[0]])  # stable: ties keep MRU
@@ -916,6 +923,7 @@ async def restore_files(
     results = parts[0] if len(parts) == 1 else sorted(chain(*parts), key=lambda r: r.rank)
 
     used = 0
+    matched = policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE
     attached: set[str] = set()
     seeds: list[_Restored] = []
     referenced: dict[str, int] = {}
@@ -933,7 +941,9 @@ async def restore_files(
             )
             continue
         tokens = r.tokens
-        if used + r.cost > policy.file_token_budget:
+        # Under match_budget the budget is a harness's attachment tokens: charged the same way.
+        cost = tokens if matched else r.cost
+        if used + cost > policy.file_token_budget:
             out.decide(
                 "files",
                 pb.SUBJECT_FILE,
@@ -943,12 +953,13 @@ async def restore_files(
                 rank=r.rank,
                 content_tokens=held_by,
                 detail=(
-                    f"costs {r.cost} of the {policy.file_token_budget}-token file budget, "
-                    f"{used} already used"
+                    f"costs {cost} of the {policy.file_token_budget}-token file budget"
+                    + (" (what Claude Code's rule spends here)" if matched else "")
+                    + f", {used} already used"
                 ),
             )
             continue
-        used += r.cost
+        used += cost
         if r.wire is not None:
             out.attach_wire("files", r.wire, r.tokens)
         elif r.attachment is not None:

@@ -58,6 +58,11 @@ class HarnessPick:
     seeds: list[Seed] = field(default_factory=list)
     referenced: dict[str, int] = field(default_factory=dict)
     doubtful: set[str] = field(default_factory=set)
+    # Every file it restores whole, doubtful ones too, in its order (ranked first under
+    # FILE_RANKING_CLAUDE_CODE_FIRST), and the rough tokens of all its file attachments and notes
+    # (the budget under RestorePolicy.match_budget).
+    order: list[str] = field(default_factory=list)
+    tokens: int = 0
 
     def held_by_harness(self, path: str) -> bool:
         """Whether the harness holds `path` as read after the compaction (whatever postcompact
@@ -126,9 +131,12 @@ async def claude_code_pick(
     cap, api = policy.max_tokens_per_file, rules.api_units_per_token or 3
     mtime_stamps = session.rules.mtime_timestamps
     for d in scratch.decisions():
+        if d.outcome in (pb.OUTCOME_RESTORED, pb.OUTCOME_REFERENCED):
+            pick.tokens += d.tokens
         seed = by_path.get(d.name)
         if d.outcome != pb.OUTCOME_RESTORED or seed is None:
             continue
+        pick.order.append(d.name)
         if _count_tokens_estimate(seed.state.content, api) > DOUBT * cap:
             pick.doubtful.add(d.name)  # it may come back as a note: postcompact's rule decides
             continue

@@ -38,6 +38,7 @@ preview (their output is part of the answer); their stdin JSON then carries `"pr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -599,12 +600,15 @@ async def _steps(
     # 2. Files (complement mode: only those the harness leaves out, restore/harness.py).
     deny = fileread.effective_deny_globs(deny_globs)
     include = request.include_content
+    pick = None
+    if _needs_pick(policy):
+        pick = await claude_code_pick(session, agent, snapshot, excluded, deny)
+        if policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE:
+            policy = dataclasses.replace(policy, file_token_budget=pick.tokens)
     step = FileStep(
         session, policy, meter, templates, deny, include_content=include, memo=agent.rendered
     )
-    pick = None
-    if policy.complement == pb.HARNESS_RULE_CLAUDE_CODE:
-        pick = await claude_code_pick(session, agent, snapshot, excluded, deny)
+    complement = pick is not None and policy.complement == pb.HARNESS_RULE_CLAUDE_CODE
     result.referenced, result.reseed, result.rendered = await restore_files(
         step,
         agent,
@@ -613,9 +617,10 @@ async def _steps(
         out=out,
         preview=preview,
         hashing=hash_contents,
-        harness=pick.restored if pick is not None else None,
+        harness=pick.restored if complement and pick is not None else None,
+        harness_order=pick.order if pick is not None else (),
     )
-    if pick is not None:
+    if complement and pick is not None:
         _left_to_harness(agent, pick, result, out)
         return result
 
@@ -646,6 +651,13 @@ async def _steps(
     # 8. Session-start hooks.
     await _hooks(session, agent, request, hooks, templates, out, preview, hook_slots)
     return result
+
+
+def _needs_pick(policy: Policy) -> bool:
+    """Whether the policy weighs Claude Code's own selection (restore/harness.py)."""
+    return pb.HARNESS_RULE_CLAUDE_CODE in (policy.complement, policy.match_budget) or (
+        policy.ranking == pb.FILE_RANKING_CLAUDE_CODE_FIRST
+    )
 
 
 def _left_to_harness(agent: AgentState, pick: HarnessPick, result: _Steps, out: Outcome) -> None:

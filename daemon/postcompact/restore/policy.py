@@ -83,6 +83,7 @@ class Policy:
     ranking: pb.FileRanking.ValueType = pb.FILE_RANKING_RECENCY
     left_out_index: bool = False
     complement: pb.HarnessRule.ValueType = pb.HARNESS_RULE_NONE
+    match_budget: pb.HarnessRule.ValueType = pb.HARNESS_RULE_NONE
 
     @property
     def exact(self) -> bool:
@@ -113,8 +114,10 @@ def validate_policy(layer: pb.RestorePolicy) -> None:
         raise _bad("INVALID_POLICY", "oversize", f"is not a known value: {layer.oversize}")
     if layer.ranking not in pb.FileRanking.values():
         raise _bad("INVALID_POLICY", "ranking", f"is not a known value: {layer.ranking}")
-    if layer.complement not in pb.HarnessRule.values():
-        raise _bad("INVALID_POLICY", "complement", f"is not a known value: {layer.complement}")
+    for rule in ("complement", "match_budget"):
+        value = getattr(layer, rule)
+        if value not in pb.HarnessRule.values():
+            raise _bad("INVALID_POLICY", rule, f"is not a known value: {value}")
     if layer.counter not in pb.TokenCounter.values():
         raise _bad("INVALID_POLICY", "counter", f"is not a known value: {layer.counter}")
     if layer.HasField("encoding") and layer.encoding not in ENCODINGS:
@@ -182,6 +185,8 @@ def _resolve(profile: int, *layers: pb.RestorePolicy) -> Policy:
             changes["ranking"] = layer.ranking
         if layer.complement != pb.HARNESS_RULE_UNSPECIFIED:
             changes["complement"] = layer.complement
+        if layer.match_budget != pb.HARNESS_RULE_UNSPECIFIED:
+            changes["match_budget"] = layer.match_budget
         for flag in ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index"):
             if layer.HasField(flag):
                 changes[flag] = getattr(layer, flag)

@@ -72,8 +72,8 @@ def policy(value: PolicyArg) -> pb.RestorePolicy | None:
             p.counter = _enum(pb.TokenCounter, "TOKEN_COUNTER_", v)
         elif key == "ranking":
             p.ranking = _enum(pb.FileRanking, "FILE_RANKING_", v)
-        elif key == "complement":
-            p.complement = _enum(pb.HarnessRule, "HARNESS_RULE_", v)
+        elif key in ("complement", "match_budget"):
+            setattr(p, key, _enum(pb.HarnessRule, "HARNESS_RULE_", v))
         else:
             setattr(p, key, v)
     return p

@@ -203,6 +203,10 @@ class FileRanking(ProtoEnum):
     """the file's modification time on disk, newest first, whatever the profile stamps entries with
     (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
     """
+    CLAUDE_CODE_FIRST = 4
+    """the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
+    the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
+    """
 
 
 _FILE_RANKING: dict[int, FileRanking] = {m.value: m for m in FileRanking}
@@ -445,6 +449,11 @@ class RestorePolicy:
     only (everything else is the harness's own). After the compaction the harness's files are
     held as restored. Default: NONE.
     """
+    match_budget: HarnessRule = HarnessRule.UNSPECIFIED
+    """The file budget at each compaction is what the named harness rule's own restoration would
+    cost there (the rough tokens of its file attachments and notes), in place of
+    file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+    """
 
     @classmethod
     def from_pb(cls, msg: pb.RestorePolicy) -> RestorePolicy:
@@ -479,6 +488,7 @@ class RestorePolicy:
             ranking=(_FILE_RANKING.get(msg.ranking) or FileRanking(msg.ranking)),
             left_out_index=msg.left_out_index if msg.HasField("left_out_index") else None,
             complement=(_HARNESS_RULE.get(msg.complement) or HarnessRule(msg.complement)),
+            match_budget=(_HARNESS_RULE.get(msg.match_budget) or HarnessRule(msg.match_budget)),
         )
 
     def to_pb(self) -> pb.RestorePolicy:
@@ -501,6 +511,7 @@ class RestorePolicy:
             ranking=pb.FileRanking.ValueType(self.ranking),
             left_out_index=self.left_out_index,
             complement=pb.HarnessRule.ValueType(self.complement),
+            match_budget=pb.HarnessRule.ValueType(self.match_budget),
         )
 
 

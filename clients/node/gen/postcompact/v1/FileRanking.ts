@@ -21,6 +21,11 @@ export const FileRanking = {
    * (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
    */
   FILE_RANKING_MTIME: 'FILE_RANKING_MTIME',
+  /**
+   * the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
+   * the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
+   */
+  FILE_RANKING_CLAUDE_CODE_FIRST: 'FILE_RANKING_CLAUDE_CODE_FIRST',
 } as const;
 
 /**
@@ -48,6 +53,12 @@ export type FileRanking =
    */
   | 'FILE_RANKING_MTIME'
   | 3
+  /**
+   * the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
+   * the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
+   */
+  | 'FILE_RANKING_CLAUDE_CODE_FIRST'
+  | 4
 
 /**
  * How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).

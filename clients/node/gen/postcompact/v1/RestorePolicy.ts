@@ -88,6 +88,12 @@ export interface RestorePolicy {
    * harness's own). After the compaction the harness's files are held as restored. Default: NONE.
    */
   'complement'?: (_postcompact_v1_HarnessRule);
+  /**
+   * The file budget at each compaction is what the named harness rule's own restoration would
+   * cost there (the rough tokens of its file attachments and notes), in place of
+   * file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+   */
+  'matchBudget'?: (_postcompact_v1_HarnessRule);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";
@@ -186,6 +192,12 @@ export interface RestorePolicy__Output {
    * harness's own). After the compaction the harness's files are held as restored. Default: NONE.
    */
   'complement': (_postcompact_v1_HarnessRule__Output);
+  /**
+   * The file budget at each compaction is what the named harness rule's own restoration would
+   * cost there (the rough tokens of its file attachments and notes), in place of
+   * file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+   */
+  'matchBudget': (_postcompact_v1_HarnessRule__Output);
   '_maxFiles'?: "maxFiles";
   '_fileTokenBudget'?: "fileTokenBudget";
   '_maxTokensPerFile'?: "maxTokensPerFile";

@@ -139,6 +139,10 @@ class _FileRankingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FileRanki
     """the file's modification time on disk, newest first, whatever the profile stamps entries with
     (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
     """
+    FILE_RANKING_CLAUDE_CODE_FIRST: _FileRanking.ValueType  # 4
+    """the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
+    the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
+    """
 
 class FileRanking(_FileRanking, metaclass=_FileRankingEnumTypeWrapper):
     """How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2)."""
@@ -152,6 +156,10 @@ FILE_RANKING_EDITS_FIRST: FileRanking.ValueType  # 2
 FILE_RANKING_MTIME: FileRanking.ValueType  # 3
 """the file's modification time on disk, newest first, whatever the profile stamps entries with
 (Claude Code's order: a file written lately ranks above files only read since; docs/eval.md)
+"""
+FILE_RANKING_CLAUDE_CODE_FIRST: FileRanking.ValueType  # 4
+"""the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
+the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
 """
 Global___FileRanking: _TypeAlias = FileRanking  # noqa: Y015
 
@@ -490,6 +498,7 @@ class RestorePolicy(_message.Message):
     RANKING_FIELD_NUMBER: _builtins.int
     LEFT_OUT_INDEX_FIELD_NUMBER: _builtins.int
     COMPLEMENT_FIELD_NUMBER: _builtins.int
+    MATCH_BUDGET_FIELD_NUMBER: _builtins.int
     max_files: _builtins.int
     """5 / 20"""
     file_token_budget: _builtins.int
@@ -539,6 +548,11 @@ class RestorePolicy(_message.Message):
     and restores from the rest within this policy's budgets; files only (everything else is the
     harness's own). After the compaction the harness's files are held as restored. Default: NONE.
     """
+    match_budget: Global___HarnessRule.ValueType
+    """The file budget at each compaction is what the named harness rule's own restoration would
+    cost there (the rough tokens of its file attachments and notes), in place of
+    file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+    """
     def __init__(
         self,
         *,
@@ -560,10 +574,11 @@ class RestorePolicy(_message.Message):
         ranking: Global___FileRanking.ValueType = ...,
         left_out_index: _builtins.bool | None = ...,
         complement: Global___HarnessRule.ValueType = ...,
+        match_budget: Global___HarnessRule.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "complement", b"complement", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "ranking", b"ranking", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state", "_encoding", b"_encoding", "_file_token_budget", b"_file_token_budget", "_file_truncation_marker", b"_file_truncation_marker", "_left_out_index", b"_left_out_index", "_malware_reminder", b"_malware_reminder", "_max_file_size_bytes", b"_max_file_size_bytes", "_max_files", b"_max_files", "_max_read_tokens", b"_max_read_tokens", "_max_tokens_per_file", b"_max_tokens_per_file", "_max_tokens_per_skill", b"_max_tokens_per_skill", "_restore_seen", b"_restore_seen", "_skill_truncation_marker", b"_skill_truncation_marker", "_skills_token_budget", b"_skills_token_budget", "carry_read_state", b"carry_read_state", "complement", b"complement", "counter", b"counter", "encoding", b"encoding", "file_token_budget", b"file_token_budget", "file_truncation_marker", b"file_truncation_marker", "left_out_index", b"left_out_index", "malware_reminder", b"malware_reminder", "match_budget", b"match_budget", "max_file_size_bytes", b"max_file_size_bytes", "max_files", b"max_files", "max_read_tokens", b"max_read_tokens", "max_tokens_per_file", b"max_tokens_per_file", "max_tokens_per_skill", b"max_tokens_per_skill", "oversize", b"oversize", "ranking", b"ranking", "restore_seen", b"restore_seen", "skill_truncation_marker", b"skill_truncation_marker", "skills_token_budget", b"skills_token_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__carry_read_state: _TypeAlias = _typing.Literal["carry_read_state"]  # noqa: Y015
     _WhichOneofArgType__carry_read_state: _TypeAlias = _typing.Literal["_carry_read_state", b"_carry_read_state"]  # noqa: Y015
