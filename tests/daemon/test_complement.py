@@ -193,3 +193,18 @@ def test_claude_code_first_ranks_its_picks_first(daemon: RunningDaemon, project:
         s.read_file(f"f{i}.py")
     resp = s.compact(skip_hooks=True)
     assert _restored(resp) == ["f9.py", "f7.py", "f5.py", "f3.py", "f1.py", "f8.py", "f6.py"]
+
+
+def test_the_callers_budget_counts_the_text_it_sends(daemon: RunningDaemon, project: Path) -> None:
+    """In complement mode each file is charged its attachment's tokens (UTF-16 units / 4 of the
+    text as sent): a caller that can send N characters sets the budget to N / 4."""
+    _nine_files(project)
+    s = _open(daemon, project, "inline", policy={"complement": "claude_code"})
+    for i in range(1, 10):
+        s.read_file(f"f{i}.py")
+    budget = 450
+    resp = s.compact(skip_hooks=True, policy={"file_token_budget": budget})
+    ours = [a for a in resp.attachments if a.file is not None]
+    assert 0 < len(ours) < 4
+    assert sum(a.tokens for a in ours) <= budget
+    assert len("\n".join(b for a in ours for b in a.blocks)) <= 4 * budget + 2 * len(ours)

@@ -924,6 +924,7 @@ async def restore_files(
 
     used = 0
     matched = policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE
+    by_tokens = matched or policy.complement == pb.HARNESS_RULE_CLAUDE_CODE
     attached: set[str] = set()
     seeds: list[_Restored] = []
     referenced: dict[str, int] = {}
@@ -941,8 +942,9 @@ async def restore_files(
             )
             continue
         tokens = r.tokens
-        # Under match_budget the budget is a harness's attachment tokens: charged the same way.
-        cost = tokens if matched else r.cost
+        # Under match_budget the budget is a harness's attachment tokens, in complement mode what
+        # the caller can send: each file is charged its attachment's tokens (the text as sent).
+        cost = tokens if by_tokens else r.cost
         if used + cost > policy.file_token_budget:
             out.decide(
                 "files",
@@ -955,6 +957,7 @@ async def restore_files(
                 detail=(
                     f"costs {cost} of the {policy.file_token_budget}-token file budget"
                     + (" (what Claude Code's rule spends here)" if matched else "")
+                    + (" (each file charged its attachment's tokens)" if by_tokens else "")
                     + f", {used} already used"
                 ),
             )
