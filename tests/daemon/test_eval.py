@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from postcompact.evaluation.corpus import half_of, transcript_files
 from postcompact.evaluation.need import points
-from postcompact.evaluation.policies import parse_policy
+from postcompact.evaluation.policies import FAMILIES, configurations, parse_policy
+from postcompact.restore.policy import validate_policy
 from postcompact.transcript.parse import parse
 
 CWD = "/home/dev/proj"
@@ -135,14 +136,18 @@ def session_with_one_compaction() -> Transcript:
     return t
 
 
-def _eval(*args: str | Path) -> tuple[dict[str, Any], str]:
-    r = subprocess.run(
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "postcompact", "eval", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def _eval(*args: str | Path) -> tuple[dict[str, Any], str]:
+    r = _run(*args)
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
 
@@ -228,7 +233,7 @@ def test_policies_on_the_command_line(tmp_path: Path) -> None:
     assert out["policies"]["two"]["files_restored"] == 2
     with pytest.raises(ValueError, match="unknown policy 'nope'"):
         parse_policy("nope")
-    with pytest.raises(ValueError, match="policy 'bad'"):
+    with pytest.raises(ValueError, match="policy bad: "):
         parse_policy("bad=default:no_such_field=1")
     r = subprocess.run(
         [sys.executable, "-m", "postcompact", "eval", str(path), "--policy=nope"],
@@ -280,3 +285,33 @@ def test_markdown_and_plot_are_written(tmp_path: Path) -> None:
     assert "| default | 1 | 3/3 | 1.000 | 3.00x |" in text  # recall 1 against Claude Code's 1/3
     assert "![recall against tokens restored](eval.png)" in text
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_policy_field_out_of_range_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    path = session_with_one_compaction().save(tmp_path / "p.jsonl")
+    r = _run(path, "--policy=neg=default:max_files=-1")
+    assert r.returncode == 2
+    assert r.stderr == "postcompact: policy neg: policy.max_files must not be negative, got -1\n"
+    assert r.stdout == ""
+    with pytest.raises(ValueError, match=r"policy zero: policy\.max_tokens_per_file must be"):
+        parse_policy("zero=default:max_tokens_per_file=0")
+    with pytest.raises(ValueError, match=r"policy odd: policy\.ranking is not a known value: 99"):
+        parse_policy("odd=default:ranking=99")
+
+
+def test_the_families_expand_into_valid_named_configurations() -> None:
+    every = configurations()
+    names = [c.name for c in every]
+    assert len(names) == len(set(names)) == 2 + 180 + 48
+    assert names[:2] == ["claude-code", "claude-code-2.1.88"]
+    assert "seen/recency-f20-c3000-b7000-skip" in names
+    assert "whole/mtime-f10-c5000-b50000-reference" in names
+    for c in every:
+        validate_policy(c.policy)
+    got = parse_policy("seen/mtime-f5-c2000-b4000-truncate-head")
+    assert (got.policy.restore_seen, got.policy.max_files, got.policy.file_token_budget) == (
+        True,
+        5,
+        4000,
+    )
+    assert len(FAMILIES["whole"].configurations()) == 48
