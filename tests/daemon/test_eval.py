@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from postcompact import core
 from postcompact.evaluation.corpus import half_of, transcript_files
 from postcompact.evaluation.need import points
 from postcompact.evaluation.policies import FAMILIES, configurations, parse_policy
@@ -41,7 +42,15 @@ class Transcript:
         )
         self.records.append(record)
 
-    def call(self, name: str, inp: dict[str, Any], result: Any, *, error: bool = False) -> None:
+    def call(
+        self,
+        name: str,
+        inp: dict[str, Any],
+        result: Any,
+        *,
+        error: bool = False,
+        content: str = "ok",
+    ) -> None:
         uid = f"toolu_{next(_ids)}"
         self._add(
             {
@@ -52,7 +61,7 @@ class Transcript:
                 },
             }
         )
-        block = {"type": "tool_result", "tool_use_id": uid, "content": "ok", "is_error": error}
+        block = {"type": "tool_result", "tool_use_id": uid, "content": content, "is_error": error}
         self._add(
             {
                 "type": "user",
@@ -79,7 +88,7 @@ class Transcript:
             "startLine": first,
             "totalLines": len(lines),
         }
-        self.call("Read", inp, {"type": "text", "file": file})
+        self.call("Read", inp, {"type": "text", "file": file}, content=numbered(shown, first))
 
     def edit(self, rel: str, before: str, old: str, new: str) -> None:
         inp = {"file_path": f"{CWD}/{rel}", "old_string": old, "new_string": new}
@@ -112,6 +121,11 @@ class Transcript:
     def save(self, path: Path) -> Path:
         path.write_text("".join(json.dumps(r) + "\n" for r in self.records))
         return path
+
+
+def numbered(lines: list[str], first: int) -> str:
+    """A Read's result as Claude Code returns it: each line after its number and an arrow."""
+    return "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, start=first))
 
 
 def _text(tag: str, n: int = 3) -> str:
@@ -315,3 +329,23 @@ def test_the_families_expand_into_valid_named_configurations() -> None:
         4000,
     )
     assert len(FAMILIES["whole"].configurations()) == 48
+
+
+def test_net_tokens_are_the_rereads_avoided_less_the_tokens_no_one_used(tmp_path: Path) -> None:
+    """f.py is re-read after the compaction, g.py never: every policy restores both (small);
+    the avoided re-read costs what its numbered result costs, g.py's attachment is wasted."""
+    f_text, g_text = _text("f", 40), _text("g", 5)
+    t = Transcript()
+    t.read("f.py", f_text)
+    t.read("g.py", g_text)
+    t.compact()
+    t.read("f.py", f_text)
+    path = t.save(tmp_path / "n.jsonl")
+    reread = core.estimate(numbered(f_text.split("\n"), 1))
+    out, _ = _eval(path, "--policy=claude-code", "--policy=default", "--json")
+    for name in ("claude-code", "default"):
+        got = out["policies"][name]
+        assert (got["rereads_avoided"], got["reads_first"]) == (1, 1), name
+        assert got["reread_tokens_avoided"] == reread, name
+        assert 0 < got["wasted_tokens"] < got["tokens_restored"], name
+        assert got["net_tokens"] == reread - got["wasted_tokens"], name

@@ -31,6 +31,8 @@ def _figures(c: Counts) -> dict[str, Any]:
         "line_recall": round(c.line_recall, 4),
         "tokens_restored": c.tokens_restored,
         "wasted_tokens": c.wasted_tokens,
+        "reread_tokens_avoided": c.reread_tokens_avoided,
+        "net_tokens": c.net_tokens,
         "rereads_avoided": c.rereads_avoided,
         "failed_edits_avoided": c.failed_edits_avoided,
         "compactions": c.compactions,
@@ -69,6 +71,8 @@ def _pooled_rows(ev: Evaluation, window: int, half: str | None = None) -> list[l
                 str(c.tokens_restored),
                 _ratio(c.tokens_restored, base.tokens_restored) if base else "-",
                 str(c.wasted_tokens),
+                str(c.reread_tokens_avoided),
+                str(c.net_tokens),
                 f"{c.rereads_avoided}/{c.reads}",
                 f"{c.failed_edits_avoided}/{c.edits_first}",
             ]
@@ -86,6 +90,8 @@ _POOLED_HEAD = [
     "tokens restored",
     "vs claude-code",
     "wasted tokens",
+    "re-read tokens avoided",
+    "net tokens",
     "re-reads avoided",
     "failed edits avoided",
 ]
