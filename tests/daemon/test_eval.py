@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 from postcompact import core
+from postcompact.evaluation import crossval, intervals
 from postcompact.evaluation.corpus import half_of, transcript_files
+from postcompact.evaluation.measure import Counts
 from postcompact.evaluation.need import points
 from postcompact.evaluation.policies import FAMILIES, configurations, parse_policy
 from postcompact.restore.policy import validate_policy
@@ -349,3 +351,98 @@ def test_net_tokens_are_the_rereads_avoided_less_the_tokens_no_one_used(tmp_path
         assert got["reread_tokens_avoided"] == reread, name
         assert 0 < got["wasted_tokens"] < got["tokens_restored"], name
         assert got["net_tokens"] == reread - got["wasted_tokens"], name
+
+
+def _c(covered: int, needed: int, tokens: int) -> Counts:
+    return Counts(compactions=1, covered_files=covered, needed_files=needed, tokens_restored=tokens)
+
+
+# Four compactions in three repositories: a, a, b, c. Per configuration: (covered, needed,
+# tokens) at each. claude-code restores 100 tokens each time.
+_REPOS = ["a", "a", "b", "c"]
+_TABLE = {
+    "claude-code": [_c(1, 4, 100), _c(0, 2, 100), _c(1, 2, 100), _c(0, 2, 100)],
+    # the best recall everywhere, at more tokens than claude-code: never eligible
+    "big": [_c(4, 4, 500), _c(2, 2, 500), _c(2, 2, 500), _c(2, 2, 500)],
+    # good on a and b, nothing on c
+    "ab": [_c(3, 4, 90), _c(1, 2, 90), _c(2, 2, 90), _c(0, 2, 90)],
+    # good on c only, a little on a
+    "c": [_c(2, 4, 80), _c(0, 2, 80), _c(0, 2, 80), _c(2, 2, 80)],
+    # "ab"'s twin by another name, at the same tokens: the name breaks the tie
+    "zz-ab": [_c(3, 4, 90), _c(1, 2, 90), _c(2, 2, 90), _c(0, 2, 90)],
+}
+
+
+def test_the_procedure_picks_the_best_recall_within_claude_codes_tokens() -> None:
+    everything = range(4)
+    # On everything: big is over budget; ab 6/10 (c 4/10, claude-code 2/10); zz-ab ties ab on
+    # recall and tokens and loses on the name.
+    assert crossval.pick(_TABLE, list(everything), "claude-code") == "ab"
+    # On c alone: c's 2/2 beats everyone within budget.
+    assert crossval.pick(_TABLE, [3], "claude-code") == "c"
+    # Equal recall: fewer tokens wins. On b alone, ab 2/2 at 90 == zz-ab; c 0/2.
+    table = {**_TABLE, "cheap": [_c(0, 4, 1), _c(0, 2, 1), _c(2, 2, 10), _c(0, 2, 1)]}
+    assert crossval.pick(table, [2], "claude-code") == "cheap"
+    # Nothing to pick on: the baseline.
+    assert crossval.pick(_TABLE, [], "claude-code") == "claude-code"
+
+
+def test_leave_one_repository_out_scores_each_repository_under_a_pick_made_without_it() -> None:
+    cv = crossval.loro(_TABLE, _REPOS, "claude-code", 30)
+    # Without a: b and c -> ab 2/4 vs c 2/4 tie on recall: c has fewer tokens (160 < 180).
+    # Without b: a and c -> ab 4/8, c 4/8: c (fewer tokens). Without c: a and b -> ab 6/8.
+    assert [(f.repo, f.pick, f.compactions) for f in cv.folds] == [
+        ("a", "c", (0, 1)),
+        ("b", "c", (2,)),
+        ("c", "ab", (3,)),
+    ]
+    assert cv.chosen == ["c", "c", "c", "ab"]
+    assert cv.pick == "ab"
+    held = Counts()
+    for counts in crossval.held_out(
+        {k: [{30: c} for c in v] for k, v in _TABLE.items()}, cv.chosen
+    ):
+        held.add(counts[30])
+    # a under c: 2/4 + 0/2; b under c: 0/2; c under ab: 0/2 -> 2/10 at 330 tokens.
+    assert (held.covered_files, held.needed_files, held.tokens_restored) == (2, 10, 330)
+
+
+def test_the_bootstrap_is_fixed_by_its_seed_and_paired() -> None:
+    w = intervals.weights(4)
+    assert w.shape == (intervals.RESAMPLES, 4)
+    assert (w.sum(axis=1) == 4).all()
+    assert (intervals.weights(4) == w).all()
+    assert not (intervals.weights(4, seed=1) == w).all()
+    base = _TABLE["claude-code"]
+    # The same compactions on both sides: a policy against itself is exactly 1.
+    rec, tok = intervals.paired(base, base, w)
+    assert rec is not None
+    assert tok is not None
+    assert (rec.lo, rec.hi, tok.lo, tok.hi) == (1.0, 1.0, 1.0, 1.0)
+    rec, tok = intervals.paired(_TABLE["big"], base, w)
+    assert tok is not None
+    assert (tok.lo, tok.hi) == (5.0, 5.0)
+    assert rec is not None
+    assert rec.lo >= 1.0
+    assert intervals.paired(_TABLE["ab"], base, w) == intervals.paired(_TABLE["ab"], base, w)
+
+
+def test_the_vectorised_procedure_is_the_procedure() -> None:
+    """Resamples that draw every compaction once are the data itself: the re-run procedure
+    gives the point estimate."""
+    import numpy as np
+
+    cv = crossval.loro(_TABLE, _REPOS, "claude-code", 30)
+    rec, tok = intervals.loro_intervals(_TABLE, _REPOS, cv, np.ones((3, 4)))
+    # held out 2/10 at 330 tokens; claude-code 2/10 at 400
+    assert rec is not None
+    assert tok is not None
+    assert rec.lo == rec.hi == pytest.approx(1.0)
+    assert tok.lo == tok.hi == pytest.approx(330 / 400)
+    # Only repository a drawn (twice each): the other folds pick on nothing, so the baseline.
+    only_a = np.array([[2.0, 2.0, 0.0, 0.0]])
+    rec, tok = intervals.loro_intervals(_TABLE, _REPOS, cv, only_a)
+    assert rec is not None
+    assert tok is not None
+    # a's fold picks on b and c with no weight: claude-code itself.
+    assert (rec.lo, tok.lo) == (1.0, 1.0)
