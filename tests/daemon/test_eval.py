@@ -1,6 +1,7 @@
 """`postcompact eval` on small hand-made transcripts whose right answers are known
 (docs/eval.md §1): the candidates, the need in a window, coverage, re-reads and failed edits
-avoided, per policy, through the command line."""
+avoided, net tokens, per policy, through the command line; the input checks; the selection
+procedure and its leave-one-repository-out estimate on made-up counts; the bootstrap."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from postcompact import core
 from postcompact.evaluation import crossval, intervals
-from postcompact.evaluation.corpus import half_of, transcript_files
+from postcompact.evaluation.corpus import transcript_files
 from postcompact.evaluation.measure import Counts
 from postcompact.evaluation.need import points
 from postcompact.evaluation.policies import FAMILIES, configurations, parse_policy
@@ -269,20 +270,19 @@ def test_policies_on_the_command_line(tmp_path: Path) -> None:
     assert "no such file or directory" in r.stderr
 
 
-def test_the_split_is_fixed_by_the_repository_name(tmp_path: Path) -> None:
+def test_the_repository_of_each_transcript(tmp_path: Path) -> None:
     (tmp_path / "INDEX.json").write_text(
         json.dumps({"files": [{"file": "x.jsonl", "source_repo": "acme/widgets"}]})
     )
     session_with_one_compaction().save(tmp_path / "x.jsonl")
     session_with_one_compaction().save(tmp_path / "octo__cat__1.jsonl")
-    got = {f.path.name: (f.repo, f.half) for f in transcript_files([tmp_path])}
+    session_with_one_compaction().save(tmp_path / "plain.jsonl")
+    got = {f.path.name: f.repo for f in transcript_files([tmp_path])}
     assert got == {
-        "octo__cat__1.jsonl": ("octo/cat", half_of("octo/cat")),
-        "x.jsonl": ("acme/widgets", half_of("acme/widgets")),
+        "octo__cat__1.jsonl": "octo/cat",
+        "x.jsonl": "acme/widgets",
+        "plain.jsonl": "plain",
     }
-    # SHA-256 of the name, even last byte: tune (fixed before any tuning, docs/eval.md).
-    assert half_of("acme/widgets") in ("tune", "test")
-    assert {half_of(f"r{i}") for i in range(20)} == {"tune", "test"}
 
 
 def test_markdown_and_plot_are_written(tmp_path: Path) -> None:
@@ -298,9 +298,13 @@ def test_markdown_and_plot_are_written(tmp_path: Path) -> None:
     text = doc.read_text()
     assert text.startswith("# Kept\n\nhand-written")
     assert "old" not in text.split("make eval` -->")[1][:5]
-    assert "| default | 1 | 3/3 | 1.000 | 3.00x |" in text  # recall 1 against Claude Code's 1/3
+    # Recall 1 against Claude Code's 1/3; one compaction: every resample is that one.
+    assert "| default | 1 | 3/3 | 1.000 | 3.00x [3.00, 3.00] |" in text
     assert "![recall against tokens restored](eval.png)" in text
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+# --- input checks -----------------------------------------------------------------------------
 
 
 def test_a_policy_field_out_of_range_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -315,22 +319,45 @@ def test_a_policy_field_out_of_range_is_one_line_and_exit_2(tmp_path: Path) -> N
         parse_policy("odd=default:ranking=99")
 
 
-def test_the_families_expand_into_valid_named_configurations() -> None:
-    every = configurations()
-    names = [c.name for c in every]
-    assert len(names) == len(set(names)) == 2 + 180 + 48
-    assert names[:2] == ["claude-code", "claude-code-2.1.88"]
-    assert "seen/recency-f20-c3000-b7000-skip" in names
-    assert "whole/mtime-f10-c5000-b50000-reference" in names
-    for c in every:
-        validate_policy(c.policy)
-    got = parse_policy("seen/mtime-f5-c2000-b4000-truncate-head")
-    assert (got.policy.restore_seen, got.policy.max_files, got.policy.file_token_budget) == (
-        True,
-        5,
-        4000,
+def test_a_line_that_is_not_json_names_file_and_line_before_any_replay(tmp_path: Path) -> None:
+    session_with_one_compaction().save(tmp_path / "a__good__1.jsonl")
+    bad = session_with_one_compaction().save(tmp_path / "b__bad__1.jsonl")
+    lines = bad.read_text().splitlines(keepends=True)
+    lines[2] = '{"type": "user", oops\n'
+    bad.write_text("".join(lines))
+    r = _run(tmp_path, "--policy=default")
+    assert r.returncode == 2
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"postcompact: {bad}:3: not valid JSON"), r.stderr
+    assert "[1/" not in r.stderr  # nothing was replayed
+    assert r.stdout == ""
+
+
+def test_transcripts_without_a_compaction_are_skipped_and_counted(tmp_path: Path) -> None:
+    session_with_one_compaction().save(tmp_path / "a__one__1.jsonl")
+    for n in (1, 2):
+        t = Transcript()
+        t.read("f.py", _text("f"))
+        t.save(tmp_path / f"c__none__{n}.jsonl")
+    out, err = _eval(tmp_path, "--policy=default", "--json")
+    assert "postcompact: 2 transcripts without a compaction skipped" in err
+    assert (out["files"], out["skipped"], out["compactions"]) == (1, 2, 1)
+    r = _run(tmp_path / "c__none__1.jsonl", tmp_path / "c__none__2.jsonl", "--policy=default")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (
+        "postcompact: no transcript of the 2 holds a main-thread compaction to score"
     )
-    assert len(FAMILIES["whole"].configurations()) == 48
+    assert "Traceback" not in r.stderr
+
+
+def test_an_unknown_family_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    path = session_with_one_compaction().save(tmp_path / "p.jsonl")
+    r = _run(path, "--family=nope")
+    assert r.returncode == 2
+    assert r.stderr.startswith("postcompact: unknown family 'nope' (known: claude-code")
+
+
+# --- net tokens -------------------------------------------------------------------------------
 
 
 def test_net_tokens_are_the_rereads_avoided_less_the_tokens_no_one_used(tmp_path: Path) -> None:
@@ -351,6 +378,27 @@ def test_net_tokens_are_the_rereads_avoided_less_the_tokens_no_one_used(tmp_path
         assert got["reread_tokens_avoided"] == reread, name
         assert 0 < got["wasted_tokens"] < got["tokens_restored"], name
         assert got["net_tokens"] == reread - got["wasted_tokens"], name
+
+
+# --- the families, the selection procedure, the intervals -------------------------------------
+
+
+def test_the_families_expand_into_valid_named_configurations() -> None:
+    every = configurations()
+    names = [c.name for c in every]
+    assert len(names) == len(set(names)) == 2 + 180 + 48
+    assert names[:2] == ["claude-code", "claude-code-2.1.88"]
+    assert "seen/recency-f20-c3000-b7000-skip" in names
+    assert "whole/mtime-f10-c5000-b50000-reference" in names
+    for c in every:
+        validate_policy(c.policy)
+    got = parse_policy("seen/mtime-f5-c2000-b4000-truncate-head")
+    assert (got.policy.restore_seen, got.policy.max_files, got.policy.file_token_budget) == (
+        True,
+        5,
+        4000,
+    )
+    assert len(FAMILIES["whole"].configurations()) == 48
 
 
 def _c(covered: int, needed: int, tokens: int) -> Counts:
@@ -446,3 +494,39 @@ def test_the_vectorised_procedure_is_the_procedure() -> None:
     assert tok is not None
     # a's fold picks on b and c with no weight: claude-code itself.
     assert (rec.lo, tok.lo) == (1.0, 1.0)
+
+
+def _two_repositories(tmp_path: Path) -> Path:
+    tmp_path.mkdir()
+    session_with_one_compaction().save(tmp_path / "one__repo__1.jsonl")
+    session_with_one_compaction().save(tmp_path / "two__repo__1.jsonl")
+    t = Transcript()
+    t.read("big.py", _text("x", 400), offset=100, limit=20)
+    t.compact()
+    t.read("big.py", _text("x", 400), offset=110, limit=30)
+    t.save(tmp_path / "two__repo__2.jsonl")
+    return tmp_path
+
+
+def test_the_cross_validated_result_through_the_command_line(tmp_path: Path) -> None:
+    corpus = _two_repositories(tmp_path / "corpus")
+    doc = tmp_path / "eval.md"
+    doc.write_text("# Kept\n\n<!-- everything below is written by `make eval` -->\n")
+    args = ["--policy=claude-code", "--policy=default", "--family=claude-code-2.1.88", "--json"]
+    out, _ = _eval(corpus, *args, "--workers=1", "--markdown", doc)
+    cv = out["crossval"]
+    assert cv["families"] == {"claude-code": 1, "claude-code-2.1.88": 1}
+    assert cv["configurations"] == 2
+    assert [f["repo"] for f in cv["folds"]] == ["one/repo", "two/repo"]
+    assert cv["pick"] in ("claude-code", "claude-code-2.1.88")
+    assert cv["procedure"]["compactions"] == 3
+    assert cv["recall_ratio_ci"] is not None
+    text = doc.read_text()
+    assert "### Cross-validated: the procedure, each repository held out" in text
+    assert "### In-sample: the configurations were chosen on these same compactions" in text
+    assert text.index("Cross-validated") < text.index("In-sample")
+    # Two workers: the same table, so the same figures.
+    out2, _ = _eval(corpus, *args, "--workers=2")
+    out.pop("seconds")
+    out2.pop("seconds")
+    assert out2 == out
