@@ -172,12 +172,19 @@ bench: build build-bench-core $(NODE_STAMP)
 	$(BENCH_PY) -m bench b1
 	$(PY) -m bench --skip b1
 
-# Restoration quality on real Claude Code transcripts (docs/eval.md): every policy measured,
-# the tables and the plot rewritten. EVAL_TRANSCRIPTS: files or directories of .jsonl.
+# Restoration quality on real Claude Code transcripts (docs/eval.md): every policy and every
+# configuration of the rule families measured, the selection procedure cross-validated (leave one
+# repository out), the tables and the plot rewritten. EVAL_TRANSCRIPTS: files or directories of
+# .jsonl (checked before anything is built).
 EVAL_TRANSCRIPTS ?= ../shared/transcripts
-eval: build
+EVAL_MISSING = $(if $(strip $(EVAL_TRANSCRIPTS)),$(foreach p,$(EVAL_TRANSCRIPTS),$(if $(wildcard $(p)),,$(p))),none)
+eval: $(if $(strip $(EVAL_MISSING)),eval-no-transcripts,build)
 	$(PY) -m postcompact eval $(EVAL_TRANSCRIPTS) --markdown docs/eval.md \
 	  --plot docs/eval-recall-tokens.png
+
+eval-no-transcripts:
+	@echo "make eval: no transcripts at '$(EVAL_TRANSCRIPTS)' (not found: $(EVAL_MISSING)); pass EVAL_TRANSCRIPTS=... (Claude Code .jsonl files or directories of them)" >&2
+	@exit 2
 
 # The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
 # SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4). STORE=postgresql: the state in a

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from postcompact.evaluation import report
+from postcompact.evaluation import crossval, report
 from postcompact.evaluation.corpus import TranscriptFile, transcript_files
-from postcompact.evaluation.policies import NAMED, Policy, parse_policy
-from postcompact.evaluation.run import evaluate
+from postcompact.evaluation.policies import BASELINE, FAMILIES, NAMED, Policy, parse_policy
+from postcompact.evaluation.policies import configurations as family_configurations
+from postcompact.evaluation.run import Evaluation, InputError, evaluate, load
 
 __all__ = ["add_parser", "cmd_eval"]
 
@@ -18,6 +21,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 DEFAULT_WINDOW = 30
 SHORT_WINDOW = 10
+DEFAULT_WORKERS = 2
 
 
 def add_parser(sub: Any) -> None:
@@ -26,7 +30,9 @@ def add_parser(sub: Any) -> None:
         help="measure restoration policies on Claude Code transcripts (recall, tokens, ...)",
         description=(
             "For every compaction of the transcripts: what each policy restores (replayed "
-            "in-process), against the files the agent read or edited in the next tool calls."
+            "in-process), against the files the agent read or edited in the next tool calls; "
+            "the selection procedure over the rule families, cross-validated leaving one "
+            "repository out (docs/eval.md)."
         ),
     )
     p.add_argument("transcripts", nargs="+", type=Path, help=".jsonl files or directories")
@@ -38,11 +44,25 @@ def add_parser(sub: Any) -> None:
         help=f"a policy to measure (repeatable; default: all of {', '.join(NAMED)})",
     )
     p.add_argument(
+        "--family",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a rule family the procedure chooses among (repeatable; claude-code always; "
+        f"default without --policy: all of {', '.join(FAMILIES)}; with --policy: none)",
+    )
+    p.add_argument(
         "--window",
         type=int,
         default=DEFAULT_WINDOW,
         help=f"tool calls after a compaction that count as its need (default {DEFAULT_WINDOW}; "
-        f"{SHORT_WINDOW} is reported too)",
+        f"{SHORT_WINDOW} is reported too); the procedure selects at this window",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=min(DEFAULT_WORKERS, os.cpu_count() or 1),
+        help=f"processes replaying (default {DEFAULT_WORKERS}, at most the CPUs)",
     )
     p.add_argument("--json", action="store_true", help="print the pooled figures as JSON, last")
     p.add_argument("--markdown", type=Path, help="rewrite this file's figures (docs/eval.md)")
@@ -59,8 +79,12 @@ def _progress(n: int, total: int, f: TranscriptFile) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    started = time.monotonic()
     if args.window < 1:
         _err(f"--window must be at least 1, got {args.window}")
+        return EXIT_USAGE
+    if args.workers < 1:
+        _err(f"--workers must be at least 1, got {args.workers}")
         return EXIT_USAGE
     try:
         policies: list[Policy] = [parse_policy(a) for a in args.policy] or list(NAMED.values())
@@ -71,6 +95,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         _err(f"a policy name is given twice: {', '.join(names)}")
         return EXIT_USAGE
+    unknown = [f for f in args.family if f not in FAMILIES]
+    if unknown:
+        _err(f"unknown family {unknown[0]!r} (known: {', '.join(FAMILIES)})")
+        return EXIT_USAGE
+    families: list[str] = list(dict.fromkeys(args.family))
+    if not families and not args.policy:
+        families = list(FAMILIES)
+    if families and BASELINE not in families:
+        families.insert(0, BASELINE)
+    configurations = family_configurations(families) if families else []
     missing = [str(p) for p in args.transcripts if not p.exists()]
     if missing:
         _err(f"no such file or directory: {', '.join(missing)}")
@@ -80,19 +114,71 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _err("no .jsonl transcripts found")
         return EXIT_USAGE
     windows = sorted({args.window, min(SHORT_WINDOW, args.window)})
-    ev = evaluate(files, policies, windows, None if args.quiet else _progress)
+    try:
+        corpus = load(files, max(windows))
+    except InputError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    for why in corpus.unplaceable:
+        _err(f"skipped: {why}")
+    skipped = len(corpus.without_compaction) + len(corpus.unplaceable)
+    if corpus.without_compaction:
+        _err(f"{len(corpus.without_compaction)} transcripts without a compaction skipped")
+    if not corpus.loaded:
+        _err(f"no transcript of the {len(files)} holds a main-thread compaction to score")
+        return EXIT_USAGE
+    try:
+        ev = evaluate(
+            corpus,
+            policies,
+            configurations,
+            windows,
+            None if args.quiet else _progress,
+            workers=args.workers,
+        )
+    except ValueError as exc:  # two policies of one name
+        _err(str(exc))
+        return EXIT_USAGE
     for failure in ev.failures:
         _err(failure)
-    print(report.text_tables(ev))
+    if not ev.compactions:
+        return EXIT_FAILURE
+    results = _results(ev, families, args.window, skipped)
+    results.seconds = time.monotonic() - started
+    print(report.text_tables(results))
     if args.plot:
-        report.plot(ev, args.plot)
+        report.plot(results, args.plot)
     if args.markdown:
         intro = _intro(args.markdown)
         plot_name = args.plot.name if args.plot else ""
-        args.markdown.write_text(report.markdown(ev, plot_name, intro) + "\n")
+        args.markdown.write_text(report.markdown(results, plot_name, intro) + "\n")
     if args.json:
-        print(report.summary_json(ev, args.window))
-    return EXIT_FAILURE if ev.failures and not ev.rows else 0
+        print(report.summary_json(results, args.window))
+    return 0
+
+
+def _results(ev: Evaluation, families: list[str], window: int, skipped: int) -> report.Results:
+    """The cross-validation (when there are families) and every interval, on the table."""
+    from postcompact.evaluation import intervals  # numpy: only `eval` needs it
+
+    w = intervals.weights(len(ev.compactions))
+    out = report.Results(ev, skipped=skipped, resamples=intervals.RESAMPLES)
+    repos = [k.repo for k in ev.compactions]
+    if families:
+        table = {c.name: ev.column(c.name, window) for c in ev.configurations}
+        cv = crossval.loro(table, repos, BASELINE, window)
+        for wd in ev.windows:
+            scored = {c.name: ev.column(c.name, wd) for c in ev.configurations}
+            cv.intervals[wd] = intervals.loro_intervals(table, repos, cv, w, scored)
+        cv.families = {f: len(FAMILIES[f].configurations()) for f in families}
+        out.cv = cv
+    if BASELINE in ev.counts:
+        for name in report.insample_names(out):
+            for wd in ev.windows:
+                out.intervals[(name, wd)] = intervals.paired(
+                    ev.column(name, wd), ev.column(BASELINE, wd), w
+                )
+    return out
 
 
 def _intro(path: Path) -> str:

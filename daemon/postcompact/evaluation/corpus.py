@@ -3,36 +3,23 @@
 A directory may carry an `INDEX.json` naming each file's source repository
 (`{"files": [{"file": NAME, "source_repo": "owner/name"}, ...]}`); otherwise the repository is
 read from the file name (`owner__name__...jsonl`), else the file's own name stands for it.
-
-The repositories are split in two halves, fixed before any tuning: the SHA-256 of the
-repository name, even last byte -> "tune" (rules and parameters are chosen on it), odd ->
-"test" (reported, never tuned on).
+The repository is the unit the cross-validation holds out (`crossval`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TranscriptFile", "half_of", "transcript_files"]
+__all__ = ["TranscriptFile", "transcript_files"]
 
 
 @dataclass(frozen=True, slots=True)
 class TranscriptFile:
     path: Path
     repo: str
-
-    @property
-    def half(self) -> str:
-        return half_of(self.repo)
-
-
-def half_of(repo: str) -> str:
-    """ "tune" or "test": the deterministic split of the repositories."""
-    return "tune" if hashlib.sha256(repo.encode()).digest()[-1] % 2 == 0 else "test"
 
 
 def _index(directory: Path) -> dict[str, str]:

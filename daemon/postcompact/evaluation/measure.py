@@ -10,7 +10,9 @@ the disk recreated from the records) and, at each main-thread boundary:
   (`need.Point.needed`); a needed file is **covered** when every needed line was restored;
 - **tokens restored**: the rough tokens of the file attachments, the too-large notes and any
   index of left-out files; **wasted**: those of files not needed;
-- **re-reads avoided**: files whose first touch is a Read of lines the restoration holds;
+- **re-reads avoided**: files whose first touch is a Read of lines the restoration holds, and
+  the tokens those Reads' results cost (`need.Touch.tokens`); **net tokens**: those avoided
+  tokens minus the wasted ones and any index of left-out files (restored, used by no one);
 - **failed edits avoided**: files whose first touch is an Edit or Write (a failed edit under
   claude-code-2.1.88's rules when nothing vouches for the read) that the daemon's own
   CheckWrite allows on the agent's state right after the compaction.
@@ -51,6 +53,8 @@ class Counts:
     files_restored: int = 0
     reads: int = 0  # files first touched by a Read
     rereads_avoided: int = 0
+    reread_tokens_avoided: int = 0  # the rough tokens of the avoided re-reads' results
+    index_tokens: int = 0  # of an index of left-out files
     edits_first: int = 0  # files first touched by an Edit or Write
     failed_edits_avoided: int = 0
 
@@ -65,6 +69,12 @@ class Counts:
     @property
     def line_recall(self) -> float:
         return self.covered_lines / self.needed_lines if self.needed_lines else 0.0
+
+    @property
+    def net_tokens(self) -> int:
+        """Tokens of the re-reads the restoration made unnecessary minus the restored tokens
+        no one used (files not needed, an index of left-out files)."""
+        return self.reread_tokens_avoided - self.wasted_tokens - self.index_tokens
 
 
 @dataclass(slots=True)
@@ -152,13 +162,16 @@ def _count(point: Point, restored: Restored, candidates: dict[str, set[int]], w:
     c.tokens_restored = sum(restored.tokens.values()) + restored.other_tokens
     c.files_restored = len(restored.lines)
     c.wasted_tokens = sum(t for p, t in restored.tokens.items() if p not in needed)
+    c.index_tokens = restored.other_tokens
     for path, touch in point.first_touches(w).items():
         if path not in candidates:
             continue
         if touch.kind == "read":
             c.reads += 1
             lines = candidates[path] if touch.lines is None else set(touch.lines)
-            c.rereads_avoided += bool(lines) and lines <= restored.lines.get(path, set())
+            if lines and lines <= restored.lines.get(path, set()):
+                c.rereads_avoided += 1
+                c.reread_tokens_avoided += touch.tokens
         else:
             c.edits_first += 1
             c.failed_edits_avoided += path in restored.allowed

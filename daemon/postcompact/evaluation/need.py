@@ -11,7 +11,9 @@ Main thread only. For each compaction boundary of a transcript:
   range; a whole-file Read is a whole-file touch), an Edit or MultiEdit (the lines its
   `old_string` covers in the file before it; not found: a whole-file touch), a Write (a
   whole-file touch). A failed Edit (refused because the file was not read) is a touch too; a
-  failed Read is not.
+  failed Read is not. A Read's touch carries what its result cost: the rough token estimate
+  (`core.estimate`) of the tool_result's text as the transcript records it, the numbered lines
+  Claude Code returned (or its "unchanged" stub); an image block counts nothing.
 
 Line numbers are those of the file at the time (edits between are not tracked to shift them).
 """
@@ -22,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from postcompact import core
 from postcompact.transcript.disk import Disk
 from postcompact.transcript.parse import (
     Boundary,
@@ -46,13 +49,15 @@ TouchKind = Literal["read", "edit", "write"]
 @dataclass(frozen=True, slots=True)
 class Touch:
     """A file tool call after a boundary: `call` is its 1-based place among all tool calls
-    after it; `lines` the lines it used (None: the whole file)."""
+    after it; `lines` the lines it used (None: the whole file); `tokens` the rough tokens of its
+    result's text (a Read: what re-reading cost)."""
 
     path: str
     kind: TouchKind
     lines: frozenset[int] | None
     call: int
     ok: bool
+    tokens: int = 0
 
 
 @dataclass(slots=True)
@@ -141,14 +146,24 @@ def _content(r: Record) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
+def _result_tokens(content: Any) -> int:
+    """The rough tokens of a tool_result's text (a string, or its text blocks)."""
+    if isinstance(content, str):
+        return core.estimate(content)
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict)]
+        return core.estimate("".join(x for x in texts if isinstance(x, str)))
+    return 0
+
+
 def _window_calls(
     t: Transcript, b: Boundary, window: int
-) -> tuple[list[tuple[int, str, Mapping[str, Any], str]], dict[str, tuple[int, bool]]]:
+) -> tuple[list[tuple[int, str, Mapping[str, Any], str]], dict[str, tuple[int, bool, int]]]:
     """The first `window` main-thread tool calls after `b` (call number, tool, input, id), and
-    for their ids the line of their result and whether it was an error."""
+    for their ids the line of their result, whether it was an error and its rough tokens."""
     kept = {r.uuid for r in b.preserved}
     calls: list[tuple[int, str, Mapping[str, Any], str]] = []
-    results: dict[str, tuple[int, bool]] = {}
+    results: dict[str, tuple[int, bool, int]] = {}
     ids: set[str] = set()
     for r in t.records:
         if r.line <= b.line or r.agent or (r.uuid and r.uuid in kept):
@@ -167,7 +182,8 @@ def _window_calls(
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     uid = block.get("tool_use_id")
                     if isinstance(uid, str) and uid in ids and uid not in results:
-                        results[uid] = (r.line, block.get("is_error") is True)
+                        error = block.get("is_error") is True
+                        results[uid] = (r.line, error, _result_tokens(block.get("content")))
         if len(calls) >= window and all(i in results for i in ids):
             break
     return calls, results
@@ -186,7 +202,7 @@ def _touches(
         path = inp.get("file_path") or inp.get("notebook_path")
         if not isinstance(path, str) or not path:
             continue
-        line, error = results.get(uid, (0, True))
+        line, error, tokens = results.get(uid, (0, True, 0))
         event = by_line.get((line, path))
         f = disk.files.get(path)
         known = f.text if f is not None else None
@@ -194,9 +210,9 @@ def _touches(
             if isinstance(event, FileRead):
                 whole = event.start_line == 1 and event.num_lines >= event.total_lines
                 lines = None if whole else frozenset(_span(event.start_line, event.num_lines))
-                out.append(Touch(path, "read", lines, call, True))
+                out.append(Touch(path, "read", lines, call, True, tokens))
             elif isinstance(event, FileUnchanged):
-                out.append(Touch(path, "read", _unchanged_lines(event, f), call, True))
+                out.append(Touch(path, "read", _unchanged_lines(event, f), call, True, tokens))
         elif name in EDIT_TOOLS:
             if isinstance(event, FileWritten):
                 before = event.original if event.original is not None else known

@@ -1,109 +1,235 @@
-"""`postcompact eval`'s work: every transcript under every policy, pooled (docs/eval.md)."""
+"""`postcompact eval`'s work (docs/eval.md): the transcripts read and checked first, then every
+policy and configuration replayed once over every compaction, into one table of per-compaction
+counts that the tables, the selection procedure and the intervals all read.
+
+- `load` parses every transcript once, before any replay: a file that cannot be read, or a line
+  that is not a JSON object, is an `InputError` naming `file:line`; a transcript without a
+  main-thread compaction, or whose working directory the replay cannot place, is set aside and
+  counted. The parsed transcripts are kept for the replay.
+- `evaluate` replays each policy over each transcript (a task per transcript and group of
+  policies), on `workers` processes forked after the parse, so the workers share the parsed
+  transcripts instead of reading them again.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from postcompact.evaluation.corpus import TranscriptFile
-from postcompact.evaluation.measure import Counts, Scored, score_transcript
-from postcompact.evaluation.need import points
+from postcompact.evaluation.measure import Counts, score_transcript
+from postcompact.evaluation.need import Point, points
 from postcompact.evaluation.policies import Policy
-from postcompact.transcript.parse import TranscriptError, parse
+from postcompact.transcript.parse import Transcript, TranscriptError, parse
+from postcompact.transcript.paths import PathMap
 
-__all__ = ["Evaluation", "Row", "evaluate"]
+__all__ = ["Compaction", "Evaluation", "InputError", "Loaded", "evaluate", "load"]
+
+CHUNK = 12  # policies per task: enough tasks to keep two workers busy to the end
+
+
+class InputError(ValueError):
+    """A transcript `eval` cannot read: one line, `file[:line]: why`."""
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
-    """One compaction under one policy."""
+class Compaction:
+    """One main-thread compaction of one transcript."""
 
-    policy: str
     file: str
     repo: str
-    half: str
-    boundary: int  # 1-based among the file's main-thread compactions
+    number: int  # 1-based among the file's main-thread compactions
     line: int
     trigger: str
-    counts: dict[int, Counts]
+
+
+@dataclass(slots=True)
+class Loaded:
+    """A transcript parsed, with its compactions' need."""
+
+    file: TranscriptFile
+    transcript: Transcript
+    points: list[Point]
+
+
+@dataclass(slots=True)
+class Corpus:
+    loaded: list[Loaded] = field(default_factory=list)  # with at least one compaction
+    without_compaction: list[str] = field(default_factory=list)
+    unplaceable: list[str] = field(default_factory=list)  # "file: why"
+
+
+def load(files: Sequence[TranscriptFile], window: int) -> Corpus:
+    """Every file parsed (once) and checked; InputError for the first that cannot be read."""
+    out = Corpus()
+    probe = PathMap.under("/postcompact-eval")
+    for f in files:
+        try:
+            t = parse(f.path.read_bytes())
+        except OSError as exc:
+            raise InputError(f"{f.path}: {exc.strerror or exc}") from None
+        except TranscriptError as exc:
+            where = f"{f.path}:{exc.line}" if exc.line else str(f.path)
+            raise InputError(f"{where}: {exc.message}") from None
+        pts = points(t, window)
+        if not pts:
+            out.without_compaction.append(str(f.path))
+        elif probe.local(t.cwd) is None:
+            out.unplaceable.append(f"{f.path}: its working directory cannot be placed: {t.cwd!r}")
+        else:
+            out.loaded.append(Loaded(f, t, pts))
+    return out
 
 
 @dataclass(slots=True)
 class Evaluation:
-    policies: list[Policy]
-    windows: tuple[int, ...]
-    rows: list[Row] = field(default_factory=list)
-    files: int = 0
-    failures: list[str] = field(default_factory=list)  # "file: why" for files not read
-    seconds: float = 0.0
+    """Per policy (named or a family's configuration), per compaction, per window: `Counts`."""
 
-    def pooled(
-        self, policy: str, window: int, *, half: str | None = None, repo: str | None = None
-    ) -> Counts:
+    policies: list[Policy]  # the named policies of the descriptive tables
+    configurations: list[Policy]  # the families' grid points: the selection's candidates
+    windows: tuple[int, ...]
+    compactions: list[Compaction] = field(default_factory=list)
+    counts: dict[str, list[dict[int, Counts]]] = field(default_factory=dict)
+    files: int = 0  # transcripts scored
+    failures: list[str] = field(default_factory=list)  # "file: why" for files not scored
+    seconds: float = 0.0
+    workers: int = 1
+
+    def column(self, name: str, window: int) -> list[Counts]:
+        """`name`'s counts at each compaction, in `compactions` order."""
+        return [c[window] for c in self.counts[name]]
+
+    def pooled(self, name: str, window: int, *, repo: str | None = None) -> Counts:
         out = Counts()
-        for r in self.rows:
-            if r.policy != policy or (half and r.half != half) or (repo and r.repo != repo):
-                continue
-            out.add(r.counts[window])
+        for k, c in zip(self.compactions, self.counts[name], strict=True):
+            if repo is None or k.repo == repo:
+                out.add(c[window])
         return out
 
     @property
     def repos(self) -> list[str]:
-        return sorted({r.repo for r in self.rows})
+        return sorted({k.repo for k in self.compactions})
 
-    def half_of_repo(self, repo: str) -> str:
-        return next(r.half for r in self.rows if r.repo == repo)
+    def measured(self) -> list[Policy]:
+        return _unique([*self.policies, *self.configurations])
 
 
 Progress = Callable[[int, int, TranscriptFile], None]
 
+# What the forked workers read: set in the parent before the pool starts.
+_LOADED: list[Loaded] = []
+_BY_NAME: dict[str, Policy] = {}
+
+# A task: (file index, policy names); its result: (file index, names, counts or a failure).
+_Scores = list[list[dict[int, Counts]]]  # per policy of the task, per compaction
+_Task = tuple[int, tuple[str, ...], tuple[int, ...]]
+_Result = tuple[int, tuple[str, ...], _Scores | str]
+
+
+def _unique(policies: Sequence[Policy]) -> list[Policy]:
+    """Each name once; one name given to two different policies is a bug."""
+    out: dict[str, Policy] = {}
+    for p in policies:
+        q = out.setdefault(p.name, p)
+        if (q.profile, q.policy) != (p.profile, p.policy):
+            raise ValueError(f"two policies are named {p.name!r}: {q.spec} and {p.spec}")
+    return list(out.values())
+
+
+def _score(task: _Task) -> _Result:
+    i, names, windows = task
+    item = _LOADED[i]
+
+    async def run() -> _Scores:
+        out: _Scores = []
+        for name in names:
+            scored = await score_transcript(item.transcript, item.points, _BY_NAME[name], windows)
+            out.append([s.counts for s in scored])
+        return out
+
+    try:
+        return i, names, asyncio.run(run())
+    except ValueError as exc:  # a transcript the replay cannot place
+        return i, names, f"{item.file.path}: {exc}"
+
 
 def evaluate(
-    files: Sequence[TranscriptFile],
+    corpus: Corpus,
     policies: Sequence[Policy],
+    configurations: Sequence[Policy],
     windows: Sequence[int],
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> Evaluation:
-    """Every policy on every file (each file parsed once); a file that cannot be read is
-    reported in `failures` and the others go on."""
+    """Every policy and configuration on every loaded transcript, once; a transcript the replay
+    fails on is left out of every column (reported in `failures`)."""
     started = time.monotonic()
-    ev = Evaluation(list(policies), tuple(sorted(set(windows))))
-    for n, f in enumerate(files, start=1):
-        if progress is not None:
-            progress(n, len(files), f)
-        try:
-            t = parse(f.path.read_bytes())
-        except (OSError, TranscriptError) as exc:
-            ev.failures.append(f"{f.path}: {exc}")
+    ev = Evaluation(list(policies), list(configurations), tuple(sorted(set(windows))))
+    ev.workers = workers
+    measured = ev.measured()
+    _LOADED[:] = corpus.loaded
+    _BY_NAME.clear()
+    _BY_NAME.update({p.name: p for p in measured})
+    names = [p.name for p in measured]
+    chunks = [tuple(names[k : k + CHUNK]) for k in range(0, len(names), CHUNK)]
+    # The largest transcripts first, so that no long task is left for the end.
+    order = sorted(
+        range(len(corpus.loaded)), key=lambda i: -len(corpus.loaded[i].transcript.records)
+    )
+    tasks = [(i, c, ev.windows) for i in order for c in chunks]
+    got: dict[int, dict[str, list[dict[int, Counts]]]] = {}
+    failed: dict[int, str] = {}
+    left = {i: len(chunks) for i in order}
+    done = 0
+    try:
+        if workers > 1:
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(workers) as pool:
+                for result in pool.imap_unordered(_score, tasks):
+                    done += _collect(result, got, failed, left, corpus, progress, done)
+        else:
+            for task in tasks:
+                done += _collect(_score(task), got, failed, left, corpus, progress, done)
+    finally:
+        _LOADED.clear()
+        _BY_NAME.clear()
+    for i, item in enumerate(corpus.loaded):
+        if i in failed:
+            ev.failures.append(failed[i])
             continue
-        pts = points(t, max(ev.windows))
         ev.files += 1
-        if not pts:
-            continue
-        for p in policies:
-            try:
-                scored = asyncio.run(score_transcript(t, pts, p, ev.windows))
-            except ValueError as exc:  # a transcript the replay cannot place (its cwd)
-                ev.failures.append(f"{f.path}: {exc}")
-                break
-            ev.rows.extend(_rows(p, f, scored))
+        for p in item.points:
+            b = p.boundary
+            ev.compactions.append(
+                Compaction(item.file.path.name, item.file.repo, p.number, b.line, b.trigger)
+            )
+        for name in names:
+            ev.counts.setdefault(name, []).extend(got[i][name])
     ev.seconds = time.monotonic() - started
     return ev
 
 
-def _rows(p: Policy, f: TranscriptFile, scored: Sequence[Scored]) -> list[Row]:
-    return [
-        Row(
-            p.name,
-            f.path.name,
-            f.repo,
-            f.half,
-            s.point.number,
-            s.point.boundary.line,
-            s.point.boundary.trigger,
-            s.counts,
-        )
-        for s in scored
-    ]
+def _collect(
+    result: _Result,
+    got: dict[int, dict[str, list[dict[int, Counts]]]],
+    failed: dict[int, str],
+    left: dict[int, int],
+    corpus: Corpus,
+    progress: Progress | None,
+    done: int,
+) -> int:
+    """Store one task's result; 1 when it completed its transcript (then reported)."""
+    i, names, scores = result
+    if isinstance(scores, str):
+        failed.setdefault(i, scores)
+    else:
+        got.setdefault(i, {}).update(zip(names, scores, strict=True))
+    left[i] -= 1
+    if left[i]:
+        return 0
+    if progress is not None:
+        progress(done + 1, len(left), corpus.loaded[i].file)
+    return 1
