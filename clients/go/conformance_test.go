@@ -411,6 +411,23 @@ func (r *runner) strings(v any) []string {
 	return out
 }
 
+// ranges reads a list of [first, last] pairs.
+func (r *runner) ranges(v any) [][2]int64 {
+	l, ok := v.([]any)
+	if !ok {
+		r.fatalf("want a list of [first, last] pairs, got %T %v", v, v)
+	}
+	out := make([][2]int64, len(l))
+	for i, e := range l {
+		pair, ok := e.([]any)
+		if !ok || len(pair) != 2 {
+			r.fatalf("want a [first, last] pair, got %T %v", e, e)
+		}
+		out[i] = [2]int64{r.num(pair[0]), r.num(pair[1])}
+	}
+	return out
+}
+
 func (r *runner) list(v any) []map[string]any {
 	l, ok := v.([]any)
 	if !ok {
@@ -661,11 +678,15 @@ func (r *runner) runStep(op string, step map[string]any) {
 		r.checkKeys(step, "path", "timestamp_ms", "content", "offset", "limit", "partial_view", "nested_memory")
 		_, err = s.RecordRead(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"), r.readOptions(step)...)
 	case "record_write":
-		r.checkKeys(step, "path", "timestamp_ms", "content", "if_entry_timestamp_ms")
+		r.checkKeys(step, "path", "timestamp_ms", "content", "if_entry_timestamp_ms", "changed_lines")
+		var opts []postcompact.WriteOption
+		if v, ok := step["changed_lines"]; ok {
+			opts = append(opts, postcompact.ChangedLines(r.ranges(v)...))
+		}
 		if _, conditional := step["if_entry_timestamp_ms"]; conditional {
-			_, err = s.RecordWriteIf(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"), r.optNum(step, "if_entry_timestamp_ms"))
+			_, err = s.RecordWriteIf(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"), r.optNum(step, "if_entry_timestamp_ms"), opts...)
 		} else {
-			_, err = s.RecordWrite(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"))
+			_, err = s.RecordWrite(ctx, r.str(step["path"]), r.content(step), r.optNum(step, "timestamp_ms"), opts...)
 		}
 	case "check_write":
 		r.checkKeys(step, "path")

@@ -196,23 +196,46 @@ func (s *Session) RecordRead(ctx context.Context, path string, content []byte, t
 	return resp.GetPath(), err
 }
 
-// RecordWrite records an Edit/Write: content after it and the file's mtime (0 = stat the file).
-func (s *Session) RecordWrite(ctx context.Context, path string, content []byte, timestampMS int64) (string, error) {
-	resp, err := s.c.api.RecordWrite(ctx, &pb.RecordWriteRequest{
-		SessionId: s.ID, AgentId: s.AgentID, Path: path, Content: content, TimestampMs: timestampMS,
-	})
+// WriteOption tunes RecordWrite and RecordWriteIf.
+type WriteOption func(*pb.RecordWriteRequest)
+
+// ChangedLines names the lines of the new content the write added or changed (an Edit's hunks),
+// each a {first, last} pair, 1-based and inclusive; none: the write only deleted lines. Without
+// this option the daemon diffs the content against what the agent held. They widen the span of
+// lines the agent saw of the file (docs/eval.md §2).
+func ChangedLines(ranges ...[2]int64) WriteOption {
+	return func(r *pb.RecordWriteRequest) {
+		c := &pb.ChangedLines{Ranges: make([]*pb.LineRange, 0, len(ranges))}
+		for _, x := range ranges {
+			c.Ranges = append(c.Ranges, &pb.LineRange{First: x[0], Last: x[1]})
+		}
+		r.ChangedLines = c
+	}
+}
+
+func (s *Session) recordWrite(ctx context.Context, req *pb.RecordWriteRequest, opts []WriteOption) (string, error) {
+	for _, f := range opts {
+		f(req)
+	}
+	resp, err := s.c.api.RecordWrite(ctx, req)
 	return resp.GetPath(), err
+}
+
+// RecordWrite records an Edit/Write: content after it and the file's mtime (0 = stat the file).
+func (s *Session) RecordWrite(ctx context.Context, path string, content []byte, timestampMS int64, opts ...WriteOption) (string, error) {
+	return s.recordWrite(ctx, &pb.RecordWriteRequest{
+		SessionId: s.ID, AgentId: s.AgentID, Path: path, Content: content, TimestampMs: timestampMS,
+	}, opts)
 }
 
 // RecordWriteIf records a write only if no other read or write of path was recorded since the
 // CheckWrite that allowed it (ifEntryTimestampMS: its EntryTimestampMs): FAILED_PRECONDITION
 // WRITE_CONFLICT otherwise, and nothing changes.
-func (s *Session) RecordWriteIf(ctx context.Context, path string, content []byte, timestampMS, ifEntryTimestampMS int64) (string, error) {
-	resp, err := s.c.api.RecordWrite(ctx, &pb.RecordWriteRequest{
+func (s *Session) RecordWriteIf(ctx context.Context, path string, content []byte, timestampMS, ifEntryTimestampMS int64, opts ...WriteOption) (string, error) {
+	return s.recordWrite(ctx, &pb.RecordWriteRequest{
 		SessionId: s.ID, AgentId: s.AgentID, Path: path, Content: content, TimestampMs: timestampMS,
 		IfEntryTimestampMs: &ifEntryTimestampMS,
-	})
-	return resp.GetPath(), err
+	}, opts)
 }
 
 // CheckWrite says whether a write to path is allowed (read first, not modified since).

@@ -11,6 +11,7 @@ __all__ = [
     "FileState",
     "FileStateCache",
     "Framed",
+    "LineDiff",
     "ReadRefused",
     "__version__",
     "compact_tail",
@@ -23,6 +24,7 @@ __all__ = [
     "expand_path",
     "held_bytes",
     "json_utf16_len",
+    "line_diff",
     "number_lines",
     "read_answer",
     "read_range",
@@ -243,6 +245,35 @@ def json_utf16_len(text: str | bytes) -> int:
 
 def estimate_from_utf16_len(units: int, ext: str | None = None) -> int:
     """estimate() of a text whose UTF-16 length is `units` (ValueError when negative)."""
+
+# --- linediff: line_diff, LineDiff (rust_core/src/py/py_linediff.rs, linediff.rs) ---
+#
+# Lines as the daemon counts them (state/seen.py): the text between "\n"s, the empty line after
+# a final "\n" included, none in empty content; numbers are 1-based and ranges inclusive.
+
+@final
+class LineDiff:
+    """What a write changed: the old and the new content trimmed of their common leading and
+    trailing lines, one changed region between them."""
+
+    @property
+    def old_lines(self) -> int: ...
+    @property
+    def new_lines(self) -> int: ...
+    @property
+    def changed(self) -> list[tuple[int, int]]:
+        """The new content's lines the write added or changed, as (first, last) ranges: one, or
+        none when it changed nothing or only deleted lines."""
+
+    def map_span(self, first: int, last: int) -> tuple[int, int] | None:
+        """Old lines first..last in the new content: a line before the change keeps its number,
+        one after it shifts by the change in length, the changed region's lines map to its new
+        lines (a span overlapping it then covers it); a span deleted whole becomes the lines
+        around the deletion. None when the new content has no line; ValueError unless
+        1 <= first <= last."""
+
+def line_diff(old: bytes, new: bytes) -> LineDiff:
+    """The change from `old` to `new`, by lines; without the GIL from 64 KB of input on."""
 
 # --- fsutil: realpath, read_whole, read_range (rust_core/src/py/py_fsutil.rs, readfile.rs) ---
 

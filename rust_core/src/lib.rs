@@ -3,16 +3,18 @@
 //! The hot, data-heavy parts of the daemon: a strict, entry- and byte-bounded LRU with npm
 //! lru-cache 11 semantics ([`lru`]), the file-state cache over it ([`filestate`], keys from
 //! [`path`]), Claude Code's rough token estimate and exact BPE counting ([`tokens`], on the
-//! pre-tokeniser of [`pretok`] and the BPE tables of [`bpe_engine`]) and
-//! truncation to a token budget ([`truncate`]). Everything here is plain Rust; the PyO3 bindings
-//! live in [`py`] behind the `python` feature so `cargo test` needs no libpython, and the Python
-//! `LruCache`, which only the benchmarks and its tests use, behind `bench` (which implies it).
+//! pre-tokeniser of [`pretok`] and the BPE tables of [`bpe_engine`]), truncation to a token
+//! budget ([`truncate`]) and the line diff of a write ([`linediff`]). Everything here is plain
+//! Rust; the PyO3 bindings live in [`py`] behind the `python` feature so `cargo test` needs no
+//! libpython, and the Python `LruCache`, which only the benchmarks and its tests use, behind
+//! `bench` (which implies it).
 
 pub mod bpe_engine;
 pub mod compactwire;
 pub mod fileanswer;
 pub mod filestate;
 pub mod fsutil;
+pub mod linediff;
 pub mod lru;
 pub mod path;
 pub mod pbwire;

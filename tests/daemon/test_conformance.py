@@ -238,6 +238,9 @@ class Runner:
             self.content_of(step),
             timestamp_ms=step.get("timestamp_ms", 0),
             if_entry_timestamp_ms=step.get("if_entry_timestamp_ms"),
+            changed_lines=(
+                [(r[0], r[1]) for r in step["changed_lines"]] if "changed_lines" in step else None
+            ),
         )
 
     def op_check_write(self, step: Step) -> Any:

@@ -71,11 +71,12 @@ def test_a_head_seen_is_marked_as_a_head(daemon: RunningDaemon, project: Path) -
     assert "truncated for compaction at line 50 of 501" in att.blocks[1]
 
 
-def test_a_write_adds_every_line_only_of_a_file_not_held(
+def test_a_write_adds_every_line_of_a_file_not_held_and_what_it_changed_of_one_held(
     daemon: RunningDaemon, project: Path
 ) -> None:
-    """A RecordWrite carries the new content, not what changed: a file the agent held nothing
-    of was written whole (every line seen); an edit of a file it read keeps the span it read."""
+    """A file the agent held nothing of was written whole: every line seen. A write of a file
+    it read carries the span over and widens it by the lines the write changed (here named by
+    the request; tests/daemon/test_seen_writes.py has the rest)."""
     path = project / "edit.py"
     text = _lines(800)
     path.write_text(text)
@@ -83,12 +84,13 @@ def test_a_write_adds_every_line_only_of_a_file_not_held(
     s.read_file("edit.py", offset=200, limit=11)
     new = text.replace("line 00600\n", "line 00600 changed\n")
     path.write_text(new)
-    s.record_write(str(path), new)
+    s.record_write(str(path), new, changed_lines=[(600, 600)])
     (project / "new.py").write_text(_lines(30, "new"))
     s.record_write(str(project / "new.py"), _lines(30, "new"))
     resp = s.compact(skip_hooks=True, include_content=True)
     f = _files(resp)
-    assert (f["edit.py"].start_line, f["edit.py"].num_lines) == (200, 11)
+    assert (f["edit.py"].start_line, f["edit.py"].num_lines) == (200, 401)
+    assert f["edit.py"].content.endswith(b"line 00600 changed")
     assert (f["new.py"].start_line, f["new.py"].num_lines, f["new.py"].truncated) == (1, 31, False)
 
 

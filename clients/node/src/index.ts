@@ -10,6 +10,7 @@ export { Session, joinRenderedText } from "./session.js";
 export { joinAttachments } from "./session.js";
 export type {
   CatalogInput,
+  ChangedRange,
   CompactOptions,
   CompactResult,
   ImportTranscriptOptions,
@@ -20,6 +21,7 @@ export type {
   ReadOptions,
   ReadResult,
   RecordReadOptions,
+  RecordWriteOptions,
   SkillInput,
   TaskInput,
 } from "./session.js";

@@ -86,6 +86,26 @@ export interface RecordReadOptions extends ReadOptions {
   nestedMemory?: boolean;
 }
 
+/** Lines `first`..`last` of a write's new content, 1-based and inclusive. */
+export type ChangedRange = readonly [first: number, last: number] | { first: number; last: number };
+
+export interface RecordWriteOptions {
+  /** The file's mtime after the write; 0 or absent = the daemon stats the file. */
+  timestampMs?: number;
+  /** Record it only while the agent's entry still has this timestamp (see `recordWriteIf`). */
+  ifEntryTimestampMs?: number;
+  /**
+   * The lines of `content` the write added or changed (an Edit's hunks); `[]`: it only deleted
+   * lines; absent: the daemon diffs `content` against what the agent held. They widen the span
+   * of lines the agent saw of the file (docs/eval.md §2).
+   */
+  changedLines?: readonly ChangedRange[];
+}
+
+function changedLines(ranges: readonly ChangedRange[]): T.ChangedLinesInput {
+  return { ranges: ranges.map((r) => ("first" in r ? { first: r.first, last: r.last } : { first: r[0], last: r[1] })) };
+}
+
 export interface SkillInput {
   name: string;
   path?: string;
@@ -324,9 +344,21 @@ export class Session {
     return r.path;
   }
 
-  /** Record an Edit/Write (content after it; timestamp 0 = the daemon stats the file). */
-  async recordWrite(path: string, content: T.Bytes, timestampMs = 0, options?: CallOptions): Promise<string> {
-    return (await this.client.rpc.recordWrite({ ...this.ids, path, content, timestampMs }, options)).path;
+  /**
+   * Record an Edit/Write (content after it). The third argument is the timestamp (0 = the daemon
+   * stats the file) or `RecordWriteOptions` (the timestamp, the lines changed, the condition).
+   */
+  async recordWrite(
+    path: string,
+    content: T.Bytes,
+    timestampOrOptions: number | RecordWriteOptions = 0,
+    options?: CallOptions,
+  ): Promise<string> {
+    const o: RecordWriteOptions = typeof timestampOrOptions === "number" ? { timestampMs: timestampOrOptions } : timestampOrOptions;
+    const req: T.RecordWriteRequestInput = { ...this.ids, path, content, timestampMs: o.timestampMs ?? 0 };
+    if (o.ifEntryTimestampMs !== undefined) req.ifEntryTimestampMs = o.ifEntryTimestampMs;
+    if (o.changedLines !== undefined) req.changedLines = changedLines(o.changedLines);
+    return (await this.client.rpc.recordWrite(req, options)).path;
   }
 
   /**

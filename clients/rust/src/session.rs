@@ -409,6 +409,36 @@ impl Session {
         Ok(self.client.record_write(self.scoped(req)).await?.path)
     }
 
+    /// Records an Edit/Write naming the lines of the new content it added or changed (an Edit's
+    /// hunks, `(first, last)`, 1-based and inclusive; none: it only deleted lines). They widen
+    /// the span of lines the agent saw of the file (docs/eval.md §2); `record_write` leaves
+    /// them to the daemon's diff of the content against what the agent held.
+    pub async fn record_write_changed(
+        &self,
+        path: impl AsRef<Path>,
+        content: impl Into<Vec<u8>>,
+        timestamp_ms: i64,
+        changed_lines: impl IntoIterator<Item = (i64, i64)>,
+    ) -> Result<String, Error> {
+        let ranges = changed_lines
+            .into_iter()
+            .map(|(first, last)| pb::LineRange { first, last })
+            .collect();
+        self.record_write_with(pb::RecordWriteRequest {
+            path: path_str(path.as_ref()),
+            content: content.into(),
+            timestamp_ms,
+            changed_lines: Some(pb::ChangedLines { ranges }),
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// Records a write with every field (the condition, the changed lines).
+    pub async fn record_write_with(&self, req: pb::RecordWriteRequest) -> Result<String, Error> {
+        Ok(self.client.record_write(self.scoped(req)).await?.path)
+    }
+
     /// Records a write only if no other read or write of `path` was recorded since the
     /// CheckWrite that allowed it (`if_entry_timestamp_ms`: its `entry_timestamp_ms`):
     /// `FAILED_PRECONDITION` `WRITE_CONFLICT` otherwise, and nothing changes.

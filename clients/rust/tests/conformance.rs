@@ -172,6 +172,8 @@ fn parse_policy(v: &Value, what: &str) -> R<pb::RestorePolicy> {
         max_file_size_bytes: f.int("max_file_size_bytes")?,
         malware_reminder: f.bool("malware_reminder")?,
         carry_read_state: f.bool("carry_read_state")?,
+        restore_seen: f.bool("restore_seen")?,
+        left_out_index: f.bool("left_out_index")?,
         ..Default::default()
     };
     if let Some(o) = f.str("oversize")? {
@@ -780,6 +782,39 @@ async fn run_op(ctx: &Ctx, main: &Session, op: &str, f: &mut Fields<'_>, what: &
                         ..Default::default()
                     })
                     .await)?
+            } else if let Some(pairs) = bad(f.list("changed_lines"))? {
+                let ranges = bad(pairs
+                    .iter()
+                    .map(|p| match p.as_array().map(|a| (a.len(), a)) {
+                        Some((2, a)) => match (a[0].as_i64(), a[1].as_i64()) {
+                            (Some(first), Some(last)) => Ok(pb::LineRange { first, last }),
+                            _ => Err(format!("{what}: changed_lines pairs are integers, got {p}")),
+                        },
+                        _ => Err(format!(
+                            "{what}: changed_lines holds [first, last] pairs, got {p}"
+                        )),
+                    })
+                    .collect::<R<Vec<_>>>())?;
+                match bad(f.int("if_entry_timestamp_ms"))? {
+                    None => rpc(s
+                        .record_write_changed(
+                            path,
+                            content,
+                            timestamp_ms,
+                            ranges.iter().map(|r| (r.first, r.last)),
+                        )
+                        .await)?,
+                    entry => rpc(s
+                        .record_write_with(pb::RecordWriteRequest {
+                            path,
+                            content,
+                            timestamp_ms,
+                            if_entry_timestamp_ms: entry,
+                            changed_lines: Some(pb::ChangedLines { ranges }),
+                            ..Default::default()
+                        })
+                        .await)?,
+                }
             } else if let Some(entry) = bad(f.int("if_entry_timestamp_ms"))? {
                 rpc(s.record_write_if(path, content, timestamp_ms, entry).await)?
             } else {

@@ -18,6 +18,12 @@ Claude Code's rule `entry.timestamp == mtime` applies).
 The "unchanged" stub: ReadFile answers it for an unchanged range under the default and 2.1.88
 profiles; current Claude Code returns the text again (`Rules.unchanged_stub`).
 
+Lines seen. RecordWrite carries the span of lines the agent saw of the file over to the new
+content and widens it by the lines the write changed: the request's `changed_lines` (each range
+lines of the new content, at most `MAX_CHANGED_RANGES`: INVALID_ARGUMENT `BAD_CHANGED_LINES` or
+`TOO_MANY_CHANGED_LINES` otherwise, naming the field), else the core's line diff against the
+agent's entry when it holds the whole file (`state.seen.after_write`).
+
 Carried read state (policy `carry_read_state`): after a compaction, CheckWrite allows a file that
 has no entry but was fully read before the compaction, while its content on disk still has the
 SHA-256 of what was read (`AgentState.carried_reads`).
@@ -55,7 +61,13 @@ from postcompact.service.sessions import check_path_length
 from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Change, InvokedSkill, Session, content_digest
 from postcompact.state.registry import Registry
-from postcompact.state.seen import line_count, saw, written_lines
+from postcompact.state.seen import (
+    MAX_CHANGED_RANGES,
+    after_write,
+    bad_changed_lines,
+    line_count,
+    saw,
+)
 from postcompact.v1 import postcompact_pb2 as pb
 
 INT64_MAX = 2**63 - 1
@@ -166,6 +178,26 @@ def _check_entry(a: AgentState, path: str, expected: int) -> None:
             "recorded in between; nothing was recorded. Read the file again and redo the edit",
             {"path": path, "entry_timestamp_ms": str(current)},
         )
+
+
+def _changed_lines(req: pb.RecordWriteRequest) -> list[tuple[int, int]] | None:
+    """The lines of the new content the request names as changed (None: not named, the daemon
+    diffs); INVALID_ARGUMENT unless each range is lines of that content."""
+    if not req.HasField("changed_lines"):
+        return None
+    ranges = req.changed_lines.ranges
+    if len(ranges) > MAX_CHANGED_RANGES:
+        raise InvalidArgument(
+            "TOO_MANY_CHANGED_LINES",
+            f"changed_lines.ranges has {len(ranges)} ranges, over {MAX_CHANGED_RANGES}",
+            {"field": "changed_lines.ranges", "limit": str(MAX_CHANGED_RANGES)},
+        )
+    pairs = [(r.first, r.last) for r in ranges]
+    bad = bad_changed_lines(pairs, line_count(req.content))
+    if bad is not None:
+        field = f"changed_lines.ranges[{bad[0]}]"
+        raise InvalidArgument("BAD_CHANGED_LINES", f"{field}: {bad[1]}", {"field": field})
+    return pairs
 
 
 def _timestamp(value: int, field: str = "timestamp_ms") -> int:
@@ -429,14 +461,18 @@ class FileService:
                     {"path": path},
                 )
             ts = m
+        changed = _changed_lines(req)
         if req.HasField("if_entry_timestamp_ms"):
             _check_entry(a, path, req.if_entry_timestamp_ms)
         self._admit(a, path, len(req.content), "RecordWrite")
         with self.registry.mutate(s, a) as change:
-            held = a.files.peek(path) is not None
+            held = a.files.peek(path)
+            verified = held is None or a.unverified.get(path) is not held
             a.files.set(path, core.FileState(req.content, ts, None, None, False))
             a.read_mtimes.pop(path, None)
-            saw(a.seen, path, *written_lines(held, req.content), edited=True)
+            a.seen[path] = after_write(
+                a.seen.get(path), held, req.content, changed, verified=verified
+            )
             self._prune_marks(a)
             change.files = True
             change.entry = path

@@ -6,10 +6,12 @@ caller registers and stores the session once everything applied (import), or thr
 (replay), so nothing is ever half-imported.
 
 - Reads (`RecordRead` semantics: offset default 1, the range's text), writes (`RecordWrite`: no
-  range, the text after the write when known), the file-unchanged stub (a use: recency), files
-  changed on disk (their entry's timestamp moves, as Claude Code re-reads them), skills, plan
-  mode, the plan file, background tasks, and the catalogue as its announcements built it, each
-  for the agent whose records they are (a sidechain's agent is started on first sight).
+  range, the text after the write when known, the lines it changed from the record's hunks as
+  its `changed_lines`: the span seen carried over by `state.seen.after_write`, as the daemon
+  does), the file-unchanged stub (a use: recency), files changed on disk (their entry's
+  timestamp moves, as Claude Code re-reads them), skills, plan mode, the plan file, background
+  tasks, and the catalogue as its announcements built it, each for the agent whose records they
+  are (a sidechain's agent is started on first sight).
 - Timestamps: `stamp(event, path)` decides (import: the record's time, as Claude Code's own
   `--resume` rebuilds them; replay: the recreated file's mtime).
 - A resumed process (`Resumed`) rebuilds the agent's file state from the records since the last
@@ -29,7 +31,7 @@ from typing import Any
 
 from postcompact import core, fileread
 from postcompact.state import AgentState, InvokedSkill, Session
-from postcompact.state.seen import line_count, saw, written_lines
+from postcompact.state.seen import after_write, bad_changed_lines, line_count, saw
 from postcompact.transcript.parse import (
     Announced,
     Boundary,
@@ -146,11 +148,10 @@ class Builder:
             if path is None:
                 return
             content = (e.content or "").encode("utf-8", "surrogatepass")
-            held = a.files.peek(path) is not None
+            held = a.files.peek(path)
             a.files.set(path, core.FileState(content, self.stamp(e, path), None, None, False))
             a.read_mtimes.pop(path, None)
-            # As the daemon takes a RecordWrite: only the new content, not what changed.
-            saw(a.seen, path, *written_lines(held, content), edited=True)
+            self._wrote(a, path, held, e, content)
             self._since(e, path)
         elif isinstance(e, FileChanged):
             path = self.local(e, e.path)
@@ -189,6 +190,28 @@ class Builder:
             return
         self.applied += 1
 
+    def _wrote(
+        self,
+        a: AgentState,
+        path: str,
+        held: core.FileState | None,
+        e: FileWritten,
+        content: bytes,
+        *,
+        warn: bool = True,
+    ) -> None:
+        """What was seen of `path` after the write `e`, as the daemon takes a RecordWrite with
+        the record's hunks as its changed lines (when they are lines of the text; else warned,
+        and the diff decides)."""
+        changed = e.changed
+        bad = bad_changed_lines(changed, line_count(content)) if changed is not None else None
+        if bad is not None:
+            if warn:
+                self.warn(e, f"{e.tool}: its structuredPatch does not fit its text ({bad[1]})")
+            changed = None
+        new = content if e.content is not None else None
+        a.seen[path] = after_write(a.seen.get(path), held, new, changed)
+
     def _since(self, e: Event, path: str) -> None:
         self.since_boundary.setdefault(e.agent, []).append((e, path))
 
@@ -207,8 +230,9 @@ class Builder:
                     saw(a.seen, path, 1, max(1, e.num_lines))
             elif isinstance(e, FileWritten):
                 content = (e.content or "").encode("utf-8", "surrogatepass")
+                held = a.files.peek(path)
                 a.files.set(path, core.FileState(content, e.time_ms, None, None, False))
-                saw(a.seen, path, 1, max(1, line_count(content)), edited=True)
+                self._wrote(a, path, held, e, content, warn=False)  # warned when first applied
 
     def _task(self, e: TaskChanged, a: AgentState) -> None:
         tasks = self.session.tasks

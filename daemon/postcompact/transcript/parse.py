@@ -11,7 +11,8 @@ time:
 - a Read's result (`FileRead`: the range and the text read; `FileUnchanged` for the dedup stub;
   `FileReadFailed` for an error, which tells the replay's disk what it knows: missing, too large);
 - a successful Edit, MultiEdit or Write (`FileWritten`, with the text after it when it can be
-  known: a Write's content, an Edit applied to its `originalFile`);
+  known: a Write's content, an Edit applied to its `originalFile`; and the lines it added or
+  changed when its `structuredPatch` has hunks);
 - a file the harness saw change on disk (`edited_text_file`: `FileChanged`);
 - a skill invoked by the Skill tool or by a slash command (`SkillInvoked`);
 - the permission mode (`ModeChanged`) and the plan file (`PlanFile`);
@@ -158,6 +159,9 @@ class FileWritten(Event):
     content: str | None  # the whole text after the write, when the record tells it
     original: str | None  # the whole text before it, when the record tells it
     edits: tuple[Edit, ...] = ()
+    # The lines of `content` it added or changed, from its hunks (`patch_lines`); None: the
+    # record has none (a new file's Write), () : it only deleted lines.
+    changed: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +337,35 @@ _DELTAS = {
 def _tag(text: str, name: str) -> str | None:
     m = re.search(rf"<{name}>(.*?)</{name}>", text, re.DOTALL)
     return m.group(1).strip() if m else None
+
+
+def patch_lines(patch: Any) -> tuple[tuple[int, int], ...] | None:
+    """The lines of the new text an Edit or Write added or changed, as ranges, from its
+    `structuredPatch` hunks (`{newStart, lines: [" ctx", "-old", "+new"]}`): each hunk's " " and
+    "+" lines counted from `newStart`, the "+" ones marked. A hunk that only deletes marks no
+    line (what the write left there was seen already). None when the record has no hunks or
+    they are not of that shape."""
+    if not isinstance(patch, list) or not patch:
+        return None
+    marked: list[tuple[int, int]] = []
+    for hunk in patch:
+        start = _int(hunk.get("newStart")) if isinstance(hunk, dict) else None
+        lines = hunk.get("lines") if isinstance(hunk, dict) else None
+        if start is None or not isinstance(lines, list):
+            return None
+        at = start
+        for line in lines:
+            tag = line[:1] if isinstance(line, str) else ""
+            if tag == "+":
+                if marked and marked[-1][1] == at - 1:
+                    marked[-1] = (marked[-1][0], at)
+                else:
+                    marked.append((at, at))
+                at += 1
+            elif tag == " ":
+                at += 1
+            # "-" lines and "\\ No newline at end of file" are no line of the new text.
+    return tuple(marked)
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str | None:
@@ -531,11 +564,12 @@ class _Builder:
                 return
             t = tur if isinstance(tur, dict) else {}
             original = _str(t.get("originalFile"))
+            changed = patch_lines(t.get("structuredPatch"))
             if name == "Write":
                 content = _str(inp.get("content"))
                 if content is None:
                     content = _str(t.get("content"))
-                self.add(FileWritten(line, at, agent, path, name, content, original))
+                self.add(FileWritten(line, at, agent, path, name, content, original, (), changed))
             elif name == "NotebookEdit":
                 self.add(FileWritten(line, at, agent, path, name, None, original))
             else:
@@ -550,7 +584,7 @@ class _Builder:
                     if isinstance(e, dict)
                 )
                 after = apply_edits(original, edits) if original is not None else None
-                self.add(FileWritten(line, at, agent, path, name, after, original, edits))
+                self.add(FileWritten(line, at, agent, path, name, after, original, edits, changed))
         elif name == "Skill":
             pass  # the skill's text comes in the isMeta record that follows (user_text)
         elif name in ("Bash", "PowerShell") and inp.get("run_in_background") is not True:

@@ -1449,6 +1449,10 @@ class RecordWriteRequest(_message.Message):
         """The lines of `content` the write added or changed (an Edit's `structuredPatch` hunks, an
         apply_patch's hunks). Unset: the daemon diffs `content` against the agent's entry for the
         path; set with no ranges: the write changed no line of the new content (a deletion only).
+        Lines count as a Read counts them (the empty line after a final newline is the last); each
+        range must lie within them, at most 10,000 ranges (INVALID_ARGUMENT BAD_CHANGED_LINES,
+        TOO_MANY_CHANGED_LINES). The daemon carries the span of lines the agent saw of the file over
+        to the new content and widens it by these (docs/eval.md §2).
         """
 
     def __init__(

@@ -10,6 +10,7 @@ mod py_compactwire;
 mod py_fileanswer;
 mod py_fsutil;
 mod py_ledger;
+mod py_linediff;
 #[cfg(feature = "bench")]
 mod py_lru;
 #[cfg(feature = "bench")]
@@ -29,5 +30,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_fileanswer::register(m)?;
     py_compactwire::register(m)?;
     py_ledger::register(m)?;
+    py_linediff::register(m)?;
     Ok(())
 }

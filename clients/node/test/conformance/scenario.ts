@@ -57,7 +57,7 @@ const list = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : v === unde
 const POLICY_KEYS = [
   "max_files", "file_token_budget", "max_tokens_per_file", "max_tokens_per_skill", "skills_token_budget",
   "oversize", "skill_truncation_marker", "file_truncation_marker", "counter", "encoding",
-  "max_file_size_bytes", "malware_reminder", "carry_read_state",
+  "max_file_size_bytes", "malware_reminder", "carry_read_state", "restore_seen", "left_out_index",
 ];
 
 const PROFILES = ["default", "claude-code", "claude-code-2.1.88"];
@@ -215,11 +215,18 @@ export class ScenarioRun {
       });
       return { path: p };
     }],
-    record_write: [["path", "timestamp_ms", "content", "if_entry_timestamp_ms"], ["path"], async (s, session) => {
+    record_write: [["path", "timestamp_ms", "content", "if_entry_timestamp_ms", "changed_lines"], ["path"], async (s, session) => {
       const path = str(s["path"], "path");
       const content = optStr(s["content"]) ?? this.currentContent(path);
       const ts = optNum(s["timestamp_ms"]) ?? 0;
       const ifEntry = optNum(s["if_entry_timestamp_ms"]);
+      if (s["changed_lines"] !== undefined) {
+        const changedLines = list(s["changed_lines"]).map((r) => {
+          const [first, last] = list(r);
+          return [Number(first), Number(last)] as const;
+        });
+        return { path: await session.recordWrite(path, content, { timestampMs: ts, ifEntryTimestampMs: ifEntry, changedLines }) };
+      }
       if (ifEntry !== undefined) return { path: await session.recordWriteIf(path, content, ifEntry, ts) };
       return { path: await session.recordWrite(path, content, ts) };
     }],

@@ -440,15 +440,21 @@ class AsyncSession:
         *,
         timestamp_ms: int = 0,
         if_entry_timestamp_ms: int | None = None,
+        changed_lines: rq.ChangedLinesArg | None = None,
     ) -> str:
         """Record a write. `if_entry_timestamp_ms` (the `entry_timestamp_ms` of the CheckWrite
         that allowed it) records it only if no other read or write of the path was recorded
-        since: FAILED_PRECONDITION `WRITE_CONFLICT` otherwise, and nothing changes."""
+        since: FAILED_PRECONDITION `WRITE_CONFLICT` otherwise, and nothing changes.
+        `changed_lines`: the lines of `content` the write added or changed, as (first, last)
+        pairs (an Edit's hunks; empty: it only deleted lines); None: the daemon diffs `content`
+        against what the agent held."""
         req = pb.RecordWriteRequest(
             **self._ids(), path=path, content=rq.as_bytes(content), timestamp_ms=timestamp_ms
         )
         if if_entry_timestamp_ms is not None:
             req.if_entry_timestamp_ms = if_entry_timestamp_ms
+        if changed_lines is not None:
+            req.changed_lines.CopyFrom(rq.changed_lines(changed_lines))
         resp = await self.client.call("RecordWrite", req)
         return str(resp.path)
 

@@ -21,6 +21,9 @@ McpServersArg = Mapping[str, str] | Iterable[types.McpServer | pb.McpServer]
 SkillEntryArg = types.SkillListingEntry | pb.SkillListingEntry | tuple[str, str]
 MessageArg = types.ConversationMessage | pb.ConversationMessage
 TemplatesArg = Mapping[str, str] | types.TemplateSpec | pb.TemplateSpec
+# The lines of a write's new content it added or changed: (first, last) pairs, 1-based and
+# inclusive, or the messages.
+ChangedLinesArg = Iterable[tuple[int, int] | pb.LineRange] | pb.ChangedLines
 
 
 class Ids(TypedDict):
@@ -77,6 +80,17 @@ def policy(value: PolicyArg) -> pb.RestorePolicy | None:
         else:
             setattr(p, key, v)
     return p
+
+
+def changed_lines(value: ChangedLinesArg) -> pb.ChangedLines:
+    """`RecordWriteRequest.changed_lines` (empty: the write only deleted lines)."""
+    if isinstance(value, pb.ChangedLines):
+        return value
+    return pb.ChangedLines(
+        ranges=[
+            r if isinstance(r, pb.LineRange) else pb.LineRange(first=r[0], last=r[1]) for r in value
+        ]
+    )
 
 
 def agent_mode(value: str | int | None) -> pb.AgentMode.ValueType:
