@@ -44,8 +44,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
 
     [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's)
     max_files = 20                    # the default profile's; Claude Code's 5 (docs/eval.md)
-    file_token_budget = 7000          # the default profile's; Claude Code's 50000
-    max_tokens_per_file = 3000        # the default profile's; Claude Code's 5000
+    file_token_budget = 50000         # Claude Code's; the default profile matches its spend
+    max_tokens_per_file = 5000        # Claude Code's and the default profile's
     max_tokens_per_skill = 5000
     skills_token_budget = 25000
     max_file_size_bytes = 262144      # a file over it is restored by `oversize` (at most 64 MiB)
@@ -59,7 +59,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     ranking = "recency"               # or "edits_first", "mtime", "claude_code_first"
     left_out_index = false            # an attachment naming the files left out
     complement = "none"               # or "claude_code": only what Claude Code leaves out
-    match_budget = "none"             # or "claude_code": the file budget Claude Code spends
+    match_budget = "claude_code"      # the default profile's: the file budget Claude Code
+                                      # spends at each compaction; or "none": file_token_budget
     # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
     # skill_truncation_marker = "..."
 

@@ -77,6 +77,9 @@ class Rules:
     file_token_budget: int
     max_tokens_per_file: int
     restore_seen: bool
+    # The file budget at each compaction is what Claude Code's own rule spends there (the
+    # default profile's: `postcompact eval` chose it, docs/eval.md).
+    match_budget: pb.HarnessRule.ValueType
     templates: Templates
 
 
@@ -103,9 +106,10 @@ _DEFAULT = Rules(
     malware_reminder=False,
     carry_read_state=True,
     max_files=20,
-    file_token_budget=7_000,
-    max_tokens_per_file=3_000,
+    file_token_budget=50_000,
+    max_tokens_per_file=5_000,
     restore_seen=True,
+    match_budget=pb.HARNESS_RULE_CLAUDE_CODE,
     templates=DEFAULT_TEMPLATES,
 )
 
@@ -135,6 +139,7 @@ _CLAUDE_CODE = Rules(
     file_token_budget=50_000,
     max_tokens_per_file=5_000,
     restore_seen=False,
+    match_budget=pb.HARNESS_RULE_NONE,
     templates=CLAUDE_CODE_TEMPLATES,
 )
 
@@ -164,6 +169,7 @@ _CLAUDE_CODE_2_1_88 = Rules(
     file_token_budget=50_000,
     max_tokens_per_file=5_000,
     restore_seen=False,
+    match_budget=pb.HARNESS_RULE_NONE,
     templates=DEFAULT_TEMPLATES,
 )
 

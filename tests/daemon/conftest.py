@@ -292,12 +292,18 @@ V1_POLICY: dict[str, Any] = {
     "malware_reminder": True,
     "carry_read_state": False,
     "restore_seen": False,
+    "match_budget": "none",
 }
 
 
 def v1_policy(**changes: Any) -> daemon_pb.RestorePolicy:
     """`V1_POLICY` as the daemon's message (with `changes`), for in-process tests."""
-    fields = {**V1_POLICY, "oversize": daemon_pb.OVERSIZE_POLICY_TRUNCATE_HEAD, **changes}
+    fields = {
+        **V1_POLICY,
+        "oversize": daemon_pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
+        "match_budget": daemon_pb.HARNESS_RULE_NONE,
+        **changes,
+    }
     return daemon_pb.RestorePolicy(**fields)
 
 

@@ -188,7 +188,8 @@ def test_claude_code_first_ranks_its_picks_first(daemon: RunningDaemon, project:
     """FILE_RANKING_CLAUDE_CODE_FIRST: the five Claude Code restores, in its order (by mtime),
     then the rest by use, newest first."""
     _nine_files(project)
-    s = _open(daemon, project, "first", policy={"ranking": "claude_code_first", "max_files": 7})
+    policy = {"ranking": "claude_code_first", "max_files": 7, "match_budget": "none"}
+    s = _open(daemon, project, "first", policy=policy)
     for i in range(1, 10):
         s.read_file(f"f{i}.py")
     resp = s.compact(skip_hooks=True)

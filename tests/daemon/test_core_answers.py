@@ -69,7 +69,9 @@ class Case:
             roots=[str(self.root)],
             memory_paths=frozenset(),
             plans_directory=str(root / "plans"),
-            policy=pb.RestorePolicy(),
+            # The default profile's match_budget runs Claude Code's file step too (its own core
+            # calls): these tests compare one file step's two paths.
+            policy=pb.RestorePolicy(match_budget=pb.HARNESS_RULE_NONE),
             profile=profile,
             created_at_ms=0,
             last_active_ms=0,
@@ -181,6 +183,26 @@ async def test_ordinary_files_are_the_cores_and_identical(
     assert len(files) == 4
     if include_content:
         assert files[-1].file.content == body.encode()
+
+
+async def test_the_default_rule_in_claude_codes_budget_is_identical_both_ways(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default profile's own rule (`match_budget`: Claude Code's file step runs first, its
+    spend the budget) gives the same answer through the core and through Python."""
+    case = Case(tmp_path, pb.PROFILE_DEFAULT)
+    case.session.policy = pb.RestorePolicy()  # the profile's own rule
+    for i in range(20):
+        body = "".join(f"export const v{i}_{k} = {k};\n" for k in range(100 + 5 * i))
+        case.add(f"src/m{i}.ts", body.encode(), 100 + i, span=(1, 30))  # seen: a head
+    case.add("src/big.ts", ("x = 1;\n" * 9000).encode(), 50, span=(10, 60))
+    spy = Spy(monkeypatch)
+    resp = pb.CompactResponse.FromString(await same_both_ways(case, pb.RestorePolicy(), spy))
+    files = [a for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_FILE]
+    assert 5 < len(files) < 20
+    dropped = [d for d in resp.decisions if d.outcome == pb.OUTCOME_DROPPED_BY_BUDGET]
+    assert dropped
+    assert "what Claude Code's rule spends here" in dropped[0].detail
 
 
 @pytest.mark.parametrize(

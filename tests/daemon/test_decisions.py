@@ -35,6 +35,8 @@ def test_decisions_are_in_rank_order_and_say_which_cost_is_which(
         assert d.content_tokens > 0, d  # every one held content
         if d.outcome == Outcome.RESTORED:
             assert d.tokens == attached[d.name]  # as attached
+        elif d.outcome == Outcome.DROPPED_BY_BUDGET:  # rendered: what it would have taken
+            assert d.tokens > 0, d
         else:  # never rendered: dropped by rank, excluded
             assert d.outcome in (Outcome.DROPPED_BY_RANK, Outcome.EXCLUDED_MEMORY_FILE), d
             assert d.tokens == 0

@@ -194,12 +194,13 @@ def test_needs_and_candidates_of_a_hand_made_session(tmp_path: Path) -> None:
 
 def test_eval_scores_each_policy_as_the_session_says(tmp_path: Path) -> None:
     path = session_with_one_compaction().save(tmp_path / "owner__repo__one.jsonl")
-    policies = ("claude-code", "claude-code-2.1.88", "default")
+    wide = "wide=default:max_files=20,match_budget=HARNESS_RULE_NONE"
+    policies = ("claude-code", "claude-code-2.1.88", "default", wide)
     out, progress = _eval(path, *(f"--policy={p}" for p in policies), "--json")
     assert "[1/1] owner__repo__one.jsonl" in progress
     assert out["default"] == "default"
     assert out["files"] == 1
-    cc, old, new = (out["policies"][p] for p in policies)
+    cc, old, default, new = (out["policies"][p.split("=")[0]] for p in policies)
     # Claude Code: c.py (the newest mtime), then the most recently used of the rest, five in
     # all: a.py and f.py (read first) are left out. c.py's edit is covered.
     assert (cc["compactions"], cc["needed_files"], cc["covered_files"]) == (1, 3, 1)
@@ -208,7 +209,11 @@ def test_eval_scores_each_policy_as_the_session_says(tmp_path: Path) -> None:
     assert (cc["edits_first"], cc["failed_edits_avoided"]) == (2, 2)
     assert (old["covered_files"], old["failed_edits_avoided"]) == (1, 1)
     assert (cc["reads_first"], cc["rereads_avoided"]) == (1, 0)
-    # postcompact's default restores all seven (small) files: every need covered.
+    # The default restores in Claude Code's tokens: seven files of one size read whole, so the
+    # same five (c.py written last, then the most recently used), at the same tokens.
+    assert (default["files_restored"], default["covered_files"]) == (5, 1)
+    assert default["tokens_restored"] <= cc["tokens_restored"]
+    # Without that budget all seven (small) files come back: every need covered.
     assert (new["needed_files"], new["covered_files"], new["recall"]) == (3, 3, 1.0)
     assert (new["rereads_avoided"], new["failed_edits_avoided"]) == (1, 2)
     assert new["files_restored"] == 7
@@ -292,14 +297,13 @@ def test_markdown_and_plot_are_written(tmp_path: Path) -> None:
         "# Kept\n\nhand-written\n\n<!-- everything below is written by `make eval` -->\nold"
     )
     png = tmp_path / "eval.png"
-    _eval(
-        path, "--policy=claude-code", "--policy=default", "--markdown", doc, "--plot", png, "--json"
-    )
+    wide = "--policy=wide=default:max_files=20,match_budget=HARNESS_RULE_NONE"
+    _eval(path, "--policy=claude-code", wide, "--markdown", doc, "--plot", png, "--json")
     text = doc.read_text()
     assert text.startswith("# Kept\n\nhand-written")
     assert "old" not in text.split("make eval` -->")[1][:5]
     # Recall 1 against Claude Code's 1/3; one compaction: every resample is that one.
-    assert "| default | 1 | 3/3 | 1.000 | 3.00x [3.00, 3.00] |" in text
+    assert "| wide | 1 | 3/3 | 1.000 | 3.00x [3.00, 3.00] |" in text
     assert "![recall against tokens restored](eval.png)" in text
     assert png.read_bytes().startswith(b"\x89PNG")
 
@@ -386,8 +390,10 @@ def test_net_tokens_are_the_rereads_avoided_less_the_tokens_no_one_used(tmp_path
 def test_the_families_expand_into_valid_named_configurations() -> None:
     every = configurations()
     names = [c.name for c in every]
-    assert len(names) == len(set(names)) == 2 + 180 + 48
+    assert len(names) == len(set(names)) == 2 + 180 + 24 + 48
     assert names[:2] == ["claude-code", "claude-code-2.1.88"]
+    assert "matched/recency-f20-c5000-skip" in names
+    assert [f for f, family in FAMILIES.items() if family.bounded] == ["claude-code", "matched"]
     assert "seen/recency-f20-c3000-b7000-skip" in names
     assert "whole/mtime-f10-c5000-b50000-reference" in names
     for c in every:
@@ -514,13 +520,18 @@ def test_the_cross_validated_result_through_the_command_line(tmp_path: Path) -> 
     doc.write_text("# Kept\n\n<!-- everything below is written by `make eval` -->\n")
     args = ["--policy=claude-code", "--policy=default", "--family=claude-code-2.1.88", "--json"]
     out, _ = _eval(corpus, *args, "--workers=1", "--markdown", doc)
+    # The procedure chooses among the families bounded by Claude Code's tokens at every
+    # compaction (here: claude-code alone); every family, for comparison.
     cv = out["crossval"]
-    assert cv["families"] == {"claude-code": 1, "claude-code-2.1.88": 1}
-    assert cv["configurations"] == 2
+    assert cv["families"] == {"claude-code": 1}
+    assert cv["configurations"] == 1
     assert [f["repo"] for f in cv["folds"]] == ["one/repo", "two/repo"]
-    assert cv["pick"] in ("claude-code", "claude-code-2.1.88")
+    assert cv["pick"] == "claude-code"
     assert cv["procedure"]["compactions"] == 3
     assert cv["recall_ratio_ci"] is not None
+    every = out["crossval_every_family"]
+    assert every["families"] == {"claude-code": 1, "claude-code-2.1.88": 1}
+    assert every["pick"] in ("claude-code", "claude-code-2.1.88")
     text = doc.read_text()
     assert "### Cross-validated: the procedure, each repository held out" in text
     assert "### In-sample: the configurations were chosen on these same compactions" in text
@@ -530,3 +541,18 @@ def test_the_cross_validated_result_through_the_command_line(tmp_path: Path) -> 
     out.pop("seconds")
     out2.pop("seconds")
     assert out2 == out
+
+
+def test_a_complement_is_scored_beside_claude_codes_own_rule(tmp_path: Path) -> None:
+    """claude-code + complement: Claude Code's five (c.py and the four most recently used) and
+    postcompact's restoration of the two it leaves out (a.py, f.py), scored together; the
+    complement predicted Claude Code's choice exactly."""
+    path = session_with_one_compaction().save(tmp_path / "c.jsonl")
+    name = "claude-code+complement-2400"
+    out, _ = _eval(path, "--policy=claude-code", f"--policy={name}", "--json")
+    cc, both = out["policies"]["claude-code"], out["policies"][name]
+    assert (cc["covered_files"], cc["needed_files"]) == (1, 3)
+    assert (both["covered_files"], both["needed_files"]) == (3, 3)
+    assert both["files_restored"] == 7
+    assert cc["tokens_restored"] < both["tokens_restored"] <= cc["tokens_restored"] + 2400
+    assert (both["harness_lost"], both["harness_unpredicted"]) == (0, 0)

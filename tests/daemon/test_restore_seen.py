@@ -1,7 +1,8 @@
 """The default profile's file rule, chosen by `postcompact eval` (docs/eval.md): each file is
 restored as the lines the agent saw of it since the last compaction, up to 20 files of at most
-3,000 tokens each (a file over it is left out) and 7,000 in all; per request, files edited first
-and an index of the files left out. Through the real daemon."""
+5,000 tokens each (a file over it is left out), in the tokens Claude Code's own rule spends at
+that compaction; per request, other rankings and an index of the files left out. Through the
+real daemon."""
 
 from __future__ import annotations
 
@@ -97,19 +98,28 @@ def test_a_write_adds_every_line_of_a_file_not_held_and_what_it_changed_of_one_h
 def test_more_than_five_files_come_back_and_one_over_the_cap_is_left_out(
     daemon: RunningDaemon, project: Path
 ) -> None:
+    """Claude Code restores four of the files whole and a note for the large one; the lines the
+    agent saw of each file (a head of 6 lines) fit all eight in those tokens, and the large file
+    is left out (over the 5,000-token cap)."""
     for i in range(8):
-        (project / f"m{i}.py").write_text(_lines(20, f"m{i}"))
+        (project / f"m{i}.py").write_text(_lines(60, f"m{i}"))
     (project / "huge.py").write_text(_lines(4000))
     s = _open(daemon, project, "many")
     for i in range(8):
-        s.read_file(f"m{i}.py")
-    s.read_file("huge.py")  # the most recent, but over the 3,000-token cap
+        s.read_file(f"m{i}.py", offset=1, limit=6)
+    s.read_file("huge.py")  # the most recent, but over the 5,000-token cap
     resp = s.compact(skip_hooks=True)
     assert sorted(_files(resp)) == sorted(f"m{i}.py" for i in range(8))
     d = _decision(resp, "huge.py")
     assert (d.outcome, d.rank, d.tokens) == (Outcome.DROPPED_OVER_CAP, 1, 0)
-    assert "over the 3000-token cap" in d.detail
-    assert all(a.tokens <= 3000 for a in resp.attachments if a.file is not None)
+    assert "over the 5000-token cap" in d.detail
+    assert all(a.tokens <= 5000 for a in resp.attachments if a.file is not None)
+    # Read whole, the files cost what Claude Code's do: its four come back, no more.
+    whole = _open(daemon, project, "many-whole")
+    for i in range(8):
+        whole.read_file(f"m{i}.py")
+    whole.read_file("huge.py")
+    assert len(_files(whole.compact(skip_hooks=True))) == 4
 
 
 def test_the_index_names_the_files_left_out(daemon: RunningDaemon, project: Path) -> None:

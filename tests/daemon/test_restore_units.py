@@ -18,8 +18,9 @@ from tests.daemon.conftest import text_of
 
 def test_policy_defaults_are_claude_codes_constants() -> None:
     """The Claude Code profiles keep its constants; the default profile's file rule is the one
-    `postcompact eval` chose (docs/eval.md): the lines seen of up to 20 files, each within 3,000
-    tokens (a file over it is left out), 7,000 in all, read state carried, no malware reminder."""
+    `postcompact eval` chose (docs/eval.md): the lines seen of up to 20 files, each within 5,000
+    tokens (a file over it is left out), in the tokens Claude Code's own rule spends at that
+    compaction, read state carried, no malware reminder."""
     p = resolve_policy(pb.PROFILE_CLAUDE_CODE_2_1_88)
     assert p == Policy(oversize=pb.OVERSIZE_POLICY_REFERENCE)
     assert resolve_policy(pb.PROFILE_CLAUDE_CODE).carry_read_state  # as Claude Code does today
@@ -31,7 +32,10 @@ def test_policy_defaults_are_claude_codes_constants() -> None:
     assert not p.left_out_index
     assert p.ranking == pb.FILE_RANKING_RECENCY
     d = resolve_policy(pb.PROFILE_DEFAULT)
-    assert (d.max_files, d.file_token_budget, d.max_tokens_per_file) == (20, 7_000, 3_000)
+    assert (d.max_files, d.max_tokens_per_file) == (20, 5_000)
+    assert d.match_budget == pb.HARNESS_RULE_CLAUDE_CODE
+    assert p.match_budget == pb.HARNESS_RULE_NONE
+    assert resolve_policy(pb.PROFILE_CLAUDE_CODE).match_budget == pb.HARNESS_RULE_NONE
     assert d.oversize == pb.OVERSIZE_POLICY_SKIP
     assert d.restore_seen
     assert d.carry_read_state

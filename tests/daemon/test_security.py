@@ -508,8 +508,13 @@ def _err(fn: Any, *args: Any, **kw: Any) -> PostcompactError:
 
 
 def _compact(s: Session) -> CompactResponse:
-    # include_content: the leak checks then see the raw copies too, not only rendered_text.
-    return s.compact(skip_hooks=True, policy={"max_files": 50}, include_content=True)
+    # include_content: the leak checks then see the raw copies too, not only rendered_text; no
+    # budget matched to Claude Code's (whose picks here are the unreadable files): every file
+    # that may be restored is.
+    return s.compact(skip_hooks=True, policy=_EVERY_FILE, include_content=True)
+
+
+_EVERY_FILE = {"max_files": 50, "match_budget": "none"}
 
 
 def _outcome(resp: CompactResponse | PreviewCompactResponse, path: Path) -> Decision:
@@ -604,7 +609,7 @@ def test_restoration_never_reads_outside_the_roots_nor_a_denied_file(
     (root / "sub").symlink_to(outside)
 
     for resp in (
-        s.preview_compact(skip_hooks=True, policy={"max_files": 50}, include_content=True),
+        s.preview_compact(skip_hooks=True, policy=_EVERY_FILE, include_content=True),
         _compact(s),
     ):
         assert _outcome(resp, root / "a.txt").outcome == Outcome.UNREADABLE

@@ -3,9 +3,17 @@ import { enumName } from "./client.js";
 import * as T from "./types.js";
 
 /** RestorePolicy with enum values also accepted without their prefix ("REFERENCE", "EXACT"). */
-export type PolicyInput = Omit<T.RestorePolicyInput, "oversize" | "counter"> & {
+export type PolicyInput = Omit<
+  T.RestorePolicyInput,
+  "oversize" | "counter" | "ranking" | "complement" | "matchBudget"
+> & {
   oversize?: T.OversizePolicyName;
   counter?: T.TokenCounterName;
+  ranking?: T.FileRankingName;
+  /** Restore only what the named harness rule leaves out ("CLAUDE_CODE"): docs/profiles.md. */
+  complement?: T.HarnessRuleName;
+  /** The file budget is what the named harness rule spends at each compaction. */
+  matchBudget?: T.HarnessRuleName;
 };
 
 export interface OpenSessionOptions {
@@ -220,6 +228,9 @@ export function policyRequest(p: PolicyInput | undefined): T.RestorePolicyInput 
     ...p,
     oversize: p.oversize ? (enumName("OVERSIZE_POLICY_", p.oversize) as T.OversizePolicy) : undefined,
     counter: p.counter ? (enumName("TOKEN_COUNTER_", p.counter) as T.TokenCounter) : undefined,
+    ranking: p.ranking ? (enumName("FILE_RANKING_", p.ranking) as T.FileRanking) : undefined,
+    complement: p.complement ? (enumName("HARNESS_RULE_", p.complement) as T.HarnessRule) : undefined,
+    matchBudget: p.matchBudget ? (enumName("HARNESS_RULE_", p.matchBudget) as T.HarnessRule) : undefined,
   };
 }
 

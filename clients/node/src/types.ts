@@ -5,6 +5,8 @@ export * from "../gen/index.js";
 import type {
   AgentMode__Output,
   CompactKind__Output,
+  FileRanking__Output,
+  HarnessRule__Output,
   OversizePolicy__Output,
   PermissionMode__Output,
   Profile__Output,
@@ -20,6 +22,8 @@ export type PermissionModeName = Short<PermissionMode__Output, "PERMISSION_MODE_
 export type TaskStatusName = Short<TaskStatus__Output, "TASK_STATUS_">;
 export type TokenCounterName = Short<TokenCounter__Output, "TOKEN_COUNTER_">;
 export type OversizePolicyName = Short<OversizePolicy__Output, "OVERSIZE_POLICY_">;
+export type FileRankingName = Short<FileRanking__Output, "FILE_RANKING_">;
+export type HarnessRuleName = Short<HarnessRule__Output, "HARNESS_RULE_">;
 export type AgentModeName = Short<AgentMode__Output, "AGENT_MODE_">;
 export type CompactKindName = Short<CompactKind__Output, "COMPACT_KIND_">;
 /** A profile by its config/CLI name ("claude-code-2.1.88") or its enum name ("CLAUDE_CODE_2_1_88"). */

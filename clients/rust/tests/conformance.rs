@@ -186,6 +186,21 @@ fn parse_policy(v: &Value, what: &str) -> R<pb::RestorePolicy> {
             pb::TokenCounter::from_str_name(s).map(|e| e as i32)
         })?;
     }
+    if let Some(r) = f.str("ranking")? {
+        p.ranking = enum_value(what, "FILE_RANKING_", &r, |s| {
+            pb::FileRanking::from_str_name(s).map(|e| e as i32)
+        })?;
+    }
+    for (key, slot) in [
+        ("complement", &mut p.complement),
+        ("match_budget", &mut p.match_budget),
+    ] {
+        if let Some(h) = f.str(key)? {
+            *slot = enum_value(what, "HARNESS_RULE_", &h, |s| {
+                pb::HarnessRule::from_str_name(s).map(|e| e as i32)
+            })?;
+        }
+    }
     f.done()?;
     Ok(p)
 }

@@ -165,13 +165,10 @@ def _results(ev: Evaluation, families: list[str], window: int, skipped: int) -> 
     out = report.Results(ev, skipped=skipped, resamples=intervals.RESAMPLES)
     repos = [k.repo for k in ev.compactions]
     if families:
-        table = {c.name: ev.column(c.name, window) for c in ev.configurations}
-        cv = crossval.loro(table, repos, BASELINE, window)
-        for wd in ev.windows:
-            scored = {c.name: ev.column(c.name, wd) for c in ev.configurations}
-            cv.intervals[wd] = intervals.loro_intervals(table, repos, cv, w, scored)
-        cv.families = {f: len(FAMILIES[f].configurations()) for f in families}
-        out.cv = cv
+        bounded = [f for f in families if FAMILIES[f].bounded]
+        out.cv = _crossval(ev, bounded, repos, window, w)
+        if len(bounded) < len(families):
+            out.cv_all = _crossval(ev, families, repos, window, w)
     if BASELINE in ev.counts:
         for name in report.insample_names(out):
             for wd in ev.windows:
@@ -179,6 +176,23 @@ def _results(ev: Evaluation, families: list[str], window: int, skipped: int) -> 
                     ev.column(name, wd), ev.column(BASELINE, wd), w
                 )
     return out
+
+
+def _crossval(
+    ev: Evaluation, families: list[str], repos: list[str], window: int, w: Any
+) -> crossval.CrossValidation:
+    """The procedure over the configurations of `families`, left one repository out, with the
+    intervals at every window."""
+    from postcompact.evaluation import intervals
+
+    names = [c.name for c in family_configurations(families)]
+    table = {n: ev.column(n, window) for n in names}
+    cv = crossval.loro(table, repos, BASELINE, window)
+    for wd in ev.windows:
+        scored = {n: ev.column(n, wd) for n in names}
+        cv.intervals[wd] = intervals.loro_intervals(table, repos, cv, w, scored)
+    cv.families = {f: len(FAMILIES[f].configurations()) for f in families}
+    return cv
 
 
 def _intro(path: Path) -> str:

@@ -57,6 +57,11 @@ class Counts:
     index_tokens: int = 0  # of an index of left-out files
     edits_first: int = 0  # files first touched by an Edit or Write
     failed_edits_avoided: int = 0
+    # A complement (RestorePolicy.complement) beside the claude-code rule it complements: files
+    # it left to Claude Code that Claude Code did not restore whole (lost), and files Claude
+    # Code restored whole that it did not leave to it (restored twice or by Claude Code alone).
+    harness_lost: int = 0
+    harness_unpredicted: int = 0
 
     def add(self, other: Counts) -> None:
         for f in fields(self):
@@ -86,6 +91,29 @@ class Restored:
     other_tokens: int = 0  # an index of left-out files
     allowed: set[str] = field(default_factory=set)  # edit-first files CheckWrite allows
     outcomes: dict[str, int] = field(default_factory=dict)  # file decisions: path -> Outcome
+    lost: int = 0  # complement: see Counts.harness_lost
+    unpredicted: int = 0
+
+    def beside(self, harness: Restored) -> Restored:
+        """A complement's restoration (this) together with the harness's own at the same
+        boundary: what the model gets from both, and how well the complement predicted the
+        harness's choice."""
+        left = {p for p, o in self.outcomes.items() if o == pb.OUTCOME_RESTORED_BY_HARNESS}
+        whole = {p for p, o in harness.outcomes.items() if o == pb.OUTCOME_RESTORED}
+        out = Restored(
+            lines={p: set(ls) for p, ls in harness.lines.items()},
+            tokens=dict(harness.tokens),
+            other_tokens=harness.other_tokens + self.other_tokens,
+            allowed=harness.allowed | self.allowed,
+            outcomes={**self.outcomes, **harness.outcomes},
+            lost=len(left - whole),
+            unpredicted=len(whole - left),
+        )
+        for p, ls in self.lines.items():
+            out.lines.setdefault(p, set()).update(ls)
+        for p, t in self.tokens.items():
+            out.tokens[p] = out.tokens.get(p, 0) + t
+        return out
 
 
 @dataclass(slots=True)
@@ -163,6 +191,7 @@ def _count(point: Point, restored: Restored, candidates: dict[str, set[int]], w:
     c.files_restored = len(restored.lines)
     c.wasted_tokens = sum(t for p, t in restored.tokens.items() if p not in needed)
     c.index_tokens = restored.other_tokens
+    c.harness_lost, c.harness_unpredicted = restored.lost, restored.unpredicted
     for path, touch in point.first_touches(w).items():
         if path not in candidates:
             continue
@@ -178,13 +207,16 @@ def _count(point: Point, restored: Restored, candidates: dict[str, set[int]], w:
     return c
 
 
-async def score_transcript(
-    t: Transcript, points: Sequence[Point], policy: Policy, windows: Sequence[int]
-) -> list[Scored]:
-    """`policy` replayed over `t`, scored at each of `points` for each window."""
+async def _restorations(
+    t: Transcript,
+    points: Sequence[Point],
+    profile: pb.Profile.ValueType,
+    policy: pb.RestorePolicy,
+    widest: int,
+) -> dict[int, Restored]:
+    """What `policy` restored at each of `points` (by the boundary's line), replayed over `t`."""
     by_line = {p.boundary.line: p for p in points}
     checker = FileService(Registry(Config()), Config())
-    widest = max(windows)
     got: dict[int, Restored] = {}
 
     def observe(
@@ -198,7 +230,22 @@ async def score_transcript(
         restored.allowed = _allowed(checker, session, agent, paths, edits)
         got[b.line] = restored
 
-    await replay(t, profile=policy.profile, policy=policy.policy, observe=observe)
+    await replay(t, profile=profile, policy=policy, observe=observe)
+    return got
+
+
+async def score_transcript(
+    t: Transcript, points: Sequence[Point], policy: Policy, windows: Sequence[int]
+) -> list[Scored]:
+    """`policy` replayed over `t`, scored at each of `points` for each window. A complement
+    (`RestorePolicy.complement`) is scored together with the harness rule it complements,
+    replayed beside it: Claude Code's own restoration plus the complement's."""
+    got = await _restorations(t, points, policy.profile, policy.policy, max(windows))
+    if policy.policy.complement == pb.HARNESS_RULE_CLAUDE_CODE:
+        harness = await _restorations(
+            t, points, pb.PROFILE_CLAUDE_CODE, pb.RestorePolicy(), max(windows)
+        )
+        got = {line: r.beside(harness.get(line, Restored())) for line, r in got.items()}
     out: list[Scored] = []
     carried: dict[str, set[int]] = {}
     for point in points:

@@ -101,6 +101,7 @@ NAMED: dict[str, Policy] = {
             malware_reminder=True,
             carry_read_state=False,
             restore_seen=False,
+            match_budget=pb.HARNESS_RULE_NONE,
         ),
         _named("default", pb.PROFILE_DEFAULT, _about_default()),
     )
@@ -157,6 +158,26 @@ for _p in (
     ),
 ):
     NAMED[_p.name] = _p
+
+# Claude Code with postcompact's complement beside it (docs/profiles.md, "Complement mode"):
+# what a Claude Code plugin adds within the text it can send inline (10,000 characters a hook,
+# ~2,400 tokens), with half and twice that budget.
+COMPLEMENT_BUDGETS = (1_200, 2_400, 4_800)
+for _budget in COMPLEMENT_BUDGETS:
+    NAMED[f"claude-code+complement-{_budget}"] = _named(
+        f"claude-code+complement-{_budget}",
+        pb.PROFILE_DEFAULT,
+        f"Claude Code's own rule and postcompact's complement in {_budget:,} more tokens: the "
+        "lines seen of the most recently used files Claude Code leaves out, each within the "
+        "budget",
+        complement=pb.HARNESS_RULE_CLAUDE_CODE,
+        file_token_budget=_budget,
+        max_tokens_per_file=_budget,
+        max_files=20,
+        restore_seen=True,
+        ranking=pb.FILE_RANKING_RECENCY,
+        oversize=pb.OVERSIZE_POLICY_SKIP,
+    )
 DEFAULT_POLICY = "default"
 
 
@@ -174,6 +195,9 @@ class Family:
     about: str
     fixed: Mapping[str, object] = field(default_factory=dict)
     grid: Mapping[str, Sequence[object]] = field(default_factory=dict)
+    # Its rule never restores more tokens than claude-code's at a compaction, by construction
+    # (claude-code's own; `match_budget`): the families the selection procedure chooses among.
+    bounded: bool = False
 
     def configurations(self) -> list[Policy]:
         if not self.grid:
@@ -207,6 +231,7 @@ _ENUM_PREFIXES = {
     "ranking": "FILE_RANKING_",
     "oversize": "OVERSIZE_POLICY_",
     "complement": "HARNESS_RULE_",
+    "match_budget": "HARNESS_RULE_",
     "counter": "TOKEN_COUNTER_",
 }
 
@@ -236,6 +261,7 @@ FAMILIES: dict[str, Family] = {
             "claude-code",
             pb.PROFILE_CLAUDE_CODE,
             "Claude Code's own rule (the baseline, and a candidate)",
+            bounded=True,
         ),
         Family(
             "claude-code-2.1.88",
@@ -246,7 +272,7 @@ FAMILIES: dict[str, Family] = {
             "seen",
             pb.PROFILE_DEFAULT,
             "the lines seen of each file, ranked, capped per file and in all",
-            fixed={"restore_seen": True},
+            fixed={"restore_seen": True, "match_budget": pb.HARNESS_RULE_NONE},
             grid={
                 "ranking": _RANKINGS,
                 "max_files": (5, 10, 20),
@@ -256,10 +282,24 @@ FAMILIES: dict[str, Family] = {
             },
         ),
         Family(
+            "matched",
+            pb.PROFILE_DEFAULT,
+            "the lines seen of each file, ranked, capped per file, within the tokens Claude "
+            "Code's own rule spends at that compaction",
+            fixed={"restore_seen": True, "match_budget": pb.HARNESS_RULE_CLAUDE_CODE},
+            grid={
+                "ranking": (*_RANKINGS, pb.FILE_RANKING_CLAUDE_CODE_FIRST),
+                "max_files": (10, 20),
+                "max_tokens_per_file": (3_000, 5_000),
+                "oversize": (pb.OVERSIZE_POLICY_SKIP, pb.OVERSIZE_POLICY_TRUNCATE_HEAD),
+            },
+            bounded=True,
+        ),
+        Family(
             "whole",
             pb.PROFILE_DEFAULT,
             "each file whole or the range last read, ranked, capped per file and in all",
-            fixed={"restore_seen": False},
+            fixed={"restore_seen": False, "match_budget": pb.HARNESS_RULE_NONE},
             grid={
                 "ranking": _RANKINGS,
                 "max_files": (5, 10),

@@ -22,6 +22,7 @@ from postcompact.evaluation.crossval import CrossValidation, Interval
 from postcompact.evaluation.measure import Counts
 from postcompact.evaluation.policies import BASELINE, DEFAULT_POLICY, Policy
 from postcompact.evaluation.run import Evaluation
+from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = [
     "BASELINE",
@@ -46,6 +47,9 @@ class Results:
     skipped: int = 0  # transcripts without a compaction (or that cannot be placed)
     resamples: int = 0
     cv: CrossValidation | None = None
+    # The same procedure over every family, its tokens bounded on the pooled total only: for
+    # comparison (docs/eval.md §3); None when every family measured is bounded.
+    cv_all: CrossValidation | None = None
     # (policy, window) -> its recall and tokens over claude-code's: bootstrap 95% intervals
     intervals: dict[tuple[str, int], tuple[Interval | None, Interval | None]] = field(
         default_factory=dict
@@ -88,6 +92,8 @@ def _figures(c: Counts) -> dict[str, Any]:
         "files_restored": c.files_restored,
         "reads_first": c.reads,
         "edits_first": c.edits_first,
+        "harness_lost": c.harness_lost,
+        "harness_unpredicted": c.harness_unpredicted,
     }
 
 
@@ -95,10 +101,11 @@ def _has(ev: Evaluation, name: str) -> bool:
     return name in ev.counts
 
 
-def _cv_counts(r: Results, window: int) -> Counts:
-    assert r.cv is not None
+def _cv_counts(r: Results, window: int, cv: CrossValidation | None = None) -> Counts:
+    cv = cv or r.cv
+    assert cv is not None
     out = Counts()
-    for c in crossval.held_out(r.ev.counts, r.cv.chosen):
+    for c in crossval.held_out(r.ev.counts, cv.chosen):
         out.add(c[window])
     return out
 
@@ -109,7 +116,7 @@ def best_configurations(r: Results, window: int, k: int = BEST_SHOWN) -> list[st
     ev = r.ev
     if r.cv is None:
         return []
-    sums = {c.name: ev.pooled(c.name, window) for c in ev.configurations}
+    sums = {n: ev.pooled(n, window) for n in r.cv.candidates}
     limit = sums[BASELINE].tokens_restored
     ok = [n for n, c in sums.items() if c.tokens_restored <= limit]
     return sorted(ok, key=lambda n: crossval.rank(sums[n], n))[:k]
@@ -143,12 +150,13 @@ _CV_HEAD = [
 ]
 
 
-def _cv_rows(r: Results) -> list[list[str]]:
-    assert r.cv is not None
+def _cv_rows(r: Results, which: CrossValidation | None = None) -> list[list[str]]:
+    which = which or r.cv
+    assert which is not None
     rows = []
     for w in sorted(r.ev.windows, reverse=True):
-        cv, base = _cv_counts(r, w), r.ev.pooled(BASELINE, w)
-        rec_ci, tok_ci = r.cv.intervals.get(w, (None, None))
+        cv, base = _cv_counts(r, w, which), r.ev.pooled(BASELINE, w)
+        rec_ci, tok_ci = which.intervals.get(w, (None, None))
         for label, c in (("the procedure, each repository held out", cv), (BASELINE, base)):
             own = c is cv
             rows.append(
@@ -178,11 +186,12 @@ _FOLD_HEAD = [
 ]
 
 
-def _fold_rows(r: Results) -> list[list[str]]:
-    assert r.cv is not None
-    w = r.cv.window
+def _fold_rows(r: Results, cv: CrossValidation | None = None) -> list[list[str]]:
+    cv = cv or r.cv
+    assert cv is not None
+    w = cv.window
     rows = []
-    for f in r.cv.folds:
+    for f in cv.folds:
         got = crossval.pooled(r.ev.column(f.pick, w), f.compactions)
         base = crossval.pooled(r.ev.column(BASELINE, w), f.compactions)
         rows.append(
@@ -224,11 +233,114 @@ def _pick_line(r: Results) -> str:
 
 def _procedure_text(cv: CrossValidation) -> str:
     return (
-        f"The procedure: among the configurations whose pooled tokens restored are at most "
-        f"claude-code's there, the highest pooled recall at window {cv.window}; ties: fewer "
-        f"tokens, then the name. Leave one repository out: each of the {len(cv.folds)} "
-        "repositories is scored under what the procedure picks on the others; the held-out "
-        "counts are pooled."
+        "The procedure: among the configurations of the rule families whose tokens are bounded "
+        f"by claude-code's at every compaction ({', '.join(cv.families)}), those whose pooled "
+        "tokens restored are at most claude-code's there, the highest pooled recall at window "
+        f"{cv.window}; ties: fewer tokens, then the name. Leave one repository out: each of the "
+        f"{len(cv.folds)} repositories is scored under what the procedure picks on the others; "
+        "the held-out counts are pooled."
+    )
+
+
+def _worse_folds(r: Results, cv: CrossValidation) -> str:
+    """The held-out repositories where the fold's pick covered fewer needed files than
+    claude-code, as `repo (a/b against c/d)`."""
+    out = []
+    for f in cv.folds:
+        got = crossval.pooled(r.ev.column(f.pick, cv.window), f.compactions)
+        base = crossval.pooled(r.ev.column(BASELINE, cv.window), f.compactions)
+        if got.covered_files < base.covered_files:
+            out.append(
+                f"{f.repo} ({got.covered_files}/{got.needed_files} against "
+                f"{base.covered_files}/{base.needed_files})"
+            )
+    return ", ".join(out) or "none"
+
+
+def _comparison_text(r: Results) -> str:
+    """The unbounded procedure's figure, for comparison."""
+    cv = r.cv_all
+    assert cv is not None
+    w = cv.window
+    c, base = _cv_counts(r, w, cv), r.ev.pooled(BASELINE, w)
+    rec_ci, tok_ci = cv.intervals.get(w, (None, None))
+    return (
+        f"For comparison, the same procedure over every family ({_tried(cv)}), whose "
+        "fixed budgets bound the tokens on the pooled total only: held out, "
+        f"{c.covered_files}/{c.needed_files}, {_ratio_ci(c.recall, base.recall, rec_ci)} "
+        f"claude-code's recall at {_ratio_ci(c.tokens_restored, base.tokens_restored, tok_ci)} "
+        f"its tokens (window {w}); on all repositories it picks `{cv.pick}`; the held-out "
+        f"repositories where it covers fewer needed files than claude-code: {_worse_folds(r, cv)}."
+    )
+
+
+# --- Claude Code with the complement ---------------------------------------------------------
+
+_COMPLEMENT_HEAD = [
+    "rule",
+    "covered/needed",
+    "recall",
+    "vs claude-code [95%]",
+    "more covered",
+    "tokens restored",
+    "more tokens",
+    "files covered per 10,000 more tokens",
+    "left to Claude Code, not restored by it",
+    "restored by Claude Code, not predicted",
+]
+
+
+def _complements(r: Results) -> list[str]:
+    return [p.name for p in r.ev.policies if p.policy.complement == pb.HARNESS_RULE_CLAUDE_CODE]
+
+
+def _complement_rows(r: Results, window: int) -> list[list[str]]:
+    base = r.ev.pooled(BASELINE, window)
+    rows = [
+        [
+            BASELINE,
+            f"{base.covered_files}/{base.needed_files}",
+            f"{base.recall:.3f}",
+            "1.00x",
+            "0",
+            str(base.tokens_restored),
+            "0",
+            "-",
+            "-",
+            "-",
+        ]
+    ]
+    for name in _complements(r):
+        c = r.ev.pooled(name, window)
+        rec_ci, _ = r.intervals.get((name, window), (None, None))
+        more, extra = c.covered_files - base.covered_files, c.tokens_restored - base.tokens_restored
+        rows.append(
+            [
+                name,
+                f"{c.covered_files}/{c.needed_files}",
+                f"{c.recall:.3f}",
+                _ratio_ci(c.recall, base.recall, rec_ci),
+                str(more),
+                str(c.tokens_restored),
+                str(extra),
+                f"{10_000 * more / extra:.2f}" if extra > 0 else "-",
+                str(c.harness_lost),
+                str(c.harness_unpredicted),
+            ]
+        )
+    return rows
+
+
+def _complement_text(r: Results) -> str:
+    return (
+        "Each complement is replayed beside Claude Code's own rule (the claude-code profile, "
+        "replayed as `make parity-corpus` checks it): the model gets both restorations, so a "
+        "needed file is covered when either holds its lines, and the tokens are both "
+        "restorations' together. The last two columns check the complement's prediction of "
+        "Claude Code's choice against that replay, summed over compactions: files it left to "
+        "Claude Code that Claude Code did not restore whole (lost to both), and files Claude "
+        "Code restored whole that it did not predict (restored twice, or near the cap and left "
+        "to postcompact on purpose: docs/profiles.md)."
     )
 
 
@@ -384,6 +496,9 @@ def text_tables(r: Results) -> str:
         out.append("")
         out.append(f"THE PROCEDURE ON ALL REPOSITORIES PICKS: {_pick_line(r)}")
         out.append("")
+    if r.cv_all is not None:
+        out.append(_comparison_text(r))
+        out.append("")
     for window in sorted(ev.windows, reverse=True):
         out.append(f"{INSAMPLE}, pooled, window {window}:")
         out.append(_text(_POOLED_HEAD, _pooled_rows(r, window, _named_rows(r))))
@@ -394,6 +509,10 @@ def text_tables(r: Results) -> str:
         out.append("")
     out.append(f"{INSAMPLE}, per repository, window {w}:")
     out.append(_text(_repo_head(r), _repo_rows(r, w)))
+    if _complements(r) and BASELINE in ev.counts:
+        out.append("")
+        out.append(f"Claude Code with the complement, window {w}:")
+        out.append(_text(_COMPLEMENT_HEAD, _complement_rows(r, w)))
     return "\n".join(out)
 
 
@@ -445,6 +564,20 @@ def summary_json(r: Results, window: int) -> str:
             "folds": [{"repo": f.repo, "pick": f.pick} for f in r.cv.folds],
             "pick": pick.name,
             "pick_spec": pick.spec,
+        }
+    if r.cv_all is not None:
+        every, base = _cv_counts(r, window, r.cv_all), ev.pooled(BASELINE, window)
+        rec_ci, tok_ci = r.cv_all.intervals.get(window, (None, None))
+        out["crossval_every_family"] = {
+            "families": r.cv_all.families,
+            "procedure": _figures(every),
+            "recall_ratio": round(every.recall / base.recall, 4) if base.recall else None,
+            "recall_ratio_ci": _ci_json(rec_ci),
+            "tokens_ratio": round(every.tokens_restored / base.tokens_restored, 4)
+            if base.tokens_restored
+            else None,
+            "tokens_ratio_ci": _ci_json(tok_ci),
+            "pick": r.cv_all.pick,
         }
     return json.dumps(out, sort_keys=False)
 
@@ -555,6 +688,14 @@ def markdown(r: Results, plot_name: str, intro: str) -> str:
         parts += [f"`{_policy(ev, cv.pick).spec}`", ""]
         parts += [f"#### The pick of each fold ({_stability(cv)})", ""]
         parts += [_md(_FOLD_HEAD, _fold_rows(r)), ""]
+    if r.cv_all is not None:
+        parts += [_comparison_text(r), ""]
+    if _complements(r) and BASELINE in ev.counts:
+        parts += ["### Claude Code with the complement", ""]
+        parts += [_complement_text(r), ""]
+        for window in sorted(ev.windows, reverse=True):
+            parts += [f"#### Window {window}", ""]
+            parts += [_md(_COMPLEMENT_HEAD, _complement_rows(r, window)), ""]
     parts += ["### In-sample: the configurations were chosen on these same compactions", ""]
     for window in sorted(ev.windows, reverse=True):
         parts += [f"#### Pooled, window {window} (in-sample)", ""]

@@ -923,8 +923,8 @@ async def restore_files(
     results = parts[0] if len(parts) == 1 else sorted(chain(*parts), key=lambda r: r.rank)
 
     used = 0
-    matched = policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE
-    by_tokens = matched or policy.complement == pb.HARNESS_RULE_CLAUDE_CODE
+    matched = policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE and not policy.complement_on
+    by_tokens = matched or policy.complement_on
     attached: set[str] = set()
     seeds: list[_Restored] = []
     referenced: dict[str, int] = {}
@@ -956,8 +956,7 @@ async def restore_files(
                 content_tokens=held_by,
                 detail=(
                     f"costs {cost} of the {policy.file_token_budget}-token file budget"
-                    + (" (what Claude Code's rule spends here)" if matched else "")
-                    + (" (each file charged its attachment's tokens)" if by_tokens else "")
+                    + (_MATCHED if matched else _BY_TOKENS if by_tokens else "")
                     + f", {used} already used"
                 ),
             )
@@ -1001,6 +1000,9 @@ async def restore_files(
     return (referenced if carry_refs else {}), reseed, memo
 
 
+# How a budget drop's detail names a budget other than file_token_budget's own measure.
+_MATCHED = " (what Claude Code's rule spends here; each file charged its attachment's tokens)"
+_BY_TOKENS = " (each file charged its attachment's tokens)"
 _NO_MTIME = -(2**62)  # a candidate that cannot be stat'ed ranks last under FILE_RANKING_MTIME
 
 

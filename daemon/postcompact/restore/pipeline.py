@@ -603,12 +603,13 @@ async def _steps(
     pick = None
     if _needs_pick(policy):
         pick = await claude_code_pick(session, agent, snapshot, excluded, deny)
-        if policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE:
+        # In complement mode the budget is the caller's (what it can send), never matched.
+        if policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE and not policy.complement_on:
             policy = dataclasses.replace(policy, file_token_budget=pick.tokens)
     step = FileStep(
         session, policy, meter, templates, deny, include_content=include, memo=agent.rendered
     )
-    complement = pick is not None and policy.complement == pb.HARNESS_RULE_CLAUDE_CODE
+    complement = pick is not None and policy.complement_on
     result.referenced, result.reseed, result.rendered = await restore_files(
         step,
         agent,

@@ -86,6 +86,11 @@ class Policy:
     match_budget: pb.HarnessRule.ValueType = pb.HARNESS_RULE_NONE
 
     @property
+    def complement_on(self) -> bool:
+        """Complement mode: only what Claude Code's own rule leaves out (restore/harness.py)."""
+        return self.complement == pb.HARNESS_RULE_CLAUDE_CODE
+
+    @property
     def exact(self) -> bool:
         return self.counter == pb.TOKEN_COUNTER_EXACT
 
@@ -153,6 +158,7 @@ def profile_policy(profile: pb.Profile.ValueType) -> Policy:
         malware_reminder=r.malware_reminder,
         carry_read_state=r.carry_read_state,
         restore_seen=r.restore_seen,
+        match_budget=r.match_budget,
     )
 
 

@@ -58,6 +58,7 @@ const POLICY_KEYS = [
   "max_files", "file_token_budget", "max_tokens_per_file", "max_tokens_per_skill", "skills_token_budget",
   "oversize", "skill_truncation_marker", "file_truncation_marker", "counter", "encoding",
   "max_file_size_bytes", "malware_reminder", "carry_read_state", "restore_seen", "left_out_index",
+  "ranking", "complement", "match_budget",
 ];
 
 const PROFILES = ["default", "claude-code", "claude-code-2.1.88"];
