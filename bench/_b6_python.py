@@ -78,7 +78,10 @@ async def _sessions(client: AsyncClient, project: Path, n: int) -> list[AsyncSes
         s = await client.open_session(
             str(root),
             policy=pb.RestorePolicy(
-                max_files=5, file_token_budget=50_000, max_tokens_per_file=8_000
+                max_files=5,
+                file_token_budget=50_000,
+                max_tokens_per_file=8_000,
+                match_budget=pb.HARNESS_RULE_NONE,
             ),
         )
         for f in range(5):

@@ -303,7 +303,10 @@ def _ghz_session(address: str, project: Path) -> tuple[str, int]:
             pb.OpenSessionRequest(
                 cwd=str(project),
                 policy=pb.RestorePolicy(
-                    max_files=5, file_token_budget=50_000, max_tokens_per_file=8_000
+                    max_files=5,
+                    file_token_budget=50_000,
+                    max_tokens_per_file=8_000,
+                    match_budget=pb.HARNESS_RULE_NONE,
                 ),
             )
         ).session_id

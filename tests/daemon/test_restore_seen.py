@@ -37,7 +37,7 @@ def _files(resp: CompactResponse | PreviewCompactResponse) -> dict[str, FileAtta
     return {Path(a.file.path).name: a.file for a in resp.attachments if a.file is not None}
 
 
-def _decision(resp: CompactResponse, name: str) -> Decision:
+def _decision(resp: CompactResponse | PreviewCompactResponse, name: str) -> Decision:
     (d,) = [d for d in resp.decisions if Path(d.name).name == name]
     return d
 
@@ -230,3 +230,25 @@ def test_mtime_ranking_puts_the_newest_file_on_disk_first(
     assert list(_files(ranked)) == ["a.py", "c.py"]
     order = [(Path(d.name).name, d.rank) for d in ranked.decisions if d.rank]
     assert order == [("a.py", 1), ("c.py", 2), ("b.py", 3), ("gone.py", 4)]
+
+
+def test_a_file_read_whole_within_claude_codes_cap_comes_back(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    """A 240-line design file (about 12,000 characters: 3,000-4,000 tokens as attached) read
+    whole and re-read after the compaction: Claude Code restores it within its 5,000-token cap,
+    and so does the default now (its 3,000-token cap left it out)."""
+    text = "".join(f"{i:03d} " + "design note text " * 2 + "x" * 12 + "\n" for i in range(240))
+    (project / "DESIGN.md").write_text(text)
+    s = _open(daemon, project, "design")
+    s.read_file("DESIGN.md")
+    resp = s.compact(skip_hooks=True)
+    d = _decision(resp, "DESIGN.md")
+    assert d.outcome == Outcome.RESTORED, d.detail
+    assert 3_000 < d.tokens <= 5_000
+    f = _files(resp)["DESIGN.md"]
+    assert (f.start_line, f.num_lines, f.truncated) == (1, 241, False)
+    s.read_file("DESIGN.md")
+    old_rule = {"max_tokens_per_file": 3000, "file_token_budget": 7000, "match_budget": "none"}
+    before = s.preview_compact(skip_hooks=True, policy=old_rule)
+    assert _decision(before, "DESIGN.md").outcome == Outcome.DROPPED_OVER_CAP

@@ -91,7 +91,7 @@ async function openSessions(client, project, n) {
   const root = path.resolve(project);
   const sessions = [];
   for (let i = 0; i < n; i++) {
-    const s = await client.openSession({ cwd: root, policy: { maxFiles: 5, fileTokenBudget: 50000, maxTokensPerFile: 8000 } });
+    const s = await client.openSession({ cwd: root, policy: { maxFiles: 5, fileTokenBudget: 50000, maxTokensPerFile: 8000, matchBudget: "NONE" } });
     for (let f = 0; f < 5; f++) await s.readFile(path.join(root, "src", `module${f}.ts`));
     const res = await s.compact({ skipHooks: true });
     const files = res.attachments.filter((a) => a.kind === "ATTACHMENT_KIND_FILE").length;

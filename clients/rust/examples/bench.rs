@@ -259,6 +259,7 @@ async fn open_sessions(client: &Client, project: &Path, n: usize) -> Res<Vec<Ses
                     max_files: Some(5),
                     file_token_budget: Some(50_000),
                     max_tokens_per_file: Some(8000),
+                    match_budget: pb::HarnessRule::None as i32,
                     ..Default::default()
                 }),
                 ..Default::default()

@@ -37,6 +37,7 @@ from postcompact.restore.meter import Meter
 from postcompact.restore.outcome import Outcome
 from postcompact.restore.policy import profile_policy
 from postcompact.state import AgentState, Session
+from postcompact.state.model import RenderedFile
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["DOUBT", "HarnessPick", "claude_code_pick"]
@@ -63,6 +64,8 @@ class HarnessPick:
     # (the budget under RestorePolicy.match_budget).
     order: list[str] = field(default_factory=list)
     tokens: int = 0
+    # What its file step rendered, for the agent's next compaction (AgentState.harness_rendered).
+    rendered: dict[str, RenderedFile] = field(default_factory=dict)
 
     def held_by_harness(self, path: str) -> bool:
         """Whether the harness holds `path` as read after the compaction (whatever postcompact
@@ -114,10 +117,18 @@ async def claude_code_pick(
     rules = profiles.rules(pb.PROFILE_CLAUDE_CODE)
     shadow = dataclasses.replace(session, profile=pb.PROFILE_CLAUDE_CODE, templates_spec=b"")
     policy = profile_policy(pb.PROFILE_CLAUDE_CODE)
-    step = FileStep(shadow, policy, Meter(), rules.templates, deny_globs, include_content=False)
+    step = FileStep(
+        shadow,
+        policy,
+        Meter(),
+        rules.templates,
+        deny_globs,
+        include_content=False,
+        memo=agent.harness_rendered,
+    )
     scratch = Outcome()
     read_at = now_ms()
-    referenced, seeds, _ = await restore_files(
+    referenced, seeds, rendered = await restore_files(
         step,
         agent,
         harness_candidates(agent, snapshot),
@@ -126,7 +137,7 @@ async def claude_code_pick(
         preview=False,
         hashing=False,
     )
-    pick = HarnessPick(referenced=referenced)
+    pick = HarnessPick(referenced=referenced, rendered=rendered)
     by_path = {s.path: s for s in seeds}
     cap, api = policy.max_tokens_per_file, rules.api_units_per_token or 3
     mtime_stamps = session.rules.mtime_timestamps

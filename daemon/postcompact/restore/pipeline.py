@@ -484,6 +484,7 @@ class _Steps:
 
     __slots__ = (
         "announced",
+        "harness_rendered",
         "referenced",
         "rendered",
         "reseed",
@@ -498,6 +499,7 @@ class _Steps:
         self.unaware: dict[str, int] = {}  # AgentState.harness_unaware after the compaction
         self.reseed: list[Seed] = []
         self.rendered: dict[str, RenderedFile] = {}
+        self.harness_rendered: dict[str, RenderedFile] = {}
         self.rewrites: dict[str, bytes] = {}
         self.sent_skills: set[str] | None = None
 
@@ -544,6 +546,7 @@ class CompactResult:
         agent.read_mtimes.clear()
         agent.seen.clear()
         agent.rendered = steps.rendered
+        agent.harness_rendered = steps.harness_rendered
         files, marks, seen = agent.files, agent.read_mtimes, agent.seen
         for r in steps.reseed:
             state = r.state
@@ -603,6 +606,7 @@ async def _steps(
     pick = None
     if _needs_pick(policy):
         pick = await claude_code_pick(session, agent, snapshot, excluded, deny)
+        result.harness_rendered = pick.rendered
         # In complement mode the budget is the caller's (what it can send), never matched.
         if policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE and not policy.complement_on:
             policy = dataclasses.replace(policy, file_token_budget=pick.tokens)

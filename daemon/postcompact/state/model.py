@@ -184,6 +184,9 @@ class AgentState:
     # by path): a file read back unchanged at the next one, restored the same way, is not
     # rendered again. A cache, not state: never stored, replaced (not changed) by each Compact.
     rendered: dict[str, RenderedFile] = field(default_factory=dict)
+    # The same for Claude Code's own file step, which rules that weigh its selection run first
+    # (restore/harness.py): a cache, never stored.
+    harness_rendered: dict[str, RenderedFile] = field(default_factory=dict)
 
     def assign(self, other: AgentState) -> None:
         """Take every field of `other` (this object stays the one callers hold)."""

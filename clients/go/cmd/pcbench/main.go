@@ -263,7 +263,7 @@ func openSessions(ctx context.Context, c *postcompact.Client, project string, n 
 	for i := range out {
 		s, err := c.OpenSession(ctx, &pb.OpenSessionRequest{
 			Cwd:    root,
-			Policy: &pb.RestorePolicy{MaxFiles: ptr(int32(5)), FileTokenBudget: ptr(int64(50000)), MaxTokensPerFile: ptr(int64(8000))},
+			Policy: &pb.RestorePolicy{MaxFiles: ptr(int32(5)), FileTokenBudget: ptr(int64(50000)), MaxTokensPerFile: ptr(int64(8000)), MatchBudget: pb.HarnessRule_HARNESS_RULE_NONE},
 		})
 		if err != nil {
 			return nil, err
