@@ -66,7 +66,12 @@ def _about_default() -> str:
         f"postcompact's default profile as it is: {what} of the most recently used files, up "
         f"to {r.max_files}, each within {r.max_tokens_per_file:,} tokens "
         f"({_OVERSIZE_ABOUT.get(r.oversize, 'oversize rule ' + str(r.oversize))}), "
-        f"{r.file_token_budget:,} in all; read state "
+        + (
+            "in the tokens Claude Code's own rule spends at each compaction"
+            if r.match_budget == pb.HARNESS_RULE_CLAUDE_CODE
+            else f"{r.file_token_budget:,} in all"
+        )
+        + "; read state "
         f"{'carried' if r.carry_read_state else 'not carried'}"
     )
 
