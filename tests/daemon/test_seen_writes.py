@@ -22,6 +22,7 @@ from postcompact_client import PostcompactError, Session
 from postcompact_client.types import FileAttachment, Outcome
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon
+from tests.daemon.transcript_builder import Transcript
 
 
 def _lines(n: int, tag: str = "line") -> str:
@@ -193,47 +194,12 @@ def test_the_span_a_write_left_survives_a_kill_9(base: Path, project: Path) -> N
 
 # --- transcripts ------------------------------------------------------------------------------
 
-CWD = "/home/dev/proj"
-
 
 def _records(text: str, edited: str) -> list[dict[str, Any]]:
     """A Read of lines 100-120 of x.py, then an Edit adding three lines after line 600 (its
     structuredPatch as Claude Code records it); then a compaction."""
-    out: list[dict[str, Any]] = []
-
-    def add(record: dict[str, Any]) -> None:
-        n = len(out) + 1
-        record.update(
-            uuid=f"u{n}",
-            sessionId="s-seen",
-            cwd=CWD,
-            version="2.1.300",
-            timestamp=f"2026-01-01T00:00:{n:02d}.000Z",
-        )
-        out.append(record)
-
-    def call(name: str, inp: dict[str, Any], result: dict[str, Any]) -> None:
-        uid = f"toolu_{len(out)}"
-        use = {"type": "tool_use", "id": uid, "name": name, "input": inp}
-        add({"type": "assistant", "message": {"role": "assistant", "content": [use]}})
-        block = {"type": "tool_result", "tool_use_id": uid, "content": "ok"}
-        add(
-            {
-                "type": "user",
-                "message": {"role": "user", "content": [block]},
-                "toolUseResult": result,
-            }
-        )
-
-    lines = text.split("\n")
-    shown = lines[99:120]
-    file = {"filePath": f"{CWD}/x.py", "content": "\n".join(shown), "numLines": 21}
-    file |= {"startLine": 100, "totalLines": len(lines)}
-    call(
-        "Read",
-        {"file_path": f"{CWD}/x.py", "offset": 100, "limit": 21},
-        {"type": "text", "file": file},
-    )
+    t = Transcript()
+    t.read("x.py", text, offset=100, limit=21)
     hunk = {
         "oldStart": 599,
         "oldLines": 4,
@@ -242,12 +208,10 @@ def _records(text: str, edited: str) -> list[dict[str, Any]]:
         "lines": [" l599", " l600", "+add 1", "+add 2", "+add 3", " l601", " l602"],
     }
     old, new = "l600\n", "l600\nadd 1\nadd 2\nadd 3\n"
-    inp = {"file_path": f"{CWD}/x.py", "old_string": old, "new_string": new}
-    result = {"filePath": f"{CWD}/x.py", "originalFile": text, "structuredPatch": [hunk]}
-    call("Edit", inp, result)
+    t.edit("x.py", text, old, new, patch=[hunk])
     assert text.replace(old, new) == edited
-    add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"})
-    return out
+    t.compact()
+    return t.records
 
 
 def _x(n: int = 800) -> str:
@@ -276,7 +240,7 @@ def test_a_transcript_s_edit_widens_the_span_on_import(
     text = _x()
     edited = text.replace("l600\n", "l600\nadd 1\nadd 2\nadd 3\n")
     (project / "x.py").write_text(edited)
-    records = _records(text, edited)[:-1]  # no compaction: the import's state is compacted here
+    records = _records(text, edited)[:-2]  # no compaction: the import's state is compacted here
     data = "".join(json.dumps(r) + "\n" for r in records)
     resp = daemon.client.import_transcript(
         data, cwd=str(project), session_id=new_session_id("imp"), profile="default"
