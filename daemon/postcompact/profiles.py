@@ -5,7 +5,7 @@ difference between them.
   re-read of an unchanged range is the "unchanged" stub, an oversize file is cut to a head with a
   marker, every attachment is user-placed and wrapped. Read state is carried over compaction and
   running background shells are reported, as in current Claude Code, because its users miss them.
-- `claude-code`: Claude Code as it ships today (2.1.328; docs/claude-code.md).
+- `claude-code`: Claude Code as it ships today (2.1.336; docs/claude-code.md).
 - `claude-code-2.1.88`: the Claude Code snapshot postcompact was first built from.
 
 Safety rules (no inserted text can close its reminder) and the CR rule (a file is measured and
@@ -48,6 +48,16 @@ class Rules:
     skip_parent_task: bool
     # A file restored as a too-large note stays a candidate at the next compaction.
     references_stay_candidates: bool
+    # Claude Code 2.1.333 on (restore/files.py, `saved_result`): a saved tool result (a file of a
+    # `tool-results` folder, any case) is never restored whole; one under Claude Code's projects
+    # folder whose name starts neither `artifact-` nor `project-file-` is named in a too-large
+    # note after the ranked files (up to `max_files` more, newest first, within the file
+    # budget); every saved result stays a candidate at the next compaction. Else only
+    # `tool-results/artifact-*` is left out, in every profile.
+    saved_result_notes: bool
+    # Claude Code 2.1.333 on: files under the upload and download folders and paths through an
+    # `artifact-files` folder are never restored (restore/files.py, `upload_or_download`).
+    uploads_excluded: bool
     # CheckStale's write-command markers include `sed -i` / `gsed -i`.
     sed_markers: bool
     # A file last read as a range (offset > 1) is restored as that range (numbered from its
@@ -95,6 +105,8 @@ _DEFAULT = Rules(
     shell_status=True,
     skip_parent_task=False,
     references_stay_candidates=False,
+    saved_result_notes=False,
+    uploads_excluded=False,
     sed_markers=True,
     restore_ranges=True,
     cap_rendered=True,
@@ -125,6 +137,8 @@ _CLAUDE_CODE = Rules(
     shell_status=True,
     skip_parent_task=True,
     references_stay_candidates=True,
+    saved_result_notes=True,
+    uploads_excluded=True,
     sed_markers=True,
     restore_ranges=False,
     cap_rendered=False,
@@ -155,6 +169,8 @@ _CLAUDE_CODE_2_1_88 = Rules(
     shell_status=False,
     skip_parent_task=False,
     references_stay_candidates=False,
+    saved_result_notes=False,
+    uploads_excluded=False,
     sed_markers=False,
     restore_ranges=False,
     cap_rendered=False,

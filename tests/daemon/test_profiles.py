@@ -552,12 +552,14 @@ def test_sessions_stored_as_profile_2_get_current_behaviour(tmp_path: Path) -> N
     assert json.dumps(profiles.name_of(pb.PROFILE_CLAUDE_CODE)) == '"claude-code"'
 
 
-async def test_saved_tool_result_artifacts_are_never_restored(cc: World) -> None:
-    cc.write("tool-results/artifact-1a2b.txt", "a saved tool output\n")
-    cc.write("tool-results/notes.txt", "an ordinary file\n")
-    cc.read("tool-results/artifact-1a2b.txt", 2)
-    cc.read("tool-results/notes.txt", 1)
-    resp = await cc.compact()
+async def test_saved_tool_result_artifacts_are_never_restored(cc88: World) -> None:
+    """In every profile; claude-code leaves out every saved result of a folder not Claude
+    Code's (tests/daemon/test_saved_results.py)."""
+    cc88.write("tool-results/artifact-1a2b.txt", "a saved tool output\n")
+    cc88.write("tool-results/notes.txt", "an ordinary file\n")
+    cc88.read("tool-results/artifact-1a2b.txt", 2)
+    cc88.read("tool-results/notes.txt", 1)
+    resp = await cc88.compact()
     assert restored(resp) == ["notes.txt"]
     assert outcome(resp, "artifact-1a2b.txt").outcome == pb.OUTCOME_EXCLUDED_ARTIFACT
 

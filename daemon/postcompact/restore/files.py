@@ -6,7 +6,13 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
 1. Exclude the plan file, the memory files and files whose Read is still visible in the preserved
    tail (two passes: a Read whose tool_result starts with the "File unchanged" stub does not count,
    because the content it points at may have been summarised away).
+   Under current Claude Code (`Rules.uploads_excluded`) also the files under the upload and
+   download folders and paths through an `artifact-files` folder (`upload_or_download`).
 2. Stable sort by timestamp, newest first (ties keep MRU order); keep the first `max_files`.
+   Under current Claude Code (`Rules.saved_result_notes`) a saved tool result (`saved_result`)
+   is not among them: those Claude Code names (`named_saved_result`) follow the files as
+   too-large notes, at most `max_files` more, newest first, and go through step 5 after them;
+   every saved result and upload stays a candidate at the next compaction.
 3. Re-read each kept file from disk, in parallel (Claude Code's `Promise.all`): one worker thread
    per file once the files are big enough for the reads to matter (`PARALLEL_READ_BYTES` in all,
    judged by what the cache held). Below that they are read in turn on the event loop when every
@@ -62,6 +68,7 @@ import asyncio
 import functools
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -786,6 +793,72 @@ def _plain_file(path: str, roots: tuple[str, ...], deny: tuple[str, ...]) -> boo
     return fileread.binary_name(path)
 
 
+# Saved tool results and uploads (Claude Code 2.1.333 on; `Rules.saved_result_notes`,
+# `Rules.uploads_excluded`; docs/claude-code.md §3).
+SAVED_RESULTS_FOLDER = "tool-results"
+# Saved results Claude Code never names (its own artifacts and project-file copies).
+_UNNAMED_SAVED = re.compile(r"(?:artifact|project-file)-", re.IGNORECASE)
+# Claude Code's upload folders (compared without regard to case): under its configuration folder
+# (`~/.claude/uploads`), and the fixed ones of its hosted sessions.
+UPLOAD_ROOTS = (
+    "/mnt/user-data/attachments",
+    "/mnt/user-data/uploads",
+    "/mnt/project",
+    "/mnt/user-data/project-docs",
+)
+# Where its browsers save downloads: a file whose folder is one of these or under one.
+DOWNLOAD_ROOTS = ("/mnt/user-data/browser-downloads", "/mnt/user-data/desktop-browser-downloads")
+# A folder of files a connector downloaded: `connector-downloads` in any case, trailing dots and
+# spaces or a `:stream` allowed, these invisible characters ignored.
+_CONNECTOR_FOLDER = re.compile(r"connector-downloads[. ]*(?::.*)?", re.DOTALL)
+_IGNORED_CHARS = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+
+
+def _folded(path: str) -> str:
+    """`path` as Claude Code compares it without regard to case."""
+    return path.lower().replace("\u0131", "i").replace("\u017f", "s")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def saved_result(path: str) -> bool:
+    """Whether `path` is a tool result Claude Code saved to disk: a file of a `tool-results`
+    folder (any case)."""
+    return os.path.basename(os.path.dirname(path)).lower() == SAVED_RESULTS_FOLDER
+
+
+def projects_folder(home: str) -> str:
+    """Claude Code's projects folder, where it saves its sessions' tool results."""
+    return os.path.join(home, ".claude", "projects")
+
+
+def named_saved_result(path: str, home: str) -> bool:
+    """Whether Claude Code names the saved result `path` after a compaction: under its projects
+    folder (case counts), not an artifact or a project file's copy."""
+    name = os.path.basename(path)
+    return _under(path, projects_folder(home)) and not _UNNAMED_SAVED.match(name)
+
+
+def upload_or_download(path: str, home: str) -> str | None:
+    """Why Claude Code never restores `path` (an upload, a download, an artifact's file), or
+    None."""
+    folded = _folded(path)
+    if "artifact-files" in folded.split("/"):
+        return "in an artifact-files folder"
+    folders = path.split("/")[:-1]
+    if any(_CONNECTOR_FOLDER.fullmatch(_IGNORED_CHARS.sub("", _folded(f))) for f in folders):
+        return "in a connector-downloads folder"
+    parent = os.path.dirname(path)
+    if any(_under(parent, root) for root in DOWNLOAD_ROOTS):
+        return "in a browser's downloads folder"
+    roots = (os.path.join(home, ".claude", "uploads"), *UPLOAD_ROOTS)
+    if any(_under(folded, _folded(root)) for root in roots):
+        return "in an upload folder"
+    return None
+
+
 def candidates_of(
     agent: AgentState, snapshot: Sequence[tuple[str, core.FileState]], carry_refs: bool
 ) -> list[tuple[str, int, core.FileState | None]]:
@@ -822,10 +895,23 @@ async def restore_files(
     to set them (rank 1 last: the most recently used), none for a preview, and the attachments
     the core rendered of restored files, for the next compaction (`AgentState.rendered`)."""
     policy = step.policy
-    carry_refs = step.rules.references_stay_candidates
+    rules = step.rules
+    carry_refs = rules.references_stay_candidates
+    home = step.session.home
     candidates: list[tuple[str, int, core.FileState | None]] = []
+    # Saved results and uploads stay candidates at the next compaction (Claude Code keeps a
+    # path-only entry of each; `Rules.saved_result_notes`).
+    kept_refs: dict[str, int] = {}
     for path, ts, state in candidates_of(agent, snapshot, carry_refs):
         reason = excluded.get(path)
+        detail = _EXCLUSION_DETAIL.get(reason) if reason is not None else None
+        if rules.saved_result_notes and _kept_by_name(path, home):
+            kept_refs[path] = ts
+        if reason is None and rules.uploads_excluded:
+            why = upload_or_download(path, home)
+            if why is not None:
+                reason = pb.OUTCOME_EXCLUDED_ARTIFACT
+                detail = f"{why}: Claude Code never restores it"
         theirs = harness.get(path) if harness else None
         if theirs is not None and reason is None:
             out.decide(
@@ -844,7 +930,7 @@ async def restore_files(
                 path,
                 reason,
                 content_tokens=_held(state),
-                detail=_EXCLUSION_DETAIL[reason],
+                detail=detail or "",
             )
         else:
             candidates.append((path, ts, state))
@@ -866,8 +952,13 @@ async def restore_files(
         ranked = sorted(candidates, key=lambda item: -mtimes[item[0]])  # stable: ties keep MRU
     else:
         ranked = sorted(candidates, key=lambda item: -item[1])  # stable: ties keep MRU
-    selected = ranked[: policy.max_files]
-    for rank, (path, _, state) in enumerate(ranked[policy.max_files :], start=policy.max_files + 1):
+    files, notes = ranked, []
+    if rules.saved_result_notes:  # saved results: never restored whole, some named after the rest
+        files = [c for c in ranked if not saved_result(c[0])]
+        notes = _saved_notes(ranked, home, policy.max_files, out)
+    selected = files[: policy.max_files]
+    dropped = files[policy.max_files :]
+    for rank, (path, _, state) in enumerate(dropped, start=len(selected) + len(notes) + 1):
         out.decide(
             "files",
             pb.SUBJECT_FILE,
@@ -896,6 +987,10 @@ async def restore_files(
         held_bytes += len(content)
         held_tokens[path] = _held(state, before.get(path))
 
+    for path, ts, state in notes:
+        stamps[path] = ts
+        held_tokens[path] = _held(state, before.get(path))
+
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
     read_at = now_ms()
@@ -921,6 +1016,10 @@ async def restore_files(
         ]
     # One part is in rank order already (`order`); the workers' parts are merged.
     results = parts[0] if len(parts) == 1 else sorted(chain(*parts), key=lambda r: r.rank)
+    # The saved results named, after the files and within the same budget (nothing to read).
+    detail = "a saved tool result: Claude Code names it and never restores it whole"
+    for rank, (path, _, _) in enumerate(notes, start=len(selected) + 1):
+        results.append(step._reference(path, rank, detail))
 
     used = 0
     matched = policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE and not policy.complement_on
@@ -997,7 +1096,65 @@ async def restore_files(
         left = [path for path, _, _ in ranked if path not in attached]
         if left:
             out.attach_pending("files", _left_out(step, agent, left))
+    if kept_refs:
+        referenced = {**_newest(kept_refs, rules.cache_max_entries), **referenced}
     return (referenced if carry_refs else {}), reseed, memo
+
+
+def _kept_by_name(path: str, home: str) -> bool:
+    """Whether Claude Code keeps a path-only entry of `path` over a compaction: a saved result
+    or an upload (Claude Code 2.1.333 on), but for notebooks and binary files."""
+    if path.lower().endswith(".ipynb") or fileread.binary_name(path):
+        return False
+    return saved_result(path) or upload_or_download(path, home) is not None
+
+
+def _newest(stamps: Mapping[str, int], limit: int) -> dict[str, int]:
+    """The `limit` newest of `stamps` (path -> timestamp)."""
+    if len(stamps) <= limit:
+        return dict(stamps)
+    return dict(sorted(stamps.items(), key=lambda kv: -kv[1])[:limit])
+
+
+def _saved_notes(
+    ranked: Sequence[tuple[str, int, core.FileState | None]],
+    home: str,
+    max_files: int,
+    out: Outcome,
+) -> list[tuple[str, int, core.FileState | None]]:
+    """The saved results of `ranked` (newest first) Claude Code names in a too-large note after
+    the files: those of its projects folder but its artifacts and project-file copies, at most
+    `max_files`; the others' decisions."""
+    named: list[tuple[str, int, core.FileState | None]] = []
+    for path, ts, state in ranked:
+        if not saved_result(path):
+            continue
+        if named_saved_result(path, home):
+            named.append((path, ts, state))
+            continue
+        where = (
+            "an artifact or a project file's copy"
+            if _under(path, projects_folder(home))
+            else "outside Claude Code's projects folder"
+        )
+        out.decide(
+            "files",
+            pb.SUBJECT_FILE,
+            path,
+            pb.OUTCOME_EXCLUDED_ARTIFACT,
+            content_tokens=_held(state),
+            detail=f"a saved tool result {where}: Claude Code neither restores nor names it",
+        )
+    for path, _, state in named[max_files:]:
+        out.decide(
+            "files",
+            pb.SUBJECT_FILE,
+            path,
+            pb.OUTCOME_DROPPED_BY_RANK,
+            content_tokens=_held(state),
+            detail=f"a saved tool result beyond the {max_files} named after the files",
+        )
+    return named[:max_files]
 
 
 # How a budget drop's detail names a budget other than file_token_budget's own measure.
