@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+from postcompact.restore.files import saved_result, upload_or_download
 from postcompact.transcript.parse import FileRead, ModeChanged, TranscriptError, parse
 from postcompact.transcript.replay import BoundaryResult, replay
 from postcompact.v1 import postcompact_pb2 as pb
@@ -499,6 +500,49 @@ def test_older_transcripts_under_2_1_88_restore_what_was_edited_unread(name: str
         whole = {x.path for x in r.postcompact if x.kind == "file"}
         missing = [p for p in r.edited_without_read if p not in whole]
         assert missing == [], (name, c["line"])
+
+
+# Claude Code 2.1.333 changed what comes back of saved tool results, uploads and downloads
+# (docs/claude-code.md §3); the replay applies today's rule to every transcript.
+SAVED_RESULTS_CHANGED = (2, 1, 333)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(".")[:3] if x.isdigit())
+
+
+@pytest.mark.parametrize("name", _corpus_files())
+def test_older_transcripts_touch_no_file_whose_rule_changed(name: str) -> None:
+    """Why the replay may apply 2.1.333's rule to older transcripts: none of them reads or writes
+    a saved tool result (but an artifact, left out by both rules), an upload or download, or a
+    file of an `artifact-files` folder. One that did would be replayed under a rule its Claude
+    Code did not have; the agreement test above would fail on it, and the replay would then
+    have to take the rule by the transcript's version (docs/parity.md §1)."""
+    touched: list[str] = []
+    old = False
+    for line in (CORPUS / name).read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        version = record.get("version")
+        if isinstance(version, str) and version:
+            old = old or _version(version) < SAVED_RESULTS_CHANGED
+        content = (record.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                path = (block.get("input") or {}).get("file_path")
+                if isinstance(path, str) and path:
+                    touched.append(path.replace("\\", "/"))
+    if not old:
+        return
+    changed = [
+        p
+        for p in touched
+        if (saved_result(p) and not os.path.basename(p).lower().startswith("artifact-"))
+        or upload_or_download(p, p.split("/.claude/")[0] if "/.claude/" in p else "/") is not None
+    ]
+    assert changed == [], (name, changed)
 
 
 def test_the_disagreement_check_has_teeth() -> None:
