@@ -29,7 +29,7 @@ from tests.parity.compare import Comparison, Item, compare
 from tests.parity.scenarios import SCENARIOS
 
 CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code-linux-x64"
-CLAUDE_CODE_VERSION = "2.1.328"  # the version docs/claude-code.md describes as today's
+CLAUDE_CODE_VERSION = "2.1.336"  # the version docs/claude-code.md describes as today's
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "claude-code" / CLAUDE_CODE_VERSION
 DOC = ROOT / "docs" / "parity.md"

@@ -13,7 +13,8 @@ with a line of text. The compaction request (Claude Code's summary prompt) is an
 summary; requests without the Read tool (titles, side questions) with a line of text; a
 sub-agent whose prompt holds `PARITY-AGENT` with a line of text once the run ends, so it is still
 running at the compaction. `{plan_file}` in a call's input is the plan file the request names
-(plan mode's reminder). A step may
+(plan mode's reminder), `{saved_result}` the file Claude Code saved the last tool result too
+large to send to (`Full output saved to: …`). A step may
 ask for the context to look full (`report_input_tokens`): its last answer then reports that many
 input tokens, which is what makes Claude Code compact on its own.
 """
@@ -29,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SUMMARY", "ModelServer", "Step", "ToolCall"]
+__all__ = ["PLAN_FILE", "SAVED_RESULT", "SUMMARY", "ModelServer", "Step", "ToolCall"]
 
 SUMMARY = (
     "<summary>\nThe scripted session so far: files read and edited for the parity run.\n</summary>"
@@ -98,18 +99,42 @@ PLAN_FILE = "{plan_file}"  # in a tool call's input: the plan file the request n
 AGENT_MARK = "PARITY-AGENT"  # in a sub-agent's prompt: its answer waits for the run's end
 
 
+# Where Claude Code saved a tool result too large to send (`<persisted-output>`, a file of its
+# `tool-results` folder), as the tool_result says.
+_SAVED_RESULT = re.compile(r"Full output saved to: (\S+)")
+SAVED_RESULT = "{saved_result}"  # in a tool call's input: the last tool result saved to a file
+
+
 def _plan_file(body: Mapping[str, Any]) -> str:
     found = _PLAN_FILE.findall(json.dumps(body, ensure_ascii=False))
     return found[-1] if found else ""
 
 
-def _fill(value: Any, plan_file: str) -> Any:
+def _tool_result_texts(body: Mapping[str, Any]) -> Iterator[str]:
+    for m in body.get("messages") or []:
+        content = m.get("content") if isinstance(m, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict) or b.get("type") != "tool_result":
+                continue
+            inner = b.get("content")
+            if isinstance(inner, str):
+                yield inner
+            elif isinstance(inner, list):
+                yield from (x.get("text", "") for x in inner if isinstance(x, dict))
+
+
+def _saved_result(body: Mapping[str, Any]) -> str:
+    found = [p for t in _tool_result_texts(body) for p in _SAVED_RESULT.findall(t)]
+    return found[-1] if found else ""
+
+
+def _fill(value: Any, plan_file: str, saved_result: str = "") -> Any:
     if isinstance(value, str):
-        return value.replace(PLAN_FILE, plan_file)
+        return value.replace(PLAN_FILE, plan_file).replace(SAVED_RESULT, saved_result)
     if isinstance(value, dict):
-        return {k: _fill(v, plan_file) for k, v in value.items()}
+        return {k: _fill(v, plan_file, saved_result) for k, v in value.items()}
     if isinstance(value, list):
-        return [_fill(v, plan_file) for v in value]
+        return [_fill(v, plan_file, saved_result) for v in value]
     return value
 
 
@@ -144,7 +169,9 @@ def _decide(script: Mapping[int, Step], body: Mapping[str, Any]) -> _Reply:
             step = script.get(k, Step())
             if results < len(step.calls):
                 call = step.calls[results]
-                filled = ToolCall(call.name, _fill(dict(call.input), _plan_file(body)))
+                filled = ToolCall(
+                    call.name, _fill(dict(call.input), _plan_file(body), _saved_result(body))
+                )
                 return _Reply("main", k, call=filled)
             tokens = step.report_input_tokens or 100
             return _Reply("main", k, text=f"Step {k} done.", input_tokens=tokens)

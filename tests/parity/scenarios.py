@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.parity.model_server import AGENT_MARK, PLAN_FILE, Step, ToolCall
+from tests.parity.model_server import AGENT_MARK, PLAN_FILE, SAVED_RESULT, Step, ToolCall
 
 __all__ = ["SCENARIOS", "Command", "Delete", "Prompt", "Scenario"]
 
@@ -52,10 +52,14 @@ class Scenario:
     mcp: bool = False  # start tests/parity/mcp_server.py as an MCP server
     permission_mode: str = "acceptEdits"
     allowed_tools: Sequence[str] = ()  # --allowedTools rules (a background shell's command)
+    # Files under the session's HOME (relative to it), written and dated after `files`.
+    home_files: Mapping[str, bytes] = field(default_factory=dict)
 
-    def write(self, project: Path) -> None:
-        for i, (rel, data) in enumerate(self.files.items()):
-            p = project / rel
+    def write(self, project: Path, home: Path | None = None) -> None:
+        placed = [(project / rel, data) for rel, data in self.files.items()]
+        if home is not None:
+            placed += [(home / rel, data) for rel, data in self.home_files.items()]
+        for i, (p, data) in enumerate(placed):
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
             t = MTIME_BASE_S + i * MTIME_STEP_S
@@ -267,9 +271,55 @@ def budget_scenario(root: str) -> Scenario:
     )
 
 
+def saved_scenario(root: str) -> Scenario:
+    """Saved tool results and uploads (Claude Code 2.1.333 on): a shell command whose output
+    Claude Code saves to its `tool-results` folder, read back, and another saved result of the
+    projects folder; six project files (the five slots full); a saved result's artifact, a
+    `project-file-` copy, a `tool-results` folder of the project, a file of `~/.claude/uploads`
+    and one under an `artifact-files` folder, all read; manual `/compact`."""
+
+    p = _under(root)
+    home = root.rsplit("/", 1)[0] + "/home"
+    saved = ".claude/projects/-elsewhere/0000-session/tool-results"
+    files = {f"src/s{i}.py": f"S{i} = {i}\n".encode() for i in range(1, 7)}
+    files["logs/tool-results/run.txt"] = b"a project folder named tool-results\n"
+    files["out/artifact-files/report.md"] = b"# Report\n\nAn artifact's file.\n"
+    home_files = {
+        f"{saved}/manual.txt": b"a saved tool result of another session\n",
+        f"{saved}/artifact-5f3a.txt": b"a saved artifact\n",
+        f"{saved}/project-file-notes.txt": b"a saved project file\n",
+        ".claude/uploads/0000-upload/brief.txt": b"an uploaded brief\n",
+    }
+    reads = [
+        *(p(rel) for rel in files),
+        *(f"{home}/{rel}" for rel in home_files),
+    ]
+    steps = {
+        1: Step(
+            calls=(
+                *(_read(r) for r in reads),
+                ToolCall("Bash", {"command": "seq 1 12000", "description": "Count to 12000"}),
+                _read(SAVED_RESULT),
+            )
+        ),
+        2: Step(),
+    }
+    return Scenario(
+        "saved",
+        "a saved tool result read (2 named outside the 5 slots), an artifact, uploads; /compact",
+        files,
+        (Prompt(1), Command("/compact"), Prompt(2)),
+        steps,
+        captured_step=2,
+        allowed_tools=("Bash(seq:*)", "Read"),
+        home_files=home_files,
+    )
+
+
 SCENARIOS: dict[str, Callable[[str], Scenario]] = {
     "plan": plan_scenario,
     "budget": budget_scenario,
     "files": files_scenario,
     "session": session_scenario,
+    "saved": saved_scenario,
 }

@@ -65,7 +65,7 @@ def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
     project.mkdir(parents=True)
     home.mkdir(parents=True)
     scenario = SCENARIOS[scenario_name](str(project))
-    scenario.write(project)
+    scenario.write(project, home)
     _loopback_up()
     with ModelServer(scenario.steps) as server:
         env = {
