@@ -122,7 +122,7 @@ def test_a_saved_tool_result_is_named_after_the_five_files(
     ]
 
 
-def test_saved_result_notes_take_their_share_of_the_file_budget(
+def test_saved_result_notes_take_their_share_of_the_file_budget_and_are_not_read(
     daemon: RunningDaemon, world: Path
 ) -> None:
     saved = world / "home/.claude/projects/-p/0000-session/tool-results"
@@ -133,6 +133,8 @@ def test_saved_result_notes_take_their_share_of_the_file_budget(
     tight = s.preview_compact(skip_hooks=True, policy={"file_token_budget": 20})
     assert _restored(tight) == []
     assert _outcome(tight, result) == Outcome.DROPPED_BY_BUDGET
+    result.unlink()  # not read: named all the same, as Claude Code names it
+    assert _restored(s.preview_compact(skip_hooks=True)) == [f"note {result}"]
 
 
 def test_a_saved_result_stays_a_candidate_after_the_compaction(

@@ -273,8 +273,9 @@ def budget_scenario(root: str) -> Scenario:
 
 def saved_scenario(root: str) -> Scenario:
     """Saved tool results and uploads (Claude Code 2.1.333 on): a shell command whose output
-    Claude Code saves to its `tool-results` folder, read back, and another saved result of the
-    projects folder; six project files (the five slots full); a saved result's artifact, a
+    Claude Code saves to its `tool-results` folder, read back, and two other saved results of
+    the projects folder, one deleted before the compaction (named all the same); six project
+    files (the five slots full); a saved result's artifact, a
     `project-file-` copy, a `tool-results` folder of the project, a file of `~/.claude/uploads`
     and one under an `artifact-files` folder, all read; manual `/compact`."""
 
@@ -286,6 +287,9 @@ def saved_scenario(root: str) -> Scenario:
     files["out/artifact-files/report.md"] = b"# Report\n\nAn artifact's file.\n"
     home_files = {
         f"{saved}/manual.txt": b"a saved tool result of another session\n",
+        # Deleted before the compaction: the newer of the two, as the replay stamps a file it
+        # cannot stat with the time of its read, later than any mtime given here.
+        f"{saved}/gone.txt": b"a saved tool result deleted before the compaction\n",
         f"{saved}/artifact-5f3a.txt": b"a saved artifact\n",
         f"{saved}/project-file-notes.txt": b"a saved project file\n",
         ".claude/uploads/0000-upload/brief.txt": b"an uploaded brief\n",
@@ -306,9 +310,9 @@ def saved_scenario(root: str) -> Scenario:
     }
     return Scenario(
         "saved",
-        "a saved tool result read (2 named outside the 5 slots), an artifact, uploads; /compact",
+        "saved tool results read (3 named outside the 5 slots, 1 deleted), an artifact, uploads",
         files,
-        (Prompt(1), Command("/compact"), Prompt(2)),
+        (Prompt(1), Delete(f"../home/{saved}/gone.txt"), Command("/compact"), Prompt(2)),
         steps,
         captured_step=2,
         allowed_tools=("Bash(seq:*)", "Read"),
