@@ -182,3 +182,21 @@ def test_uploads_downloads_and_artifact_files_are_never_restored(
         *(str(p) for p in reversed(left_out)),
         str(kept),
     ]
+
+
+def test_complement_mode_leaves_saved_results_and_uploads_to_postcompact(
+    daemon: RunningDaemon, world: Path
+) -> None:
+    """Claude Code 2.1.333 on restores neither whole: complement mode no longer counts them as
+    restored by the harness, and the default profile's own rule restores them."""
+    project, home = world / "project", world / "home"
+    app = _write(project / "src/app.py", "APP = 1\n", 0)
+    upload = _write(home / ".claude/uploads/0000/brief.txt", "an upload\n", 1)
+    result = _write(home / ".claude/projects/-p/0000-session/tool-results/b1.txt", "saved\n", 2)
+    s = _open(daemon, world, "default")
+    for path in (app, upload, result):
+        s.read_file(str(path))
+    resp = s.preview_compact(skip_hooks=True, policy={"complement": "claude_code"})
+    assert _outcome(resp, app) == Outcome.RESTORED_BY_HARNESS
+    assert _outcome(resp, upload) == Outcome.RESTORED
+    assert _outcome(resp, result) == Outcome.RESTORED
