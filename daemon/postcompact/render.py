@@ -1,7 +1,7 @@
 """Every model-facing template and string postcompact produces, in one place.
 
 The templates default to Claude Code's text (docs/claude-code.md), byte for byte: `Templates()` has
-Claude Code 2.1.88's strings, and `CLAUDE_CODE_TEMPLATES` today's (2.1.328) where they differ. The
+Claude Code 2.1.88's strings, and `CLAUDE_CODE_TEMPLATES` today's (2.1.336) where they differ. The
 exceptions are postcompact's own wording, marked as such: the long plan-mode instructions and the
 TRUNCATE_HEAD file marker.
 
@@ -434,7 +434,8 @@ def check_template(name: str, template: str, allowed: frozenset[str]) -> None:
 
 DEFAULT_TEMPLATES = Templates()
 
-# Claude Code 2.1.328's interface strings where they differ from 2.1.88's (docs/claude-code.md).
+# Today's Claude Code's interface strings (2.1.336, unchanged since 2.1.328) where they differ from
+# 2.1.88's (docs/claude-code.md).
 CLAUDE_CODE_SKILLS_HEADER = (
     "The following skills were invoked EARLIER in this session (before the conversation was "
     "compacted), not on the current turn. They are shown here for context only so you remain "
