@@ -264,9 +264,10 @@ type HarnessRule int32
 const (
 	HarnessRule_HARNESS_RULE_UNSPECIFIED HarnessRule = 0 // inherit (NONE)
 	HarnessRule_HARNESS_RULE_NONE        HarnessRule = 1 // postcompact restores everything itself
-	// Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
-	// or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
-	// and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+	// Claude Code as the claude-code profile follows it (2.1.336): the 5 newest files by mtime,
+	// each whole within 5,000 tokens or a path-only note, 50,000 in all; it also re-attaches
+	// skills, the plan, plan mode, tasks and the tool/agent/MCP announcements itself
+	// (docs/profiles.md, "Complement mode").
 	HarnessRule_HARNESS_RULE_CLAUDE_CODE HarnessRule = 2
 )
 

@@ -174,9 +174,10 @@ class _HarnessRuleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HarnessRu
     HARNESS_RULE_NONE: _HarnessRule.ValueType  # 1
     """postcompact restores everything itself"""
     HARNESS_RULE_CLAUDE_CODE: _HarnessRule.ValueType  # 2
-    """Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
-    or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
-    and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+    """Claude Code as the claude-code profile follows it (2.1.336): the 5 newest files by mtime,
+    each whole within 5,000 tokens or a path-only note, 50,000 in all; it also re-attaches
+    skills, the plan, plan mode, tasks and the tool/agent/MCP announcements itself
+    (docs/profiles.md, "Complement mode").
     """
 
 class HarnessRule(_HarnessRule, metaclass=_HarnessRuleEnumTypeWrapper):
@@ -187,9 +188,10 @@ HARNESS_RULE_UNSPECIFIED: HarnessRule.ValueType  # 0
 HARNESS_RULE_NONE: HarnessRule.ValueType  # 1
 """postcompact restores everything itself"""
 HARNESS_RULE_CLAUDE_CODE: HarnessRule.ValueType  # 2
-"""Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
-or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
-and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+"""Claude Code as the claude-code profile follows it (2.1.336): the 5 newest files by mtime,
+each whole within 5,000 tokens or a path-only note, 50,000 in all; it also re-attaches
+skills, the plan, plan mode, tasks and the tool/agent/MCP announcements itself
+(docs/profiles.md, "Complement mode").
 """
 Global___HarnessRule: _TypeAlias = HarnessRule  # noqa: Y015
 

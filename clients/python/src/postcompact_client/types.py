@@ -222,9 +222,10 @@ class HarnessRule(ProtoEnum):
     NONE = 1
     """postcompact restores everything itself"""
     CLAUDE_CODE = 2
-    """Claude Code (2.1.328 and later): the 5 newest files by mtime, each whole within 5,000 tokens
-    or a path-only note, 50,000 in all; it also re-attaches skills, the plan, plan mode, tasks
-    and the tool/agent/MCP announcements itself (docs/profiles.md, "Complement mode").
+    """Claude Code as the claude-code profile follows it (2.1.336): the 5 newest files by mtime,
+    each whole within 5,000 tokens or a path-only note, 50,000 in all; it also re-attaches
+    skills, the plan, plan mode, tasks and the tool/agent/MCP announcements itself
+    (docs/profiles.md, "Complement mode").
     """
 
 
