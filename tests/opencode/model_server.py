@@ -14,6 +14,10 @@ with the kind the server took it for:
   results so far) gets the k-th call of `before`, the last one reporting `context_tokens` of
   input: more than the model's context leaves room for, which is what makes OpenCode compact on
   its own. After it, the same with `after`, then a line of text.
+
+`ready`, when given, is called once before the first answer (with a bound of its own): a run
+whose plugin starts the daemon waits there until it serves, so that the script's timing does
+not depend on how long a daemon takes to start.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,8 +65,10 @@ class ModelServer:
     before: Sequence[ToolCall]
     after: Sequence[ToolCall] = ()
     context_tokens: int = 0  # reported by the last call of `before`; 0: a small figure
+    ready: Callable[[], None] | None = None  # called once, before the first answer
     log: list[Logged] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ready_lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     def __enter__(self) -> ModelServer:
@@ -88,6 +94,7 @@ class ModelServer:
                     server._record(Logged("other", "", {"POST": self.path}))
                     self._send_json(404, {"error": {"message": "not found"}})
                     return
+                server._wait_ready()
                 kind, phase, answer = server._decide(body)
                 server._record(Logged(kind, phase, body))
                 self._stream(answer, body.get("model", "scripted"))
@@ -169,6 +176,12 @@ class ModelServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def _wait_ready(self) -> None:
+        with self._ready_lock:  # every request waits for the first one's call
+            if self.ready is not None:
+                self.ready()
+                self.ready = None
 
     def _record(self, entry: Logged) -> None:
         with self._lock:

@@ -6,16 +6,19 @@
    there, and builds the plugin (`npm ci` in clients/opencode, whose `prepare` also builds the
    Node client it links to when that is not built);
 2. starts a daemon on a socket of its own;
-3. runs `tests.opencode.session` twice, each in a network namespace of its own when root
-   (`unshare --net`: nothing but the loopback is reachable): with the plugin, and `--pure`
-   (without it, the control). The scripted model makes OpenCode read two files, load a project
-   skill, try an edit that fails, edit one file and write a third, then reports a context nearly
-   full, so OpenCode compacts on its own;
+3. runs `tests.opencode.session` three times, each in a network namespace of its own when root
+   (`unshare --net`: nothing but the loopback is reachable): with the plugin and that daemon's
+   address; with the plugin, no daemon running and none named, and no `postcompact` on PATH (the
+   plugin finds the checkout's `.venv/bin/postcompact` and starts the daemon itself); and
+   `--pure` (without the plugin, the control). The scripted model makes OpenCode read two files,
+   load a project skill, try an edit that fails, edit one file and write a third, then reports a
+   context nearly full, so OpenCode compacts on its own;
 4. checks that the first request after the summary carries every one of those files as the
    daemon restored it, re-read from disk (the edited text, Read-numbered), in the user message
    after the summary, and the skill's instructions, and not the file of the failed edit; that
    the next request still does; that OpenCode alone sends none of it;
-   and that the daemon saw the session and one compaction.
+   that the daemon saw the session and one compaction; and that the plugin said so in
+   OpenCode's log, at INFO (and nothing at WARN).
 
 Prints `opencode <version>: restored files reached the model after compaction` when it passes;
 raises AssertionError (exit 1) otherwise. `OPENCODE_E2E_KEEP=DIR` keeps the runs' files.
@@ -26,11 +29,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
+
+from postcompact_client import Client
 
 from tests.daemon.conftest import start_daemon
 from tests.npm_pinned import install_pinned
@@ -70,9 +77,13 @@ def isolation() -> list[str]:
     return []
 
 
-def run_session(opencode: Path, address: str, base: Path, *, pure: bool) -> dict[str, Any]:
+def run_session(
+    opencode: Path, base: Path, *, address: str | None = None, runtime: Path | None = None,
+    pure: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    where = ["--address", address] if address else ["--runtime-dir", str(runtime)]
     cmd = [*isolation(), sys.executable, "-m", "tests.opencode.session"]
-    cmd += ["--opencode", str(opencode), "--plugin", str(PLUGIN), "--address", address]
+    cmd += ["--opencode", str(opencode), "--plugin", str(PLUGIN), *where]
     cmd += ["--dir", str(base), *(["--pure"] if pure else [])]
     r = subprocess.run(cmd, cwd=ROOT, timeout=SESSION_TIMEOUT_S, check=False)
     capture = base / "capture.json"
@@ -146,6 +157,31 @@ def check(capture: dict[str, Any], control: dict[str, Any], daemon_sessions: lis
     ours = [s for s in daemon_sessions if s.session_id.startswith("opencode-")]
     assert len(ours) == 1, f"expected one OpenCode session on the daemon: {daemon_sessions}"
     assert ours[0].compactions == 1, f"the daemon saw {ours[0].compactions} compactions"
+    # What the plugin told OpenCode's log (INFO, so that a user sees it with --print-logs).
+    said = capture["plugin_log"]
+    for what in ("connected to the daemon at", "restored 3 file(s) and 1 skill(s)"):
+        assert any("level=INFO" in line and what in line for line in said), (
+            f"no INFO {what!r}: {said}"
+        )
+
+
+def started_daemon(runtime: Path) -> tuple[int, str]:
+    """The pid and address of the daemon the plugin started, from its D/server.json."""
+    announced = runtime / "postcompact" / "server.json"
+    assert announced.is_file(), f"the plugin started no daemon (no {announced})"
+    info = json.loads(announced.read_text())
+    return int(info["pid"]), str(info["address"])
+
+
+def stop_started(runtime: Path, pid: int) -> None:
+    """SIGTERM to the daemon the plugin started; until it is gone (server.json removed), 30 s."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 30
+    while (runtime / "postcompact" / "server.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def main() -> int:
@@ -155,13 +191,23 @@ def main() -> int:
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="pcopencode-"))
     base.mkdir(parents=True, exist_ok=True)
     daemon = start_daemon(["--no-persist"])
+    runtime = base / "autostart-run"
     try:
-        for d in ("plugin", "pure"):
+        for d in ("plugin", "autostart", "autostart-run", "pure"):
             shutil.rmtree(base / d, ignore_errors=True)
-        with_plugin = run_session(opencode, daemon.address, base / "plugin", pure=False)
-        control = run_session(opencode, daemon.address, base / "pure", pure=True)
+        with_plugin = run_session(opencode, base / "plugin", address=daemon.address)
+        control = run_session(opencode, base / "pure", address=daemon.address, pure=True)
         check(with_plugin, control, daemon.client.list_sessions())
+        # No daemon, none named, no postcompact on PATH: the plugin starts one itself.
+        autostart = run_session(opencode, base / "autostart", runtime=runtime)
+        _, address = started_daemon(runtime)
+        with Client(address) as own:
+            check(autostart, control, own.list_sessions())
+        starts = [line for line in autostart["plugin_log"] if "connected to the daemon" in line]
+        assert any("daemonBinFrom=checkout" in line for line in starts), starts
     finally:
+        if (runtime / "postcompact" / "server.json").is_file():
+            stop_started(runtime, started_daemon(runtime)[0])
         daemon.stop()
         shutil.rmtree(daemon.dir, ignore_errors=True)
         if not keep:

@@ -1,25 +1,32 @@
 """One OpenCode run, offline, against the scripted model server (tests/opencode/run_e2e.py).
 
-`python -m tests.opencode.session --opencode BIN --plugin DIR --address ADDR --dir BASE [--pure]`
-writes a small project under BASE/project and OpenCode's configuration beside it (a provider
-`local` on `@ai-sdk/openai-compatible` at the scripted server, a model whose context is small,
-and the postcompact plugin), runs `opencode run` there with HOME=BASE/home and a dummy key, and
-leaves in BASE/capture.json every request the server got, in order. The script reads a.py, loads
-a skill, tries an edit of d.py that fails, reads b.py, edits a.py and writes c.py; the answer
-with the write reports a context nearly full, so OpenCode compacts on its own; after the summary
-it reads b.py again and stops. `--pure` runs OpenCode without external plugins (the control:
-what OpenCode sends on its own). run_e2e runs this inside a network namespace of its own when it
-can (`unshare --net`, as root), so nothing but the loopback is reachable.
+`python -m tests.opencode.session --opencode BIN --plugin DIR (--address ADDR | --runtime-dir D)
+--dir BASE [--pure]` writes a small project under BASE/project and OpenCode's configuration beside
+it (a provider `local` on `@ai-sdk/openai-compatible` at the scripted server, a model whose context
+is small, and the postcompact plugin), runs `opencode run` there with HOME=BASE/home and a dummy
+key, and leaves in BASE/capture.json every request the server got, in order. The script reads a.py,
+loads a skill, tries an edit of d.py that fails, reads b.py, edits a.py and writes c.py; the answer
+with the write reports a context nearly full, so OpenCode compacts on its own; after the summary it
+reads b.py again and stops. `--pure` runs OpenCode without external plugins (the control: what
+OpenCode sends on its own). `--address` names the daemon (POSTCOMPACT_ADDRESS); with
+`--runtime-dir` instead, no daemon is named or running: XDG_RUNTIME_DIR is D, and the plugin finds
+no `postcompact` on PATH (no run has one there), so it must find the executable itself and start
+the daemon (the model server waits for it before its first answer, at most DAEMON_WAIT_S). run_e2e
+runs this inside a network namespace of its own when it can (`unshare --net`, as root), so nothing
+but the loopback is reachable.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,7 @@ from typing import Any
 from tests.opencode.model_server import ModelServer, ToolCall
 
 RUN_TIMEOUT_S = 150
+DAEMON_WAIT_S = 60
 PLUGIN_API_VERSION = "1.18.33"  # @opencode-ai/plugin, as OpenCode 1.18.33 asks for it
 CONTEXT = 20_000  # the scripted model's context window (tokens)
 OUTPUT = 1_000
@@ -79,6 +87,22 @@ def seed_config_dir(home: Path) -> None:
     )
 
 
+def path_without_postcompact() -> str:
+    """PATH without the directories holding a `postcompact` (an activated .venv, an install):
+    the plugin is to find the daemon without it."""
+    dirs = os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+    return os.pathsep.join(d for d in dirs if d and not os.access(Path(d, "postcompact"), os.X_OK))
+
+
+def wait_for_daemon(runtime: Path) -> None:
+    """Wait until the daemon the plugin starts announces itself (D/server.json), at most
+    DAEMON_WAIT_S."""
+    announced = runtime / "postcompact" / "server.json"
+    deadline = time.monotonic() + DAEMON_WAIT_S
+    while not announced.is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def config(url: str, plugin: str) -> dict[str, Any]:
     return {
         "$schema": "https://opencode.ai/config.json",
@@ -104,7 +128,9 @@ def config(url: str, plugin: str) -> dict[str, Any]:
     }
 
 
-def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dict[str, Any]:
+def run(
+    opencode: str, plugin: str, address: str | None, runtime: Path | None, base: Path, pure: bool
+) -> dict[str, Any]:
     project, home = base / "project", base / "home"
     project.mkdir(parents=True)
     home.mkdir(parents=True)
@@ -128,13 +154,18 @@ def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dic
     ]
     after = [ToolCall("read", {"filePath": f"{p}/b.py"})]
     _loopback_up()
-    with ModelServer(before, after, context_tokens=FULL) as server:
+    ready: Callable[[], None] | None = None
+    if runtime is not None:
+        runtime.mkdir(parents=True, mode=0o700)
+        ready = functools.partial(wait_for_daemon, runtime)
+    with ModelServer(before, after, context_tokens=FULL, ready=ready) as server:
         (project / "opencode.json").write_text(json.dumps(config(server.url, plugin), indent=2))
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": path_without_postcompact(),
             "HOME": str(home),
             "LANG": "C.UTF-8",
-            "POSTCOMPACT_ADDRESS": address,
+            **({"POSTCOMPACT_ADDRESS": address} if address else {}),
+            **({"XDG_RUNTIME_DIR": str(runtime)} if runtime else {}),
             **QUIET_ENV,
         }
         cmd = [
@@ -158,6 +189,7 @@ def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dic
             [opencode, "--version"], env=env, capture_output=True, text=True, check=False
         )
         log = [asdict(e) for e in server.log]
+    logged = (base / "opencode-stderr.txt").read_text(errors="replace").splitlines()
     return {
         "opencode": version.stdout.strip(),
         "returncode": r.returncode,
@@ -168,11 +200,8 @@ def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dic
             if (project / n).exists()
         },
         "requests": log,
-        "warnings": [
-            line
-            for line in (base / "opencode-stderr.txt").read_text(errors="replace").splitlines()
-            if "level=WARN" in line or "level=ERROR" in line
-        ],
+        "warnings": [line for line in logged if "level=WARN" in line or "level=ERROR" in line],
+        "plugin_log": [line for line in logged if 'message="postcompact:' in line],
     }
 
 
@@ -180,11 +209,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--opencode", required=True)
     ap.add_argument("--plugin", required=True)
-    ap.add_argument("--address", required=True)
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--address")
+    where.add_argument("--runtime-dir", type=Path)
     ap.add_argument("--dir", required=True, type=Path)
     ap.add_argument("--pure", action="store_true")
     a = ap.parse_args()
-    capture = run(a.opencode, a.plugin, a.address, a.dir, a.pure)
+    capture = run(a.opencode, a.plugin, a.address, a.runtime_dir, a.dir, a.pure)
     (a.dir / "capture.json").write_text(json.dumps(capture))
     return 0 if capture["returncode"] == 0 else 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 
@@ -20,3 +21,18 @@ def test_opencode_restores_files_after_its_compaction(capsys: pytest.CaptureFixt
     line = next(x for x in out.splitlines() if x.endswith("reached the model after compaction"))
     with capsys.disabled():
         print(f"\n{line}")
+
+
+@pytest.mark.timeout(300)
+def test_plugin_units() -> None:
+    """The plugin's own tests (clients/opencode/test, `npm test` there): how it finds the daemon,
+    what it tells the user when it cannot, the bound on a request's wait, and the retry on the
+    next request, against the real daemon."""
+    assert shutil.which("npm"), "npm is needed to build and test the plugin"
+    run_e2e.build_plugin()
+    r = subprocess.run(
+        ["npm", "test", "--silent"], cwd=run_e2e.PLUGIN, capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, (
+        f"npm test in clients/opencode failed:\n{r.stdout[-6000:]}{r.stderr[-3000:]}"
+    )

@@ -8,6 +8,7 @@ import { encodeBytesFields, loadProto } from "./proto.js";
 import { isIdempotent, isTransportFailure, notSent, withRetry, type RetryPolicy } from "./retry.js";
 import { Session, importTranscriptRequest, type ImportTranscriptOptions, type OpenSessionOptions } from "./session.js";
 import type * as T from "./types.js";
+import { inspect, type InspectOptions } from "node:util";
 
 // The generated definition extends grpc.ServiceDefinition (a string index signature): keep only
 // the named methods.
@@ -252,6 +253,19 @@ export class PostcompactClient {
       options,
     );
     return { text: res.text.toString("utf8"), truncated: res.truncated, tokens: res.tokens };
+  }
+
+  // --- printing -------------------------------------------------------------------------------
+
+  /** What printing shows (`console.log`, `util.inspect`, `JSON.stringify`): the address, where it
+   * came from and whether the client starts the daemon. Never the environment, the token or the
+   * options that may hold them (docs/clients.md, "Printing a client"). */
+  toJSON(): { address: string; source: string; autoStart: boolean } {
+    return { address: this.resolved.address, source: this.resolved.source, autoStart: this.autoStart };
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `PostcompactClient ${inspect(this.toJSON(), options)}`;
   }
 
   // --- transport ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import type { CallOptions, PostcompactClient } from "./client.js";
 import { enumName } from "./client.js";
 import * as T from "./types.js";
+import { inspect, type InspectOptions } from "node:util";
 
 /** RestorePolicy with enum values also accepted without their prefix ("REFERENCE", "EXACT"). */
 export type PolicyInput = Omit<
@@ -278,6 +279,16 @@ export class Session {
       home: o.home ?? "",
       ...(o.templates ? { templates: templateSpec(o.templates) } : {}),
     };
+  }
+
+  /** What printing shows: the session and agent ids and the daemon's address, not the client's
+   * options or environment (docs/clients.md, "Printing a client"). */
+  toJSON(): { id: string; agentId: string; resumed: boolean; address: string } {
+    return { id: this.id, agentId: this.agentId, resumed: this.resumed, address: this.client.address.address };
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `Session ${inspect(this.toJSON(), options)}`;
   }
 
   /** This session as agent `agentId` (no call; see `startAgent` to create one). */

@@ -17,13 +17,19 @@
  * - `experimental.chat.system.transform`: the restoration's system-placed text, if any, as one
  *   more system section.
  *
- * Nothing the daemon does (or fails to do) stops the agent: every call is caught and logged.
+ * Nothing the daemon does (or fails to do) stops the agent: every call is caught and logged, and
+ * a request waits for the daemon at most about a second (COMPACTION_WAIT_MS). The daemon is
+ * found, and started when none answers, as daemon.ts says; when it cannot be reached the user is
+ * told once per session (a toast in the TUI, and a warning in OpenCode's log), and the
+ * restoration is tried again on the next request.
  */
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 
 import type { Hooks, Plugin, PluginInput, PluginOptions } from "@opencode-ai/plugin";
-import { ClientReason, PostcompactClient, isPostcompactError, type ProfileName, type Session } from "@postcompact/client";
+import type { PostcompactClient, ProfileName, Session } from "@postcompact/client";
+
+import { DaemonLink, findDaemonBin, isUnreachable, within, type DaemonBin, type Failure } from "./daemon.js";
 
 /** Options, from the config entry `["/path/to/clients/opencode", { … }]` (all optional). */
 export interface PostcompactPluginOptions {
@@ -32,6 +38,9 @@ export interface PostcompactPluginOptions {
   address?: string;
   /** Start the daemon when none answers (default: true unless `address` is given). */
   autoStart?: boolean;
+  /** The `postcompact` executable that starts it (default: `POSTCOMPACT_BIN`, `postcompact` on
+   * PATH, the checkout's `.venv/bin/postcompact`, `~/.local/bin/postcompact`; daemon.ts). */
+  daemonBin?: string;
   /** The session profile: "default" (the default), "claude-code", "claude-code-2.1.88". */
   profile?: ProfileName;
   /** Prefix of the postcompact session ids (default "opencode-"); the rest is OpenCode's id. */
@@ -52,19 +61,36 @@ interface Restoration {
 }
 
 interface SessionState {
-  session: Promise<Session>;
+  /** The postcompact session, opened on `client` (another client, after the daemon came back,
+   * opens it again: the id resumes it). */
+  session?: Session;
+  client?: PostcompactClient;
   /** The records not yet acknowledged, in order: tools do not wait for the daemon, a compaction
-   * does. */
+   * does (within COMPACTION_WAIT_MS). */
   queue: Promise<void>;
-  /** The restoration for the latest summary seen, or the Compact computing it. */
-  restoration?: Promise<Restoration | undefined>;
+  /** The summary the restoration below is for. */
   restorationFor?: string;
+  /** The restoration for it, once the daemon answered. */
+  restored?: Restoration;
+  /** The Compact computing it, while it runs: a request that cannot wait for it goes without,
+   * and the next one waits again (or starts another, when this one failed). */
+  restoring?: Promise<Restoration | undefined>;
 }
 
 const SERVICE = "postcompact";
-/** After the daemon could not be reached (the client's retries spent), calls are skipped this
- * long, so that a dead daemon costs the agent nothing. */
-const DOWN_MS = 30_000;
+/** How long a model request waits for the daemon (the records before the compaction, the
+ * connection, Compact): past it the request goes without the restoration and the next one
+ * waits again. */
+export const COMPACTION_WAIT_MS = 1000;
+/** After an attempt to reach the daemon failed, records are dropped without another attempt for
+ * this long, so that a daemon that is not there costs the agent nothing (a compaction always
+ * tries again). */
+const RECONNECT_AFTER_MS = 30_000;
+/** The deadline of each call (a hung daemon fails it, and the next request connects again). */
+const CALL_TIMEOUT_MS = 15_000;
+/** The client's retries across a daemon restart: short, so that a Compact the daemon could not
+ * take fails soon after the request that waited for it, and the next request starts afresh. */
+const RETRY = { maxElapsedMs: 2_000 };
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
@@ -122,55 +148,139 @@ export function anchorOf(messages: Messages): { summaryId: string; index: number
   return undefined;
 }
 
+/** What to tell the user when the daemon cannot be reached, in one line. */
+export function unreachableMessage(failure: Failure | undefined, autoStart: boolean, found: DaemonBin): string {
+  const at = failure?.address ? ` at ${failure.address}` : "";
+  const error = failure?.error instanceof Error ? failure.error.message : String(failure?.error ?? "");
+  const reason = (failure?.error as { reason?: unknown } | undefined)?.reason;
+  let why: string;
+  if (reason === "DAEMON_START_FAILED") why = `starting it (${found.bin}) failed: ${error}`;
+  else if (!autoStart) why = "auto-start is off: start it with `postcompact serve`";
+  else if (!found.bin)
+    why = `no postcompact executable to start it (looked at: ${found.tried.join(", ")}; set POSTCOMPACT_BIN or the plugin's daemonBin option)`;
+  else why = error;
+  return `postcompact: no daemon answered${at}; files read before a compaction will not be restored after it until one does (tried again on the next request). ${why}`;
+}
+
 export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: PluginOptions) => {
   const options = (raw ?? {}) as PostcompactPluginOptions;
-  const client = new PostcompactClient({
-    ...(options.address ? { address: options.address } : {}),
-    ...(options.autoStart !== undefined ? { autoStart: options.autoStart } : {}),
-  });
+  const env = process.env;
+  const autoStart = options.autoStart ?? !options.address;
+  const found = findDaemonBin({ option: options.daemonBin, env });
   const prefix = options.sessionPrefix ?? "opencode-";
   const sessions = new Map<string, SessionState>();
   const roots = [...new Set([input.directory, input.worktree].filter((d) => d && d !== "/"))];
   const warned = new Set<string>();
+  /** The sessions told that the daemon cannot be reached, since it last answered. */
+  const told = new Set<string>();
 
-  const log = (level: "debug" | "warn", message: string, extra?: Record<string, unknown>) => {
-    if (level === "warn") {
-      if (warned.has(message)) return; // once per kind of failure, not per call
-      warned.add(message);
-    }
+  const log = (level: "debug" | "info" | "warn", message: string, extra?: Record<string, unknown>) => {
     input.client.app.log({ body: { service: SERVICE, level, message, extra } }).catch(() => {});
+  };
+  /** A warning once per kind of failure, not per call. */
+  const warnOnce = (message: string, extra?: Record<string, unknown>) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    log("warn", message, extra);
+  };
+
+  const link = new DaemonLink(
+    {
+      ...(options.address ? { address: options.address } : {}),
+      autoStart,
+      ...(found.bin ? { bin: found.bin } : {}),
+      env,
+      timeoutMs: CALL_TIMEOUT_MS,
+      retry: RETRY,
+    },
+    {
+      up: (client) => {
+        told.clear();
+        log("info", `postcompact: connected to the daemon at ${client.address.address}`, {
+          source: client.address.source,
+          ...(found.bin ? { daemonBin: found.bin, daemonBinFrom: found.source } : {}),
+        });
+      },
+    },
+  );
+
+  /** Tell the user, once per session (until the daemon answers again), that it cannot be reached:
+   * a toast in OpenCode's TUI and a warning in its log. */
+  const unreachable = (sessionID: string) => {
+    if (told.has(sessionID)) return;
+    told.add(sessionID);
+    const message = unreachableMessage(link.lastFailure, autoStart, found);
+    log("warn", message, { sessionID });
+    input.client.tui
+      .showToast({ body: { title: "postcompact", message, variant: "warning", duration: 10_000 } })
+      .catch(() => {});
   };
 
   const state = (sessionID: string): SessionState => {
     let s = sessions.get(sessionID);
     if (!s) {
-      const session = client.openSession({
+      s = { queue: Promise.resolve() };
+      sessions.set(sessionID, s);
+    }
+    return s;
+  };
+
+  /** A call on `client` failed: a daemon that went away is reconnected on the next need. */
+  const failed = (sessionID: string, client: PostcompactClient, what: string, e: unknown) => {
+    if (isUnreachable(e)) {
+      link.lost(client, e);
+      unreachable(sessionID);
+    } else {
+      warnOnce(`postcompact: ${what} failed`, { error: String(e) });
+    }
+  };
+
+  /** The session on the daemon, connecting (and opening it) when needed; undefined when the
+   * daemon cannot be reached. A record does not try again within RECONNECT_AFTER_MS of a failed
+   * attempt; a compaction always does. */
+  const sessionOf = async (sessionID: string, record: boolean): Promise<Session | undefined> => {
+    const s = state(sessionID);
+    let client = link.current;
+    if (!client) {
+      const last = link.lastFailure;
+      if (record && !link.busy && last?.attempt && Date.now() - last.at < RECONNECT_AFTER_MS) {
+        unreachable(sessionID);
+        return undefined;
+      }
+      client = await link.connect();
+      if (!client) {
+        unreachable(sessionID);
+        return undefined;
+      }
+    }
+    if (s.session && s.client === client) return s.session;
+    try {
+      const session = await client.openSession({
         cwd: input.directory,
         sessionId: prefix + sessionID,
         roots,
         templates: options.templates ?? { preset: "neutral" },
         ...(options.profile ? { profile: options.profile } : {}),
       });
-      session.catch(() => sessions.delete(sessionID)); // the next call tries again
-      s = { session, queue: Promise.resolve() };
-      sessions.set(sessionID, s);
+      s.session = session;
+      s.client = client;
+      return session;
+    } catch (e) {
+      failed(sessionID, client, "opening the session", e);
+      return undefined;
     }
-    return s;
   };
 
-  let downUntil = 0;
   /** Run `work` after the session's earlier records; failures are logged, never thrown. */
-  const enqueue = (sessionID: string, what: string, work: () => Promise<void>) => {
+  const enqueue = (sessionID: string, what: string, work: (session: Session) => Promise<unknown>) => {
     const s = state(sessionID);
     s.queue = s.queue.then(async () => {
-      if (Date.now() < downUntil) return;
+      const session = await sessionOf(sessionID, true);
+      if (!session) return;
       try {
-        await work();
+        await work(session);
       } catch (e) {
-        if (isPostcompactError(e) && (e.reason === ClientReason.DAEMON_UNAVAILABLE || e.reason === ClientReason.DAEMON_START_FAILED)) {
-          downUntil = Date.now() + DOWN_MS;
-        }
-        log("warn", `postcompact: ${what} failed`, { error: String(e) });
+        failed(sessionID, session.client, what, e);
       }
     });
   };
@@ -199,14 +309,13 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
     const limit = int(args.limit);
     const ranged = offset !== undefined || limit !== undefined;
     const content = ranged ? slice(file.content.toString("utf8"), offset, limit) : file.content;
-    enqueue(sessionID, "recording a read", async () => {
-      const session = await state(sessionID).session;
-      await session.recordRead(path, content, {
+    enqueue(sessionID, "recording a read", (session) =>
+      session.recordRead(path, content, {
         timestampMs: file.mtimeMs,
         offset: ranged ? (offset ?? 1) : 1,
         ...(limit !== undefined ? { limit } : {}),
-      });
-    });
+      }),
+    );
   };
 
   /** The file as an edit or write left it, from disk now; the daemon is told in turn. */
@@ -214,51 +323,79 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
     const path = absolute(given);
     const file = await onDisk(path);
     if (!file) return;
-    enqueue(sessionID, "recording a write", async () => {
-      const session = await state(sessionID).session;
-      await session.recordWrite(path, file.content, file.mtimeMs);
-    });
+    enqueue(sessionID, "recording a write", (session) => session.recordWrite(path, file.content, file.mtimeMs));
   };
 
   /** A loaded skill, as the `skill` tool's output shows it; the daemon is told in turn. */
   const recordSkill = (sessionID: string, name: string, output: string) => {
     const skill = loadedSkill(name, output);
     if (!skill) {
-      log("warn", "postcompact: a skill's output was not in the expected form; not recorded", { name });
+      warnOnce("postcompact: a skill's output was not in the expected form; not recorded", { name });
       return;
     }
-    enqueue(sessionID, "recording a skill", async () => {
-      const session = await state(sessionID).session;
-      await session.recordSkill({ name, content: skill.content, ...(skill.path ? { path: skill.path } : {}) });
-    });
+    enqueue(sessionID, "recording a skill", (session) =>
+      session.recordSkill({ name, content: skill.content, ...(skill.path ? { path: skill.path } : {}) }),
+    );
   };
 
+  /** Compact, after every record made before it; undefined when the daemon could not be reached
+   * or refused (the next request tries again). */
   const compact = async (sessionID: string, summaryId: string): Promise<Restoration | undefined> => {
-    const s = state(sessionID);
-    await s.queue; // every read and write reported before the compaction is known
-    if (Date.now() < downUntil) return undefined;
-    const session = await s.session;
-    const result = await session.compact();
-    log("debug", "restored after compaction", {
+    await state(sessionID).queue; // every read and write reported before the compaction is known
+    const session = await sessionOf(sessionID, false);
+    if (!session) return undefined;
+    let result;
+    try {
+      result = await session.compact();
+    } catch (e) {
+      failed(sessionID, session.client, "Compact", e);
+      return undefined;
+    }
+    const files = result.attachments.filter((a) => a.payload === "file").map((a) => a.file?.path);
+    const skills = result.attachments
+      .filter((a) => a.payload === "invokedSkills")
+      .flatMap((a) => a.invokedSkills?.skills.map((k) => k.name) ?? []);
+    log("info", `postcompact: restored ${files.length} file(s) and ${skills.length} skill(s) after the compaction`, {
       sessionID,
-      files: result.attachments.filter((a) => a.payload === "file").map((a) => a.file?.path),
+      files,
+      skills,
       decisions: result.decisions.length,
     });
     return { summaryId, userBlocks: result.userBlocks, systemText: result.systemText };
   };
 
-  /** The restoration for this summary: Compact once per summary, remembered after. */
-  const restorationFor = (sessionID: string, summaryId: string): Promise<Restoration | undefined> => {
+  /** The restoration for this summary, waited for at most COMPACTION_WAIT_MS: Compact once per
+   * summary and remembered after; one that failed is tried again by the next request. */
+  const restorationFor = async (sessionID: string, summaryId: string): Promise<Restoration | undefined> => {
     const s = state(sessionID);
-    if (s.restorationFor !== summaryId || !s.restoration) {
+    if (s.restorationFor !== summaryId) {
       s.restorationFor = summaryId;
-      s.restoration = compact(sessionID, summaryId).catch((e: unknown) => {
-        log("warn", "postcompact: Compact failed, this compaction restores nothing", { error: String(e) });
-        return undefined;
-      });
+      s.restored = undefined;
+      s.restoring = undefined;
     }
-    return s.restoration;
+    if (s.restored) return s.restored;
+    if (!s.restoring) {
+      const restoring: Promise<Restoration | undefined> = compact(sessionID, summaryId).then((r) => {
+        if (s.restorationFor === summaryId) {
+          if (r) s.restored = r;
+          if (s.restoring === restoring) s.restoring = undefined;
+        }
+        return r;
+      });
+      s.restoring = restoring;
+    }
+    const pending = s.restoring;
+    const r = await within(pending, COMPACTION_WAIT_MS, undefined);
+    if (!r && s.restoring === pending && s.restorationFor === summaryId)
+      log("info", "postcompact: the daemon did not answer within a second; this request goes without the restoration, the next one waits again", {
+        sessionID,
+      });
+    return r;
   };
+
+  // Connect (starting the daemon when none answers) as OpenCode loads the plugin, not at the
+  // first compaction.
+  void link.connect();
 
   return {
     "tool.execute.after": async (call, output) => {
@@ -307,15 +444,15 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
       target.parts = [...parts, ...target.parts.filter((p) => !p.id.startsWith("prt_postcompact_"))];
     },
 
+    // Called after the messages' transform of the same request: only what it got in time.
     "experimental.chat.system.transform": async (input, output) => {
       if (!input.sessionID) return;
-      const s = sessions.get(input.sessionID);
-      const restoration = s?.restoration ? await s.restoration : undefined;
+      const restoration = sessions.get(input.sessionID)?.restored;
       if (restoration?.systemText) output.system.push(restoration.systemText);
     },
 
     dispose: async () => {
-      client.close();
+      link.close();
     },
   };
 };

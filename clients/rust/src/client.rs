@@ -40,7 +40,8 @@ type Transport = InterceptedService<Channel, BearerToken>;
 pub type RawClient = PostcompactServiceClient<Transport>;
 
 /// Adds `authorization: Bearer <token>` to every call (TCP only; `None` on a Unix socket).
-#[derive(Clone, Debug, Default)]
+/// Printed (`Debug`), it shows whether a token is set, never the token (print.rs).
+#[derive(Clone, Default)]
 pub struct BearerToken(Option<MetadataValue<Ascii>>);
 
 impl BearerToken {
@@ -70,7 +71,8 @@ impl Interceptor for BearerToken {
 }
 
 /// Options for [`Client::connect_with`]. `Options::default()` is what [`Client::connect`] uses.
-#[derive(Debug, Clone)]
+/// Printed (`Debug`), the token shows as `<hidden>` (print.rs).
+#[derive(Clone)]
 pub struct Options {
     /// An explicit address (`unix:///path` or `host:port`); `None` resolves it
     /// (`POSTCOMPACT_ADDRESS`, then server.json, then the default socket).

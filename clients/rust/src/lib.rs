@@ -3,6 +3,7 @@
 pub mod address;
 pub mod client;
 pub mod error;
+mod print;
 pub mod profile;
 pub mod retry;
 pub mod session;

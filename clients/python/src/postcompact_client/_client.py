@@ -72,6 +72,11 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __repr__(self) -> str:
+        # The address and how it starts the daemon: never the token (target.token, the call
+        # metadata) nor anything of the environment (docs/clients.md, "Printing a client").
+        return f"Client(address={self.target.address!r}, auto_start={self.auto_start!r})"
+
     def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:
         """Call any RPC by name (e.g. "ReadFile") with its protobuf request; answers the raw
         protobuf response (`types.ReadFileResponse.from_pb(resp)` types it, as the named

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -31,7 +31,7 @@ class Target:
 
     address: str
     socket_path: str | None
-    token: str | None
+    token: str | None = field(repr=False)  # printed, a Target shows no token
     explicit: bool  # named by the caller or POSTCOMPACT_ADDRESS (no auto-start unless asked)
 
     @property
