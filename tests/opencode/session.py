@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from tests.offline import loopback_up
 from tests.opencode.model_server import ModelServer, ToolCall
 
 RUN_TIMEOUT_S = 150
@@ -55,12 +55,6 @@ QUIET_ENV = {
     "OPENCODE_DISABLE_SHARE": "1",
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
 }
-
-
-def _loopback_up() -> None:
-    """In a fresh network namespace the loopback starts down."""
-    if shutil.which("ip"):
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=False, capture_output=True)
 
 
 def seed_config_dir(home: Path) -> None:
@@ -127,7 +121,7 @@ def run(opencode: str, plugin: str, address: str, base: Path, pure: bool) -> dic
         ToolCall("write", {"filePath": f"{p}/c.py", "content": "from a import f\n\nprint(f())\n"}),
     ]
     after = [ToolCall("read", {"filePath": f"{p}/b.py"})]
-    _loopback_up()
+    loopback_up()
     with ModelServer(before, after, context_tokens=FULL) as server:
         (project / "opencode.json").write_text(json.dumps(config(server.url, plugin), indent=2))
         env = {
