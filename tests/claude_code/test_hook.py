@@ -25,6 +25,8 @@ from tests.daemon.conftest import RunningDaemon, short_dir, start_daemon
 ROOT = Path(__file__).resolve().parents[2]
 GO = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
 PART_CHARS = 9_900  # postcompact-hook's PartChars
+# The first test builds the hook (a cold Go build takes a minute or two on two busy cores).
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")
