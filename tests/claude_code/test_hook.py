@@ -295,3 +295,27 @@ def test_a_codex_payload_is_left_alone(hook: Hook, daemon: RunningDaemon) -> Non
     out = codex("PostToolUse", turn_id="t1", tool_name="Read", tool_input={}, tool_response={})
     assert out == ""
     assert not [s for s in daemon.client.list_sessions() if s.session_id == hook.session_id]
+
+
+def test_a_budget_of_the_kept_files_commits_exactly_them(hook: Hook, daemon: RunningDaemon) -> None:
+    """What PostCompact relies on when files do not fit the parts: the same compaction with a
+    file budget of the tokens of the files kept (a prefix of the ranking) restores exactly those,
+    and records the others as dropped by the budget."""
+    for i in range(12):
+        write(hook.project, f"src/g{i:02d}.py", 20)
+        hook.read(f"src/g{i:02d}.py", f"t{i}")
+    policy = pb.RestorePolicy(
+        complement=pb.HARNESS_RULE_CLAUDE_CODE, max_tokens_per_file=2_400, file_token_budget=4_800
+    )
+    full = daemon.client.call(
+        "PreviewCompact", pb.PreviewCompactRequest(session_id=hook.session_id, policy=policy)
+    )
+    assert len(full.attachments) >= 3
+    kept = full.attachments[:2]
+    policy.file_token_budget = sum(a.tokens for a in kept)
+    cut = daemon.client.call(
+        "Compact", pb.CompactRequest(session_id=hook.session_id, policy=policy)
+    )
+    assert [a.file.path for a in cut.attachments] == [a.file.path for a in kept]
+    dropped = {d.name for d in cut.decisions if d.outcome == pb.OUTCOME_DROPPED_BY_BUDGET}
+    assert dropped == {a.file.path for a in full.attachments[2:]}
