@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build claude-code-plugin build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -31,6 +31,7 @@ help:
 	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make protos  regenerate the committed gRPC code"
+	@echo "make claude-code-plugin  build the Claude Code plugin's hook (clients/claude-code)"
 	@echo "make unasync regenerate the sync Python client from the asyncio one"
 
 $(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
@@ -126,6 +127,18 @@ parity: build
 # Rewrite docs/parity.md's tables from the shared transcripts.
 parity-table: build
 	$(PY) scripts/parity_table.py
+
+# The Claude Code plugin (clients/claude-code/plugins/postcompact): its hook command, compiled from
+# the Go client's cmd/postcompact-hook into the plugin's bin/ (gitignored), and beside it
+# `postcompact`, a script that runs this checkout's daemon (.venv/bin/postcompact, built by `make
+# build` when missing), which the hook starts when none runs. A script, not a link: `claude plugin
+# install` copies the plugin's files and leaves links out.
+CC_PLUGIN_BIN := clients/claude-code/plugins/postcompact/bin
+claude-code-plugin: $(if $(wildcard $(VENV)/bin/postcompact),,build)
+	mkdir -p $(CC_PLUGIN_BIN)
+	cd clients/go && $(GO) build -trimpath -o $(abspath $(CC_PLUGIN_BIN))/postcompact-hook ./cmd/postcompact-hook
+	printf '#!/bin/sh\nexec "%s" "$$@"\n' "$(abspath $(VENV))/bin/postcompact" > $(CC_PLUGIN_BIN)/postcompact
+	chmod +x $(CC_PLUGIN_BIN)/postcompact
 
 # The Go client: unit tests, then every tests/conformance scenario against a daemon it starts
 # (-count=1: go's test cache cannot see the daemon's own code change).

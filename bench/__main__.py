@@ -27,6 +27,7 @@ BENCHMARKS = {
     "b5": "bench.b5_restore",
     "b6": "bench.b6_clients",
     "b7": "bench.b7_agents",
+    "b8": "bench.b8_hooks",
 }
 HEADER = """# Benchmarks
 

@@ -1,5 +1,5 @@
 """`postcompact` command line: serve | start | stop | status [--json] | version | demo |
-state check | state reset | import TRANSCRIPT | replay TRANSCRIPT...
+preview SESSION [--json] | state check | state reset | import TRANSCRIPT | replay TRANSCRIPT...
 
 Exit codes: 0 success; 1 failure (e.g. another daemon already holds the lock, or `state check`
 found a problem); 2 bad usage or configuration; 3 not running (`status`, `stop`), as
@@ -112,6 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     sub.add_parser("version", help="print the version")
+    p = sub.add_parser(
+        "preview",
+        help="what a session would restore if it were compacted now, and why (changes nothing)",
+    )
+    _add_common(p)
+    p.add_argument(
+        "session", metavar="SESSION", help="the session id (postcompact status lists them)"
+    )
+    p.add_argument(
+        "--agent", default="", help="a sub-agent of the session (default: the main thread)"
+    )
+    p.add_argument("--text", action="store_true", help="also print the text that would be injected")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p = sub.add_parser(
         "demo", help="replay the design chapter's refactoring example through the daemon"
     )
@@ -462,6 +475,126 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _enum_name(enum: Any, value: int, prefix: str) -> str:
+    try:
+        return str(enum.Name(value)).removeprefix(prefix)
+    except ValueError:  # a value of a newer daemon
+        return str(value)
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def preview_dict(session: str, agent: str, r: pb.PreviewCompactResponse) -> dict[str, Any]:
+    """A PreviewCompact answer as `preview --json` prints it: each attachment (its text's length
+    in UTF-16 units, what a harness counts), each decision, the totals."""
+    attachments = []
+    for a in r.attachments:
+        item: dict[str, Any] = {
+            "kind": _enum_name(pb.AttachmentKind, a.kind, "ATTACHMENT_KIND_"),
+            "placement": _enum_name(pb.Placement, a.placement, "PLACEMENT_"),
+            "tokens": a.tokens,
+            "chars": _utf16_len("\n".join(a.blocks)),
+            "blocks": list(a.blocks),
+        }
+        if a.HasField("file"):
+            f = a.file
+            item |= {
+                "path": f.path,
+                "display_path": f.display_path,
+                "start_line": f.start_line,
+                "num_lines": f.num_lines,
+                "total_lines": f.total_lines,
+                "truncated": f.truncated,
+            }
+        elif a.HasField("file_reference"):
+            item |= {"path": a.file_reference.path, "display_path": a.file_reference.display_path}
+        attachments.append(item)
+    return {
+        "session_id": session,
+        "agent_id": agent,
+        "compaction": r.compaction + 1,
+        "attachments": attachments,
+        "decisions": [
+            {
+                "subject": _enum_name(pb.Subject, d.subject, "SUBJECT_"),
+                "name": d.name,
+                "outcome": _enum_name(pb.Outcome, d.outcome, "OUTCOME_"),
+                "rank": d.rank,
+                "tokens": d.tokens,
+                "content_tokens": d.content_tokens,
+                "detail": d.detail,
+            }
+            for d in r.decisions
+        ],
+        "totals": [
+            {
+                "category": t.category,
+                "attachments": t.attachments,
+                "dropped": t.dropped,
+                "tokens": t.tokens,
+            }
+            for t in r.totals
+        ],
+    }
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    cfg = _control_config(args)
+    conn = Connection(cfg.socket)
+    try:
+        r = conn.stub.PreviewCompact(
+            pb.PreviewCompactRequest(session_id=args.session, agent_id=args.agent), timeout=30.0
+        )
+    except grpc.RpcError as exc:
+        if not _answered(exc):
+            print(f"postcompact is not running (socket {cfg.socket})")
+            return EXIT_NOT_RUNNING
+        _err(f"preview of {args.session}: {_rpc_error(exc)}")
+        return EXIT_FAILURE
+    finally:
+        conn.close()
+    d = preview_dict(args.session, args.agent, r)
+    if args.json:
+        print(json.dumps(d, indent=2, ensure_ascii=False))
+        return 0
+    who = f"agent {args.agent}" if args.agent else "the main thread"
+    tokens = sum(a["tokens"] for a in d["attachments"])
+    chars = sum(a["chars"] for a in d["attachments"])
+    print(
+        f"{args.session}, {who}: compaction {d['compaction']} would restore "
+        f"{len(d['attachments'])} attachment(s), {tokens:,} tokens, {chars:,} characters "
+        "(nothing is changed)"
+    )
+    for a in d["attachments"]:
+        what = a.get("display_path") or a.get("path") or ""
+        if a.get("num_lines"):
+            last = a["start_line"] + a["num_lines"] - 1
+            what += f"  lines {a['start_line']}-{last} of {a['total_lines']}"
+            what += " (truncated)" if a.get("truncated") else ""
+        print(f"  {a['kind'].lower():<24} {what}  {a['tokens']:,} tokens")
+    print("decisions (rank, outcome, tokens, why):")
+    for dec in d["decisions"]:
+        rank = str(dec["rank"]) if dec["rank"] else "-"
+        detail = f"  {dec['detail']}" if dec["detail"] else ""
+        print(
+            f"  {dec['subject'].lower():<5} {rank:>3}  {dec['outcome']:<24} {dec['name']}  "
+            f"{dec['tokens']:,} tokens{detail}"
+        )
+    for t in d["totals"]:
+        if t["attachments"] or t["dropped"]:
+            print(
+                f"  total {t['category']}: {t['attachments']} attached, {t['dropped']} dropped, "
+                f"{t['tokens']:,} tokens"
+            )
+    if args.text:
+        for a in d["attachments"]:
+            print()
+            print("\n".join(a["blocks"]))
+    return 0
+
+
 def _human(n: int) -> str:
     size = float(n)
     for unit in ("B", "KiB", "MiB"):
@@ -597,6 +730,7 @@ COMMANDS = {
     "status": cmd_status,
     "version": cmd_version,
     "demo": cmd_demo,
+    "preview": cmd_preview,
     "state": cmd_state,
     "import": cmd_import,
     "replay": cmd_replay,

@@ -1,4 +1,4 @@
-"""The `postcompact` CLI: version, status [--json], start, stop, demo."""
+"""The `postcompact` CLI: version, status [--json], start, stop, demo, preview."""
 
 from __future__ import annotations
 
@@ -121,3 +121,62 @@ def test_demo(daemon: RunningDaemon) -> None:
     assert again == ["src/utils/format.ts", *eight[:4]]
     assert "dropped_by_rank" in r.stdout
     assert "Called the Read tool" in r.stdout
+
+
+def test_preview_shows_what_a_compaction_would_restore(
+    daemon: RunningDaemon, project: Path
+) -> None:
+    s = daemon.client.open_session(
+        str(project),
+        session_id=new_session_id(),
+        policy={"complement": "claude_code", "file_token_budget": 4_800},
+    )
+    s.read_file("src/a.py")
+    sock = ["--socket", str(daemon.socket_path)]
+    r = cli(["preview", s.session_id, "--json", *sock], daemon.env)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["session_id"] == s.session_id
+    assert d["compaction"] == 1
+    # Complement mode: Claude Code restores the one file itself; postcompact attaches nothing.
+    assert d["attachments"] == []
+    files = [x for x in d["decisions"] if x["subject"] == "FILE"]
+    assert [(Path(x["name"]).name, x["outcome"]) for x in files] == [
+        ("a.py", "RESTORED_BY_HARNESS")
+    ]
+    assert "Claude Code restores it itself" in files[0]["detail"]
+    text = cli(["preview", s.session_id, *sock], daemon.env)
+    assert text.returncode == 0, text.stderr
+    assert "would restore 0 attachment(s)" in text.stdout
+    assert "RESTORED_BY_HARNESS" in text.stdout
+    # Without the complement the file is restored: shown with its lines, tokens and text.
+    plain = daemon.client.open_session(str(project), session_id=new_session_id())
+    plain.read_file("src/a.py")
+    out = cli(["preview", plain.session_id, "--text", *sock], daemon.env)
+    assert out.returncode == 0, out.stderr
+    assert "file                     src/a.py  lines 1-4 of 4" in out.stdout
+    assert "1\talpha = 1" in out.stdout
+    js = json.loads(cli(["preview", plain.session_id, "--json", *sock], daemon.env).stdout)
+    (att,) = js["attachments"]
+    assert att["kind"] == "FILE"
+    assert att["chars"] == len("\n".join(att["blocks"]))
+    # A preview changes nothing.
+    info = {x.session_id: x for x in daemon.client.list_sessions()}
+    assert info[plain.session_id].compactions == 0
+
+
+def test_preview_of_an_unknown_session_or_no_daemon() -> None:
+    base = short_dir()
+    try:
+        env = daemon_env(base)
+        r = cli(["preview", "nope", "--socket", str(base / "d.sock")], env)
+        assert r.returncode == 3
+        assert "not running" in r.stdout
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_preview_of_a_session_the_daemon_does_not_hold(daemon: RunningDaemon) -> None:
+    r = cli(["preview", "no-such-session", "--socket", str(daemon.socket_path)], daemon.env)
+    assert r.returncode == 1
+    assert "SESSION_NOT_FOUND" in r.stderr

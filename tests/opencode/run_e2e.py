@@ -41,6 +41,7 @@ from postcompact_client import Client
 
 from tests.daemon.conftest import start_daemon
 from tests.npm_pinned import install_pinned
+from tests.offline import isolation
 from tests.opencode.model_server import SUMMARY, text_of
 from tests.opencode.session import SKILL_MARKER, SKILL_NAME
 
@@ -68,13 +69,6 @@ def build_plugin() -> Path:
     if not (PLUGIN / "dist" / "index.js").is_file():
         raise SystemExit("opencode e2e: the plugin did not build")
     return PLUGIN
-
-
-def isolation() -> list[str]:
-    """The command prefix that gives a run a network namespace of its own (root only)."""
-    if os.geteuid() == 0 and shutil.which("unshare"):
-        return ["unshare", "--net"]
-    return []
 
 
 def run_session(

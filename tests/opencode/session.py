@@ -22,7 +22,6 @@ import argparse
 import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from tests.offline import loopback_up
 from tests.opencode.model_server import ModelServer, ToolCall
 
 RUN_TIMEOUT_S = 150
@@ -63,12 +63,6 @@ QUIET_ENV = {
     "OPENCODE_DISABLE_SHARE": "1",
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
 }
-
-
-def _loopback_up() -> None:
-    """In a fresh network namespace the loopback starts down."""
-    if shutil.which("ip"):
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=False, capture_output=True)
 
 
 def seed_config_dir(home: Path) -> None:
@@ -153,7 +147,7 @@ def run(
         ToolCall("write", {"filePath": f"{p}/c.py", "content": "from a import f\n\nprint(f())\n"}),
     ]
     after = [ToolCall("read", {"filePath": f"{p}/b.py"})]
-    _loopback_up()
+    loopback_up()
     ready: Callable[[], None] | None = None
     if runtime is not None:
         runtime.mkdir(parents=True, mode=0o700)

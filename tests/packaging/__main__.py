@@ -65,6 +65,9 @@ LANGS = ("python", "node", "go", "rust", "cli")
 # READMEs whose blocks other tests own.
 EXEMPT = {
     "clients/opencode/README.md": "the OpenCode plugin's install, tests/opencode",
+    "clients/claude-code/plugins/postcompact/README.md": (
+        "the Claude Code plugin's install, tests/claude_code"
+    ),
 }
 STEP_TIMEOUT_S = 1200
 VERBOSE = os.environ.get("POSTCOMPACT_PACKAGING_VERBOSE", "") not in ("", "0")

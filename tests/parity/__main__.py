@@ -25,6 +25,7 @@ from typing import Any
 
 from tests.daemon.conftest import start_daemon
 from tests.npm_pinned import install_pinned
+from tests.offline import isolation
 from tests.parity.compare import Comparison, Item, compare
 from tests.parity.scenarios import SCENARIOS
 
@@ -41,13 +42,6 @@ def claude_binary() -> Path:
     """The pinned Claude Code executable, installed from the npm registry when missing."""
     binary = CACHE / "node_modules" / CLAUDE_CODE_PACKAGE / "claude"
     return install_pinned(CACHE, CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, binary, "parity")
-
-
-def isolation() -> list[str]:
-    """The command prefix that gives the session a network namespace of its own (root only)."""
-    if os.geteuid() == 0 and shutil.which("unshare"):
-        return ["unshare", "--net"]
-    return []
 
 
 def run_scenario(claude: Path, name: str, base: Path) -> dict[str, Any] | None:

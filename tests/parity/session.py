@@ -14,50 +14,23 @@ import argparse
 import json
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from tests.offline import (
+    CLAUDE_QUIET_ENV,
+    loopback_up,
+    pump_json,
+    stream_user_line,
+    wait_result,
+)
 from tests.parity.model_server import ModelServer
 from tests.parity.scenarios import SCENARIOS, Delete, Prompt
 
 TURN_TIMEOUT_S = 90
-# Nothing of Claude Code's own is to reach out: no updater, no telemetry, no other traffic.
-QUIET_ENV = {
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
-}
-
-
-def _loopback_up() -> None:
-    """In a fresh network namespace the loopback starts down."""
-    if shutil.which("ip"):
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=False, capture_output=True)
-
-
-def _user_line(text: str) -> bytes:
-    msg = {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
-    return (json.dumps(msg) + "\n").encode()
-
-
-def _pump(stream: IO[bytes], out: queue.Queue[dict[str, Any] | None], log: IO[bytes]) -> None:
-    for line in stream:
-        log.write(line)
-        log.flush()
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            out.put(obj)
-    out.put(None)
 
 
 def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
@@ -66,7 +39,7 @@ def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
     home.mkdir(parents=True)
     scenario = SCENARIOS[scenario_name](str(project))
     scenario.write(project, home)
-    _loopback_up()
+    loopback_up()
     with ModelServer(scenario.steps) as server:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -74,7 +47,7 @@ def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
             "LANG": "C.UTF-8",
             "ANTHROPIC_BASE_URL": server.url,
             "ANTHROPIC_API_KEY": "sk-ant-parity-not-a-key",
-            **QUIET_ENV,
+            **CLAUDE_QUIET_ENV,
         }
         cmd = [
             claude,
@@ -106,7 +79,7 @@ def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
             assert proc.stdout is not None
             results: queue.Queue[dict[str, Any] | None] = queue.Queue()
             threading.Thread(
-                target=_pump, args=(proc.stdout, results, out_log), daemon=True
+                target=pump_json, args=(proc.stdout, results, out_log), daemon=True
             ).start()
             turns: list[dict[str, Any]] = []
             session_id = ""
@@ -117,20 +90,10 @@ def run(claude: str, scenario_name: str, base: Path) -> dict[str, Any]:
                         turns.append({"delete": turn.path})
                         continue
                     text = f"PARITY-STEP {turn.step}" if isinstance(turn, Prompt) else turn.text
-                    proc.stdin.write(_user_line(text))
+                    proc.stdin.write(stream_user_line(text))
                     proc.stdin.flush()
-                    t0, result = time.monotonic(), None
-                    while time.monotonic() - t0 < TURN_TIMEOUT_S:
-                        try:
-                            obj = results.get(timeout=1)
-                        except queue.Empty:
-                            continue
-                        if obj is None:
-                            break
-                        session_id = str(obj.get("session_id") or session_id)
-                        if obj.get("type") == "result":
-                            result = obj
-                            break
+                    result, named = wait_result(results, TURN_TIMEOUT_S)
+                    session_id = named or session_id
                     turns.append(
                         {"turn": text, "result": None if result is None else result.get("subtype")}
                     )
