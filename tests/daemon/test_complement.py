@@ -184,6 +184,31 @@ def test_match_budget_spends_what_claude_code_spends(daemon: RunningDaemon, proj
     assert all(f"of the {theirs}-token file budget" in d.detail for d in dropped)
 
 
+def test_a_budget_given_is_the_budget_applied(daemon: RunningDaemon, project: Path) -> None:
+    """The default profile matches Claude Code's spend, but a session that sets
+    `file_token_budget` alone gets that budget (the demo's five files, 50,000 tokens, did not when
+    Claude Code's pick by mtime happened to be smaller); a layer setting both keeps the match."""
+    _nine_files(project)
+    given = _open(daemon, project, "given", policy={"max_files": 20, "file_token_budget": 50_000})
+    both = _open(
+        daemon,
+        project,
+        "both",
+        policy={"max_files": 20, "file_token_budget": 50_000, "match_budget": "claude_code"},
+    )
+    for s in (given, both):
+        for i in range(1, 10):
+            s.read_file(f"f{i}.py")
+    resp = given.compact(skip_hooks=True)
+    assert sorted(_restored(resp)) == [f"f{i}.py" for i in range(1, 10)]
+    assert not [d for d in resp.decisions if d.outcome == Outcome.DROPPED_BY_BUDGET]
+    matched = both.compact(skip_hooks=True)
+    assert len(_restored(matched)) < 9
+    dropped = [d for d in matched.decisions if d.outcome == Outcome.DROPPED_BY_BUDGET]
+    assert dropped
+    assert all("of the 50000-token" not in d.detail for d in dropped)
+
+
 def test_claude_code_first_ranks_its_picks_first(daemon: RunningDaemon, project: Path) -> None:
     """FILE_RANKING_CLAUDE_CODE_FIRST: the five Claude Code restores, in its order (by mtime),
     then the rest by use, newest first."""

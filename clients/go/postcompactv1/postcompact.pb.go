@@ -940,7 +940,9 @@ type RestorePolicy struct {
 	Complement HarnessRule `protobuf:"varint,18,opt,name=complement,proto3,enum=postcompact.v1.HarnessRule" json:"complement,omitempty"`
 	// The file budget at each compaction is what the named harness rule's own restoration would
 	// cost there (the rough tokens of its file attachments and notes), in place of
-	// file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+	// file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: CLAUDE_CODE
+	// under the default profile, NONE under the Claude Code profiles. A layer that sets
+	// file_token_budget and leaves this unset sets it to NONE: the budget given is the one applied.
 	MatchBudget   HarnessRule `protobuf:"varint,19,opt,name=match_budget,json=matchBudget,proto3,enum=postcompact.v1.HarnessRule" json:"match_budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -193,6 +193,10 @@ def _resolve(profile: int, *layers: pb.RestorePolicy) -> Policy:
             changes["complement"] = layer.complement
         if layer.match_budget != pb.HARNESS_RULE_UNSPECIFIED:
             changes["match_budget"] = layer.match_budget
+        elif layer.HasField("file_token_budget"):
+            # A budget set without match_budget is the one meant: it is not replaced by the
+            # harness's spend an earlier layer (or the profile) asked for.
+            changes["match_budget"] = pb.HARNESS_RULE_NONE
         for flag in ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index"):
             if layer.HasField(flag):
                 changes[flag] = getattr(layer, flag)

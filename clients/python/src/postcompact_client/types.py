@@ -453,7 +453,9 @@ class RestorePolicy:
     match_budget: HarnessRule = HarnessRule.UNSPECIFIED
     """The file budget at each compaction is what the named harness rule's own restoration would
     cost there (the rough tokens of its file attachments and notes), in place of
-    file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+    file_token_budget: never more tokens than that rule spends (docs/eval.md). Default:
+    CLAUDE_CODE under the default profile, NONE under the Claude Code profiles. A layer that sets
+    file_token_budget and leaves this unset sets it to NONE: the budget given is the one applied.
     """
 
     @classmethod

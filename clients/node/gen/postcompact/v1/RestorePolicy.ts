@@ -91,7 +91,9 @@ export interface RestorePolicy {
   /**
    * The file budget at each compaction is what the named harness rule's own restoration would
    * cost there (the rough tokens of its file attachments and notes), in place of
-   * file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+   * file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: CLAUDE_CODE
+   * under the default profile, NONE under the Claude Code profiles. A layer that sets
+   * file_token_budget and leaves this unset sets it to NONE: the budget given is the one applied.
    */
   'matchBudget'?: (_postcompact_v1_HarnessRule);
   '_maxFiles'?: "maxFiles";
@@ -195,7 +197,9 @@ export interface RestorePolicy__Output {
   /**
    * The file budget at each compaction is what the named harness rule's own restoration would
    * cost there (the rough tokens of its file attachments and notes), in place of
-   * file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: NONE.
+   * file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: CLAUDE_CODE
+   * under the default profile, NONE under the Claude Code profiles. A layer that sets
+   * file_token_budget and leaves this unset sets it to NONE: the budget given is the one applied.
    */
   'matchBudget': (_postcompact_v1_HarnessRule__Output);
   '_maxFiles'?: "maxFiles";
