@@ -69,6 +69,20 @@ export interface ClientOptions {
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
 
 /**
+ * One turn of the event loop, taken before each attempt of a call: what the connection already
+ * received is processed first. A daemon that stopped while this process was busy (a blocked
+ * event loop: a synchronous `postcompact stop && postcompact start`, long synchronous work) left
+ * its GOAWAY and close unread; a call made right then was written on that dead connection (the
+ * old daemon never saw it) and failed RESOURCE_EXHAUSTED "Bandwidth exhausted or memory limit
+ * exceeded", grpc-js's name for the GOAWAY's code. After the turn the channel knows, and the call
+ * goes to the new daemon.
+ */
+const ioTurn = (): Promise<void> =>
+  // Two: the first ends the loop's current iteration (a call made from an I/O callback would
+  // otherwise skip the poll phase), the second comes after the next poll phase has read the socket.
+  new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+
+/**
  * A client of the postcompact daemon. Construction does no I/O; the first call connects (and,
  * with auto-start, starts the daemon when none answers). `close()` releases the channel.
  *
@@ -331,6 +345,7 @@ export class PostcompactClient {
     let first = true;
     // A transport failure is retried within the policy when that is safe (retry.ts).
     return withRetry(this.opts.retry, this.resolved.address, method, request, async () => {
+      await ioTurn();
       if (!first) return await this.invoke(method, request, options);
       first = false;
       try {

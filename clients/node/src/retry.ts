@@ -1,11 +1,10 @@
 // Recovering across a daemon restart or an overload (docs/clients.md, "Retries"). An error with a
 // google.rpc.RetryInfo (`retryAfterMs`, the daemon's OVERLOADED) is retried for any call, after at
 // least the delay it names: the daemon refused it before applying anything. No other daemon
-// answer is retried. Besides those, only a transport failure is: UNAVAILABLE or CANCELLED with
-// no daemon reason (every answer of a live daemon carries one, e.g. STATE_WRITE_FAILED). An
-// idempotent call (`isIdempotent`) is retried whatever happened to the connection; any other call
-// only when the connection could not be established (`notSent`): the request was never written,
-// so the daemon cannot have acted on it.
+// answer is retried. Besides those, only a transport failure is (`isTransportFailure`: no daemon
+// reason; every answer of a live daemon carries one, e.g. STATE_WRITE_FAILED). An idempotent call
+// (`isIdempotent`) is retried whatever happened to the connection; any other call only when the
+// request was never written or never processed (`notSent`), so the daemon cannot have acted on it.
 import { status as Status } from "@grpc/grpc-js";
 import { ClientReason, PostcompactError } from "./errors.js";
 
@@ -88,17 +87,33 @@ export function isIdempotent(method: string, request: unknown): boolean {
 }
 
 /** grpc-js's failure to establish a connection ("No connection established", ECONNREFUSED,
- * ENOENT for a missing socket): nothing was sent. */
+ * ENOENT for a missing socket), or an HTTP/2 stream the server refused before processing it
+ * (REFUSED_STREAM, "Stream refused by server"): nothing was applied. */
 export function notSent(e: PostcompactError): boolean {
-  return /No connection established|ECONNREFUSED|ENOENT/.test(e.details);
+  return /No connection established|ECONNREFUSED|ENOENT|Stream refused by server/.test(e.details);
 }
 
-/** UNAVAILABLE, or CANCELLED that the caller did not ask for (a daemon stopping), with no reason. */
+/**
+ * grpc-js's status for an HTTP/2 stream that ended without a gRPC status: reset by the peer, or
+ * closed with its connection's GOAWAY code ("Bandwidth exhausted or memory limit exceeded" is
+ * how grpc-js names code 11, ENHANCE_YOUR_CALM, which a gRPC server's final GOAWAY carries when
+ * it stops; "Received RST_STREAM with code N" the others). The connection failed, not the call.
+ */
+export function streamReset(e: PostcompactError): boolean {
+  return (
+    (e.code === Status.RESOURCE_EXHAUSTED && e.details === "Bandwidth exhausted or memory limit exceeded") ||
+    (e.code === Status.INTERNAL && e.details.startsWith("Received RST_STREAM with code"))
+  );
+}
+
+/** A failure of the connection, not an answer of a daemon (it carried no daemon reason):
+ * UNAVAILABLE, CANCELLED that the caller did not ask for (a daemon stopping), or a stream the
+ * HTTP/2 layer reset (`streamReset`). */
 export function isTransportFailure(e: unknown): e is PostcompactError {
   return (
     e instanceof PostcompactError &&
-    (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED) &&
-    e.reason === ClientReason.UNKNOWN
+    e.transport &&
+    (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED || streamReset(e))
   );
 }
 
@@ -130,10 +145,12 @@ export async function withRetry<R>(
       if (!isIdempotent(method, request) && !notSent(e))
         throw new PostcompactError({
           code: e.code,
-          reason: e.reason,
+          reason: ClientReason.CONNECTION_LOST,
           details: `the connection to the postcompact daemon at ${address} failed during ${method}, which is not retried: the daemon may have applied it (error: ${e.details})`,
           metadata: e.metadata,
+          errorInfo: { reason: ClientReason.CONNECTION_LOST, domain: "postcompact", metadata: { address } },
           method,
+          transport: true,
           cause: e,
         });
       const elapsed = Date.now() - begin;
@@ -146,6 +163,7 @@ export async function withRetry<R>(
           details: `no postcompact daemon answered at ${address}: ${method} failed ${n} time(s) over ${(elapsed / 1000).toFixed(1)}s (last error: ${e.details})`,
           errorInfo: { reason: ClientReason.DAEMON_UNAVAILABLE, domain: "postcompact", metadata: info },
           method,
+          transport: true,
           cause: e,
         });
       }
