@@ -94,10 +94,23 @@ def make_private_dirs(d: Path) -> None:
             q.mkdir(mode=0o700)
 
 
-def ensure_private_dir(d: Path, what: str = "runtime directory") -> None:
+def socket_dir_advice(socket: Path, env: dict[str, str] | None = None) -> str:
+    """What to do when the directory of a socket named with --socket (or `socket` in
+    config.toml) is not private: put the socket in a private directory. Never to change that
+    directory: it may be /tmp, or anything else other users or programs rely on."""
+    private = socket.parent / f"postcompact-{os.getuid()}"
+    return (
+        f"put the socket in a private directory: `mkdir -m 700 {private}` and "
+        f"--socket {private / socket.name}, or leave --socket out for the default, "
+        f"{default_socket_path(env)}, whose directory postcompact makes private itself"
+    )
+
+
+def ensure_private_dir(d: Path, what: str = "runtime directory", advice: str | None = None) -> None:
     """Create `d` with mode 0700, or check that the existing one is ours and private (the
     runtime directory, and the state directory: another user's, or a shared one, could swap or
-    read what the daemon keeps there)."""
+    read what the daemon keeps there). `advice` replaces the default fix (`chmod 700 d`, for a
+    directory that is postcompact's own) in the error."""
     try:
         d.mkdir(mode=0o700, parents=False)
     except FileNotFoundError:
@@ -110,13 +123,12 @@ def ensure_private_dir(d: Path, what: str = "runtime directory") -> None:
     if st.st_uid != os.getuid():
         raise LifecycleError(
             f"{what} {d} is owned by uid {st.st_uid}, not by you (uid {os.getuid()}); "
-            "refusing to use it"
+            "refusing to use it" + (f": {advice}" if advice else "")
         )
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o077:
-        raise LifecycleError(
-            f"{what} {d} has mode {mode:04o}; it must be private (0700). Fix it with: chmod 700 {d}"
-        )
+        fix = f"; {advice}" if advice else f". Fix it with: chmod 700 {d}"
+        raise LifecycleError(f"{what} {d} has mode {mode:04o}; it must be private (0700){fix}")
 
 
 def held_elsewhere(lock: Path) -> bool:

@@ -34,9 +34,11 @@ from postcompact.lifecycle import (
     RuntimePaths,
     check_socket_path,
     create_token,
+    default_runtime_dir,
     ensure_private_dir,
     remove_quietly,
     remove_socket,
+    socket_dir_advice,
     tcp_bind_address,
     write_server_json,
 )
@@ -408,7 +410,13 @@ class Daemon:
     async def run(self) -> int:
         workers.install(asyncio.get_running_loop())
         check_socket_path(self.paths.socket)
-        ensure_private_dir(self.paths.dir)
+        # The default runtime directory is postcompact's own (`chmod 700` is the fix); a socket
+        # named elsewhere lives in a directory that may be anyone's, /tmp included.
+        if os.path.abspath(self.paths.dir) == os.path.abspath(default_runtime_dir()):
+            ensure_private_dir(self.paths.dir)
+        else:
+            advice = socket_dir_advice(self.paths.socket)
+            ensure_private_dir(self.paths.dir, "the socket's directory", advice)
         lock = InstanceLock(self.paths.lock)
         lock.acquire()
         try:
