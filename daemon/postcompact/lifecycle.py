@@ -45,6 +45,11 @@ class LifecycleError(Exception):
     """A start-up problem reported to the user as one clear line (exit code 1)."""
 
 
+class AlreadyRunning(LifecycleError):
+    """Another daemon holds the instance lock (exit code 4: a starter that raced another one
+    waits for that daemon rather than reporting a failure)."""
+
+
 def default_runtime_dir(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ) if env is None else env
     xdg = env.get("XDG_RUNTIME_DIR", "")
@@ -131,6 +136,17 @@ def ensure_private_dir(d: Path, what: str = "runtime directory", advice: str | N
         raise LifecycleError(f"{what} {d} has mode {mode:04o}; it must be private (0700){fix}")
 
 
+def ensure_socket_dir(socket: Path) -> None:
+    """The socket's directory, created or checked private. The default runtime directory is
+    postcompact's own (`chmod 700` is the fix); a socket named elsewhere lives in a directory
+    that may be anyone's, /tmp included: the fix is another directory."""
+    d = socket.parent
+    if os.path.abspath(d) == os.path.abspath(default_runtime_dir()):
+        ensure_private_dir(d)
+    else:
+        ensure_private_dir(d, "the socket's directory", socket_dir_advice(socket))
+
+
 def held_elsewhere(lock: Path) -> bool:
     """True when another process holds a flock on `lock` (this one does not take it)."""
     try:
@@ -191,7 +207,7 @@ class InstanceLock(FileLock):
     def busy(self) -> Exception:
         owner = read_server_json(self.path.parent / SERVER_JSON)
         pid = f" (pid {owner['pid']})" if owner and "pid" in owner else ""
-        return LifecycleError(
+        return AlreadyRunning(
             f"another postcompact daemon is already running{pid}: "
             f"{self.path} is locked; use `postcompact status` or `postcompact stop`"
         )

@@ -34,11 +34,9 @@ from postcompact.lifecycle import (
     RuntimePaths,
     check_socket_path,
     create_token,
-    default_runtime_dir,
-    ensure_private_dir,
+    ensure_socket_dir,
     remove_quietly,
     remove_socket,
-    socket_dir_advice,
     tcp_bind_address,
     write_server_json,
 )
@@ -374,8 +372,17 @@ class HandlerList:
 
 
 class Daemon:
-    def __init__(self, config: Config, *, gc_frozen: int = 0):
+    def __init__(
+        self,
+        config: Config,
+        *,
+        gc_frozen: int = 0,
+        on_serving: Callable[[], object] | None = None,
+    ):
         self.config = config
+        # Called once the listeners and server.json are ready, just before health says SERVING
+        # (cli.py `serve --detached`: stderr goes to the log file from then on).
+        self.on_serving = on_serving
         self.gc_frozen = gc_frozen  # objects `serve` froze at start (memtune.freeze_startup)
         self.paths = RuntimePaths.for_socket(config.socket)
         self._created: list[Path] = []  # files of the runtime directory this run wrote
@@ -410,13 +417,7 @@ class Daemon:
     async def run(self) -> int:
         workers.install(asyncio.get_running_loop())
         check_socket_path(self.paths.socket)
-        # The default runtime directory is postcompact's own (`chmod 700` is the fix); a socket
-        # named elsewhere lives in a directory that may be anyone's, /tmp included.
-        if os.path.abspath(self.paths.dir) == os.path.abspath(default_runtime_dir()):
-            ensure_private_dir(self.paths.dir)
-        else:
-            advice = socket_dir_advice(self.paths.socket)
-            ensure_private_dir(self.paths.dir, "the socket's directory", advice)
+        ensure_socket_dir(self.paths.socket)
         lock = InstanceLock(self.paths.lock)
         lock.acquire()
         try:
@@ -525,6 +526,8 @@ class Daemon:
                 "started_at_ms": started,
             },
         )
+        if self.on_serving is not None:
+            self.on_serving()
         await self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         log.info(
@@ -558,7 +561,7 @@ class Daemon:
         return 0
 
 
-def serve(config: Config) -> int:
+def serve(config: Config, on_serving: Callable[[], object] | None = None) -> int:
     tune_malloc()  # large response buffers reused, not mmapped per call (memtune.py)
     frozen = freeze_startup()  # what imports made, out of the collector's full passes
-    return asyncio.run(Daemon(config, gc_frozen=frozen).run())
+    return asyncio.run(Daemon(config, gc_frozen=frozen, on_serving=on_serving).run())

@@ -147,7 +147,8 @@ def test_a_socket_in_a_shared_directory_is_advised_a_private_one(shared: bool) -
             check=False,
         )
         assert r.returncode == 1, r.stderr
-        assert r.stderr.startswith("postcompact: ") and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith("postcompact: "), r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
         assert "chmod" not in r.stderr, r.stderr
         private = shared_dir / f"postcompact-{os.getuid()}"
         assert f"mkdir -m 700 {private}" in r.stderr, r.stderr
