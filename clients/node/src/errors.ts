@@ -30,6 +30,15 @@ export const ClientReason = {
   UNKNOWN: "UNKNOWN",
 } as const;
 
+/** The errors made from a status gRPC produced itself, as received (not the client's own
+ * reports such as DAEMON_START_FAILED): what the retry rule looks at (retry.ts). */
+const fromGrpc = new WeakSet<PostcompactError>();
+
+/** True when `e` is a status gRPC produced itself, as received (no daemon reason). */
+export function isGrpcStatus(e: unknown): e is PostcompactError {
+  return e instanceof PostcompactError && fromGrpc.has(e);
+}
+
 /** The client's reason for a status gRPC produced itself (no daemon reason). */
 export function transportReason(code: Status): string {
   switch (code) {
@@ -143,7 +152,7 @@ export class PostcompactError extends Error {
     const code = err.code ?? Status.UNKNOWN;
     const daemonReason =
       (typeof plain === "string" && plain !== "" ? plain : undefined) ?? (errorInfo?.reason || undefined);
-    return new PostcompactError({
+    const e = new PostcompactError({
       code,
       reason: daemonReason ?? transportReason(code),
       transport: daemonReason === undefined,
@@ -154,6 +163,8 @@ export class PostcompactError extends Error {
       retryAfterMs,
       cause: err,
     });
+    if (daemonReason === undefined) fromGrpc.add(e);
+    return e;
   }
 }
 

@@ -6,7 +6,7 @@
 // (`isIdempotent`) is retried whatever happened to the connection; any other call only when the
 // request was never written or never processed (`notSent`), so the daemon cannot have acted on it.
 import { status as Status } from "@grpc/grpc-js";
-import { ClientReason, PostcompactError } from "./errors.js";
+import { ClientReason, PostcompactError, isGrpcStatus } from "./errors.js";
 
 /** Bounded retries with exponential backoff and jitter (for an answer with a RetryInfo, each
  * wait is at least its delay). */
@@ -110,22 +110,20 @@ export function streamReset(e: PostcompactError): boolean {
  * UNAVAILABLE, CANCELLED that the caller did not ask for (a daemon stopping), or a stream the
  * HTTP/2 layer reset (`streamReset`). */
 export function isTransportFailure(e: unknown): e is PostcompactError {
-  return (
-    e instanceof PostcompactError &&
-    e.transport &&
-    (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED || streamReset(e))
-  );
+  return isGrpcStatus(e) && (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED || streamReset(e));
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Run `attempt` until it succeeds or the policy says stop; returns its result or throws. */
+/** Run `attempt` until it succeeds or the policy says stop; returns its result or throws.
+ * `note` says why auto-start did not start the daemon, for DAEMON_UNAVAILABLE ("" if nothing). */
 export async function withRetry<R>(
   policy: RetryPolicy | undefined,
   address: string,
   method: string,
   request: unknown,
   attempt: () => Promise<R>,
+  note?: () => string,
 ): Promise<R> {
   const p = { ...DEFAULT_RETRY, ...policy };
   const begin = Date.now();
@@ -157,10 +155,11 @@ export async function withRetry<R>(
       const remaining = p.maxElapsedMs - elapsed;
       if (n >= p.maxAttempts || remaining <= 0) {
         const info = { address, attempts: String(n), elapsed_ms: String(elapsed) };
+        const why = note?.() ?? "";
         throw new PostcompactError({
           code: Status.UNAVAILABLE,
           reason: ClientReason.DAEMON_UNAVAILABLE,
-          details: `no postcompact daemon answered at ${address}: ${method} failed ${n} time(s) over ${(elapsed / 1000).toFixed(1)}s (last error: ${e.details})`,
+          details: `no postcompact daemon answered at ${address}: ${method} failed ${n} time(s) over ${(elapsed / 1000).toFixed(1)}s (last error: ${e.details})${why ? `; auto-start: ${why}` : ""}`,
           errorInfo: { reason: ClientReason.DAEMON_UNAVAILABLE, domain: "postcompact", metadata: info },
           method,
           transport: true,
