@@ -106,7 +106,11 @@ class Starter:
             )
         wait = self._ended + p.backoff(max(0, self._failures - 1)) - now
         if wait > 0:
-            last = f"the last start failed ({self.last_error})" if self.last_error else "started"
+            last = (
+                f"the last start failed ({self.last_error})"
+                if self.last_error
+                else f"the daemon was started {now - self._ended:.1f} s ago"
+            )
             return f"not started again yet: {last}; the next start may come in {wait:.1f} s"
         return ""
 
