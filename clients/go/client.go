@@ -45,6 +45,8 @@ type options struct {
 	token        string
 	dialOptions  []grpc.DialOption
 	retry        *RetryPolicy
+	// how often auto-start may start the daemon (nil: DefaultAutoStartPolicy())
+	autoStartPolicy *AutoStartPolicy
 }
 
 // Option configures New.
@@ -55,6 +57,8 @@ type Option func(*options)
 func WithAddress(addr string) Option { return func(o *options) { o.address = addr } }
 
 // WithAutoStart turns auto-start on or off. It is on by default, off with an explicit address.
+// On, the client starts `postcompact serve --detached` whenever a call finds no daemon, over its
+// whole life, within its AutoStartPolicy (WithAutoStartPolicy).
 func WithAutoStart(on bool) Option { return func(o *options) { o.autoStart = &on } }
 
 // WithDaemonBin sets the daemon executable used by auto-start (default: POSTCOMPACT_BIN, else
@@ -67,7 +71,8 @@ func WithDaemonCommand(argv ...string) Option {
 	return func(o *options) { o.command = append([]string(nil), argv...) }
 }
 
-// WithServeArgs adds arguments after `serve` when auto-starting (e.g. "--log-level", "debug").
+// WithServeArgs adds arguments after `serve --detached` when auto-starting (e.g. "--log-level",
+// "debug").
 func WithServeArgs(args ...string) Option {
 	return func(o *options) { o.serveArgs = append(o.serveArgs, args...) }
 }
@@ -95,11 +100,8 @@ type Client struct {
 	auto    bool
 	startMu sync.Mutex
 
-	// The client's one auto-start (docs/clients.md: at most once per client): startDone is
-	// closed when it is over, startErr holds its outcome.
-	autoMu    sync.Mutex
-	startDone chan struct{}
-	startErr  error
+	// How often the daemon is started (docs/clients.md, "Auto-start"), and the start running.
+	starter starter
 
 	tokenMu sync.Mutex
 	token   string
@@ -125,6 +127,10 @@ func New(opts ...Option) (*Client, error) {
 		c.auto = *c.opts.autoStart
 	}
 	c.token = c.opts.token
+	c.starter.policy = DefaultAutoStartPolicy()
+	if c.opts.autoStartPolicy != nil {
+		c.starter.policy = *c.opts.autoStartPolicy
+	}
 	dial := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// A local daemon: reconnect quickly once it is (re)started.
@@ -176,10 +182,19 @@ func (c *Client) WaitHealthy(ctx context.Context) error {
 	return c.waitHealthy(ctx, nil)
 }
 
-func (c *Client) waitHealthy(ctx context.Context, exited <-chan error) error {
+// errNotServing is waitHealthy's answer when ctx ended before SERVING.
+type errNotServing struct{ last error }
+
+func (e errNotServing) Error() string { return fmt.Sprintf("not SERVING (last: %v)", e.last) }
+
+func (c *Client) waitHealthy(ctx context.Context, sp *spawned) error {
 	var last error
+	var exited <-chan error
+	if sp != nil {
+		exited = sp.exited
+	}
 	for {
-		attempt, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		attempt, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
 		resp, err := c.health.Check(attempt, &grpc_health_v1.HealthCheckRequest{}, grpc.WaitForReady(true))
 		cancel()
 		if err == nil && resp.GetStatus() == grpc_health_v1.HealthCheckResponse_SERVING {
@@ -192,17 +207,25 @@ func (c *Client) waitHealthy(ctx context.Context, exited <-chan error) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("postcompact: daemon at %s not healthy: %w (last: %v)", c.addr.Target, ctx.Err(), last)
+			if sp == nil {
+				return fmt.Errorf("postcompact: daemon at %s not healthy: %w (last: %v)", c.addr.Target, ctx.Err(), last)
+			}
+			return errNotServing{last}
 		case e := <-exited:
-			return fmt.Errorf("postcompact: the auto-started daemon exited before serving: %v", e)
+			said := sp.said()
+			if said != "" {
+				said = ": " + said
+			}
+			return fmt.Errorf("the postcompact daemon (pid %d) %v before serving%s", sp.pid, e, said)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
 // EnsureServing returns once the daemon reports SERVING: it checks health and, when the daemon
-// is absent and auto-start is on, starts it and waits (at most the start timeout). With
-// auto-start off it only checks. Calls do this on their own; a harness may call it up front.
+// is absent and auto-start is on, starts it (within the AutoStartPolicy) and waits (at most the
+// start timeout). With auto-start off it only checks. Calls do this on their own; a harness may
+// call it up front.
 func (c *Client) EnsureServing(ctx context.Context) error {
 	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 	st, err := c.Check(probe)
@@ -216,13 +239,18 @@ func (c *Client) EnsureServing(ctx context.Context) error {
 		}
 		return FromError(err, nil)
 	}
-	return c.ensureStarted(ctx)
+	started, serr := c.autoStart(ctx)
+	if !started {
+		return &Error{Code: codes.Unavailable, Reason: ReasonDaemonUnavailable, Domain: ErrorDomain, Transport: true,
+			Message: fmt.Sprintf("no postcompact daemon at %s; auto-start: %s", c.addr.Target, c.starter.note())}
+	}
+	return serr
 }
 
 func isHealthMethod(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
 
-// intercept maps errors to *Error, auto-starts the daemon once when a call finds it absent, and
-// retries within the policy what may be retried (retry.go).
+// intercept maps errors to *Error, and retries within the policy what may be retried, starting
+// the daemon when a call finds it absent and auto-start is on (retry.go).
 func (c *Client) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if isHealthMethod(method) {
@@ -231,22 +259,7 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 	var trailer metadata.MD
 	call := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
 	err := invoker(ctx, method, req, reply, cc, call...)
-	// UNAVAILABLE with a reason comes from a live daemon (e.g. one shutting down): no auto-start.
-	if err != nil && c.auto && status.Code(err) == codes.Unavailable && ReasonOf(FromError(err, trailer)) == "" {
-		started, serr := c.autoStart(ctx)
-		if serr != nil {
-			st, _ := status.FromError(err)
-			return &Error{Code: codes.Unavailable, Message: st.Message() + "; auto-start: " + serr.Error(), status: st}
-		}
-		// Re-send at once only what cannot be applied twice: an idempotent call, or one that never
-		// reached a daemon. Any other call may have been applied before the connection broke: the
-		// retry below reports it as not retried, as without auto-start.
-		if started && (IsIdempotent(method, req) || notSent(err)) {
-			trailer = nil
-			err = invoker(ctx, method, req, reply, cc, call...)
-		}
-	}
-	// The daemon restarting or overloaded: retry what is safe to retry (retry.go).
+	// The daemon absent, restarting or overloaded: start it, retry what is safe to retry.
 	if err != nil {
 		err = c.retry(ctx, method, req, FromError(err, trailer), func() error {
 			trailer = nil
@@ -259,40 +272,62 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 		c.token = "" // re-read next time: the daemon may have restarted with a new token
 		c.tokenMu.Unlock()
 	}
-	return FromError(err, trailer)
+	return named(ctx, FromError(err, trailer))
 }
 
-// autoStart runs the client's one auto-start, on its first transport failure. Calls that fail
-// while it runs wait for it and share its outcome (started is true); a failure after it is left to
-// the retry policy (started is false): a daemon restarted by someone else is ridden out, not
-// started again.
+// startRun is one start: done is closed when it is over, err holds its outcome.
+type startRun struct {
+	done chan struct{}
+	err  error
+}
+
+// autoStart starts the daemon when the AutoStartPolicy allows it now, or waits for the start
+// another call is making and shares its outcome: started is true then. It is false when no
+// start was made (the call's retries go on, and ask again at their next failure).
 func (c *Client) autoStart(ctx context.Context) (started bool, err error) {
-	c.autoMu.Lock()
-	done, first := c.startDone, c.startDone == nil
-	if first {
-		done = make(chan struct{})
-		c.startDone = done
+	s := &c.starter
+	s.mu.Lock()
+	if run := s.run; run != nil {
+		s.mu.Unlock()
+		select {
+		case <-run.done:
+			return true, run.err
+		case <-ctx.Done():
+			return true, ctx.Err()
+		}
 	}
-	c.autoMu.Unlock()
-	if first {
-		c.startErr = c.ensureStarted(ctx)
-		close(done)
-		return true, c.startErr
+	if s.whyNot(time.Now()) != "" {
+		s.mu.Unlock()
+		return false, nil
 	}
-	select {
-	case <-done:
-		return false, nil // over before this call failed
-	default:
+	run := &startRun{done: make(chan struct{})}
+	s.run, s.spawned = run, false
+	s.mu.Unlock()
+	run.err = c.ensureStarted(ctx)
+	s.mu.Lock()
+	if s.spawned {
+		s.ended = time.Now()
+		if run.err != nil {
+			s.failures++
+			s.lastErr = run.err.Error()
+			var pe *Error
+			if errors.As(run.err, &pe) {
+				s.lastErr = pe.Message
+			}
+		} else {
+			s.failures, s.lastErr = 0, ""
+		}
 	}
-	select {
-	case <-done:
-		return true, c.startErr
-	case <-ctx.Done():
-		return true, ctx.Err()
-	}
+	s.run = nil
+	s.mu.Unlock()
+	close(run.done)
+	return true, run.err
 }
 
-// ensureStarted starts the daemon unless a health check finds it serving, then waits for health.
+// ensureStarted starts the daemon unless a health check finds it serving, then waits for health:
+// a *Error with ReasonDaemonStartFailed as soon as the daemon exits before serving (with its
+// exit status and first error line), or when it has not reported SERVING within the start
+// timeout.
 func (c *Client) ensureStarted(ctx context.Context) error {
 	c.startMu.Lock()
 	defer c.startMu.Unlock()
@@ -303,14 +338,31 @@ func (c *Client) ensureStarted(ctx context.Context) error {
 	if err == nil && st == grpc_health_v1.HealthCheckResponse_SERVING {
 		return nil
 	}
-	exited, err := c.spawn()
-	if err != nil {
-		return err
+	failed := func(msg string) error {
+		return &Error{Code: codes.Unavailable, Reason: ReasonDaemonStartFailed, Domain: ErrorDomain, Transport: true,
+			Message: fmt.Sprintf("auto-start of the postcompact daemon at %s failed: %s", c.addr.Target, msg)}
 	}
+	sp, err := c.spawn()
+	if err != nil {
+		return failed(err.Error())
+	}
+	defer sp.errors.Close()
+	c.starter.recordSpawn()
 	c.conn.ResetConnectBackoff()
 	wait, cancel := context.WithTimeout(ctx, c.opts.startTimeout)
 	defer cancel()
-	return c.waitHealthy(wait, exited)
+	switch err := c.waitHealthy(wait, sp); {
+	case err == nil:
+		return nil
+	case errors.As(err, new(errNotServing)) && ctx.Err() == nil:
+		said := sp.said()
+		if said != "" {
+			said = " (it said: " + said + ")"
+		}
+		return failed(fmt.Sprintf("it (pid %d) did not report SERVING within %s%s", sp.pid, c.opts.startTimeout, said))
+	default:
+		return failed(err.Error())
+	}
 }
 
 type tokenCreds struct{ c *Client }

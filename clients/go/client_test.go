@@ -15,6 +15,7 @@ import (
 
 	pb "github.com/postcompact/postcompact/clients/go/postcompactv1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -160,7 +161,8 @@ func TestErrorMapping(t *testing.T) {
 	}{
 		{"detail-only", "FILE_NOT_FOUND", codes.NotFound, ErrorDomain},
 		{"trailer-only", "OUTSIDE_ROOTS", codes.PermissionDenied, ""},
-		{"bare", "", codes.Internal, ""},
+		// no reason: what gRPC produces itself, named by the client (Transport)
+		{"bare", ReasonTransportError, codes.Internal, ""},
 	}
 	for _, tc := range cases {
 		_, err := s.ReadFile(ctx, tc.path)
@@ -168,7 +170,7 @@ func TestErrorMapping(t *testing.T) {
 		if !errors.As(err, &pe) {
 			t.Fatalf("%s: %T %v is not *Error", tc.path, err, err)
 		}
-		if pe.Code != tc.code || pe.Reason != tc.reason || pe.Domain != tc.domain {
+		if pe.Code != tc.code || pe.Reason != tc.reason || pe.Domain != tc.domain || pe.Transport != (tc.path == "bare") {
 			t.Errorf("%s: got %+v", tc.path, pe)
 		}
 		if CodeOf(err) != tc.code || ReasonOf(err) != tc.reason || status.Code(err) != tc.code {
@@ -494,7 +496,7 @@ func TestAutoStartSpawnsAndRetries(t *testing.T) {
 		t.Fatalf("source %v", c.Address().Source)
 	}
 	argv, err := c.DaemonCommand()
-	if err != nil || len(argv) != 2 || argv[0] != exe || argv[1] != "serve" {
+	if err != nil || len(argv) != 3 || argv[0] != exe || argv[1] != "serve" || argv[2] != "--detached" {
 		t.Fatalf("DaemonCommand = %q %v", argv, err)
 	}
 	// the fake daemon needs the directory; a real one creates it itself
@@ -509,7 +511,7 @@ func TestAutoStartSpawnsAndRetries(t *testing.T) {
 	}
 	defer c2.Close()
 	argv, _ = c2.DaemonCommand()
-	if len(argv) != 4 || argv[2] != "--socket" || argv[3] != sock {
+	if len(argv) != 5 || argv[3] != "--socket" || argv[4] != sock {
 		t.Fatalf("DaemonCommand = %q", argv)
 	}
 	spawnLog := filepath.Join(shortTempDir(t), "spawns")
@@ -572,6 +574,143 @@ func TestAutoStartSpawnsAndRetries(t *testing.T) {
 	// its own session (Setsid): its session id is its pid
 	if sid, err := getsid(int(info.GetPid())); err != nil || sid != int(info.GetPid()) {
 		t.Fatalf("spawned daemon session id %d (%v), want %d", sid, err, info.GetPid())
+	}
+}
+
+// TestAutoStartStartsTheDaemonAgain: a long-lived client that finds the daemon it started gone
+// starts it again (it used to start it at most once, then fail DAEMON_UNAVAILABLE).
+func TestAutoStartStartsTheDaemonAgain(t *testing.T) {
+	isolate(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POSTCOMPACT_GO_FAKE_DAEMON", "1") // inherited by the spawned test binary
+	t.Setenv(EnvBin, exe)
+	sock := filepath.Join(shortTempDir(t), "again.sock")
+	c, err := New(WithAddress("unix://"+sock), WithAutoStart(true), WithRetry(RetryPolicy{MaxElapsed: 20 * time.Second,
+		MaxAttempts: 100, InitialBackoff: 50 * time.Millisecond, MaxBackoff: time.Second, Multiplier: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first, err := c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill := func(pid int64) {
+		_ = syscall.Kill(int(pid), syscall.SIGKILL)
+		for syscall.Kill(int(pid), 0) == nil { // the client reaps its child
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	kill(first.GetPid())
+	second, err := c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if err != nil {
+		t.Fatalf("after the daemon went: %v", err)
+	}
+	t.Cleanup(func() { kill(second.GetPid()) })
+	if second.GetPid() == first.GetPid() {
+		t.Fatalf("answered by the same pid %d", first.GetPid())
+	}
+}
+
+// recordingDaemon is a "daemon" that records its start in spawns, says why it will not serve and
+// exits: WithDaemonCommand's argv.
+func recordingDaemon(spawns string) Option {
+	return WithDaemonCommand("/bin/sh", "-c", `echo x >> "$0"; echo "postcompact: not today" >&2`, spawns)
+}
+
+func TestAutoStartIsBoundedPerWindow(t *testing.T) {
+	isolate(t)
+	dir := shortTempDir(t)
+	spawns := filepath.Join(dir, "spawns")
+	c, err := New(WithAddress("unix://"+filepath.Join(dir, "none.sock")), WithAutoStart(true), WithRetry(NoRetry()),
+		recordingDaemon(spawns), WithStartTimeout(2*time.Minute), // it exits: not waited out
+		WithAutoStartPolicy(AutoStartPolicy{MaxStarts: 2, Window: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Reason != ReasonDaemonStartFailed || !pe.Transport ||
+			!strings.Contains(pe.Message, "exited with status 0 before serving: postcompact: not today") {
+			t.Fatalf("a daemon that exits before serving: %v", err)
+		}
+	}
+	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if !IsReason(err, ReasonDaemonUnavailable) || !strings.Contains(err.Error(), "2 starts in the last 3600 s") {
+		t.Fatalf("third call: %v", err)
+	}
+	if b, err := os.ReadFile(spawns); err != nil || string(b) != "x\nx\n" {
+		t.Fatalf("spawned %q (%v), want twice", b, err)
+	}
+}
+
+func TestAutoStartWaitsOutTheBackOff(t *testing.T) {
+	isolate(t)
+	dir := shortTempDir(t)
+	spawns := filepath.Join(dir, "spawns")
+	c, err := New(WithAddress("unix://"+filepath.Join(dir, "none.sock")), WithAutoStart(true), WithRetry(NoRetry()),
+		recordingDaemon(spawns), WithAutoStartPolicy(AutoStartPolicy{MaxStarts: 3, Window: time.Minute,
+			InitialBackoff: time.Hour, MaxBackoff: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{}); !IsReason(err, ReasonDaemonStartFailed) {
+		t.Fatalf("first call: %v", err)
+	}
+	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
+	if !IsReason(err, ReasonDaemonUnavailable) || !strings.Contains(err.Error(), "the last start failed (") ||
+		!strings.Contains(err.Error(), "postcompact: not today") {
+		t.Fatalf("second call: %v", err)
+	}
+	if b, err := os.ReadFile(spawns); err != nil || string(b) != "x\n" {
+		t.Fatalf("spawned %q (%v), want once", b, err)
+	}
+}
+
+// slowServer answers GetStats only once the call's context ends.
+type slowServer struct{ *fakeServer }
+
+func (slowServer) GetStats(ctx context.Context, _ *pb.GetStatsRequest) (*pb.GetStatsResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestFailuresNoDaemonAnsweredAreNamed: a call past its deadline, and one its caller cancelled,
+// carry the client's reason (the same names in every client), not "".
+func TestFailuresNoDaemonAnsweredAreNamed(t *testing.T) {
+	isolate(t)
+	sock := filepath.Join(shortTempDir(t), "slow.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pb.RegisterPostcompactServiceServer(srv, slowServer{&fakeServer{socket: sock}})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c, err := New(WithAddress("unix://" + sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
+	defer cancel()
+	_, err = c.GetStats(ctx, &pb.GetStatsRequest{})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != codes.DeadlineExceeded || pe.Reason != ReasonDeadlineExceeded || !pe.Transport {
+		t.Fatalf("past its deadline: %#v", err)
+	}
+	ctx, cancel = context.WithCancel(ctxT(t))
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err = c.GetStats(ctx, &pb.GetStatsRequest{})
+	if !errors.As(err, &pe) || pe.Code != codes.Canceled || pe.Reason != ReasonAborted || !pe.Transport {
+		t.Fatalf("cancelled by its caller: %#v", err)
 	}
 }
 

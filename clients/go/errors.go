@@ -1,6 +1,7 @@
 package postcompact
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -17,16 +18,36 @@ const ErrorDomain = "postcompact"
 // ReasonMetadataKey is the trailing metadata key carrying the error reason.
 const ReasonMetadataKey = "postcompact-error-reason"
 
+// The reasons the client gives a failure no daemon answered (Error.Transport is true), the same
+// in every client (docs/clients.md, "Errors"); ReasonDaemonUnavailable (retry.go) and
+// ReasonDaemonStartFailed (autostart.go) are the others.
+const (
+	// ReasonConnectionLost: the connection broke during a call that is not retried (the daemon
+	// may have applied it).
+	ReasonConnectionLost = "CONNECTION_LOST"
+	// ReasonDeadlineExceeded: the call's deadline (its context's) passed without an answer.
+	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"
+	// ReasonAborted: the caller cancelled the call's context.
+	ReasonAborted = "ABORTED"
+	// ReasonTransportError: any other status gRPC produced itself, without a daemon reason.
+	ReasonTransportError = "TRANSPORT_ERROR"
+)
+
 // Error is a failed call: the gRPC status code, the daemon's machine-readable reason (from the
 // trailing metadata and/or the google.rpc.ErrorInfo detail) and its message. Every error returned
 // by a call of this package that carries a gRPC status is an *Error; use errors.As, or the helpers
 // ReasonOf, CodeOf and IsReason.
 type Error struct {
-	Code     codes.Code
-	Reason   string            // "" when the daemon sent none (e.g. a transport failure)
-	Message  string            // the status message
-	Domain   string            // the ErrorInfo domain ("postcompact"), "" when absent
-	Metadata map[string]string // the ErrorInfo metadata, nil when absent
+	Code codes.Code
+	// Reason is the daemon's reason, or, when no daemon answered (Transport), the client's:
+	// ReasonDaemonUnavailable, ReasonDaemonStartFailed, ReasonConnectionLost,
+	// ReasonDeadlineExceeded, ReasonAborted, ReasonTransportError.
+	Reason string
+	// Transport is true when gRPC (or the kernel), not the daemon, produced the failure.
+	Transport bool
+	Message   string            // the status message
+	Domain    string            // the ErrorInfo domain ("postcompact"), "" when absent
+	Metadata  map[string]string // the ErrorInfo metadata, nil when absent
 	// RetryAfter is the delay of the daemon's google.rpc.RetryInfo detail, 0 when it sent none.
 	// A RetryInfo (the daemon's OVERLOADED) means the call was refused before anything was
 	// applied: the client retries it within its RetryPolicy, so a caller sees one only when the
@@ -88,6 +109,28 @@ func FromError(err error, trailer metadata.MD) error {
 		e.Reason = vals[0]
 	}
 	return e
+}
+
+// named returns err with the client's reason when it is an *Error no daemon answered (no reason):
+// what every call of the client returns. ctx is the call's (its cancellation is the caller's).
+func named(ctx context.Context, err error) error {
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Reason != "" {
+		return err
+	}
+	n := *pe
+	n.Transport = true
+	switch {
+	case pe.Code == codes.DeadlineExceeded:
+		n.Reason = ReasonDeadlineExceeded
+	case pe.Code == codes.Canceled && ctx.Err() != nil:
+		n.Reason = ReasonAborted
+	case pe.Code == codes.Unavailable || pe.Code == codes.Canceled:
+		n.Reason = ReasonConnectionLost
+	default:
+		n.Reason = ReasonTransportError
+	}
+	return &n
 }
 
 // ReasonOf returns the daemon's reason for err, or "" when err is not an *Error.

@@ -214,6 +214,7 @@ func runFakeDaemon(args []string) int {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // like a real daemon, not instantly up
+	_ = os.Remove(sock)                // a socket left by a daemon that was killed, as a real one does
 	lis, err := net.Listen("unix", sock)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

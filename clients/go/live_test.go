@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -170,4 +171,41 @@ func getsid(pid int) (int, error) {
 		return 0, errno
 	}
 	return int(sid), nil
+}
+
+// TestLiveAutoStartOfADaemonThatCannotStart: a real daemon with a bad config.toml, auto-started,
+// fails the call at once (not after the start timeout) with its first error line, which its log
+// in the state directory has too.
+func TestLiveAutoStartOfADaemonThatCannotStart(t *testing.T) {
+	repo := repoRoot(t)
+	bin := filepath.Join(repo, ".venv", "bin", "postcompact")
+	dir := runtimeDir(t)
+	hermetic(t, dir)
+	t.Setenv(postcompact.EnvBin, bin)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	cfg := filepath.Join(dir, "home", ".config", "postcompact", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("[policy]\nfoo = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := postcompact.New(postcompact.WithStartTimeout(2 * time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err = c.GetServerInfo(ctx, &pb.GetServerInfoRequest{})
+	var pe *postcompact.Error
+	if !errors.As(err, &pe) || pe.Reason != postcompact.ReasonDaemonStartFailed ||
+		!strings.Contains(pe.Message, "exited with status 2 before serving: postcompact: configuration error:") ||
+		!strings.Contains(pe.Message, "unknown key policy.foo") {
+		t.Fatalf("a daemon with a bad config: %v", err)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "state", "postcompact", "daemon.log"))
+	if err != nil || !strings.Contains(string(log), "unknown key policy.foo") {
+		t.Fatalf("its log: %q (%v)", log, err)
+	}
 }

@@ -2,12 +2,11 @@ package postcompact
 
 // Auto-start and calls the daemon may already have applied (docs/clients.md, "Retries across a
 // daemon restart"): after an auto-start only an idempotent call, or one that was never sent, is
-// sent again; the daemon is started at most once per client.
+// sent again (how often the daemon is started: client_test.go).
 
 import (
 	"context"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -128,11 +127,14 @@ func TestAutoStartDoesNotResendWhatMayHaveBeenApplied(t *testing.T) {
 	if CodeOf(err) != codes.Unavailable || !strings.Contains(err.Error(), "which is not retried: the daemon may have applied it") {
 		t.Fatalf("Compact cut after it was applied: %v", err)
 	}
+	if !IsReason(err, ReasonConnectionLost) {
+		t.Fatalf("not retried, named CONNECTION_LOST: %v", err)
+	}
 	if n := s.count("Compact"); n != 1 {
 		t.Fatalf("the daemon received Compact %d times, want once", n)
 	}
 
-	// An idempotent call is sent again after the auto-start (a fresh client: one auto-start each).
+	// An idempotent call is sent again after the auto-start.
 	c2, err := New(opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -148,29 +150,5 @@ func TestAutoStartDoesNotResendWhatMayHaveBeenApplied(t *testing.T) {
 	}
 	if n := s.count("PreviewCompact") - before; n != 2 {
 		t.Fatalf("the daemon received PreviewCompact %d times, want twice", n)
-	}
-}
-
-func TestAutoStartRunsOncePerClient(t *testing.T) {
-	isolate(t)
-	dir := shortTempDir(t)
-	spawns := filepath.Join(dir, "spawns")
-	// A "daemon" that records its start and exits without serving.
-	c, err := New(WithAddress("unix://"+filepath.Join(dir, "none.sock")), WithAutoStart(true), WithRetry(NoRetry()),
-		WithDaemonCommand("/bin/sh", "-c", `echo x >> "$0"`, spawns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
-	if !strings.Contains(err.Error(), "auto-start") {
-		t.Fatalf("first call: %v", err)
-	}
-	_, err = c.GetServerInfo(ctxT(t), &pb.GetServerInfoRequest{})
-	if CodeOf(err) != codes.Unavailable || strings.Contains(err.Error(), "auto-start") {
-		t.Fatalf("second call: %v", err)
-	}
-	if b, err := os.ReadFile(spawns); err != nil || string(b) != "x\n" {
-		t.Fatalf("spawned %q (%v), want once", b, err)
 	}
 }

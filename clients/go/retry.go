@@ -133,11 +133,26 @@ func (c *Client) retry(ctx context.Context, method string, req any, err error, i
 			// Refused before anything was applied: safe for any call, after the daemon's delay.
 			wait = max(pe.RetryAfter, p.Backoff(attempt))
 		case transportFailure(ctx, err, ReasonOf(err)):
+			// No daemon: start it, within the AutoStartPolicy (autostart.go).
+			if c.auto && status.Code(err) == codes.Unavailable {
+				started, serr := c.autoStart(ctx)
+				if serr != nil {
+					return serr
+				}
+				// Re-send at once only what cannot be applied twice: an idempotent call, or one
+				// that never reached a daemon. Any other may have been applied before the
+				// connection broke: reported below as not retried, as without auto-start.
+				if started && (IsIdempotent(method, req) || notSent(err)) {
+					err = invoke()
+					continue
+				}
+			}
 			if !IsIdempotent(method, req) && !notSent(err) {
 				st := status.Convert(err)
-				return &Error{Code: st.Code(), status: st, Message: fmt.Sprintf(
-					"the connection to the postcompact daemon at %s failed during %s, which is not retried: the daemon may have applied it (error: %s)",
-					c.addr.Target, shortMethod(method), st.Message())}
+				return &Error{Code: st.Code(), status: st, Reason: ReasonConnectionLost, Domain: ErrorDomain, Transport: true,
+					Metadata: map[string]string{"address": c.addr.Target}, Message: fmt.Sprintf(
+						"the connection to the postcompact daemon at %s failed during %s, which is not retried: the daemon may have applied it (error: %s)",
+						c.addr.Target, shortMethod(method), st.Message())}
 			}
 			wait = p.Backoff(attempt)
 		default:
@@ -171,12 +186,19 @@ func (c *Client) retry(ctx context.Context, method string, req any, err error, i
 
 func (c *Client) gaveUp(method string, err error, attempts int, elapsed time.Duration) error {
 	st := status.Convert(err)
+	note := ""
+	if c.auto {
+		if why := c.starter.note(); why != "" {
+			note = "; auto-start: " + why
+		}
+	}
 	return &Error{
-		Code:   codes.Unavailable,
-		Reason: ReasonDaemonUnavailable,
-		Domain: ErrorDomain,
-		Message: fmt.Sprintf("no postcompact daemon answered at %s: %s failed %d time(s) over %.1fs (last error: %s)",
-			c.addr.Target, shortMethod(method), attempts, elapsed.Seconds(), st.Message()),
+		Code:      codes.Unavailable,
+		Reason:    ReasonDaemonUnavailable,
+		Domain:    ErrorDomain,
+		Transport: true,
+		Message: fmt.Sprintf("no postcompact daemon answered at %s: %s failed %d time(s) over %.1fs (last error: %s)%s",
+			c.addr.Target, shortMethod(method), attempts, elapsed.Seconds(), st.Message(), note),
 		Metadata: map[string]string{"address": c.addr.Target, "attempts": strconv.Itoa(attempts),
 			"elapsed_ms": strconv.FormatInt(elapsed.Milliseconds(), 10)},
 		status: st,

@@ -1,16 +1,24 @@
 """`postcompact` command line: serve | start | stop | status [--json] | version | demo |
 preview SESSION [--json] | state check | state reset | import TRANSCRIPT | replay TRANSCRIPT...
 
-Exit codes: 0 success; 1 failure (e.g. another daemon already holds the lock, or `state check`
-found a problem); 2 bad usage or configuration; 3 not running (`status`, `stop`), as
-`systemctl status` does.
+Exit codes: 0 success; 1 failure (e.g. `state check` found a problem, a runtime directory that is
+not private); 2 bad usage or configuration; 3 not running (`status`, `stop`), as `systemctl
+status` does; 4 `serve`: another daemon already holds the lock (a starter that raced another one
+waits for that daemon).
+
+`serve --detached` is how `start` and the clients' auto-start run the daemon in the background
+(it does not fork itself): it logs to `log_file`, by default `daemon.log` in the state directory
+(`detached_log_file`), rotated at `log_max_bytes` keeping `log_backups`; a start-up failure goes
+to stderr, which the starter reads, and to that file; once serving, stderr is that file too.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -28,6 +36,7 @@ from postcompact.config import Config, ConfigError, load_config, socket_only, st
 from postcompact.errors import REASON_METADATA_KEY
 from postcompact.evaluation import commands as eval_commands
 from postcompact.lifecycle import (
+    AlreadyRunning,
     InstanceLock,
     LifecycleError,
     RuntimePaths,
@@ -42,6 +51,7 @@ API_VERSION = "postcompact.v1"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_NOT_RUNNING = 3
+EXIT_ALREADY_RUNNING = 4
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -101,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the daemon in the foreground")
     _add_common(p)
     _add_serve_flags(p)
+    p.add_argument(
+        "--detached",
+        action="store_true",
+        help="run in the background, as `start` and the clients' auto-start do (no fork): log to "
+        "log_file (default: daemon.log in the state directory); stderr only until serving",
+    )
     p = sub.add_parser("start", help="start the daemon detached and wait until it is healthy")
     _add_common(p)
     _add_serve_flags(p)
@@ -221,12 +237,13 @@ class Connection:
 def spawn_detached(
     args: argparse.Namespace, cfg: Config, stderr: IO[bytes]
 ) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "postcompact", "serve", "--socket", str(cfg.socket)]
+    cmd = [sys.executable, "-m", "postcompact", "serve", "--detached", "--socket", str(cfg.socket)]
     if args.config:
         cmd += ["--config", str(args.config)]
     flags = (
         "tcp_port",
         "log_level",
+        "log_file",
         "max_message_bytes",
         "profile",
         "state_dir",
@@ -239,8 +256,6 @@ def spawn_detached(
             cmd += [f"--{flag.replace('_', '-')}", str(value)]
     if getattr(args, "persist", None) is False:
         cmd.append("--no-persist")
-    log_file = getattr(args, "log_file", None) or cfg.log_file or default_log_file()
-    cmd += ["--log-file", str(log_file)]
     return subprocess.Popen(
         cmd,
         stdin=subprocess.DEVNULL,
@@ -251,11 +266,32 @@ def spawn_detached(
     )
 
 
-def default_log_file() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
+def detached_log_file(cfg: Config) -> Path:
+    """Where a daemon started in the background logs when `log_file` is unset: in its state
+    directory (the directory of its SQLite database, or the default state directory), named as
+    its database is: `daemon.log` beside `state.db`, `daemon-<12 hex>.log` beside the
+    `state-<12 hex>.db` of a daemon on another socket (two daemons never rotate one file)."""
+    from postcompact.persist import state_db_path
+
+    where = state_location(cfg)
+    if where.kind == "sqlite":
+        db = state_db_path(socket=cfg.socket, state_dir=where.dir, state_path=where.path)
+    else:  # PostgreSQL: no directory of its own; the default one, named by the socket
+        db = state_db_path(socket=cfg.socket)
+    name = (
+        f"daemon-{db.stem[len('state-') :]}.log" if db.stem.startswith("state-") else "daemon.log"
     )
-    return Path(base) / "postcompact" / "daemon.log"
+    return db.parent / name
+
+
+def _first_error_line(text: str) -> str:
+    """The line of a failed start worth showing: the first `postcompact: ...` line, else the
+    last non-empty one (a traceback's exception)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("postcompact:"):
+            return line
+    return lines[-1] if lines else ""
 
 
 def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0) -> bool:
@@ -270,16 +306,15 @@ def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0)
         while time.monotonic() < deadline:
             if conn.wait_serving(min(0.5, deadline - time.monotonic())):
                 return True
-            if proc.poll() is not None:
-                # It may have lost the race to another `start`: then that daemon is coming up.
-                if conn.wait_serving(min(3.0, max(0.0, deadline - time.monotonic()))):
-                    return True
+            if proc.poll() is not None and proc.returncode != EXIT_ALREADY_RUNNING:
                 errors.seek(0)
                 why = errors.read().decode(errors="replace").strip()
                 _err(f"the daemon exited with status {proc.returncode} while starting")
                 if why:
                     print(why, file=sys.stderr)
                 return False
+            # Exit 4: it lost the race to another `start` (or a client's auto-start), whose
+            # daemon is coming up: wait for that one.
         _err(f"the daemon did not become healthy within {timeout:g}s")
         return False
 
@@ -289,7 +324,7 @@ def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0)
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from postcompact import failpoints
-    from postcompact.logs import setup_logging
+    from postcompact.logs import adopt_stderr, setup_logging
     from postcompact.server import serve
 
     cfg = _config(args)
@@ -297,8 +332,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         failpoints.configure(os.environ.get(failpoints.ENV))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    setup_logging(cfg.log_level, cfg.log_file, max_bytes=cfg.log_max_bytes, backups=cfg.log_backups)
-    return serve(cfg)
+    log_file = cfg.log_file
+    if args.detached and log_file is None:
+        log_file = detached_log_file(cfg)
+    setup_logging(cfg.log_level, log_file, max_bytes=cfg.log_max_bytes, backups=cfg.log_backups)
+    return serve(cfg, on_serving=adopt_stderr if args.detached else None)
 
 
 def cmd_start(args: argparse.Namespace) -> int:
@@ -738,15 +776,39 @@ COMMANDS = {
 }
 
 
+def _failed(args: argparse.Namespace, msg: str) -> None:
+    """Say why the command failed, on stderr; a detached `serve` also records it in its log file
+    (the one it logs to, or, when the configuration could not be read, where it would)."""
+    _err(msg)
+    if not getattr(args, "detached", False):
+        return
+    from postcompact.logs import log_file_handler, setup_logging, stderr_adopted
+
+    if stderr_adopted():  # stderr is the log file already
+        return
+    with contextlib.suppress(Exception):  # best effort: stderr has it
+        if log_file_handler() is None:
+            flags = ("state_dir", "state_path", "state_url", "log_file")
+            cfg = dataclasses.replace(
+                socket_only(getattr(args, "socket", None), config_file=args.config),
+                **{k: getattr(args, k) for k in flags if getattr(args, k, None) is not None},
+            )
+            setup_logging("info", cfg.log_file or detached_log_file(cfg))
+        logging.getLogger("postcompact.cli").error(f"postcompact: {msg}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except ConfigError as exc:
-        _err(f"configuration error: {exc}")
+        _failed(args, f"configuration error: {exc}")
         return EXIT_USAGE
+    except AlreadyRunning as exc:
+        _failed(args, str(exc))
+        return EXIT_ALREADY_RUNNING
     except LifecycleError as exc:
-        _err(str(exc))
+        _failed(args, str(exc))
         return EXIT_FAILURE
     except BrokenPipeError:  # `postcompact status | head`: the reader left; not an error
         with contextlib.suppress(OSError):
@@ -754,7 +816,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # an unusable path (socket, log file, state directory...)
         where = f": {exc.filename}" if exc.filename else ""
-        _err(f"{exc.strerror or exc}{where}")
+        _failed(args, f"{exc.strerror or exc}{where}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130

@@ -45,6 +45,11 @@ class LifecycleError(Exception):
     """A start-up problem reported to the user as one clear line (exit code 1)."""
 
 
+class AlreadyRunning(LifecycleError):
+    """Another daemon holds the instance lock (exit code 4: a starter that raced another one
+    waits for that daemon rather than reporting a failure)."""
+
+
 def default_runtime_dir(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ) if env is None else env
     xdg = env.get("XDG_RUNTIME_DIR", "")
@@ -94,10 +99,23 @@ def make_private_dirs(d: Path) -> None:
             q.mkdir(mode=0o700)
 
 
-def ensure_private_dir(d: Path, what: str = "runtime directory") -> None:
+def socket_dir_advice(socket: Path, env: dict[str, str] | None = None) -> str:
+    """What to do when the directory of a socket named with --socket (or `socket` in
+    config.toml) is not private: put the socket in a private directory. Never to change that
+    directory: it may be /tmp, or anything else other users or programs rely on."""
+    private = socket.parent / f"postcompact-{os.getuid()}"
+    return (
+        f"put the socket in a private directory: `mkdir -m 700 {private}` and "
+        f"--socket {private / socket.name}, or leave --socket out for the default, "
+        f"{default_socket_path(env)}, whose directory postcompact makes private itself"
+    )
+
+
+def ensure_private_dir(d: Path, what: str = "runtime directory", advice: str | None = None) -> None:
     """Create `d` with mode 0700, or check that the existing one is ours and private (the
     runtime directory, and the state directory: another user's, or a shared one, could swap or
-    read what the daemon keeps there)."""
+    read what the daemon keeps there). `advice` replaces the default fix (`chmod 700 d`, for a
+    directory that is postcompact's own) in the error."""
     try:
         d.mkdir(mode=0o700, parents=False)
     except FileNotFoundError:
@@ -110,13 +128,23 @@ def ensure_private_dir(d: Path, what: str = "runtime directory") -> None:
     if st.st_uid != os.getuid():
         raise LifecycleError(
             f"{what} {d} is owned by uid {st.st_uid}, not by you (uid {os.getuid()}); "
-            "refusing to use it"
+            "refusing to use it" + (f": {advice}" if advice else "")
         )
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o077:
-        raise LifecycleError(
-            f"{what} {d} has mode {mode:04o}; it must be private (0700). Fix it with: chmod 700 {d}"
-        )
+        fix = f"; {advice}" if advice else f". Fix it with: chmod 700 {d}"
+        raise LifecycleError(f"{what} {d} has mode {mode:04o}; it must be private (0700){fix}")
+
+
+def ensure_socket_dir(socket: Path) -> None:
+    """The socket's directory, created or checked private. The default runtime directory is
+    postcompact's own (`chmod 700` is the fix); a socket named elsewhere lives in a directory
+    that may be anyone's, /tmp included: the fix is another directory."""
+    d = socket.parent
+    if os.path.abspath(d) == os.path.abspath(default_runtime_dir()):
+        ensure_private_dir(d)
+    else:
+        ensure_private_dir(d, "the socket's directory", socket_dir_advice(socket))
 
 
 def held_elsewhere(lock: Path) -> bool:
@@ -179,7 +207,7 @@ class InstanceLock(FileLock):
     def busy(self) -> Exception:
         owner = read_server_json(self.path.parent / SERVER_JSON)
         pid = f" (pid {owner['pid']})" if owner and "pid" in owner else ""
-        return LifecycleError(
+        return AlreadyRunning(
             f"another postcompact daemon is already running{pid}: "
             f"{self.path} is locked; use `postcompact status` or `postcompact stop`"
         )

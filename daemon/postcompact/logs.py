@@ -106,10 +106,50 @@ def open_private_log(path: Path) -> io.TextIOWrapper:
 
 class PrivateFileHandler(logging.handlers.RotatingFileHandler):
     """A rotating file handler whose files are opened by `open_private_log` (0600; a rotated
-    file keeps its mode)."""
+    file keeps its mode). Once it `owns_stderr`, file descriptor 2 is the current log file too,
+    pointed again at each new file after a rotation."""
+
+    owns_stderr = False
 
     def _open(self) -> io.TextIOWrapper:
-        return open_private_log(Path(self.baseFilename))
+        stream = open_private_log(Path(self.baseFilename))
+        if self.owns_stderr:
+            os.dup2(stream.fileno(), 2)
+        return stream
+
+    def adopt_stderr(self) -> None:
+        self.owns_stderr = True
+        if self.stream is not None:
+            self.stream.flush()
+            os.dup2(self.stream.fileno(), 2)
+
+
+def log_file_handler() -> PrivateFileHandler | None:
+    """The log file's handler, when the daemon logs to a file (setup_logging with a log_file)."""
+    for handler in logging.getLogger("postcompact").handlers:
+        if isinstance(handler, PrivateFileHandler):
+            return handler
+    return None
+
+
+def adopt_stderr() -> bool:
+    """Send what is written to stderr (gRPC's own messages, a crash's traceback: lines that are
+    not JSON) to the log file from now on, and away from whatever stderr was: a daemon started
+    in the background by a client's auto-start or `postcompact start` (cli.py, `--detached`)
+    writes to stderr only until it serves, where the starter reads why it could not start. The
+    file still rotates at log_max_bytes (each record checks the file's size, these lines
+    included). False, and nothing changes, without a log file."""
+    handler = log_file_handler()
+    if handler is None:
+        return False
+    sys.stderr.flush()
+    handler.adopt_stderr()
+    return True
+
+
+def stderr_adopted() -> bool:
+    handler = log_file_handler()
+    return handler is not None and handler.owns_stderr
 
 
 def setup_logging(

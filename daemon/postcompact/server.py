@@ -34,7 +34,7 @@ from postcompact.lifecycle import (
     RuntimePaths,
     check_socket_path,
     create_token,
-    ensure_private_dir,
+    ensure_socket_dir,
     remove_quietly,
     remove_socket,
     tcp_bind_address,
@@ -372,8 +372,17 @@ class HandlerList:
 
 
 class Daemon:
-    def __init__(self, config: Config, *, gc_frozen: int = 0):
+    def __init__(
+        self,
+        config: Config,
+        *,
+        gc_frozen: int = 0,
+        on_serving: Callable[[], object] | None = None,
+    ):
         self.config = config
+        # Called once the listeners and server.json are ready, just before health says SERVING
+        # (cli.py `serve --detached`: stderr goes to the log file from then on).
+        self.on_serving = on_serving
         self.gc_frozen = gc_frozen  # objects `serve` froze at start (memtune.freeze_startup)
         self.paths = RuntimePaths.for_socket(config.socket)
         self._created: list[Path] = []  # files of the runtime directory this run wrote
@@ -408,7 +417,7 @@ class Daemon:
     async def run(self) -> int:
         workers.install(asyncio.get_running_loop())
         check_socket_path(self.paths.socket)
-        ensure_private_dir(self.paths.dir)
+        ensure_socket_dir(self.paths.socket)
         lock = InstanceLock(self.paths.lock)
         lock.acquire()
         try:
@@ -517,6 +526,8 @@ class Daemon:
                 "started_at_ms": started,
             },
         )
+        if self.on_serving is not None:
+            self.on_serving()
         await self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         await self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         log.info(
@@ -550,7 +561,7 @@ class Daemon:
         return 0
 
 
-def serve(config: Config) -> int:
+def serve(config: Config, on_serving: Callable[[], object] | None = None) -> int:
     tune_malloc()  # large response buffers reused, not mmapped per call (memtune.py)
     frozen = freeze_startup()  # what imports made, out of the collector's full passes
-    return asyncio.run(Daemon(config, gc_frozen=frozen).run())
+    return asyncio.run(Daemon(config, gc_frozen=frozen, on_serving=on_serving).run())

@@ -6,8 +6,11 @@ daemon could not start, and session-start hooks cannot exhaust the daemon's memo
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -213,6 +216,81 @@ def test_start_says_why_the_daemon_could_not_start(base: Path) -> None:
     r = cli(["start", "--socket", str(run / "d.sock")], env, timeout=60)
     assert r.returncode == 1
     assert "must be private" in r.stderr, r.stderr
+
+
+def _log_records(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+
+
+def _detached_log(base: Path, sock: Path) -> Path:
+    """Where `serve --detached` on `sock` logs: beside its state database (daemon_env's
+    XDG_STATE_HOME), named by the socket as the database is."""
+    digest = hashlib.sha256(os.fsencode(str(sock))).hexdigest()[:12]
+    return base / "state" / "postcompact" / f"daemon-{digest}.log"
+
+
+def test_a_detached_daemon_that_cannot_start_says_why_on_stderr_and_in_its_log(
+    base: Path,
+) -> None:
+    cfg = base / "config" / "postcompact" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("[policy]\nfoo = 1\n")
+    sock = _dir(base) / "d.sock"
+    r = cli(["serve", "--detached", "--socket", str(sock)], daemon_env(base), timeout=60)
+    _one_line_error(r, 2, "unknown key policy.foo")
+    records = _log_records(_detached_log(base, sock))
+    assert [rec["level"] for rec in records] == ["error"], records
+    assert records[0]["msg"] == r.stderr.strip(), records
+
+
+def test_a_detached_daemon_logs_to_its_state_directory_and_gives_it_stderr_once_serving(
+    base: Path,
+) -> None:
+    sock = _dir(base) / "d.sock"
+    errors = base / "stderr"
+    with open(errors, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "postcompact", "serve", "--detached", "--socket", str(sock)],
+            env=daemon_env(base),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    client = Client(f"unix://{sock}", auto_start=False)
+    try:
+        client.wait_for_health(30)
+        log = _detached_log(base, sock)
+        assert "serving" in [rec["msg"] for rec in _log_records(log)]
+        assert errors.read_text() == ""  # the log went to the file, not to stderr
+        # stderr is the log file now (a crash's traceback, gRPC's own lines go there), no longer
+        # what the starter gave it.
+        assert os.readlink(f"/proc/{proc.pid}/fd/2") == str(log)
+        assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    # A second daemon on the same socket: exit 4, another one is running (a racing starter waits
+    # for it); said on stderr and in the log.
+    d = start_daemon(["--detached"], runtime_dir=_dir(base))
+    try:
+        r = cli(["serve", "--detached", "--socket", str(d.socket_path)], d.env, timeout=60)
+        _one_line_error(r, 4, "already running")
+        second = _log_records(_detached_log(d.dir, sock))  # its XDG_STATE_HOME is under d.dir
+        assert r.stderr.strip() in [rec["msg"] for rec in second]
+    finally:
+        d.stop()
+
+
+def test_start_logs_to_the_state_directory(base: Path) -> None:
+    env = daemon_env(base)
+    sock = _dir(base) / "d.sock"
+    r = cli(["start", "--socket", str(sock)], env, timeout=60)
+    try:
+        assert r.returncode == 0, r.stderr
+        assert "serving" in [rec["msg"] for rec in _log_records(_detached_log(base, sock))]
+    finally:
+        cli(["stop", "--socket", str(sock)], env)
 
 
 def test_concurrent_starts_all_succeed(base: Path) -> None:

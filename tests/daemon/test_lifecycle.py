@@ -128,6 +128,39 @@ def test_refuses_a_runtime_dir_open_to_others() -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["0755", "sticky-1777"])
+def test_a_socket_in_a_shared_directory_is_advised_a_private_one(shared: bool) -> None:
+    """`serve --socket /tmp/pc.sock`: the socket's directory is not private, and postcompact
+    neither changes it nor advises changing it (`chmod 700 /tmp` would break every other user of
+    /tmp): it advises a private directory, one line, exit 1."""
+    base = short_dir()
+    try:
+        shared_dir = base / "shared"
+        shared_dir.mkdir()
+        os.chmod(shared_dir, 0o1777 if shared else 0o755)
+        r = subprocess.run(
+            serve_command(shared_dir / "pc.sock"),
+            env=daemon_env(base),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert r.returncode == 1, r.stderr
+        assert r.stderr.startswith("postcompact: "), r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
+        assert "chmod" not in r.stderr, r.stderr
+        private = shared_dir / f"postcompact-{os.getuid()}"
+        assert f"mkdir -m 700 {private}" in r.stderr, r.stderr
+        assert f"--socket {private / 'pc.sock'}" in r.stderr, r.stderr
+        # ... or the default place, in the runtime directory the daemon makes private itself.
+        assert str(base / "run" / "postcompact" / "daemon.sock") in r.stderr, r.stderr
+        assert stat.S_IMODE(os.stat(shared_dir).st_mode) == (0o1777 if shared else 0o755)
+        assert not (shared_dir / "pc.sock").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def test_default_socket_under_xdg_runtime_dir() -> None:
     base = short_dir()
     run = base / "run"

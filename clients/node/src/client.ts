@@ -2,7 +2,16 @@ import * as grpc from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
 import type { PostcompactServiceDefinition } from "../gen/postcompact/v1/PostcompactService.js";
 import { parseAddress, resolveAddress, resolveToken, type Env, type ResolvedAddress } from "./address.js";
-import { LOCAL_CHANNEL_OPTIONS, healthCheck, HEALTH_SERVING, spawnDaemon, waitForHealth } from "./daemon.js";
+import {
+  LOCAL_CHANNEL_OPTIONS,
+  HEALTH_SERVING,
+  Starter,
+  describeExit,
+  healthCheck,
+  spawnDaemon,
+  waitForHealth,
+  type AutoStartPolicy,
+} from "./daemon.js";
 import { ClientReason, PostcompactError } from "./errors.js";
 import { encodeBytesFields, loadProto } from "./proto.js";
 import { isIdempotent, isTransportFailure, notSent, withRetry, type RetryPolicy } from "./retry.js";
@@ -45,13 +54,17 @@ export interface ClientOptions {
   /** The daemon's address (`unix:///abs/path`, an absolute socket path, or `host:port`). An
    * explicit address turns auto-start off unless `autoStart` is true. */
   address?: string;
-  /** Start `postcompact serve` when no daemon answers (default: true, false with `address`). */
+  /** Start `postcompact serve --detached` whenever a call finds no daemon, over the client's
+   * whole life, within `autoStartPolicy` (default: true, false with `address`). */
   autoStart?: boolean;
+  /** How often auto-start may start the daemon (default: at most 3 starts a minute, 1 s after
+   * each, doubling after each failed one up to 30 s). See docs/clients.md, "Auto-start". */
+  autoStartPolicy?: AutoStartPolicy;
   /** How long to wait for the started daemon to report SERVING (default 10 000 ms). */
   startTimeoutMs?: number;
   /** The executable to start (default: `POSTCOMPACT_BIN`, else `postcompact` on PATH). */
   daemonBin?: string;
-  /** Its arguments (default `["serve"]`). */
+  /** Its arguments (default `["serve", "--detached"]`). */
   daemonArgs?: string[];
   /** The TCP token (default: `POSTCOMPACT_TOKEN`, server.json's `token_file`, then `D/token`). */
   token?: string;
@@ -70,6 +83,20 @@ export interface ClientOptions {
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
 
 /**
+ * One turn of the event loop, taken before each attempt of a call: what the connection already
+ * received is processed first. A daemon that stopped while this process was busy (a blocked
+ * event loop: a synchronous `postcompact stop && postcompact start`, long synchronous work) left
+ * its GOAWAY and close unread; a call made right then was written on that dead connection (the
+ * old daemon never saw it) and failed RESOURCE_EXHAUSTED "Bandwidth exhausted or memory limit
+ * exceeded", grpc-js's name for the GOAWAY's code. After the turn the channel knows, and the call
+ * goes to the new daemon.
+ */
+const ioTurn = (): Promise<void> =>
+  // Two: the first ends the loop's current iteration (a call made from an I/O callback would
+  // otherwise skip the poll phase), the second comes after the next poll phase has read the socket.
+  new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+
+/**
  * A client of the postcompact daemon. Construction does no I/O; the first call connects (and,
  * with auto-start, starts the daemon when none answers). `close()` releases the channel.
  *
@@ -85,9 +112,10 @@ export class PostcompactClient {
   private resolved: ResolvedAddress;
   private grpcClient: grpc.Client | undefined;
   private token: string | undefined;
+  /** The start running, which calls failing meanwhile join. */
   private starting: Promise<void> | undefined;
-  /** The client's one auto-start was made (docs/clients.md: at most once per client). */
-  private autoStarted = false;
+  /** How often the daemon may be started (docs/clients.md, "Auto-start"). */
+  private readonly starter: Starter;
   private closed = false;
 
   constructor(options: ClientOptions = {}) {
@@ -96,6 +124,7 @@ export class PostcompactClient {
     this.resolved = resolveAddress(options.address, this.env);
     this.autoStart = options.autoStart ?? !options.address;
     this.token = options.token;
+    this.starter = new Starter(options.autoStartPolicy);
     const service = loadProto().proto.postcompact.v1.PostcompactService.service;
     const rpc: Record<string, unknown> = {};
     for (const name of Object.keys(service) as RpcMethod[]) {
@@ -133,11 +162,13 @@ export class PostcompactClient {
     } catch {
       // absent: maybe start it below
     }
-    if (!this.autoStart)
+    const why = this.autoStart ? (this.starting ? "" : this.starter.whyNot()) : "auto-start is off";
+    if (why)
       throw new PostcompactError({
         code: grpc.status.UNAVAILABLE,
         reason: ClientReason.DAEMON_UNAVAILABLE,
-        details: `no postcompact daemon at ${this.resolved.address} (auto-start is off)`,
+        details: `no postcompact daemon at ${this.resolved.address} (${why})`,
+        transport: true,
       });
     await this.startDaemon();
   }
@@ -342,39 +373,58 @@ export class PostcompactClient {
     request: RequestOf<K>,
     options: CallOptions | undefined,
   ): Promise<ResponseOf<K>> {
-    let first = true;
     // A transport failure is retried within the policy when that is safe (retry.ts).
-    return withRetry(this.opts.retry, this.resolved.address, method, request, async () => {
-      if (!first) return await this.invoke(method, request, options);
-      first = false;
-      try {
-        return await this.invoke(method, request, options);
-      } catch (e) {
-        // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, once per
-        // client; calls failing while that start runs join it.
-        if (
-          this.autoStart &&
-          (!this.autoStarted || this.starting) &&
-          isTransportFailure(e) &&
-          e.code === grpc.status.UNAVAILABLE
-        ) {
-          this.autoStarted = true;
-          await this.startDaemon();
-          // Re-send at once only what cannot be applied twice: an idempotent call, or one that
-          // never reached a daemon. Any other may have been applied before the connection broke:
-          // withRetry reports it as not retried, as without auto-start.
-          if (isIdempotent(method, request) || notSent(e)) return await this.invoke(method, request, options);
+    const note = (): string => (this.autoStart ? this.starter.whyNot() : "");
+    return withRetry(
+      this.opts.retry,
+      this.resolved.address,
+      method,
+      request,
+      async () => {
+        await ioTurn();
+        try {
+          return await this.invoke(method, request, options);
+        } catch (e) {
+          // No daemon (a transport UNAVAILABLE, with no reason from a daemon): start it, within
+          // the auto-start policy; calls failing while a start runs join it.
+          if (this.autoStart && isTransportFailure(e) && e.code === grpc.status.UNAVAILABLE && (await this.autoStartNow())) {
+            // Re-send at once only what cannot be applied twice: an idempotent call, or one that
+            // never reached a daemon. Any other may have been applied before the connection broke:
+            // withRetry reports it as not retried, as without auto-start.
+            if (isIdempotent(method, request) || notSent(e)) return await this.invoke(method, request, options);
+          }
+          throw e;
         }
-        throw e;
-      }
-    });
+      },
+      note,
+    );
   }
 
-  /** Spawn the daemon and wait for SERVING (concurrent callers share one start). */
+  /** Start the daemon if the policy allows it now, or join the start running: true when a
+   * daemon serves after it; false when none was started (the retries go on and ask again). */
+  private async autoStartNow(): Promise<boolean> {
+    if (!this.starting && this.starter.whyNot()) return false;
+    await this.startDaemon();
+    return true;
+  }
+
+  /** Spawn the daemon unless one answers health, and wait for SERVING (concurrent callers share
+   * one start). */
   private startDaemon(): Promise<void> {
-    this.starting ??= this.doStart().finally(() => {
-      this.starting = undefined;
-    });
+    if (!this.starting) {
+      this.starter.begin();
+      this.starting = this.doStart().then(
+        () => {
+          this.starter.end();
+          this.starting = undefined;
+        },
+        (e: unknown) => {
+          this.starter.end(e instanceof PostcompactError ? e.details : String(e));
+          this.starting = undefined;
+          throw e;
+        },
+      );
+    }
     return this.starting;
   }
 
@@ -396,48 +446,69 @@ export class PostcompactClient {
     const pinned = source === "explicit" || source === "env";
     const socketPath =
       pinned && this.resolved.transport === "unix" ? this.resolved.target.slice("unix://".length) : undefined;
-    const spawned = spawnDaemon({
-      env: this.env,
-      bin: this.opts.daemonBin,
-      args: this.opts.daemonArgs,
-      socketPath,
-    });
-    const timeoutMs = this.opts.startTimeoutMs ?? 10_000;
-    const deadline = Date.now() + timeoutMs;
-    let healthy = false;
-    while (!healthy && Date.now() < deadline) {
-      const spawnError = spawned.error();
-      if (spawnError)
-        throw new PostcompactError({
-          code: grpc.status.UNAVAILABLE,
-          reason: ClientReason.DAEMON_START_FAILED,
-          details: `cannot start the postcompact daemon: ${spawnError.message}`,
-          cause: spawnError,
-        });
-      // Not pinned: the started daemon announces itself in server.json (its socket may differ).
-      if (!pinned) this.resolved = resolveAddress(undefined, this.env);
-      const target = this.resolved.target;
-      try {
-        healthy = await waitForHealth(target, {
-          timeoutMs: Math.min(500, Math.max(1, deadline - Date.now())),
-          metadata: this.authMetadata(),
-          abort: spawned.error,
-        });
-      } catch {
-        continue; // the spawn failed: reported at the top of the loop
-      }
-      // server.json may have appeared meanwhile, naming another address: check that one too.
-      if (healthy && !pinned) {
-        this.resolved = resolveAddress(undefined, this.env);
-        healthy = this.resolved.target === target;
-      }
-    }
-    if (!healthy)
-      throw new PostcompactError({
+    const startFailed = (details: string, cause?: unknown): PostcompactError =>
+      new PostcompactError({
         code: grpc.status.UNAVAILABLE,
         reason: ClientReason.DAEMON_START_FAILED,
-        details: `started the postcompact daemon (pid ${spawned.pid ?? "?"}) but it did not report SERVING at ${this.resolved.address} within ${timeoutMs} ms`,
+        details,
+        transport: true,
+        cause,
       });
+    let spawned;
+    try {
+      spawned = spawnDaemon({ env: this.env, bin: this.opts.daemonBin, args: this.opts.daemonArgs, socketPath });
+    } catch (e) {
+      throw startFailed(`cannot start the postcompact daemon: ${e instanceof Error ? e.message : String(e)}`, e);
+    }
+    this.starter.spawned();
+    try {
+      const timeoutMs = this.opts.startTimeoutMs ?? 10_000;
+      const deadline = Date.now() + timeoutMs;
+      // Why to stop waiting: it could not be spawned, or it exited before serving (said at once,
+      // with what it wrote on stderr; an exit 4, another daemon winning the race, is waited for).
+      const stop = (): PostcompactError | undefined => {
+        const spawnError = spawned.error();
+        if (spawnError) return startFailed(`cannot start the postcompact daemon: ${spawnError.message}`, spawnError);
+        const exit = spawned.exit();
+        if (exit) {
+          const said = spawned.said();
+          return startFailed(
+            `the postcompact daemon (pid ${spawned.pid ?? "?"}) ${describeExit(exit)} before serving${said ? `: ${said}` : ""}`,
+          );
+        }
+        return undefined;
+      };
+      let healthy = false;
+      while (!healthy && Date.now() < deadline) {
+        const failure = stop();
+        if (failure) throw failure;
+        // Not pinned: the started daemon announces itself in server.json (its socket may differ).
+        if (!pinned) this.resolved = resolveAddress(undefined, this.env);
+        const target = this.resolved.target;
+        try {
+          healthy = await waitForHealth(target, {
+            timeoutMs: Math.min(250, Math.max(1, deadline - Date.now())),
+            metadata: this.authMetadata(),
+            abort: stop,
+          });
+        } catch {
+          continue; // stopped: reported at the top of the loop
+        }
+        // server.json may have appeared meanwhile, naming another address: check that one too.
+        if (healthy && !pinned) {
+          this.resolved = resolveAddress(undefined, this.env);
+          healthy = this.resolved.target === target;
+        }
+      }
+      if (!healthy) {
+        const said = spawned.said();
+        throw startFailed(
+          `started the postcompact daemon (pid ${spawned.pid ?? "?"}) but it did not report SERVING at ${this.resolved.address} within ${timeoutMs} ms${said ? ` (it said: ${said})` : ""}`,
+        );
+      }
+    } finally {
+      spawned.close();
+    }
   }
 }
 

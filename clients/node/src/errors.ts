@@ -6,17 +6,51 @@ export const REASON_METADATA_KEY = "postcompact-error-reason";
 /** The domain of the daemon's google.rpc.ErrorInfo details. */
 export const ERROR_DOMAIN = "postcompact";
 
-/** Reasons produced by the client itself (the daemon's reasons are UPPER_SNAKE_CASE too). */
+/**
+ * Reasons produced by the client itself, for failures no daemon answered (the daemon's reasons
+ * are UPPER_SNAKE_CASE too); the same names in every client (docs/clients.md, "Errors").
+ */
 export const ClientReason = {
-  /** No daemon answered and auto-start was off or not possible. */
+  /** No daemon answered within the retry policy (auto-start off, deferred, or not possible). */
   DAEMON_UNAVAILABLE: "DAEMON_UNAVAILABLE",
-  /** `postcompact serve` could not be spawned or never became healthy. */
+  /** Auto-start could not bring a daemon up: `postcompact serve` could not be spawned, exited
+   * before serving (the message carries its first error line) or did not report SERVING. */
   DAEMON_START_FAILED: "DAEMON_START_FAILED",
-  /** A transport or status error that carried no reason from the daemon. */
-  UNKNOWN: "UNKNOWN",
+  /** The connection broke during a call that is not retried: the daemon may have applied it. */
+  CONNECTION_LOST: "CONNECTION_LOST",
+  /** The call's deadline (`timeoutMs`) passed without an answer. */
+  DEADLINE_EXCEEDED: "DEADLINE_EXCEEDED",
+  /** Any other status gRPC produced itself, without a daemon reason (e.g. a message over the
+   * transport's hard size cap). */
+  TRANSPORT_ERROR: "TRANSPORT_ERROR",
   /** The caller's AbortSignal fired (CallOptions.signal): the call was cancelled, not retried. */
   ABORTED: "ABORTED",
+  /** @deprecated No longer produced: a failure without a daemon reason is named by one of the
+   * reasons above (`PostcompactError.transport` tells it from a daemon's answer). */
+  UNKNOWN: "UNKNOWN",
 } as const;
+
+/** The errors made from a status gRPC produced itself, as received (not the client's own
+ * reports such as DAEMON_START_FAILED): what the retry rule looks at (retry.ts). */
+const fromGrpc = new WeakSet<PostcompactError>();
+
+/** True when `e` is a status gRPC produced itself, as received (no daemon reason). */
+export function isGrpcStatus(e: unknown): e is PostcompactError {
+  return e instanceof PostcompactError && fromGrpc.has(e);
+}
+
+/** The client's reason for a status gRPC produced itself (no daemon reason). */
+export function transportReason(code: Status): string {
+  switch (code) {
+    case Status.DEADLINE_EXCEEDED:
+      return ClientReason.DEADLINE_EXCEEDED;
+    case Status.UNAVAILABLE:
+    case Status.CANCELLED:
+      return ClientReason.CONNECTION_LOST;
+    default:
+      return ClientReason.TRANSPORT_ERROR;
+  }
+}
 
 const CODE_NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(Status)
@@ -57,6 +91,12 @@ export class PostcompactError extends Error {
    * was spent (or is `NO_RETRY`).
    */
   readonly retryAfterMs: number | undefined;
+  /**
+   * True when gRPC (or the kernel) produced this status, not the daemon: it carried no daemon
+   * reason, and `reason` is the client's name for it (CONNECTION_LOST, DEADLINE_EXCEEDED,
+   * TRANSPORT_ERROR). The retry rule reads it (retry.ts).
+   */
+  readonly transport: boolean;
 
   constructor(init: {
     code: Status;
@@ -66,6 +106,7 @@ export class PostcompactError extends Error {
     errorInfo?: ErrorInfo;
     method?: string;
     retryAfterMs?: number;
+    transport?: boolean;
     cause?: unknown;
   }) {
     const prefix = init.method ? `${init.method}: ` : "";
@@ -79,6 +120,7 @@ export class PostcompactError extends Error {
     this.errorInfo = init.errorInfo;
     this.method = init.method ?? "";
     this.retryAfterMs = init.retryAfterMs;
+    this.transport = init.transport ?? false;
   }
 
   /** The status code's name, e.g. "INVALID_ARGUMENT". */
@@ -107,13 +149,13 @@ export class PostcompactError extends Error {
       }
     }
     const plain = metadata.get(REASON_METADATA_KEY)[0];
-    const reason =
-      (typeof plain === "string" && plain !== "" ? plain : undefined) ??
-      (errorInfo?.reason || undefined) ??
-      ClientReason.UNKNOWN;
-    return new PostcompactError({
-      code: err.code ?? Status.UNKNOWN,
-      reason,
+    const code = err.code ?? Status.UNKNOWN;
+    const daemonReason =
+      (typeof plain === "string" && plain !== "" ? plain : undefined) ?? (errorInfo?.reason || undefined);
+    const e = new PostcompactError({
+      code,
+      reason: daemonReason ?? transportReason(code),
+      transport: daemonReason === undefined,
       details: err.details ?? err.message,
       metadata,
       errorInfo,
@@ -121,6 +163,8 @@ export class PostcompactError extends Error {
       retryAfterMs,
       cause: err,
     });
+    if (daemonReason === undefined) fromGrpc.add(e);
+    return e;
   }
 }
 

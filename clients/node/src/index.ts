@@ -43,7 +43,8 @@ export {
   runtimeDir,
 } from "./address.js";
 export type { AddressSource, Env, ResolvedAddress, ServerJson } from "./address.js";
-export { healthCheck, waitForHealth } from "./daemon.js";
+export { DEFAULT_AUTO_START, healthCheck, waitForHealth } from "./daemon.js";
+export type { AutoStartPolicy } from "./daemon.js";
 export { DEFAULT_RETRY, NO_RETRY, backoffMs, isIdempotent } from "./retry.js";
 export type { RetryPolicy } from "./retry.js";
 export type { ErrorInfo } from "./wire.js";

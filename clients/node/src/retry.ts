@@ -1,13 +1,12 @@
 // Recovering across a daemon restart or an overload (docs/clients.md, "Retries"). An error with a
 // google.rpc.RetryInfo (`retryAfterMs`, the daemon's OVERLOADED) is retried for any call, after at
 // least the delay it names: the daemon refused it before applying anything. No other daemon
-// answer is retried. Besides those, only a transport failure is: UNAVAILABLE or CANCELLED with
-// no daemon reason (every answer of a live daemon carries one, e.g. STATE_WRITE_FAILED). An
-// idempotent call (`isIdempotent`) is retried whatever happened to the connection; any other call
-// only when the connection could not be established (`notSent`): the request was never written,
-// so the daemon cannot have acted on it.
+// answer is retried. Besides those, only a transport failure is (`isTransportFailure`: no daemon
+// reason; every answer of a live daemon carries one, e.g. STATE_WRITE_FAILED). An idempotent call
+// (`isIdempotent`) is retried whatever happened to the connection; any other call only when the
+// request was never written or never processed (`notSent`), so the daemon cannot have acted on it.
 import { status as Status } from "@grpc/grpc-js";
-import { ClientReason, PostcompactError } from "./errors.js";
+import { ClientReason, PostcompactError, isGrpcStatus } from "./errors.js";
 
 /** Bounded retries with exponential backoff and jitter (for an answer with a RetryInfo, each
  * wait is at least its delay). */
@@ -88,29 +87,43 @@ export function isIdempotent(method: string, request: unknown): boolean {
 }
 
 /** grpc-js's failure to establish a connection ("No connection established", ECONNREFUSED,
- * ENOENT for a missing socket): nothing was sent. */
+ * ENOENT for a missing socket), or an HTTP/2 stream the server refused before processing it
+ * (REFUSED_STREAM, "Stream refused by server"): nothing was applied. */
 export function notSent(e: PostcompactError): boolean {
-  return /No connection established|ECONNREFUSED|ENOENT/.test(e.details);
+  return /No connection established|ECONNREFUSED|ENOENT|Stream refused by server/.test(e.details);
 }
 
-/** UNAVAILABLE, or CANCELLED that the caller did not ask for (a daemon stopping), with no reason. */
-export function isTransportFailure(e: unknown): e is PostcompactError {
+/**
+ * grpc-js's status for an HTTP/2 stream that ended without a gRPC status: reset by the peer, or
+ * closed with its connection's GOAWAY code ("Bandwidth exhausted or memory limit exceeded" is
+ * how grpc-js names code 11, ENHANCE_YOUR_CALM, which a gRPC server's final GOAWAY carries when
+ * it stops; "Received RST_STREAM with code N" the others). The connection failed, not the call.
+ */
+export function streamReset(e: PostcompactError): boolean {
   return (
-    e instanceof PostcompactError &&
-    (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED) &&
-    e.reason === ClientReason.UNKNOWN
+    (e.code === Status.RESOURCE_EXHAUSTED && e.details === "Bandwidth exhausted or memory limit exceeded") ||
+    (e.code === Status.INTERNAL && e.details.startsWith("Received RST_STREAM with code"))
   );
+}
+
+/** A failure of the connection, not an answer of a daemon (it carried no daemon reason):
+ * UNAVAILABLE, CANCELLED that the caller did not ask for (a daemon stopping), or a stream the
+ * HTTP/2 layer reset (`streamReset`). */
+export function isTransportFailure(e: unknown): e is PostcompactError {
+  return isGrpcStatus(e) && (e.code === Status.UNAVAILABLE || e.code === Status.CANCELLED || streamReset(e));
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Run `attempt` until it succeeds or the policy says stop; returns its result or throws. */
+/** Run `attempt` until it succeeds or the policy says stop; returns its result or throws.
+ * `note` says why auto-start did not start the daemon, for DAEMON_UNAVAILABLE ("" if nothing). */
 export async function withRetry<R>(
   policy: RetryPolicy | undefined,
   address: string,
   method: string,
   request: unknown,
   attempt: () => Promise<R>,
+  note?: () => string,
 ): Promise<R> {
   const p = { ...DEFAULT_RETRY, ...policy };
   const begin = Date.now();
@@ -130,22 +143,26 @@ export async function withRetry<R>(
       if (!isIdempotent(method, request) && !notSent(e))
         throw new PostcompactError({
           code: e.code,
-          reason: e.reason,
+          reason: ClientReason.CONNECTION_LOST,
           details: `the connection to the postcompact daemon at ${address} failed during ${method}, which is not retried: the daemon may have applied it (error: ${e.details})`,
           metadata: e.metadata,
+          errorInfo: { reason: ClientReason.CONNECTION_LOST, domain: "postcompact", metadata: { address } },
           method,
+          transport: true,
           cause: e,
         });
       const elapsed = Date.now() - begin;
       const remaining = p.maxElapsedMs - elapsed;
       if (n >= p.maxAttempts || remaining <= 0) {
         const info = { address, attempts: String(n), elapsed_ms: String(elapsed) };
+        const why = note?.() ?? "";
         throw new PostcompactError({
           code: Status.UNAVAILABLE,
           reason: ClientReason.DAEMON_UNAVAILABLE,
-          details: `no postcompact daemon answered at ${address}: ${method} failed ${n} time(s) over ${(elapsed / 1000).toFixed(1)}s (last error: ${e.details})`,
+          details: `no postcompact daemon answered at ${address}: ${method} failed ${n} time(s) over ${(elapsed / 1000).toFixed(1)}s (last error: ${e.details})${why ? `; auto-start: ${why}` : ""}`,
           errorInfo: { reason: ClientReason.DAEMON_UNAVAILABLE, domain: "postcompact", metadata: info },
           method,
+          transport: true,
           cause: e,
         });
       }

@@ -1,11 +1,11 @@
 // Discovery against the real daemon (not a fake): auto-start through POSTCOMPACT_BIN into an
 // isolated runtime directory, then loopback TCP with the token found through server.json.
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, test } from "node:test";
-import { PostcompactClient, PostcompactError, readServerJson } from "../src/index.js";
+import { ClientReason, PostcompactClient, PostcompactError, readServerJson } from "../src/index.js";
 
 const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
 const PYTHON = process.env["POSTCOMPACT_PYTHON"] || join(REPO, ".venv", "bin", "python");
@@ -70,4 +70,30 @@ test("auto-start of the real daemon, then TCP with the token from server.json", 
   } finally {
     unix.close();
   }
+});
+
+test("an auto-started real daemon that cannot start: its first error line, at once", async () => {
+  const bin = join(dir, "postcompact-broken");
+  writeFileSync(bin, `#!/bin/sh\nexec "${PYTHON}" -m postcompact "$@"\n`);
+  chmodSync(bin, 0o755);
+  const base = join(dir, "broken");
+  mkdirSync(join(base, "config", "postcompact"), { recursive: true });
+  writeFileSync(join(base, "config", "postcompact", "config.toml"), "[policy]\nfoo = 1\n");
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("POSTCOMPACT_")) env[k] = v;
+  Object.assign(env, { XDG_RUNTIME_DIR: join(base, "run"), XDG_CONFIG_HOME: join(base, "config"), XDG_STATE_HOME: join(base, "state"), HOME: base, POSTCOMPACT_BIN: bin });
+  const client = new PostcompactClient({ env, startTimeoutMs: 120_000 });
+  try {
+    await assert.rejects(client.getServerInfo(), (e: unknown) => {
+      assert.ok(e instanceof PostcompactError);
+      assert.equal(e.reason, ClientReason.DAEMON_START_FAILED);
+      assert.match(e.details, /exited with status 2 before serving: postcompact: configuration error: .*unknown key policy\.foo/);
+      return true;
+    });
+  } finally {
+    client.close();
+  }
+  // The daemon said so in its log, in the state directory.
+  const log = readFileSync(join(base, "state", "postcompact", "daemon.log"), "utf8");
+  assert.match(log, /unknown key policy\.foo/);
 });

@@ -3,7 +3,7 @@
 // socket and state) succeed with the state intact; a Compact that was never sent is retried; a
 // daemon gone for good is DAEMON_UNAVAILABLE within the retry bound.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -121,4 +121,40 @@ test("idempotent calls go on across SIGTERM and kill -9 restarts; the state stay
     return true;
   });
   gone.close();
+});
+
+test("a Compact right after a restart the client's event loop did not see is sent to the new daemon", { timeout: 120_000 }, async () => {
+  // `postcompact stop` and `start` run synchronously: the event loop is blocked while the daemon
+  // says GOAWAY (waiting its shutdown grace for the client's answer, then GOAWAY code 11) and
+  // goes, so the client's channel still looks ready when the Compact is made. It was written on
+  // the dead connection and failed RESOURCE_EXHAUSTED "Bandwidth exhausted or memory limit
+  // exceeded" (grpc-js's name for that code), not retried, though the old daemon never saw it.
+  const base = mkdtempSync("/tmp/pcn-goaway-");
+  const socket = join(base, "d.sock");
+  const benv: Record<string, string> = { ...env, XDG_RUNTIME_DIR: join(base, "run"), XDG_CONFIG_HOME: join(base, "config"), XDG_STATE_HOME: join(base, "state"), HOME: base };
+  const cli = (...args: string[]): void => {
+    execFileSync(PYTHON, ["-m", "postcompact", ...args, "--socket", socket], { env: benv, stdio: "ignore", timeout: 60_000 });
+  };
+  const project = join(base, "project");
+  mkdirSync(project);
+  const a = join(project, "a.ts");
+  writeFileSync(a, "export const a = 1;\n");
+  cli("start");
+  const client = new PostcompactClient({ address: `unix://${socket}`, timeoutMs: 10_000 });
+  try {
+    const s = await client.openSession({ cwd: project, sessionId: "goaway-node" });
+    await s.readFile(a);
+    cli("stop");
+    cli("start");
+    const res = await s.compact();
+    assert.ok(res.decisions.length > 0);
+  } finally {
+    client.close();
+    try {
+      cli("stop");
+    } catch {
+      // not running
+    }
+    rmSync(base, { recursive: true, force: true });
+  }
 });

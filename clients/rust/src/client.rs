@@ -17,7 +17,8 @@ use tonic::transport::{Channel, Endpoint, Uri};
 use tonic::Code;
 
 use crate::address::{self, Address, AddressSource, Env, ProcessEnv, Resolved};
-use crate::error::{Error, RpcError, ERROR_DOMAIN, REASON_METADATA_KEY};
+use crate::autostart::{first_error_line, AutoStartPolicy, Starter, EXIT_ALREADY_RUNNING};
+use crate::error::{Error, RpcError, ERROR_DOMAIN, REASON_CONNECTION_LOST};
 use crate::health_pb::health_check_response::ServingStatus;
 use crate::health_pb::health_client::HealthClient;
 use crate::health_pb::HealthCheckRequest;
@@ -95,6 +96,9 @@ pub struct Options {
     /// RetryInfo (`OVERLOADED`) (default: about 10 s, then `DAEMON_UNAVAILABLE`, or the daemon's
     /// `OVERLOADED`; [`RetryPolicy::none`] turns it off). See docs/clients.md.
     pub retry: RetryPolicy,
+    /// How often auto-start may start the daemon over the client's life (default: at most 3
+    /// starts a minute, 1 s after each, doubling after each failed one up to 30 s).
+    pub auto_start_policy: AutoStartPolicy,
 }
 
 impl Default for Options {
@@ -108,6 +112,7 @@ impl Default for Options {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             timeout: Some(DEFAULT_TIMEOUT),
             retry: RetryPolicy::default(),
+            auto_start_policy: AutoStartPolicy::default(),
         }
     }
 }
@@ -155,6 +160,11 @@ impl Options {
         self
     }
 
+    pub fn auto_start_policy(mut self, policy: AutoStartPolicy) -> Self {
+        self.auto_start_policy = policy;
+        self
+    }
+
     /// Whether auto-start applies: explicitly set, else on unless the address is explicit.
     pub fn auto_start_enabled(&self) -> bool {
         self.auto_start.unwrap_or(self.address.is_none())
@@ -176,13 +186,15 @@ struct Conn {
 /// [`crate::ImportOptions`], or [`Client::import_transcript_with`] with the request; ListSessions
 /// is paged: [`Client::list_sessions`] walks every page, [`Client::list_sessions_page`] gets
 /// one). When auto-start is on and a call finds the daemon gone (a transport-level
-/// UNAVAILABLE), the client starts it again and retries the call once when that is safe (an
-/// idempotent call, or one never sent). Each call has a deadline, [`Options::timeout`].
+/// UNAVAILABLE), the client starts it again, within [`Options::auto_start_policy`] (shared by
+/// its clones), and retries the call at once when that is safe (an idempotent call, or one
+/// never sent). Each call has a deadline, [`Options::timeout`].
 /// [`Client::open_session`] gives the higher-level [`crate::Session`] flow.
 #[derive(Clone)]
 pub struct Client {
     conn: Arc<RwLock<Conn>>,
     opts: Arc<Options>,
+    starter: Arc<Starter>,
 }
 
 impl std::fmt::Debug for Client {
@@ -206,10 +218,22 @@ impl Client {
 
     /// Connects with the given options.
     pub async fn connect_with(opts: Options) -> Result<Client, Error> {
-        let conn = establish_or_start(&opts).await?;
+        let starter = Arc::new(Starter::new(opts.auto_start_policy.clone()));
+        let conn = match establish_or_start(&opts, &starter).await? {
+            Started::Serving(conn) => *conn,
+            Started::Deferred(why) => {
+                return Err(Error::Connect {
+                    address: address::resolve(opts.address.as_deref(), &ProcessEnv)?
+                        .address
+                        .to_string(),
+                    message: format!("no daemon answered; auto-start: {why}"),
+                })
+            }
+        };
         Ok(Client {
             conn: Arc::new(RwLock::new(conn)),
             opts: Arc::new(opts),
+            starter,
         })
     }
 
@@ -220,6 +244,7 @@ impl Client {
         Client {
             conn: Arc::clone(&self.conn),
             opts: Arc::new(opts),
+            starter: Arc::clone(&self.starter),
         }
     }
 
@@ -252,10 +277,12 @@ impl Client {
     }
 
     /// Runs a call with the deadline [`Options::timeout`]; on a transport UNAVAILABLE with
-    /// auto-start on, makes sure the daemon runs (starting it), reconnects and retries once if the
-    /// call is idempotent or was never sent. Then, within [`Options::retry`], an answer with a
-    /// RetryInfo (OVERLOADED) is retried for any call, after at least its delay, and a transport
-    /// failure when that is safe (`retry.rs`).
+    /// auto-start on, makes sure the daemon runs (starting it, within
+    /// [`Options::auto_start_policy`]), reconnects and re-sends at once if the call is
+    /// idempotent or was never sent. Within [`Options::retry`], an answer with a RetryInfo
+    /// (OVERLOADED) is retried for any call, after at least its delay, and a transport failure
+    /// when that is safe (`retry.rs`). A failure no daemon answered gets the client's reason
+    /// ([`Error::reason`]).
     pub(crate) async fn call<Req, Resp, F, Fut>(&self, req: Req, f: F) -> Result<Resp, Error>
     where
         Req: Clone + Rpc,
@@ -264,22 +291,23 @@ impl Client {
     {
         let policy = &self.opts.retry;
         let begin = Instant::now();
-        let mut started = false;
         let mut attempts = 0u32;
         loop {
             let status = match f(self.raw(), with_deadline(req.clone(), self.opts.timeout)).await {
                 Ok(r) => return Ok(r.into_inner()),
                 Err(s) => deadline_exceeded(s),
             };
-            if !started && self.opts.auto_start_enabled() && is_transport_unavailable(&status) {
-                started = true;
-                let conn = establish_or_start(&self.opts).await?;
-                *self.conn.write().expect("lock") = conn;
-                // Re-send at once only what cannot be applied twice: an idempotent call, or one
-                // that never reached a daemon. Any other may have been applied before the
-                // connection broke: reported below as not retried, as without auto-start.
-                if req.is_idempotent() || retry::not_sent(&status) {
-                    continue;
+            if self.opts.auto_start_enabled() && is_transport_unavailable(&status) {
+                if let Started::Serving(conn) =
+                    establish_or_start(&self.opts, &self.starter).await?
+                {
+                    *self.conn.write().expect("lock") = *conn;
+                    // Re-send at once only what cannot be applied twice: an idempotent call, or
+                    // one that never reached a daemon. Any other may have been applied before the
+                    // connection broke: reported below as not retried, as without auto-start.
+                    if req.is_idempotent() || retry::not_sent(&status) {
+                        continue;
+                    }
                 }
             }
             attempts += 1;
@@ -295,7 +323,7 @@ impl Client {
                 continue;
             }
             if !retry::is_transport_failure(&err.status) {
-                return Err(Error::Rpc(err));
+                return Err(Error::Rpc(err.named()));
             }
             let status = err.status;
             let address = self.address().to_string();
@@ -309,18 +337,28 @@ impl Client {
                 return Err(Error::Rpc(RpcError {
                     code: status.code(),
                     message,
-                    reason: None,
-                    domain: None,
-                    metadata: BTreeMap::new(),
+                    reason: Some(REASON_CONNECTION_LOST.to_owned()),
+                    domain: Some(ERROR_DOMAIN.to_owned()),
+                    metadata: BTreeMap::from([("address".to_owned(), address)]),
                     status,
                 }));
             }
             let elapsed = begin.elapsed();
             let remaining = policy.max_elapsed.saturating_sub(elapsed);
             if attempts >= policy.max_attempts || remaining.is_zero() {
+                let why = if self.opts.auto_start_enabled() {
+                    self.starter.why_not()
+                } else {
+                    String::new()
+                };
+                let note = if why.is_empty() {
+                    why
+                } else {
+                    format!("; auto-start: {why}")
+                };
                 let message = format!(
                     "no postcompact daemon answered at {address}: {} failed {attempts} time(s) \
-                     over {:.1}s (last error: {})",
+                     over {:.1}s (last error: {}){note}",
                     Req::METHOD,
                     elapsed.as_secs_f64(),
                     status.message()
@@ -366,9 +404,11 @@ fn deadline_exceeded(s: tonic::Status) -> tonic::Status {
     }
 }
 
-/// A daemon-raised UNAVAILABLE carries its reason; a dead socket or refused connection does not.
+/// The daemon may be gone: a transport UNAVAILABLE (a dead socket, a refused connection; a
+/// daemon-raised UNAVAILABLE carries its reason), or tonic's UNKNOWN "transport error", its code
+/// for a connection that broke (the first call on a channel to a daemon that has since gone).
 fn is_transport_unavailable(s: &tonic::Status) -> bool {
-    s.code() == Code::Unavailable && s.metadata().get(REASON_METADATA_KEY).is_none()
+    (s.code() == Code::Unavailable || s.code() == Code::Unknown) && retry::is_transport_failure(s)
 }
 
 macro_rules! rpc_methods {
@@ -469,15 +509,34 @@ impl Client {
     }
 }
 
+/// What [`establish_or_start`] found.
+enum Started {
+    /// A daemon serves: connected.
+    Serving(Box<Conn>),
+    /// None answers, and the auto-start policy allows no start now (why).
+    Deferred(String),
+}
+
 /// Connects to the resolved address; when the daemon is absent and auto-start applies, starts
-/// it, waits for health and connects again.
-async fn establish_or_start(opts: &Options) -> Result<Conn, Error> {
+/// it (within the policy; one start at a time, a caller that waited for another's finds the
+/// daemon serving), waits for health and connects again.
+async fn establish_or_start(opts: &Options, starter: &Starter) -> Result<Started, Error> {
     let env = ProcessEnv;
     let resolved = address::resolve(opts.address.as_deref(), &env)?;
     match establish(opts, resolved.clone(), &env).await {
-        Ok(c) => Ok(c),
+        Ok(c) => Ok(Started::Serving(Box::new(c))),
         Err(e) if e.is_unavailable() && opts.auto_start_enabled() => {
-            start_daemon(opts, &resolved, &env).await
+            let _one_at_a_time = starter.gate.lock().await;
+            if let Ok(c) = establish(opts, resolved.clone(), &env).await {
+                return Ok(Started::Serving(Box::new(c))); // started meanwhile
+            }
+            let why = starter.why_not();
+            if !why.is_empty() {
+                return Ok(Started::Deferred(why));
+            }
+            start_daemon(opts, &resolved, &env, starter)
+                .await
+                .map(|c| Started::Serving(Box::new(c)))
         }
         Err(e) => Err(e),
     }
@@ -575,10 +634,10 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// The `serve` arguments: plain `serve`, plus `--socket PATH` when the client targets a Unix
+/// The `serve` arguments: `serve --detached`, plus `--socket PATH` when the client targets a Unix
 /// socket other than the default one (so the daemon comes up where the client looks).
 fn serve_args(resolved: &Resolved, env: &dyn Env) -> Vec<String> {
-    let mut args = vec!["serve".to_owned()];
+    let mut args = vec!["serve".to_owned(), "--detached".to_owned()];
     if let Address::Unix(p) = &resolved.address {
         if *p != address::default_socket(env) {
             args.push("--socket".into());
@@ -588,27 +647,75 @@ fn serve_args(resolved: &Resolved, env: &dyn Env) -> Vec<String> {
     args
 }
 
-/// Spawns `postcompact serve` detached (own session, stdio on /dev/null), then polls
-/// `grpc.health.v1.Health/Check` until SERVING or the start timeout.
-async fn start_daemon(opts: &Options, resolved: &Resolved, env: &dyn Env) -> Result<Conn, Error> {
+/// Spawns `postcompact serve --detached` (own session, stdin and stdout on /dev/null, stderr to
+/// an unlinked temporary file), then polls `grpc.health.v1.Health/Check` until SERVING: an
+/// [`Error::Start`] as soon as the daemon exits before serving (its exit status and first
+/// error line), or at the start timeout.
+async fn start_daemon(
+    opts: &Options,
+    resolved: &Resolved,
+    env: &dyn Env,
+    starter: &Starter,
+) -> Result<Conn, Error> {
     let bin = daemon_executable(opts.daemon_bin.as_deref(), env)?;
     let args = serve_args(resolved, env);
-    let mut child = spawn_detached(&bin, &args).map_err(|e| {
+    let cannot_run = |e: std::io::Error| {
         Error::Start(format!(
             "cannot run {} {}: {e}",
             bin.display(),
             args.join(" ")
         ))
-    })?;
+    };
+    let errors = stderr_file().map_err(cannot_run)?;
+    let mut child =
+        spawn_detached(&bin, &args, errors.try_clone().map_err(cannot_run)?).map_err(cannot_run)?;
+    starter.spawned();
+    let result = wait_started(opts, resolved, env, &mut child, &errors).await;
+    match &result {
+        Ok(_) => starter.end(""),
+        Err(e) => starter.end(&e.to_string()),
+    }
+    reap_in_background(child);
+    result
+}
+
+async fn wait_started(
+    opts: &Options,
+    resolved: &Resolved,
+    env: &dyn Env,
+    child: &mut Child,
+    errors: &std::fs::File,
+) -> Result<Conn, Error> {
+    use std::os::unix::process::ExitStatusExt;
+    let said = || {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 64 << 10];
+        let n = errors.read_at(&mut buf, 0).unwrap_or(0);
+        first_error_line(&String::from_utf8_lossy(&buf[..n]))
+    };
     let deadline = Instant::now() + opts.start_timeout;
     let mut delay = Duration::from_millis(25);
-    let mut exited = None;
     let mut last_err;
     loop {
-        if exited.is_none() {
-            if let Ok(Some(status)) = child.try_wait() {
-                // Maybe another client won the race to start it: keep polling until the deadline.
-                exited = Some(status);
+        // Exited before serving: said at once (an exit 4, another daemon winning the race, is
+        // waited for).
+        if let Ok(Some(status)) = child.try_wait() {
+            if status.code() != Some(EXIT_ALREADY_RUNNING) {
+                let how = match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("exited with status {code}"),
+                    (None, Some(sig)) => format!("was killed by signal {sig}"),
+                    _ => format!("ended ({status})"),
+                };
+                let said = said();
+                let said = if said.is_empty() {
+                    said
+                } else {
+                    format!(": {said}")
+                };
+                return Err(Error::Start(format!(
+                    "the postcompact daemon (pid {}) {how} before serving{said}",
+                    child.id()
+                )));
             }
         }
         // An explicit or environment address stays; otherwise re-resolve, since the new
@@ -631,10 +738,7 @@ async fn start_daemon(opts: &Options, resolved: &Resolved, env: &dyn Env) -> Res
                     Some(left.max(Duration::from_millis(50))),
                 );
                 match h.check(req).await {
-                    Ok(r) if r.get_ref().status() == ServingStatus::Serving => {
-                        reap_in_background(child, exited.is_some());
-                        return Ok(conn);
-                    }
+                    Ok(r) if r.get_ref().status() == ServingStatus::Serving => return Ok(conn),
                     Ok(r) => last_err = format!("health is {:?}", r.get_ref().status()),
                     Err(s) => last_err = Error::from(s).to_string(),
                 }
@@ -642,12 +746,15 @@ async fn start_daemon(opts: &Options, resolved: &Resolved, env: &dyn Env) -> Res
             Err(e) => last_err = e.to_string(),
         }
         if Instant::now() >= deadline {
-            let how = match exited {
-                Some(st) => format!("; `{} {}` exited with {st}", bin.display(), args.join(" ")),
-                None => String::new(),
+            let said = said();
+            let said = if said.is_empty() {
+                said
+            } else {
+                format!("; it said: {said}")
             };
             return Err(Error::Start(format!(
-                "the daemon did not become healthy within {:?} ({last_err}{how})",
+                "the daemon (pid {}) did not become healthy within {:?} ({last_err}{said})",
+                child.id(),
                 opts.start_timeout
             )));
         }
@@ -656,13 +763,37 @@ async fn start_daemon(opts: &Options, resolved: &Resolved, env: &dyn Env) -> Res
     }
 }
 
-fn spawn_detached(bin: &Path, args: &[String]) -> std::io::Result<Child> {
+/// An unlinked temporary file for the daemon's stderr while it starts.
+fn stderr_file() -> std::io::Result<std::fs::File> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let path = std::env::temp_dir().join(format!(
+        "postcompact-start-{}-{}-{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    let _ = std::fs::remove_file(&path);
+    Ok(file)
+}
+
+fn spawn_detached(bin: &Path, args: &[String], stderr: std::fs::File) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(bin);
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(Stdio::from(stderr));
     // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -676,8 +807,8 @@ fn spawn_detached(bin: &Path, args: &[String]) -> std::io::Result<Child> {
 }
 
 /// The daemon outlives us in its own session; a thread reaps it if it exits while we run.
-fn reap_in_background(mut child: Child, already_exited: bool) {
-    if already_exited {
+fn reap_in_background(mut child: Child) {
+    if let Ok(Some(_)) = child.try_wait() {
         return;
     }
     let _ = std::thread::Builder::new()
@@ -690,6 +821,7 @@ fn reap_in_background(mut child: Child, already_exited: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::REASON_METADATA_KEY;
     use std::collections::HashMap;
 
     struct FakeEnv(HashMap<&'static str, String>);
@@ -776,11 +908,11 @@ mod tests {
     fn serve_arguments() {
         let env = FakeEnv(HashMap::new());
         let def = address::resolve(None, &env).unwrap();
-        assert_eq!(serve_args(&def, &env), vec!["serve"]);
+        assert_eq!(serve_args(&def, &env), vec!["serve", "--detached"]);
         let custom = address::resolve(Some("unix:///tmp/pc-x/d.sock"), &env).unwrap();
         assert_eq!(
             serve_args(&custom, &env),
-            vec!["serve", "--socket", "/tmp/pc-x/d.sock"]
+            vec!["serve", "--detached", "--socket", "/tmp/pc-x/d.sock"]
         );
     }
 
@@ -805,17 +937,46 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn auto_start_times_out_on_a_daemon_that_never_serves() {
-        // `true` exits at once without serving: the wait must end with a clear error.
+    async fn a_daemon_that_exits_before_serving_is_reported_at_once() {
+        // `true` exits at once without serving: reported then, with its exit status, not after
+        // the (long) start timeout.
         let opts = Options::default()
             .address("unix:///tmp/pc-rs-no-such-dir/daemon.sock")
             .auto_start(true)
             .daemon_bin("/bin/true")
+            .start_timeout(Duration::from_secs(120));
+        let err = Client::connect_with(opts).await.unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::Start(_)), "{msg}");
+        assert_eq!(err.reason(), Some("DAEMON_START_FAILED"));
+        assert!(msg.contains("exited with status 0 before serving"), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn a_daemon_that_never_serves_times_out_with_what_it_said() {
+        let dir = std::env::temp_dir().join(format!("pc-rs-silent-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("silent");
+        std::fs::write(
+            &bin,
+            "#!/bin/sh\necho 'postcompact: still thinking' >&2\nexec sleep 2\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let opts = Options::default()
+            .address("unix:///tmp/pc-rs-no-such-dir/daemon.sock")
+            .auto_start(true)
+            .daemon_bin(&bin)
             .start_timeout(Duration::from_millis(300));
         let err = Client::connect_with(opts).await.unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::Start(_)), "{msg}");
         assert!(msg.contains("did not become healthy"), "{msg}");
-        assert!(msg.contains("exited with"), "{msg}");
+        assert!(
+            msg.contains("it said: postcompact: still thinking"),
+            "{msg}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

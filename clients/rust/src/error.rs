@@ -14,6 +14,16 @@ pub const REASON_METADATA_KEY: &str = "postcompact-error-reason";
 /// The `google.rpc.ErrorInfo` domain of the daemon's errors.
 pub const ERROR_DOMAIN: &str = "postcompact";
 
+// The reasons the client gives a failure no daemon answered ([`RpcError::is_transport`]), the
+// same in every client (docs/clients.md, "Errors"); `REASON_DAEMON_UNAVAILABLE` (retry.rs) and
+// `REASON_DAEMON_START_FAILED` (autostart.rs) are the others.
+/// The connection broke during a call that is not retried: the daemon may have applied it.
+pub const REASON_CONNECTION_LOST: &str = "CONNECTION_LOST";
+/// The call's deadline ([`crate::Options::timeout`]) passed without an answer.
+pub const REASON_DEADLINE_EXCEEDED: &str = "DEADLINE_EXCEEDED";
+/// Any other status gRPC (tonic, hyper) produced itself, without a daemon reason.
+pub const REASON_TRANSPORT_ERROR: &str = "TRANSPORT_ERROR";
+
 const ERROR_INFO_TYPE_URL: &str = "type.googleapis.com/google.rpc.ErrorInfo";
 const RETRY_INFO_TYPE_URL: &str = "type.googleapis.com/google.rpc.RetryInfo";
 
@@ -42,11 +52,17 @@ impl Error {
         }
     }
 
-    /// The daemon's machine-readable reason (e.g. `"PATH_OUTSIDE_ROOTS"`), when it sent one.
+    /// The daemon's machine-readable reason (e.g. `"PATH_OUTSIDE_ROOTS"`), or, for a failure no
+    /// daemon answered, the client's: `DAEMON_UNAVAILABLE` ([`Error::Connect`], or retries spent),
+    /// `DAEMON_START_FAILED` ([`Error::Start`]), `CONNECTION_LOST`, `DEADLINE_EXCEEDED`,
+    /// `TRANSPORT_ERROR`. `None` for a local configuration error, or a status converted with
+    /// `From<tonic::Status>` that carried none.
     pub fn reason(&self) -> Option<&str> {
         match self {
             Error::Rpc(e) => e.reason.as_deref(),
-            _ => None,
+            Error::Connect { .. } => Some(crate::retry::REASON_DAEMON_UNAVAILABLE),
+            Error::Start(_) => Some(crate::autostart::REASON_DAEMON_START_FAILED),
+            Error::Config(_) => None,
         }
     }
 
@@ -152,6 +168,30 @@ impl RpcError {
     /// The status code's canonical name, e.g. `"INVALID_ARGUMENT"`.
     pub fn code_name(&self) -> &'static str {
         code_name(self.code)
+    }
+
+    /// True when gRPC (or the kernel), not the daemon, produced this failure: its status carries
+    /// no daemon reason (its `reason`, if any, is the client's).
+    pub fn is_transport(&self) -> bool {
+        self.status.metadata().get(REASON_METADATA_KEY).is_none()
+            && error_info(self.status.details()).is_none()
+    }
+
+    /// This error, or, when no daemon sent a reason, the same with the client's reason for it
+    /// (`DEADLINE_EXCEEDED`, `CONNECTION_LOST` for UNAVAILABLE or CANCELLED, else
+    /// `TRANSPORT_ERROR`).
+    pub(crate) fn named(mut self) -> Self {
+        if self.reason.is_none() {
+            self.reason = Some(
+                match self.code {
+                    Code::DeadlineExceeded => REASON_DEADLINE_EXCEEDED,
+                    Code::Unavailable | Code::Cancelled => REASON_CONNECTION_LOST,
+                    _ => REASON_TRANSPORT_ERROR,
+                }
+                .to_owned(),
+            );
+        }
+        self
     }
 }
 
@@ -392,8 +432,13 @@ mod tests {
             message: "refused".into(),
         };
         assert!(e.is_unavailable());
-        assert_eq!(e.reason(), None);
+        assert_eq!(e.reason(), Some("DAEMON_UNAVAILABLE"));
+        assert_eq!(
+            Error::Start("x".into()).reason(),
+            Some("DAEMON_START_FAILED")
+        );
         assert_eq!(Error::Config("x".into()).code(), Code::InvalidArgument);
+        assert_eq!(Error::Config("x".into()).reason(), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod address;
+pub mod autostart;
 pub mod client;
 pub mod error;
 mod print;
@@ -25,8 +26,12 @@ pub mod health_pb {
 }
 
 pub use address::{Address, AddressSource};
+pub use autostart::{AutoStartPolicy, REASON_DAEMON_START_FAILED};
 pub use client::{Client, Options};
-pub use error::{code_name, Error, RpcError};
+pub use error::{
+    code_name, Error, RpcError, REASON_CONNECTION_LOST, REASON_DEADLINE_EXCEEDED,
+    REASON_TRANSPORT_ERROR,
+};
 pub use profile::{parse_profile, profile_name};
 pub use retry::{RetryPolicy, REASON_DAEMON_UNAVAILABLE};
 pub use session::{join, join_rendered_text, Compaction, Injection, Session};

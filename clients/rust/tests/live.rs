@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use common::{alive, short_private_dir, terminate, venv_bin, Daemon};
 use postcompact_client::pb;
-use postcompact_client::{join, Client, Code, Error, ImportOptions, Options};
+use postcompact_client::{
+    join, AutoStartPolicy, Client, Code, Error, ImportOptions, Options, RetryPolicy,
+};
 
 #[tokio::test]
 async fn auto_start_spawns_a_detached_daemon_and_waits_for_health() {
@@ -49,6 +51,190 @@ async fn auto_start_spawns_a_detached_daemon_and_waits_for_health() {
     }
     assert!(!alive(pid), "the daemon did not stop on SIGTERM");
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// A daemon executable in `dir`: the real one, with its state (and log) and configuration
+/// directories in `dir` (the test process's environment is shared by every test thread).
+fn daemon_in(dir: &std::path::Path) -> std::path::PathBuf {
+    let bin = dir.join("postcompact");
+    fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\nXDG_STATE_HOME='{d}/state' XDG_CONFIG_HOME='{d}/config' exec '{py}' -m postcompact \"$@\"\n",
+            d = dir.display(),
+            py = venv_bin("python").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// The lines of the daemon logs in `dir`'s state directory.
+fn state_logs(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in fs::read_dir(dir.join("state/postcompact"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("daemon") && name.ends_with(".log") {
+            out += &fs::read_to_string(entry.path()).unwrap_or_default();
+        }
+    }
+    out
+}
+
+async fn wait_gone(pid: i32) {
+    for _ in 0..400 {
+        if !alive(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the daemon {pid} did not stop");
+}
+
+#[tokio::test]
+async fn a_long_lived_client_starts_its_daemon_again() {
+    let dir = short_private_dir("again");
+    let address = format!("unix://{}/d.sock", dir.display());
+    let client = Client::connect_with(
+        Options::default()
+            .address(&address)
+            .auto_start(true)
+            .daemon_bin(daemon_in(&dir))
+            .start_timeout(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    let first = client
+        .get_server_info(Default::default())
+        .await
+        .unwrap()
+        .pid as i32;
+    terminate(first);
+    wait_gone(first).await;
+    // Found gone: started again (after the back-off that follows a start), by this client and
+    // its clones, not DAEMON_UNAVAILABLE.
+    let second = client
+        .clone()
+        .get_server_info(Default::default())
+        .await
+        .unwrap()
+        .pid as i32;
+    assert_ne!(second, first);
+    terminate(second);
+    wait_gone(second).await;
+    // Both logged to a file in the state directory.
+    let serving = state_logs(&dir).matches("\"msg\": \"serving\"").count();
+    assert_eq!(serving, 2, "{}", state_logs(&dir));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_daemon_that_cannot_start_fails_at_once_with_its_first_error_line() {
+    let dir = short_private_dir("broken");
+    fs::create_dir_all(dir.join("config/postcompact")).unwrap();
+    fs::write(
+        dir.join("config/postcompact/config.toml"),
+        "[policy]\nfoo = 1\n",
+    )
+    .unwrap();
+    let err = Client::connect_with(
+        Options::default()
+            .address(format!("unix://{}/d.sock", dir.display()))
+            .auto_start(true)
+            .daemon_bin(daemon_in(&dir))
+            .start_timeout(Duration::from_secs(120)), // it exits: not waited out
+    )
+    .await
+    .unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(err.reason(), Some("DAEMON_START_FAILED"), "{msg}");
+    assert!(
+        msg.contains("exited with status 2 before serving: postcompact: configuration error:"),
+        "{msg}"
+    );
+    assert!(msg.contains("unknown key policy.foo"), "{msg}");
+    assert!(state_logs(&dir).contains("unknown key policy.foo"));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn starts_are_bounded_by_the_auto_start_policy() {
+    // A client connected to a daemon that then goes for good; each "daemon" it starts records
+    // its start, says why it will not serve and exits.
+    let mut daemon = Daemon::start("bounded", &[]);
+    daemon.wait_healthy().await;
+    let spawns = daemon.dir.join("spawns");
+    let bin = daemon.dir.join("record-spawn");
+    fs::write(
+        &bin,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\necho 'postcompact: not today' >&2\n",
+            spawns.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    let client = |policy: AutoStartPolicy| {
+        Client::connect_with(
+            Options::default()
+                .address(daemon.address())
+                .auto_start(true)
+                .daemon_bin(&bin)
+                .retry(RetryPolicy::none())
+                .auto_start_policy(policy),
+        )
+    };
+    let window = client(AutoStartPolicy {
+        max_starts: 2,
+        window: Duration::from_secs(3600),
+        initial_backoff: Duration::ZERO,
+        max_backoff: Duration::ZERO,
+    })
+    .await
+    .unwrap();
+    let backoff = client(AutoStartPolicy {
+        initial_backoff: Duration::from_secs(3600),
+        max_backoff: Duration::from_secs(3600),
+        ..AutoStartPolicy::default()
+    })
+    .await
+    .unwrap();
+    daemon.stop();
+    for _ in 0..2 {
+        let err = window.get_stats(Default::default()).await.unwrap_err();
+        assert_eq!(err.reason(), Some("DAEMON_START_FAILED"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("exited with status 0 before serving: postcompact: not today"),
+            "{err}"
+        );
+    }
+    let err = window.get_stats(Default::default()).await.unwrap_err();
+    assert_eq!(err.reason(), Some("DAEMON_UNAVAILABLE"), "{err}");
+    assert!(
+        err.to_string().contains("2 starts in the last 3600 s"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&spawns).unwrap(), "x\nx\n");
+
+    let err = backoff.get_stats(Default::default()).await.unwrap_err();
+    assert_eq!(err.reason(), Some("DAEMON_START_FAILED"), "{err}");
+    let err = backoff.get_stats(Default::default()).await.unwrap_err();
+    assert_eq!(err.reason(), Some("DAEMON_UNAVAILABLE"), "{err}");
+    assert!(
+        err.to_string().contains(
+            "the last start failed (cannot start the postcompact daemon: the postcompact daemon"
+        ),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&spawns).unwrap(), "x\nx\nx\n");
 }
 
 #[tokio::test]
@@ -537,6 +723,8 @@ async fn a_hung_daemon_fails_the_call_at_its_deadline() {
     unsafe { libc::kill(pid, libc::SIGCONT) };
     let err = r.expect("the call outlived its deadline").unwrap_err();
     assert_eq!(err.code(), Code::DeadlineExceeded, "{err}");
-    assert_eq!(err.reason(), None, "{err}");
+    // No daemon answered: the client's reason, as every client names it.
+    assert_eq!(err.reason(), Some("DEADLINE_EXCEEDED"), "{err}");
+    assert!(err.as_rpc().is_some_and(|e| e.is_transport()), "{err}");
     daemon.stop();
 }

@@ -339,6 +339,53 @@ describe("auto-start", () => {
     client.close();
   });
 
+  test("a long-lived client starts its daemon again when it finds it gone", async () => {
+    const xdg = join(tmp, "again");
+    const env: Record<string, string | undefined> = { ...process.env, XDG_RUNTIME_DIR: xdg, POSTCOMPACT_BIN: bin };
+    delete env["POSTCOMPACT_ADDRESS"];
+    const client = new PostcompactClient({ env, retry: { maxElapsedMs: 20_000 } });
+    try {
+      const first = (await client.getServerInfo()).pid;
+      const gone = new Promise<void>((resolve) => {
+        const poll = (): void => {
+          try {
+            process.kill(Number(first), 0);
+            setTimeout(poll, 20);
+          } catch {
+            resolve();
+          }
+        };
+        poll();
+      });
+      killFrom(join(xdg, "postcompact"));
+      await gone;
+      // Started again (once the back-off after the first start is over), not DAEMON_UNAVAILABLE.
+      const second = (await client.getServerInfo()).pid;
+      assert.notEqual(second, first);
+    } finally {
+      client.close();
+      killFrom(join(xdg, "postcompact"));
+    }
+  });
+
+  test("a daemon that exits before serving fails the call at once with its first error line", async () => {
+    const broken = join(tmp, "broken");
+    writeFileSync(
+      broken,
+      "#!/bin/sh\necho 'postcompact: configuration error: config.toml: unknown key policy.foo' >&2\nexit 2\n",
+    );
+    chmodSync(broken, 0o755);
+    // The start timeout is long: the call must not wait it out for a daemon that has exited.
+    const client = new PostcompactClient({ env: { XDG_RUNTIME_DIR: join(tmp, "broken-run"), POSTCOMPACT_BIN: broken }, startTimeoutMs: 120_000 });
+    await assert.rejects(client.getServerInfo(), (e: unknown) => {
+      assert.ok(e instanceof PostcompactError);
+      assert.equal(e.reason, ClientReason.DAEMON_START_FAILED);
+      assert.match(e.details, /exited with status 2 before serving: postcompact: configuration error: config.toml: unknown key policy.foo$/);
+      return true;
+    });
+    client.close();
+  });
+
   test("an explicit Unix address with autoStart: true starts the daemon on that socket", async () => {
     const xdg = join(tmp, "pinned");
     const sock = join(tmp, "pinned.sock");

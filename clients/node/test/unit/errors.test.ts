@@ -44,11 +44,23 @@ describe("error mapping", () => {
     assert.equal(PostcompactError.fromServiceError(serviceError(status.RESOURCE_EXHAUSTED, "", plain)).retryAfterMs, undefined);
   });
 
-  test("no reason at all (a transport failure)", () => {
+  test("no reason at all (a transport failure): named by the client", () => {
     const e = PostcompactError.fromServiceError(serviceError(status.UNAVAILABLE, "connect failed", new Metadata()));
-    assert.equal(e.reason, ClientReason.UNKNOWN);
+    assert.equal(e.reason, ClientReason.CONNECTION_LOST);
+    assert.equal(e.transport, true);
     assert.equal(e.codeName, "UNAVAILABLE");
     assert.equal(e.errorInfo, undefined);
+    const late = PostcompactError.fromServiceError(serviceError(status.DEADLINE_EXCEEDED, "Deadline exceeded", new Metadata()));
+    assert.equal(late.reason, ClientReason.DEADLINE_EXCEEDED);
+    const big = PostcompactError.fromServiceError(serviceError(status.RESOURCE_EXHAUSTED, "Received message larger than max (5 vs. 4)", new Metadata()));
+    assert.equal(big.reason, ClientReason.TRANSPORT_ERROR);
+    for (const e of [late, big]) assert.equal(e.transport, true);
+    // Never "UNKNOWN", and a daemon's answer is not a transport failure.
+    const md = new Metadata();
+    md.set("postcompact-error-reason", "STATE_WRITE_FAILED");
+    const answer = PostcompactError.fromServiceError(serviceError(status.UNAVAILABLE, "disk", md));
+    assert.equal(answer.transport, false);
+    assert.equal(answer.reason, "STATE_WRITE_FAILED");
   });
 
   test("garbage details do not hide the plain reason", () => {

@@ -1,13 +1,13 @@
 // Auto-start and calls the daemon may already have applied (docs/clients.md, "Retries across a
 // daemon restart"): after an auto-start only an idempotent call, or one that was never sent, is
-// sent again; a daemon that answers health is not spawned again; one auto-start per client.
+// sent again; a daemon that answers health is not spawned again; starts are bounded by the policy.
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { NO_RETRY, PostcompactClient, PostcompactError } from "../../src/index.js";
+import { ClientReason, NO_RETRY, PostcompactClient, PostcompactError, type AutoStartPolicy } from "../../src/index.js";
 import { startFakeServer, type FakeServer } from "../fixtures/fake-server.js";
 
 const tmp = mkdtempSync("/tmp/pc-node-resend-");
@@ -121,25 +121,61 @@ describe("auto-start after a call the daemon may have applied", () => {
   });
 });
 
-test("the daemon is auto-started at most once per client", async () => {
-  // A "daemon" that records its start and exits without serving.
+describe("how often auto-start starts the daemon", () => {
+  // A "daemon" that records its start, says why it will not serve, and exits.
   const spawns = join(tmp, "spawns");
   const bin = join(tmp, "record-spawn");
-  writeFileSync(bin, `#!/bin/sh\necho x >> "${spawns}"\n`);
+  writeFileSync(bin, `#!/bin/sh\necho x >> "${spawns}"\necho "postcompact: not today" >&2\n`);
   chmodSync(bin, 0o755);
-  const client = new PostcompactClient({
-    address: `unix://${join(tmp, "none.sock")}`,
-    autoStart: true,
-    daemonBin: bin,
-    startTimeoutMs: 300,
-    retry: NO_RETRY,
-    env: { XDG_RUNTIME_DIR: join(tmp, "run2") },
+  const client = (policy: AutoStartPolicy): PostcompactClient =>
+    new PostcompactClient({
+      address: `unix://${join(tmp, "none.sock")}`,
+      autoStart: true,
+      autoStartPolicy: policy,
+      daemonBin: bin,
+      startTimeoutMs: 60_000, // it exits: the start must not wait this out
+      retry: NO_RETRY,
+      env: { XDG_RUNTIME_DIR: join(tmp, "run2") },
+    });
+  const startFailed = (e: unknown): boolean => {
+    assert.ok(e instanceof PostcompactError, String(e));
+    assert.equal(e.reason, ClientReason.DAEMON_START_FAILED);
+    assert.match(e.details, /exited with status 0 before serving: postcompact: not today/);
+    return true;
+  };
+
+  test("at most maxStarts in a window", async () => {
+    rmSync(spawns, { force: true });
+    const c = client({ maxStarts: 2, windowMs: 3_600_000, initialBackoffMs: 0, maxBackoffMs: 0 });
+    try {
+      await assert.rejects(c.getServerInfo(), startFailed);
+      await assert.rejects(c.getServerInfo(), startFailed);
+      await assert.rejects(c.getServerInfo(), (e: unknown) => {
+        assert.ok(e instanceof PostcompactError);
+        assert.equal(e.reason, ClientReason.DAEMON_UNAVAILABLE);
+        assert.match(e.details, /auto-start: not started again: 2 starts in the last 3600 s/);
+        return true;
+      });
+      assert.equal(readFileSync(spawns, "utf8"), "x\nx\n");
+    } finally {
+      c.close();
+    }
   });
-  try {
-    await assert.rejects(client.getServerInfo(), (e: unknown) => e instanceof PostcompactError && e.reason === "DAEMON_START_FAILED");
-    await assert.rejects(client.getServerInfo(), (e: unknown) => e instanceof PostcompactError && e.reason === "DAEMON_UNAVAILABLE");
-    assert.equal(readFileSync(spawns, "utf8"), "x\n");
-  } finally {
-    client.close();
-  }
+
+  test("the next start waits out the back-off", async () => {
+    rmSync(spawns, { force: true });
+    const c = client({ initialBackoffMs: 3_600_000, maxBackoffMs: 3_600_000 });
+    try {
+      await assert.rejects(c.getServerInfo(), startFailed);
+      await assert.rejects(c.getServerInfo(), (e: unknown) => {
+        assert.ok(e instanceof PostcompactError);
+        assert.equal(e.reason, ClientReason.DAEMON_UNAVAILABLE);
+        assert.match(e.details, /the last start failed \(.*postcompact: not today\)/);
+        return true;
+      });
+      assert.equal(readFileSync(spawns, "utf8"), "x\n");
+    } finally {
+      c.close();
+    }
+  });
 });

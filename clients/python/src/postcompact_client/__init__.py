@@ -7,9 +7,15 @@ typed values of `postcompact_client.types` (frozen dataclasses; enums that print
 
 from postcompact_client import types
 from postcompact_client._aio import AsyncClient, AsyncSession
+from postcompact_client._autostart import AutoStartPolicy
 from postcompact_client._client import Client, Session
 from postcompact_client._discovery import Target, resolve, runtime_dir
-from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client._errors import (
+    ClientReason,
+    DaemonStartFailed,
+    DaemonUnavailable,
+    PostcompactError,
+)
 from postcompact_client._requests import Injection, join, rendered_text
 from postcompact_client._retry import RetryPolicy, is_idempotent
 from postcompact_client.types import (
@@ -31,8 +37,11 @@ __all__ = [
     "AsyncSession",
     "Attachment",
     "AttachmentKind",
+    "AutoStartPolicy",
     "Client",
+    "ClientReason",
     "CompactResponse",
+    "DaemonStartFailed",
     "DaemonUnavailable",
     "Decision",
     "Injection",

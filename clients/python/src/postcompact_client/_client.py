@@ -14,10 +14,16 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from postcompact_client import _requests as rq
 from postcompact_client import types
-from postcompact_client._autostart import spawn_daemon
+from postcompact_client._autostart import (
+    DEFAULT_AUTO_START,
+    AutoStartPolicy,
+    Spawned,
+    Starter,
+    spawn_daemon,
+)
 from postcompact_client._channel import CHANNEL_OPTIONS
 from postcompact_client._discovery import Target, resolve
-from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client._errors import DaemonStartFailed, DaemonUnavailable, PostcompactError
 from postcompact_client._retry import (
     DEFAULT_RETRY,
     Attempts,
@@ -34,9 +40,12 @@ class Client:
 
     `address`: `unix:///path`, a socket path or `127.0.0.1:PORT`; default: discovery
     (POSTCOMPACT_ADDRESS, server.json, the default socket). `auto_start` (default: on unless the
-    address was given explicitly) spawns `postcompact serve` when no daemon answers. `retry`
-    bounds how idempotent calls are retried while the daemon restarts (default: about 10 s of
-    exponential backoff, then DaemonUnavailable; `RetryPolicy.none()` turns it off).
+    address was given explicitly) spawns `postcompact serve --detached` whenever a call finds no
+    daemon, over the client's whole life, within `auto_start_policy` (default: at most 3 starts
+    a minute, a back-off of 1 s after each, doubling after each failed one up to 30 s); a daemon
+    that cannot start fails the call at once with DaemonStartFailed and its first error line.
+    `retry` bounds how idempotent calls are retried while the daemon restarts (default: about
+    10 s of exponential backoff, then DaemonUnavailable; `RetryPolicy.none()` turns it off).
     """
 
     def __init__(
@@ -48,6 +57,7 @@ class Client:
         timeout: float | None = 30.0,
         start_timeout: float = 10.0,
         retry: RetryPolicy | None = None,
+        auto_start_policy: AutoStartPolicy | None = None,
     ):
         self.target: Target = resolve(address, token)
         self.retry = DEFAULT_RETRY if retry is None else retry
@@ -60,7 +70,7 @@ class Client:
         self._channel = grpc.insecure_channel(self.target.address, options=CHANNEL_OPTIONS)
         self.stub = pb_grpc.PostcompactServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
-        self._start_tried = False
+        self._starter = Starter(auto_start_policy or DEFAULT_AUTO_START)
 
     # --- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -84,26 +94,53 @@ class Client:
         `self.retry` when that is safe (`_retry.is_idempotent`)."""
         fn = getattr(self.stub, method)
         t = self.timeout if timeout is None else timeout
-        attempts = Attempts(self.retry, self.target.address, method, request)
+        attempts = Attempts(self.retry, self.target.address, method, request, self._start_note)
         while True:
             try:
                 return fn(request, timeout=t, metadata=self._metadata)
             except grpc.RpcError as err:
                 failure = PostcompactError.from_rpc_error(err)
-            # No daemon (UNAVAILABLE without a daemon's reason): start it, once per client.
+            # No daemon (UNAVAILABLE without a daemon's reason): start it, within the policy.
             if (
                 failure.code == grpc.StatusCode.UNAVAILABLE
                 and not failure.reason
                 and self.auto_start
-                and not self._start_tried
-            ):
-                self.start_daemon()
+                and self._auto_start()
                 # Re-send at once only what cannot be applied twice: an idempotent call, or one
                 # that never reached a daemon. Any other may have been applied before the
                 # connection broke: after_failure reports it as not retried, as without auto-start.
-                if is_idempotent(method, request) or not_sent(failure.message):
-                    continue
+                and (is_idempotent(method, request) or not_sent(failure.message))
+            ):
+                continue
             time.sleep(attempts.after_failure(failure))
+
+    def _start_note(self) -> str:
+        """Why auto-start has not started the daemon ("" when off, or when it would now)."""
+        return self._starter.why_not() if self.auto_start else ""
+
+    def _auto_start(self) -> bool:
+        """Start the daemon if the auto-start policy allows it now, or wait for the start
+        another call is making. True when a daemon serves after it; False when no start was
+        made (the caller's retry policy goes on, and asks again at its next failure)."""
+        decision = self._starter.begin()
+        if decision == Starter.DEFER:
+            return False
+        if decision == Starter.JOIN:
+            try:
+                self.wait_for_health(self.start_timeout)
+            except DaemonUnavailable:
+                return False
+            return True
+        try:
+            self.start_daemon()
+        except DaemonUnavailable as exc:
+            self._starter.end(exc.message)
+            raise
+        except BaseException:
+            self._starter.end("interrupted")
+            raise
+        self._starter.end()
+        return True
 
     def health(self, service: str = "", timeout: float = 1.0) -> bool:
         """True when the daemon answers SERVING."""
@@ -142,13 +179,50 @@ class Client:
             delay = min(delay * 2, 0.5)
 
     def start_daemon(self) -> None:
-        """Spawn the daemon (on this client's socket) and wait until it is SERVING."""
-        self._start_tried = True
+        """Spawn the daemon (on this client's socket) unless one answers health, and wait until
+        it is SERVING: DaemonStartFailed, with its exit status and first error line, as soon as
+        it exits before serving (another daemon winning the race is waited for), or when it has
+        not reported SERVING within `start_timeout`."""
         if self.target.is_tcp:
             raise DaemonUnavailable(f"no daemon at {self.target.address} (TCP: not auto-started)")
-        if not self.health(timeout=0.5):
-            spawn_daemon(self.target.socket_path)
-            self.wait_for_health(self.start_timeout)
+        if self.health(timeout=0.5):
+            return
+        child = spawn_daemon(self.target.socket_path)
+        self._starter.spawned()
+        try:
+            self._wait_started(child)
+        finally:
+            child.close()
+
+    def _wait_started(self, child: Spawned) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        delay = 0.02
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                resp = self._health.Check(
+                    health_pb2.HealthCheckRequest(),
+                    timeout=max(0.05, min(0.25, remaining)),
+                    wait_for_ready=True,
+                    metadata=self._metadata,
+                )
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            status = child.exited()
+            if status is not None:
+                raise DaemonStartFailed(child.describe_exit(status))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                said = child.said()
+                raise DaemonStartFailed(
+                    f"started the postcompact daemon (pid {child.proc.pid}) but it did not "
+                    f"report SERVING at {self.target.address} within {self.start_timeout:g}s"
+                    + (f" (it said: {said})" if said else "")
+                )
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.1)
 
     # --- server -----------------------------------------------------------------------------
     def server_info(self) -> types.GetServerInfoResponse:

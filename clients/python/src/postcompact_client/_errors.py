@@ -12,10 +12,39 @@ REASON_METADATA_KEY = "postcompact-error-reason"
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 
+class ClientReason:
+    """The reasons the client gives a failure no daemon answered (the same names in every
+    client, docs/clients.md "Errors"); the daemon's own reasons are upper snake case too."""
+
+    DAEMON_UNAVAILABLE = "DAEMON_UNAVAILABLE"
+    """No daemon answered within the retry policy (auto-start off, deferred, or not possible)."""
+    DAEMON_START_FAILED = "DAEMON_START_FAILED"
+    """Auto-start could not bring a daemon up: it could not be spawned, exited before serving
+    (the message carries its first error line) or did not report SERVING in time."""
+    CONNECTION_LOST = "CONNECTION_LOST"
+    """The connection broke during a call that is not retried: the daemon may have applied it."""
+    DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
+    """The call's deadline (`timeout`) passed without an answer."""
+    TRANSPORT_ERROR = "TRANSPORT_ERROR"
+    """Any other status gRPC produced itself, without a daemon reason."""
+
+
+def transport_reason(code: grpc.StatusCode) -> str:
+    """The client's reason for a status gRPC produced itself (no daemon reason)."""
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return ClientReason.DEADLINE_EXCEEDED
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return ClientReason.CONNECTION_LOST
+    return ClientReason.TRANSPORT_ERROR
+
+
 class PostcompactError(Exception):
     """A failed call. `code` is the gRPC status code, `reason` the daemon's stable reason string
-    (e.g. "SESSION_NOT_FOUND"; "" when the error did not come from the daemon), `metadata` the
+    (e.g. "SESSION_NOT_FOUND"), or, when no daemon answered (`transport` is True), the client's
+    (`ClientReason`: DAEMON_UNAVAILABLE, CONNECTION_LOST, DEADLINE_EXCEEDED...); `metadata` the
     ErrorInfo metadata (e.g. {"path": ...})."""
+
+    transport: bool = False  # gRPC or the kernel produced it, not the daemon
 
     def __init__(
         self,
@@ -33,6 +62,15 @@ class PostcompactError(Exception):
         # The daemon's google.rpc.RetryInfo delay in seconds: the call was refused before
         # anything was applied (e.g. OVERLOADED) and the client retries it. None: no RetryInfo.
         self.retry_after = retry_after
+
+    def named(self) -> PostcompactError:
+        """This error, or, when it carries no daemon reason, a copy with the client's reason for
+        it (`transport_reason`) and `transport` set."""
+        if self.reason:
+            return self
+        named = PostcompactError(self.code, self.message, transport_reason(self.code))
+        named.transport = True
+        return named
 
     @classmethod
     def from_rpc_error(cls, err: grpc.RpcError) -> PostcompactError:
@@ -71,6 +109,9 @@ class DaemonUnavailable(PostcompactError):
     an idempotent call across a restart ran out of time: `metadata` then holds `address`,
     `attempts` and `elapsed_s`."""
 
+    transport = True
+    _reason = ClientReason.DAEMON_UNAVAILABLE
+
     def __init__(
         self,
         message: str,
@@ -83,9 +124,18 @@ class DaemonUnavailable(PostcompactError):
         super().__init__(
             grpc.StatusCode.UNAVAILABLE,
             message,
-            "DAEMON_UNAVAILABLE",
+            self._reason,
             meta if address else None,
         )
         self.address = address
         self.attempts = attempts
         self.elapsed_s = elapsed_s
+
+
+class DaemonStartFailed(DaemonUnavailable):
+    """Auto-start could not bring a daemon up (reason DAEMON_START_FAILED): the executable could
+    not be run, the daemon exited before serving (the message carries its exit status and first
+    error line; its log is in its state directory), or it did not report SERVING within the
+    start timeout. A DaemonUnavailable, as auto-start failures were before."""
+
+    _reason = ClientReason.DAEMON_START_FAILED

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
-from postcompact_client._errors import DaemonUnavailable, PostcompactError
+from postcompact_client._errors import ClientReason, DaemonUnavailable, PostcompactError
 
 # Calls that change nothing, or whose repetition leaves the same state and the same answer.
 ALWAYS_IDEMPOTENT = frozenset(
@@ -112,11 +113,19 @@ class Attempts:
     """The retry state of one call: `after_failure(err)` raises the error to report, or returns
     how long to wait before the next attempt."""
 
-    def __init__(self, policy: RetryPolicy, address: str, method: str, request: Any):
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        address: str,
+        method: str,
+        request: Any,
+        note: Callable[[], str] | None = None,
+    ):
         self.policy = policy
         self.address = address
         self.method = method
         self.request = request
+        self.note = note  # appended to DAEMON_UNAVAILABLE: why auto-start did not start it
         self.start = time.monotonic()
         self.count = 0  # failed attempts so far
 
@@ -125,20 +134,26 @@ class Attempts:
         if err.retry_after is not None:
             return self._overloaded(err, err.retry_after)
         if not is_transport_failure(err):
-            raise err
+            raise err.named()
         if not (is_idempotent(self.method, self.request) or not_sent(err.message)):
-            raise PostcompactError(
+            lost = PostcompactError(
                 err.code,
                 f"the connection to the postcompact daemon at {self.address} failed during "
                 f"{self.method}, which is not retried: the daemon may have applied it "
                 f"(error: {err.message})",
+                ClientReason.CONNECTION_LOST,
+                {"address": self.address},
             )
+            lost.transport = True
+            raise lost
         elapsed = time.monotonic() - self.start
         remaining = self.policy.max_elapsed - elapsed
         if self.count >= self.policy.max_attempts or remaining <= 0:
+            note = self.note() if self.note is not None else ""
             raise DaemonUnavailable(
                 f"no postcompact daemon answered at {self.address}: {self.method} failed "
-                f"{self.count} time(s) over {elapsed:.1f}s (last error: {err.message})",
+                f"{self.count} time(s) over {elapsed:.1f}s (last error: {err.message})"
+                + (f"; auto-start: {note}" if note else ""),
                 address=self.address,
                 attempts=self.count,
                 elapsed_s=elapsed,
