@@ -33,7 +33,7 @@ from typing import Any
 
 from bench._daemon import running_daemon
 from bench._measure import pin_client
-from bench.report import ROOT, Section, Table, percentile
+from bench.report import ROOT, Section, Table, bar_chart, percentile
 
 GO = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
 BIN = ROOT / "bench" / "out" / "bin"
@@ -210,12 +210,20 @@ def run(quick: bool = False) -> Section:
         ],
     )
     met = "met" if go < TARGET_MS else "NOT met"
+    plot = bar_chart(
+        table,
+        "b8_hooks.png",
+        title="B8 one hook call, p50 (ms, log scale), lower is better",
+        value_col=2,
+        log=True,
+    )
     return Section(
         "B8 — the Claude Code plugin's hook, one call end to end",
         __doc__.split("\n", 1)[1].strip()
         + f"\n\nThe part printed holds {info['part_chars']:,} characters (the session read "
         f"{info['files']} files).",
         [table, ratios],
+        plots=[plot],
         verdicts=[
             f"go PostToolUse Read, p50: {go:.1f} ms (target < {TARGET_MS:.0f} ms) — {met}; "
             f"the Python equivalent {py:.0f} ms ({py / go:.1f}x)"
