@@ -405,10 +405,15 @@ fn deadline_exceeded(s: tonic::Status) -> tonic::Status {
 }
 
 /// The daemon may be gone: a transport UNAVAILABLE (a dead socket, a refused connection; a
-/// daemon-raised UNAVAILABLE carries its reason), or tonic's UNKNOWN "transport error", its code
-/// for a connection that broke (the first call on a channel to a daemon that has since gone).
+/// daemon-raised UNAVAILABLE carries its reason), tonic's UNKNOWN "transport error", its code
+/// for a connection that broke (the first call on a channel to a daemon that has since gone), or
+/// CANCELLED "operation was canceled", hyper's for a call queued on a connection that closed as
+/// the daemon stopped (a call's own deadline is DEADLINE_EXCEEDED by now, never this).
 fn is_transport_unavailable(s: &tonic::Status) -> bool {
-    (s.code() == Code::Unavailable || s.code() == Code::Unknown) && retry::is_transport_failure(s)
+    matches!(
+        s.code(),
+        Code::Unavailable | Code::Unknown | Code::Cancelled
+    ) && retry::is_transport_failure(s)
 }
 
 macro_rules! rpc_methods {
