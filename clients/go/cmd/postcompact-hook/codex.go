@@ -63,7 +63,8 @@ func CodexPolicy() *pb.RestorePolicy {
 }
 
 // codexOpenRequest is the session as the Codex hooks open it: the default profile under its own
-// rule, and no <system-reminder> wrapper (the text goes in a developer message as it is).
+// rule, its neutral wording (Codex has no Read tool to name), and no <system-reminder> wrapper
+// (the text goes in a developer message as it is).
 func (h *Hook) codexOpenRequest() *pb.OpenSessionRequest {
 	return &pb.OpenSessionRequest{
 		SessionId: h.SessionID,
@@ -71,7 +72,7 @@ func (h *Hook) codexOpenRequest() *pb.OpenSessionRequest {
 		Home:      h.Home,
 		Profile:   pb.Profile_PROFILE_DEFAULT,
 		Policy:    CodexPolicy(),
-		Templates: &pb.TemplateSpec{Strings: map[string]string{"system_reminder": "{content}"}},
+		Templates: &pb.TemplateSpec{Preset: "neutral", Strings: map[string]string{"system_reminder": "{content}"}},
 	}
 }
 

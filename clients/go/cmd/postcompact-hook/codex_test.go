@@ -124,7 +124,7 @@ func TestCodexReportsFromPayloads(t *testing.T) {
 	}
 	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 	read := CodexReports("Bash", raw(map[string]string{"command": "sed -n '2,3p' a.py"}), raw("2\n3\n"), dir, 1)
-	if len(read) != 1 || *read[0].Offset != 2 || *read[0].Limit != 2 || string(read[0].Content) != "2\n3\n" {
+	if len(read) != 1 || *read[0].Offset != 2 || *read[0].Limit != 2 || string(read[0].Content) != "2\n3" {
 		t.Errorf("sed read: %+v", read)
 	}
 	patch := "*** Begin Patch\n*** Update File: a.py\n@@\n 1\n-2\n+2\n*** End Patch\n"

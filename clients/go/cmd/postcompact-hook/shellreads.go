@@ -259,8 +259,10 @@ func ReadReports(r ShellRead, cwd, output string, atMS int64) []*Report {
 		if from == 1 && to == total {
 			rep.Content = b
 		} else {
+			// A range's text as a Read gives it: its lines, without the newline that ends the
+			// last (the daemon counts the empty line after a final newline as one more).
 			limit := to - from + 1
-			rep.Content, rep.Offset, rep.Limit = []byte(seen), &from, &limit
+			rep.Content, rep.Offset, rep.Limit = []byte(strings.TrimSuffix(seen, "\n")), &from, &limit
 		}
 		if r.Command == "nl" {
 			if !numbered(output, lines) {

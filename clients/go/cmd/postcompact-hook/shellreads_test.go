@@ -108,6 +108,7 @@ func TestReadReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	join := func(from, to int) string { return strings.Join(lines[from-1:to], "") }
+	ranged := func(from, to int) string { return strings.TrimSuffix(join(from, to), "\n") }
 	for _, tc := range []struct {
 		cmd, output     string
 		content         string
@@ -115,13 +116,13 @@ func TestReadReports(t *testing.T) {
 		refusedByOutput bool
 	}{
 		{cmd: "cat src/a.py", output: text, content: text},
-		{cmd: "sed -n '5,9p' src/a.py", output: join(5, 9), content: join(5, 9), offset: 5, limit: 5},
-		{cmd: "sed -n '25,$p' src/a.py", output: join(25, 30), content: join(25, 30), offset: 25, limit: 6},
-		{cmd: "sed -n '25,99p' src/a.py", output: join(25, 30), content: join(25, 30), offset: 25, limit: 6},
-		{cmd: "head src/a.py", output: join(1, 10), content: join(1, 10), offset: 1, limit: 10},
+		{cmd: "sed -n '5,9p' src/a.py", output: join(5, 9), content: ranged(5, 9), offset: 5, limit: 5},
+		{cmd: "sed -n '25,$p' src/a.py", output: join(25, 30), content: ranged(25, 30), offset: 25, limit: 6},
+		{cmd: "sed -n '25,99p' src/a.py", output: join(25, 30), content: ranged(25, 30), offset: 25, limit: 6},
+		{cmd: "head src/a.py", output: join(1, 10), content: ranged(1, 10), offset: 1, limit: 10},
 		{cmd: "head -n 100 src/a.py", output: text, content: text},
-		{cmd: "tail -n 3 src/a.py", output: join(28, 30), content: join(28, 30), offset: 28, limit: 3},
-		{cmd: "tail -n +29 src/a.py", output: join(29, 30), content: join(29, 30), offset: 29, limit: 2},
+		{cmd: "tail -n 3 src/a.py", output: join(28, 30), content: ranged(28, 30), offset: 28, limit: 3},
+		{cmd: "tail -n +29 src/a.py", output: join(29, 30), content: ranged(29, 30), offset: 29, limit: 2},
 		{cmd: "cat " + path, output: text, content: text},
 		{cmd: "cat src/a.py", output: strings.ReplaceAll(text, "\n", "\r\n"), content: text},
 		{cmd: "nl -ba src/a.py", output: nlOutput(lines), content: text},
