@@ -44,6 +44,14 @@ BIG_LINES = 300
 RANGE = (100, 139)  # the sed -n read of big.py: first and last line
 EDITED_LINE = 120
 PIPED = "src/piped.py"  # read through a pipe: not a plain read, never recorded
+# Codex's own traffic (its curated plugins' sync at start and exit) goes to a proxy on a closed
+# loopback port: offline it then fails at once instead of waiting on name resolution (5 s a run).
+# The scripted model server is reached directly.
+CODEX_QUIET_ENV = {
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "NO_PROXY": "127.0.0.1,localhost",
+}
 
 
 def _small(n: int) -> str:
@@ -165,6 +173,7 @@ def run(codex: str, base: Path, mode: str) -> dict[str, Any]:
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "XDG_RUNTIME_DIR": str(base / "run"),
+        **CODEX_QUIET_ENV,
     }
     # Go's caches stay the machine's (the install block builds the hook offline from them).
     for var in ("GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"):
@@ -181,6 +190,7 @@ def run(codex: str, base: Path, mode: str) -> dict[str, Any]:
         for name, extra in (("work", ["PC-STEP 1"]), ("resume", ["resume", "--last", "PC-STEP 2"])):
             r = subprocess.run(
                 base_cmd + extra, env=env, cwd=project, capture_output=True, text=True,
+                stdin=subprocess.DEVNULL,
                 timeout=TURN_TIMEOUT_S, check=False,
             )  # fmt: skip
             (base / f"codex-{name}.jsonl").write_text(r.stdout)
