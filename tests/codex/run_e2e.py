@@ -9,12 +9,13 @@
    (`unshare --net`: nothing but the loopback): with the plugin (installed by its README's install
    block, its hooks trusted by `postcompact-hook --codex-trust`; no daemon runs: the plugin starts
    one) and without it (the control). The scripted model reads six files with `cat`, a range of a
-   larger one with `sed -n`, one more through a pipe, edits the ranged file inside its range with
-   apply_patch, and Codex compacts on its own; then one more turn (`codex exec resume`);
+   larger one with `sed -n`, one more through a pipe, edits the ranged file with apply_patch
+   (inside its range, and the line just after it), and Codex compacts on its own; then one more turn (`codex exec resume`);
 3. checks, from the first request the model got after the compaction: the restoration came as
    developer messages, in parts in their configured order, each at most 10,000 bytes and inline
    (no truncation), more than one part (it is over 10,000 bytes); every file read with `cat` is
-   in it; of the ranged file, the lines read, as on disk with the edit, and none outside them; the
+   in it; of the ranged file, the lines read widened by the line edited after them (which only the
+   recorded write tells the daemon), as on disk with the edits, and no other line; the
    file read through a pipe is not; the same text is in the request of the next turn; without the
    plugin none of it (and no "postcompact" anywhere); the daemon holds the session
    `codex-<thread id>` and its one compaction; the hook logged nothing.
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.codex.model_server import SUMMARY
-from tests.codex.session import EDITED_LINE, PIPED, RANGE, SMALL_FILES
+from tests.codex.session import EDITED_LINES, PIPED, RANGE, SMALL_FILES
 from tests.npm_pinned import install_pinned
 from tests.offline import isolation
 
@@ -151,13 +152,16 @@ def check_plugin(cap: dict[str, Any]) -> None:
         rel = f"src/f{n:02d}.py"
         missing = [ln for ln in numbered(files[rel], 1, 36) if ln not in text]
         assert not missing, f"{rel}, read with cat, is not restored whole: {missing[:2]}"
+    # big.py: the lines read, widened by the line just after them that apply_patch changed (the
+    # daemon knows of it only through the write the hook recorded), as on disk; nothing else.
     big, (lo, hi) = files["src/big.py"], RANGE
-    assert f"EDITED {EDITED_LINE:05d} by the agent" in big, "apply_patch did not edit big.py"
-    missing = [ln for ln in numbered(big, lo, hi) if ln not in text]
+    assert all(f"EDITED {n:05d} by the agent" in big for n in EDITED_LINES), "no edit on disk"
+    last = max(hi, *EDITED_LINES)
+    missing = [ln for ln in numbered(big, lo, last) if ln not in text]
     assert not missing, f"big.py's range is not restored as on disk: {missing[:3]}"
-    outside = [f"BIG {n:05d}" for n in (1, lo - 1, hi + 1, 300) if f"BIG {n:05d}" in text]
-    assert not outside, f"big.py restored beyond the lines read: {outside}"
-    assert f'"offset":{lo},"limit":{hi - lo + 1}' in text, "big.py's range is not named as read"
+    outside = [f"BIG {n:05d}" for n in (1, lo - 1, last + 1, 300) if f"BIG {n:05d}" in text]
+    assert not outside, f"big.py restored beyond the lines read and edited: {outside}"
+    assert f'"offset":{lo},"limit":{last - lo + 1}' in text, "big.py's range is not named so"
     assert "PIPED 001" not in text, f"{PIPED}, read through a pipe, was recorded"
     assert restoration(resumed) == parts, "the restoration is not in the next turn's request"
     assert not cap["hook_log"], f"the hook logged:\n{cap['hook_log']}"
@@ -174,7 +178,7 @@ def check_control(cap: dict[str, Any]) -> None:
     for body in (first, resumed):
         assert not restoration(body), "postcompact's parts without the plugin"
         assert "postcompact" not in json.dumps(body), "postcompact in a run without the plugin"
-    assert f"EDITED {EDITED_LINE:05d}" in cap["files"]["src/big.py"], "the edit did not happen"
+    assert all(f"EDITED {n:05d}" in cap["files"]["src/big.py"] for n in EDITED_LINES), "no edit"
 
 
 def main() -> int:

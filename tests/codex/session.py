@@ -8,7 +8,7 @@ install block of its README (clients/codex/README.md: the make target, `codex pl
 add`, `codex plugin add`, `postcompact-hook --codex-trust`; no `--dangerously-bypass-hook-trust`
 anywhere). It then runs `codex exec` in the project, whose scripted model reads files through
 shell commands (whole with `cat`, one as a range with `sed -n`, one through a pipe, which is not a
-plain read) and edits the ranged file inside its range with apply_patch; the last of those answers
+plain read) and edits the ranged file with apply_patch (inside its range, and the line after it); the last of those answers
 reports more input tokens than the limit, so Codex compacts on its own before its next request.
 Then `codex exec resume --last` runs one more turn. It leaves in BASE/capture.json every request the
 server got, Codex's JSON events, the project's files and, with the plugin, the hook's log and what
@@ -42,7 +42,7 @@ AUTO_COMPACT_LIMIT = 5000
 SMALL_FILES = 6
 BIG_LINES = 300
 RANGE = (100, 139)  # the sed -n read of big.py: first and last line
-EDITED_LINE = 120
+EDITED_LINES = (120, 140)  # one inside the range read, one just after it
 PIPED = "src/piped.py"  # read through a pipe: not a plain read, never recorded
 # Codex's own traffic (its curated plugins' sync at start and exit) goes to a proxy on a closed
 # loopback port: offline it then fails at once instead of waiting on name resolution (5 s a run).
@@ -66,17 +66,18 @@ def project_files() -> dict[str, str]:
 
 
 def patch() -> str:
-    before = f"BIG {EDITED_LINE:05d} " + "y" * 60
-    return (
-        "*** Begin Patch\n"
-        "*** Update File: src/big.py\n"
-        "@@\n"
-        f" BIG {EDITED_LINE - 1:05d} {'y' * 60}\n"
-        f"-{before}\n"
-        f"+EDITED {EDITED_LINE:05d} by the agent\n"
-        f" BIG {EDITED_LINE + 1:05d} {'y' * 60}\n"
-        "*** End Patch\n"
-    )
+    """Two hunks on big.py: one inside the range read, one on the line just after it (the daemon
+    then widens the range it restores by that line: the write and its lines reached it)."""
+    hunks = []
+    for n in EDITED_LINES:
+        hunks.append(
+            "@@\n"
+            f" BIG {n - 1:05d} {'y' * 60}\n"
+            f"-BIG {n:05d} {'y' * 60}\n"
+            f"+EDITED {n:05d} by the agent\n"
+            f" BIG {n + 1:05d} {'y' * 60}\n"
+        )
+    return "*** Begin Patch\n*** Update File: src/big.py\n" + "".join(hunks) + "*** End Patch\n"
 
 
 def script() -> list[Step]:
