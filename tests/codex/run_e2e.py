@@ -5,10 +5,10 @@
 
 1. installs the pinned Codex CLI (`@openai/codex`, from the npm registry) into .cache/ when it is
    not there, and fills Go's module cache for the hook's build (the session runs offline);
-2. runs `tests.codex.session` twice, each in a network namespace of its own when root
+2. runs `tests.codex.session` three times, each in a network namespace of its own when root
    (`unshare --net`: nothing but the loopback): with the plugin (installed by its README's install
    block, its hooks trusted by `postcompact-hook --codex-trust`; no daemon runs: the plugin starts
-   one) and without it (the control). The scripted model reads six files with `cat`, a range of a
+   one), without it (the control), and with the plugin but a daemon that cannot start. The scripted model reads six files with `cat`, a range of a
    larger one with `sed -n`, one more through a pipe, edits the ranged file with apply_patch
    (inside its range, and the line just after it), and Codex compacts on its own; then one more turn (`codex exec resume`);
 3. checks, from the first request the model got after the compaction: the restoration came as
@@ -18,7 +18,9 @@
    recorded write tells the daemon), as on disk with the edits, and no other line; the
    file read through a pipe is not; the same text is in the request of the next turn; without the
    plugin none of it (and no "postcompact" anywhere); the daemon holds the session
-   `codex-<thread id>` and its one compaction; the hook logged nothing.
+   `codex-<thread id>` and its one compaction; the hook logged nothing. With the daemon
+   unstartable, both turns worked, nothing was injected, and the hook said why once (its log:
+   `codex exec` prints no SessionStart message) and left its back-off marker.
 
 Prints `codex <version>: restored files reached the model after compaction` when it passes;
 raises AssertionError (exit 1) otherwise. `CODEX_E2E_KEEP=DIR` keeps the runs' files.
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.codex.model_server import SUMMARY
-from tests.codex.session import EDITED_LINES, PIPED, RANGE, SMALL_FILES
+from tests.codex.session import DOWN_REASON, EDITED_LINES, PIPED, RANGE, SMALL_FILES
 from tests.npm_pinned import install_pinned
 from tests.offline import isolation
 
@@ -181,23 +183,36 @@ def check_control(cap: dict[str, Any]) -> None:
     assert all(f"EDITED {n:05d}" in cap["files"]["src/big.py"] for n in EDITED_LINES), "no edit"
 
 
+def check_down(cap: dict[str, Any]) -> None:
+    assert all(t["exit_code"] == 0 for t in cap["turns"]), "Codex failed with the daemon down"
+    first, resumed = after_compaction(cap)
+    assert not restoration(first) and not restoration(resumed), "parts without a daemon?"
+    for r in cap["requests"]:
+        assert "could not be started" not in json.dumps(r["body"]), "the message reached the model"
+    told = [ln for ln in cap["hook_log"].splitlines() if "could not be started" in ln]
+    assert len(told) == 1 and DOWN_REASON in told[0], f"not said once, with why: {told}"
+    assert cap["backoff_marker"], "no back-off marker after the failed start"
+
+
 def main() -> int:
     codex = codex_binary()
     env = {**os.environ, **go_env()}
     keep = os.environ.get("CODEX_E2E_KEEP")
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="pccodex-"))
     base.mkdir(parents=True, exist_ok=True)
-    for d in ("plugin", "control"):
+    for d in ("plugin", "control", "down"):
         shutil.rmtree(base / d, ignore_errors=True)
     try:
         plugin = run_session(codex, base / "plugin", "plugin", env)
         check_plugin(plugin)
         control = run_session(codex, base / "control", "control", env)
         check_control(control)
+        down = run_session(codex, base / "down", "down", env)
+        check_down(down)
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
-    seconds = ", ".join(f"{c['mode']} {c['seconds']:.0f}s" for c in (plugin, control))
+    seconds = ", ".join(f"{c['mode']} {c['seconds']:.0f}s" for c in (plugin, control, down))
     print(f"codex e2e: {seconds}", flush=True)
     print(f"codex {plugin['codex']}: restored files reached the model after compaction", flush=True)
     return 0

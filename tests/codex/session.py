@@ -1,9 +1,9 @@
 """One Codex CLI session, offline, with or without the postcompact plugin (tests/codex/run_e2e.py).
 
-`python -m tests.codex.session --codex BIN --dir BASE --mode plugin|control` writes a project
+`python -m tests.codex.session --codex BIN --dir BASE --mode plugin|control|down` writes a project
 under BASE/project and a Codex configuration under HOME=BASE/home (`~/.codex/config.toml`: the
 scripted Responses API of tests/codex/model_server.py as the model provider, no approvals, no
-sandbox, `model_auto_compact_token_limit`). With `plugin` it installs the plugin by running the
+sandbox, `model_auto_compact_token_limit`). With `plugin` or `down` it installs the plugin by running the
 install block of its README (clients/codex/README.md: the make target, `codex plugin marketplace
 add`, `codex plugin add`, `postcompact-hook --codex-trust`; no `--dangerously-bypass-hook-trust`
 anywhere). It then runs `codex exec` in the project, whose scripted model reads files through
@@ -12,7 +12,8 @@ plain read) and edits the ranged file with apply_patch (inside its range, and th
 reports more input tokens than the limit, so Codex compacts on its own before its next request.
 Then `codex exec resume --last` runs one more turn. It leaves in BASE/capture.json every request the
 server got, Codex's JSON events, the project's files and, with the plugin, the hook's log and what
-the daemon holds (the plugin started it: no daemon runs before; it is stopped after).
+the daemon holds (the plugin started it: no daemon runs before; it is stopped after). `down`
+makes the daemon unstartable (POSTCOMPACT_BIN exits 1 with a reason).
 run_e2e runs this inside a network namespace of its own when it can (`unshare --net`, as root):
 nothing but the loopback is reachable.
 """
@@ -44,6 +45,7 @@ BIG_LINES = 300
 RANGE = (100, 139)  # the sed -n read of big.py: first and last line
 EDITED_LINES = (120, 140)  # one inside the range read, one just after it
 PIPED = "src/piped.py"  # read through a pipe: not a plain read, never recorded
+DOWN_REASON = "the test made this daemon unstartable"
 # Codex's own traffic (its curated plugins' sync at start and exit) goes to a proxy on a closed
 # loopback port: offline it then fails at once instead of waiting on name resolution (5 s a run).
 # The scripted model server is reached directly.
@@ -180,11 +182,16 @@ def run(codex: str, base: Path, mode: str) -> dict[str, Any]:
     for var in ("GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"):
         if os.environ.get(var):
             env[var] = os.environ[var]
+    if mode == "down":
+        fake = base / "unstartable-postcompact"
+        fake.write_text(f"#!/bin/sh\necho 'postcompact: {DOWN_REASON}' >&2\nexit 1\n")
+        fake.chmod(0o755)
+        env["POSTCOMPACT_BIN"] = str(fake)
     loopback_up()
     turns: list[dict[str, Any]] = []
     with ModelServer(script()) as server:
         (home / ".codex" / "config.toml").write_text(config(server.url))
-        if mode == "plugin":
+        if mode != "control":
             install_plugin(env, base)
         env["CODEX_E2E_KEY"] = "codex-e2e-not-a-key"
         base_cmd = [codex, "exec", "--skip-git-repo-check", "--json", "-C", str(project)]
@@ -216,7 +223,8 @@ def run(codex: str, base: Path, mode: str) -> dict[str, Any]:
         "files": {rel: (project / rel).read_text() for rel in project_files()},
         "requests": [{"kind": e.kind, "step": e.step, "body": e.body} for e in server.log],
         "hook_log": (state / "hook.log").read_text() if (state / "hook.log").exists() else "",
-        "install_log": (base / "install.log").read_text() if mode == "plugin" else "",
+        "install_log": (base / "install.log").read_text() if mode != "control" else "",
+        "backoff_marker": (state / "daemon-start-failed.json").exists(),
         "daemon_sessions": daemon_view(env) if mode == "plugin" else [],
     }
 
@@ -225,7 +233,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--codex", required=True)
     ap.add_argument("--dir", required=True, type=Path)
-    ap.add_argument("--mode", required=True, choices=["plugin", "control"])
+    ap.add_argument("--mode", required=True, choices=["plugin", "control", "down"])
     a = ap.parse_args()
     capture = run(a.codex, a.dir, a.mode)
     (a.dir / "capture.json").write_text(json.dumps(capture))

@@ -240,7 +240,8 @@ func (h *Hook) CodexSessionStart(ctx context.Context, part int) Output {
 		b, err := os.ReadFile(h.St.codexPartsPath(h.SessionID))
 		if err != nil {
 			if part == 1 {
-				logf(h.St, "codex SessionStart(compact) %s: no parts (did PostCompact run?)", h.SessionID)
+				logf(h.St, "codex SessionStart(compact) %s: no parts: PostCompact committed nothing "+
+					"(no daemon, or it did not run)", h.SessionID)
 			}
 			return out
 		}
@@ -258,9 +259,11 @@ func (h *Hook) CodexSessionStart(ctx context.Context, part int) Output {
 		logf(h.St, "codex SessionStart(%s): %v", h.P.Source, err)
 	}
 	if h.Down != "" && h.St.TellOnce(h.SessionID) {
+		// Said once per session, and logged too: `codex exec` shows no SessionStart message.
 		out.SystemMessage = "postcompact: the daemon is not running and could not be started, so this " +
 			"session goes on without postcompact (nothing is restored after a compaction). Why: " + h.Down +
 			". Start it with `postcompact start`; `postcompact status` shows it."
+		logf(h.St, "codex %s: %s", h.SessionID, out.SystemMessage)
 	}
 	return out
 }
