@@ -8,9 +8,10 @@
 2. runs `tests.codex.session` three times, each in a network namespace of its own when root
    (`unshare --net`: nothing but the loopback): with the plugin (installed by its README's install
    block, its hooks trusted by `postcompact-hook --codex-trust`; no daemon runs: the plugin starts
-   one), without it (the control), and with the plugin but a daemon that cannot start. The scripted model reads six files with `cat`, a range of a
-   larger one with `sed -n`, one more through a pipe, edits the ranged file with apply_patch
-   (inside its range, and the line just after it), and Codex compacts on its own; then one more turn (`codex exec resume`);
+   one), without it (the control), and with the plugin but a daemon that cannot start. The
+   scripted model reads six files with `cat`, a range of a larger one with `sed -n`, one more
+   through a pipe, edits the ranged file with apply_patch (inside its range, and the line just
+   after it), and Codex compacts on its own; then one more turn (`codex exec resume`);
 3. checks, from the first request the model got after the compaction: the restoration came as
    developer messages, in parts in their configured order, each at most 10,000 bytes and inline
    (no truncation), more than one part (it is over 10,000 bytes); every file read with `cat` is
@@ -136,9 +137,8 @@ def restoration(body: dict[str, Any]) -> list[str]:
 def check_plugin(cap: dict[str, Any]) -> None:
     first, resumed = after_compaction(cap)
     raw = json.dumps(first)
-    assert "truncated output" not in raw and "Full hook output saved" not in raw, (
-        "a part went over Codex's cap: only its preview was sent"
-    )
+    for cut in ("truncated output", "Full hook output saved"):
+        assert cut not in raw, f"a part went over Codex's cap: only its preview was sent ({cut})"
     parts = restoration(first)
     numbers = [(int(m.group(1)), int(m.group(2))) for p in parts if (m := HEADER.match(p))]
     assert len(parts) >= 2, f"the restoration was not split: {numbers}\n{developer_texts(first)}"
@@ -186,11 +186,13 @@ def check_control(cap: dict[str, Any]) -> None:
 def check_down(cap: dict[str, Any]) -> None:
     assert all(t["exit_code"] == 0 for t in cap["turns"]), "Codex failed with the daemon down"
     first, resumed = after_compaction(cap)
-    assert not restoration(first) and not restoration(resumed), "parts without a daemon?"
+    assert not restoration(first), "parts without a daemon?"
+    assert not restoration(resumed), "parts without a daemon?"
     for r in cap["requests"]:
         assert "could not be started" not in json.dumps(r["body"]), "the message reached the model"
     told = [ln for ln in cap["hook_log"].splitlines() if "could not be started" in ln]
-    assert len(told) == 1 and DOWN_REASON in told[0], f"not said once, with why: {told}"
+    assert len(told) == 1, f"not said once: {told}"
+    assert DOWN_REASON in told[0], f"the message does not say why: {told[0]}"
     assert cap["backoff_marker"], "no back-off marker after the failed start"
 
 

@@ -3,19 +3,19 @@
 `python -m tests.codex.session --codex BIN --dir BASE --mode plugin|control|down` writes a project
 under BASE/project and a Codex configuration under HOME=BASE/home (`~/.codex/config.toml`: the
 scripted Responses API of tests/codex/model_server.py as the model provider, no approvals, no
-sandbox, `model_auto_compact_token_limit`). With `plugin` or `down` it installs the plugin by running the
-install block of its README (clients/codex/README.md: the make target, `codex plugin marketplace
-add`, `codex plugin add`, `postcompact-hook --codex-trust`; no `--dangerously-bypass-hook-trust`
-anywhere). It then runs `codex exec` in the project, whose scripted model reads files through
-shell commands (whole with `cat`, one as a range with `sed -n`, one through a pipe, which is not a
-plain read) and edits the ranged file with apply_patch (inside its range, and the line after it); the last of those answers
-reports more input tokens than the limit, so Codex compacts on its own before its next request.
-Then `codex exec resume --last` runs one more turn. It leaves in BASE/capture.json every request the
-server got, Codex's JSON events, the project's files and, with the plugin, the hook's log and what
-the daemon holds (the plugin started it: no daemon runs before; it is stopped after). `down`
-makes the daemon unstartable (POSTCOMPACT_BIN exits 1 with a reason).
-run_e2e runs this inside a network namespace of its own when it can (`unshare --net`, as root):
-nothing but the loopback is reachable.
+sandbox, `model_auto_compact_token_limit`). With `plugin` or `down` it installs the plugin by
+running the install block of its README (clients/codex/README.md: the make target, `codex plugin
+marketplace add`, `codex plugin add`, `postcompact-hook --codex-trust`; no
+`--dangerously-bypass-hook-trust` anywhere). It then runs `codex exec` in the project, whose
+scripted model reads files through shell commands (whole with `cat`, one as a range with `sed -n`,
+one through a pipe, which is not a plain read) and edits the ranged file with apply_patch (inside
+its range, and the line after it); the last of those answers reports more input tokens than the
+limit, so Codex compacts on its own before its next request. Then `codex exec resume --last` runs
+one more turn. It leaves in BASE/capture.json every request the server got, Codex's JSON events,
+the project's files and, with the plugin, the hook's log and what the daemon holds (the plugin
+started it: no daemon runs before; it is stopped after). `down` makes the daemon unstartable
+(POSTCOMPACT_BIN exits 1 with a reason). run_e2e runs this inside a network namespace of its own
+when it can (`unshare --net`, as root): nothing but the loopback is reachable.
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ def _small(n: int) -> str:
 
 def project_files() -> dict[str, str]:
     files = {f"src/f{n:02d}.py": _small(n) for n in range(1, SMALL_FILES + 1)}
-    files["src/big.py"] = "".join(f"BIG {i:05d} " + "y" * 60 + "\n" for i in range(1, BIG_LINES + 1))
+    files["src/big.py"] = "".join(
+        f"BIG {i:05d} " + "y" * 60 + "\n" for i in range(1, BIG_LINES + 1)
+    )
     files[PIPED] = "".join(f"PIPED {i:03d}\n" for i in range(1, 21))
     return files
 

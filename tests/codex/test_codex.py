@@ -9,7 +9,8 @@ import pytest
 from tests.codex import run_e2e
 
 
-@pytest.mark.timeout(900)  # the first run installs Codex (about 420 MB unpacked) from the npm registry
+# The first run installs Codex (about 420 MB unpacked) from the npm registry.
+@pytest.mark.timeout(900)
 def test_codex_restores_files_after_its_compaction(capsys: pytest.CaptureFixture[str]) -> None:
     assert shutil.which("npm"), "npm is needed to install Codex"
     assert run_e2e.main() == 0

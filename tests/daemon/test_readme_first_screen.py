@@ -1,6 +1,7 @@
 """The README's first screen, as a new user reads it (issue 35, part 4): what postcompact is for,
-the prerequisites, and how to use it with each agent, whose install blocks are the ones the plugins'
-own READMEs give (and the real-harness tests run: tests/claude_code, tests/codex, tests/opencode)."""
+the prerequisites, and how to use it with each agent, whose install blocks are the ones the
+plugins' own READMEs give (and the real-harness tests run: tests/claude_code, tests/codex,
+tests/opencode)."""
 
 from __future__ import annotations
 
