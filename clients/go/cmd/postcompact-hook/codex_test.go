@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A file at the per-file cap, with its part's header, fits one part in bytes; and each part's
@@ -140,5 +142,50 @@ func TestCodexReportsFromPayloads(t *testing.T) {
 	}
 	if got := CodexReports("Bash", raw(map[string]string{"command": "cat a.py | wc -l"}), raw("4\n"), dir, 1); got != nil {
 		t.Errorf("a pipe: %+v", got)
+	}
+}
+
+// The part commands print what PostCompact left, each its own part, and nothing once a part is
+// empty, the parts are gone (PreCompact removed them) or they are too old to be this compaction's.
+func TestCodexPartsFromPostCompact(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	st := &State{Dir: t.TempDir(), Now: func() time.Time { return now }}
+	h := &Hook{P: &Payload{Source: "compact"}, St: st, SessionID: CodexSessionPrefix + "s1"}
+	path := st.codexPartsPath(h.SessionID)
+	if err := st.mkdir(path); err != nil {
+		t.Fatal(err)
+	}
+	write := func(at time.Time, parts ...string) {
+		b, _ := json.Marshal(codexParts{AtMS: at.UnixMilli(), Parts: parts})
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(part int) string {
+		out := h.CodexSessionStart(context.Background(), part)
+		if out.SystemMessage != "" {
+			t.Errorf("part %d: a message %q", part, out.SystemMessage)
+		}
+		if out.HookSpecificOutput == nil {
+			return ""
+		}
+		if out.HookSpecificOutput.HookEventName != "SessionStart" {
+			t.Errorf("part %d: event %q", part, out.HookSpecificOutput.HookEventName)
+		}
+		return out.HookSpecificOutput.AdditionalContext
+	}
+	write(now.Add(-time.Second), "one", "two", "", "")
+	for part, want := range map[int]string{1: "one", 2: "two", 3: "", 4: "", 5: "", 0: ""} {
+		if got := text(part); got != want {
+			t.Errorf("part %d: %q, want %q", part, got, want)
+		}
+	}
+	write(now.Add(-codexPartsMaxAge-time.Second), "stale")
+	if got := text(1); got != "" {
+		t.Errorf("an old compaction's part: %q", got)
+	}
+	os.Remove(path)
+	if got := text(1); got != "" {
+		t.Errorf("no parts, yet %q", got)
 	}
 }
