@@ -142,8 +142,8 @@ def check_plugin(cap: dict[str, Any]) -> None:
     parts = restoration(first)
     numbers = [(int(m.group(1)), int(m.group(2))) for p in parts if (m := HEADER.match(p))]
     assert len(parts) >= 2, f"the restoration was not split: {numbers}\n{developer_texts(first)}"
-    assert [k for k, _ in numbers] == list(range(1, len(parts) + 1)), (
-        f"the parts are not in their configured order: {numbers}"
+    assert numbers == [(k, len(parts)) for k in range(1, len(parts) + 1)], (
+        f"the parts are not in their configured order, each of all: {numbers}"
     )
     sizes = [len(p.encode()) for p in parts]
     assert all(n <= CAP for n in sizes), f"a part over {CAP} bytes: {sizes}"

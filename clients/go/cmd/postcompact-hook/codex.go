@@ -201,6 +201,13 @@ func (h *Hook) CodexPostCompact(ctx context.Context) {
 	if len(committed.Dropped) > 0 { // a file changed between the preview and the commit
 		logf(h.St, "codex PostCompact %s: %d committed file(s) no longer fit the parts", h.SessionID, len(committed.Dropped))
 	}
+	// The parts that hold files are the first ones (first-fit fills them in order): each says
+	// "part k of n" of those (the same width as of CodexParts, so each still fits).
+	n := 0
+	for n < len(committed.Parts) && len(committed.Parts[n]) > 0 {
+		n++
+	}
+	committed.Parts = committed.Parts[:n]
 	doc := codexParts{AtMS: h.St.Now().UnixMilli()}
 	for k := 1; k <= CodexParts; k++ {
 		doc.Parts = append(doc.Parts, committed.Text(k))
