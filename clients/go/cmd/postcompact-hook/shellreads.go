@@ -202,6 +202,10 @@ func lineCount(args []string) (n int64, plus bool, rest []string, ok bool) {
 	return n, plus, rest, true
 }
 
+// maxShellReadBytes: a larger file is not read back (a `head` of a big log would cost the tool
+// call its whole read; a whole read of it would not be restored anyway).
+const maxShellReadBytes = 8 << 20
+
 // fileLines splits a file's text as sed counts its lines: a final newline ends the last line.
 func fileLines(text string) []string {
 	if text == "" {
@@ -231,7 +235,7 @@ func ReadReports(r ShellRead, cwd, output string, atMS int64) []*Report {
 			}
 			path = filepath.Join(cwd, path)
 		}
-		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > maxShellReadBytes {
 			return nil
 		}
 		b, err := os.ReadFile(path)

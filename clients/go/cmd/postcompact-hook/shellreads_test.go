@@ -172,6 +172,15 @@ func TestReadReports(t *testing.T) {
 	if got := ReadReports(r, "", text+"B\n", 1); got != nil {
 		t.Errorf("relative paths without a cwd: %+v", got)
 	}
+	// A file over the size the hook reads back: nothing.
+	huge := filepath.Join(dir, "huge.log")
+	if err := os.WriteFile(huge, []byte(strings.Repeat("x\n", maxShellReadBytes/2+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = ParseShellRead("head -n 1 huge.log")
+	if got := ReadReports(r, dir, "x\n", 1); got != nil {
+		t.Errorf("a huge file read back: %+v", got)
+	}
 }
 
 func nlOutput(lines []string) string {
