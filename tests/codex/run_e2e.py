@@ -50,7 +50,7 @@ CODEX_VERSION = "0.171.0"  # the version the plugin is tested with (postcompact-
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "codex" / CODEX_VERSION
 GO = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
-SESSION_TIMEOUT_S = 900
+SESSION_TIMEOUT_S = 600
 CAP = 10_000  # Codex's limit on a hook's text: about 2,500 tokens, in bytes
 HEADER = re.compile(r"^postcompact re-read these files .*\(part (\d+) of (\d+)\)\.")
 
