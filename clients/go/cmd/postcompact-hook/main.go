@@ -4,6 +4,8 @@
 //	postcompact-hook              PostToolUse (Read, Edit, Write, Skill), PreCompact, PostCompact,
 //	                              SessionStart (startup, resume, clear), SubagentStop
 //	postcompact-hook --part N     SessionStart (compact): prints part N of the restoration
+//	postcompact-hook --codex ...  the same events run by Codex CLI (its hooks/codex.json; codex.go)
+//	postcompact-hook --codex-trust  trusts the plugin's hooks in Codex's config.toml (codextrust.go)
 //
 // It reports each read, write and invoked skill to the daemon (a sub-agent's to its own agent),
 // records at PreCompact what an asynchronous report missed, prints the restoration after a
@@ -34,11 +36,16 @@ var deadlines = map[string]time.Duration{
 
 func main() {
 	part := flag.Int("part", 0, "SessionStart(compact): print part `N` of the restoration")
+	codex := flag.Bool("codex", false, "the event is Codex CLI's (its hooks/codex.json says so)")
+	trust := flag.Bool("codex-trust", false, "trust the plugin's hooks in Codex's config.toml, then exit")
 	flag.Parse()
-	os.Exit(run(os.Stdin, os.Stdout, *part))
+	if *trust {
+		os.Exit(CodexTrust(os.Stdout, os.Stderr))
+	}
+	os.Exit(run(os.Stdin, os.Stdout, *part, *codex))
 }
 
-func run(stdin io.Reader, stdout io.Writer, part int) (code int) {
+func run(stdin io.Reader, stdout io.Writer, part int, codex bool) (code int) {
 	st := newState()
 	defer func() {
 		if r := recover(); r != nil {
@@ -56,8 +63,9 @@ func run(stdin io.Reader, stdout io.Writer, part int) (code int) {
 		logf(st, "not a hook payload (%v): %.200q", err, raw)
 		return 0
 	}
-	if DetectHarness(&p, os.Getenv) != HarnessClaudeCode {
-		return 0 // Codex: the next step (its reads are shell commands)
+	if codex || DetectHarness(&p, os.Getenv) == HarnessCodex {
+		runCodex(&p, st, stdout, part)
+		return 0
 	}
 	limit, ok := deadlines[p.HookEventName]
 	if !ok {

@@ -31,6 +31,16 @@ type Plan struct {
 	Kept       []Item
 	Dropped    []Item
 	KeptTokens int64
+	header     func(k, n int) string // what opens each part (nil: Claude Code's)
+}
+
+// Layout is how a harness takes the parts: how many, the most each may hold (in Measure's unit,
+// which Item.Units is in) and the header opening each.
+type Layout struct {
+	Parts   int
+	Max     int
+	Measure func(string) int
+	Header  func(k, n int) string
 }
 
 // Units is a string's length in UTF-16 code units.
@@ -77,25 +87,32 @@ func Items(atts []*pb.Attachment) []Item {
 // first-fit-decreasing places (every item that fits a part alone, of a total at most two parts'
 // worth, is placed in three: a budget of (n-1) parts is never dropped from); the rest dropped.
 func Pack(items []Item, n, max int) Plan {
+	return PackLayout(items, Layout{Parts: n, Max: max, Measure: Units, Header: header})
+}
+
+// PackLayout is Pack for a harness's layout (items measured in its unit).
+func PackLayout(items []Item, l Layout) Plan {
+	n := l.Parts
 	for k := len(items); k >= 0; k-- {
-		if parts, ok := firstFitDecreasing(items[:k], n, max); ok {
-			p := Plan{Parts: parts, Kept: items[:k:k], Dropped: items[k:]}
+		if parts, ok := firstFitDecreasing(items[:k], l); ok {
+			p := Plan{Parts: parts, Kept: items[:k:k], Dropped: items[k:], header: l.Header}
 			for _, it := range p.Kept {
 				p.KeptTokens += it.Tokens
 			}
 			return p
 		}
 	}
-	return Plan{Parts: make([][]Item, n), Dropped: items}
+	return Plan{Parts: make([][]Item, n), Dropped: items, header: l.Header}
 }
 
-func firstFitDecreasing(items []Item, n, max int) ([][]Item, bool) {
+func firstFitDecreasing(items []Item, l Layout) ([][]Item, bool) {
+	n, max := l.Parts, l.Max
 	order := append([]Item(nil), items...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Units > order[j].Units })
 	parts := make([][]Item, n)
 	used := make([]int, n)
 	for k := range n {
-		used[k] = Units(header(k+1, n))
+		used[k] = l.Measure(l.Header(k+1, n))
 	}
 	for _, it := range order {
 		placed := false
@@ -122,8 +139,12 @@ func (p Plan) Text(k int) string {
 	if k < 1 || k > len(p.Parts) || len(p.Parts[k-1]) == 0 {
 		return ""
 	}
+	head := p.header
+	if head == nil {
+		head = header
+	}
 	var b strings.Builder
-	b.WriteString(header(k, len(p.Parts)))
+	b.WriteString(head(k, len(p.Parts)))
 	for _, it := range p.Parts[k-1] {
 		b.WriteString(itemSep)
 		b.WriteString(it.Text)
