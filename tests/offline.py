@@ -1,6 +1,8 @@
 """What the tests that run a real harness offline share (`make parity`, tests/opencode,
-tests/claude_code): a network namespace of their own, its loopback, and Claude Code's
-`--input-format stream-json` conversation (one user line in, JSON objects out until a `result`).
+tests/claude_code, tests/codex): a network namespace of their own, its loopback, a plugin
+installed by its README's install block, the daemon's view of the sessions the plugin opened, and
+Claude Code's `--input-format stream-json` conversation (one user line in, JSON objects out until
+a `result`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,17 @@ import queue
 import shutil
 import subprocess
 import time
+from pathlib import Path
 from typing import IO, Any
+
+from postcompact_client import Client
+
+from tests.packaging.blocks import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+# The install blocks name the checkout by this placeholder.
+PLACEHOLDER = "/path/to/postcompact"
+INSTALL_TIMEOUT_S = 600
 
 # Nothing of Claude Code's own is to reach out: no updater, no telemetry, no other traffic.
 CLAUDE_QUIET_ENV = {
@@ -73,3 +85,50 @@ def wait_result(
         if obj.get("type") == "result":
             return obj, session_id
     return None, session_id
+
+
+def install_block(readme: str) -> str:
+    """The one install block of the plugin README `readme` (relative to the checkout), with the
+    checkout's path for its placeholder."""
+    blocks = [
+        b
+        for b in parse(readme, (ROOT / readme).read_text())
+        if b.install and b.lang in ("sh", "bash") and not b.synopsis
+    ]
+    if len(blocks) != 1:
+        raise SystemExit(f"{readme}: expected one sh block under Install, found {len(blocks)}")
+    return blocks[0].text.replace(PLACEHOLDER, str(ROOT))
+
+
+def install_plugin(readme: str, env: dict[str, str], base: Path) -> None:
+    """Run the install block of `readme` as a user would (bash, stop at the first failure), its
+    output in base/install.log."""
+    with open(base / "install.log", "wb") as log:
+        r = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", install_block(readme)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    if r.returncode != 0:
+        tail = (base / "install.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"the README's install block failed (exit {r.returncode}):\n{tail}")
+
+
+def daemon_view(env: dict[str, str]) -> list[dict[str, Any]]:
+    """The sessions of the daemon the plugin started on `env`'s default socket (id, compactions,
+    agents), then that daemon stopped."""
+    socket = Path(env["XDG_RUNTIME_DIR"]) / "postcompact" / "daemon.sock"
+    if not socket.exists():
+        return []
+    c = Client(f"unix://{socket}", auto_start=False, timeout=10.0)
+    try:
+        sessions = [
+            {"session_id": s.session_id, "compactions": s.compactions, "agents": list(s.agent_ids)}
+            for s in c.list_sessions()
+        ]
+    finally:
+        c.close()
+    postcompact = ROOT / ".venv" / "bin" / "postcompact"
+    subprocess.run(
+        [str(postcompact), "stop"], env=env, capture_output=True, timeout=30, check=False
+    )
+    return sessions

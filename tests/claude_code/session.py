@@ -28,17 +28,20 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from postcompact_client import Client
-
-from tests.offline import CLAUDE_QUIET_ENV, loopback_up, pump_json, stream_user_line, wait_result
-from tests.packaging.blocks import parse
+from tests.offline import (
+    CLAUDE_QUIET_ENV,
+    daemon_view,
+    install_plugin,
+    loopback_up,
+    pump_json,
+    stream_user_line,
+    wait_result,
+)
 from tests.parity.model_server import ModelServer, Step, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
 README = "clients/claude-code/plugins/postcompact/README.md"
-PLACEHOLDER = "/path/to/postcompact"
 TURN_TIMEOUT_S = 120
-INSTALL_TIMEOUT_S = 600
 SKILL = "house-style"
 SKILL_MARKER = "HOUSE-STYLE-9Z: name things plainly."
 DOWN_REASON = "the test made this daemon unstartable"
@@ -107,49 +110,6 @@ def write_project(project: Path, home: Path) -> None:
     home.mkdir(parents=True)
 
 
-def install_block() -> str:
-    """The plugin README's install block, with the checkout's path for its placeholder."""
-    blocks = [
-        b
-        for b in parse(README, (ROOT / README).read_text())
-        if b.install and b.lang in ("sh", "bash") and not b.synopsis
-    ]
-    if len(blocks) != 1:
-        raise SystemExit(f"{README}: expected one sh block under Install, found {len(blocks)}")
-    return blocks[0].text.replace(PLACEHOLDER, str(ROOT))
-
-
-def install_plugin(env: dict[str, str], base: Path) -> None:
-    with open(base / "install.log", "wb") as log:
-        r = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", install_block()],
-            env=env, stdout=log, stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S, check=False,
-        )  # fmt: skip
-    if r.returncode != 0:
-        tail = (base / "install.log").read_text(errors="replace")[-3000:]
-        raise SystemExit(f"the README's install block failed (exit {r.returncode}):\n{tail}")
-
-
-def daemon_view(env: dict[str, str]) -> list[dict[str, Any]]:
-    """The daemon's sessions (the plugin started it), then the daemon stopped."""
-    socket = Path(env["XDG_RUNTIME_DIR"]) / "postcompact" / "daemon.sock"
-    if not socket.exists():
-        return []
-    c = Client(f"unix://{socket}", auto_start=False, timeout=10.0)
-    try:
-        sessions = [
-            {"session_id": s.session_id, "compactions": s.compactions, "agents": list(s.agent_ids)}
-            for s in c.list_sessions()
-        ]
-    finally:
-        c.close()
-    postcompact = ROOT / ".venv" / "bin" / "postcompact"
-    subprocess.run(
-        [str(postcompact), "stop"], env=env, capture_output=True, timeout=30, check=False
-    )
-    return sessions
-
-
 def run(claude: str, base: Path, mode: str) -> dict[str, Any]:
     project, home = base / "project", base / "home"
     write_project(project, home)
@@ -172,7 +132,7 @@ def run(claude: str, base: Path, mode: str) -> dict[str, Any]:
     if mode != "control":
         # Before the loopback is up and without the key: offline, Claude Code's plugin commands
         # wait about 18 s each on the API when a key is set.
-        install_plugin(env, base)
+        install_plugin(README, env, base)
     loopback_up()
     env["ANTHROPIC_API_KEY"] = "sk-ant-claude-code-e2e-not-a-key"
     turns: list[dict[str, Any]] = []

@@ -28,17 +28,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from postcompact_client import Client
-
 from tests.codex.model_server import Call, ModelServer, Step
-from tests.offline import loopback_up
-from tests.packaging.blocks import parse
+from tests.offline import daemon_view, install_plugin, loopback_up
 
 ROOT = Path(__file__).resolve().parents[2]
 README = "clients/codex/README.md"
-PLACEHOLDER = "/path/to/postcompact"
 TURN_TIMEOUT_S = 180
-INSTALL_TIMEOUT_S = 600
 AUTO_COMPACT_LIMIT = 5000
 SMALL_FILES = 6
 BIG_LINES = 300
@@ -115,48 +110,6 @@ env_key = "CODEX_E2E_KEY"
 """
 
 
-def install_block() -> str:
-    """The README's install block, with the checkout's path for its placeholder."""
-    blocks = [
-        b
-        for b in parse(README, (ROOT / README).read_text())
-        if b.install and b.lang in ("sh", "bash") and not b.synopsis
-    ]
-    if len(blocks) != 1:
-        raise SystemExit(f"{README}: expected one sh block under Install, found {len(blocks)}")
-    return blocks[0].text.replace(PLACEHOLDER, str(ROOT))
-
-
-def install_plugin(env: dict[str, str], base: Path) -> None:
-    with open(base / "install.log", "wb") as log:
-        r = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", install_block()],
-            env=env, stdout=log, stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S, check=False,
-        )  # fmt: skip
-    if r.returncode != 0:
-        tail = (base / "install.log").read_text(errors="replace")[-3000:]
-        raise SystemExit(f"the README's install block failed (exit {r.returncode}):\n{tail}")
-
-
-def daemon_view(env: dict[str, str]) -> list[dict[str, Any]]:
-    """The daemon's sessions (the plugin started it), then the daemon stopped."""
-    socket = Path(env["XDG_RUNTIME_DIR"]) / "postcompact" / "daemon.sock"
-    if not socket.exists():
-        return []
-    c = Client(f"unix://{socket}", auto_start=False, timeout=10.0)
-    try:
-        sessions = [
-            {"session_id": s.session_id, "compactions": s.compactions} for s in c.list_sessions()
-        ]
-    finally:
-        c.close()
-    postcompact = ROOT / ".venv" / "bin" / "postcompact"
-    subprocess.run(
-        [str(postcompact), "stop"], env=env, capture_output=True, timeout=30, check=False
-    )
-    return sessions
-
-
 def events(text: str) -> list[dict[str, Any]]:
     out = []
     for line in text.splitlines():
@@ -194,7 +147,7 @@ def run(codex: str, base: Path, mode: str) -> dict[str, Any]:
     with ModelServer(script()) as server:
         (home / ".codex" / "config.toml").write_text(config(server.url))
         if mode != "control":
-            install_plugin(env, base)
+            install_plugin(README, env, base)
         env["CODEX_E2E_KEY"] = "codex-e2e-not-a-key"
         base_cmd = [codex, "exec", "--skip-git-repo-check", "--json", "-C", str(project)]
         for name, extra in (("work", ["PC-STEP 1"]), ("resume", ["resume", "--last", "PC-STEP 2"])):
