@@ -60,6 +60,9 @@ type Hook struct {
 	Home      string
 	// Down is why the daemon is not available ("" while it is).
 	Down string
+	// OpenReq, when set, is how the session is opened in place of Claude Code's (another
+	// harness: its own prefix, profile and policy).
+	OpenReq *pb.OpenSessionRequest
 }
 
 func newHook(p *Payload, st *State) (*Hook, error) {
@@ -91,7 +94,11 @@ func (h *Hook) openRequest() *pb.OpenSessionRequest {
 // Open opens (or resumes) the session. A session stored with other settings (an older version
 // of the plugin) is joined as it is: every compaction passes the policy again anyway.
 func (h *Hook) Open(ctx context.Context) error {
-	_, err := h.C.OpenSession(ctx, h.openRequest())
+	req := h.OpenReq
+	if req == nil {
+		req = h.openRequest()
+	}
+	_, err := h.C.OpenSession(ctx, req)
 	if postcompact.IsReason(err, "SESSION_SETTINGS_MISMATCH") || postcompact.IsReason(err, "SESSION_CWD_MISMATCH") {
 		_, err = h.C.AttachSession(ctx, h.SessionID)
 	}

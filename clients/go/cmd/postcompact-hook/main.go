@@ -12,6 +12,7 @@
 // starts the daemon when none runs. It always exits 0: whatever fails, Claude Code goes on as
 // without the plugin (one message per session says why; details in hook.log in the state
 // directory). It is compiled so that a tool call costs a few milliseconds, not a Python start.
+// Gemini CLI runs it too (clients/gemini-cli): gemini.go, snapshot_cache.go.
 package main
 
 import (
@@ -56,7 +57,10 @@ func run(stdin io.Reader, stdout io.Writer, part int) (code int) {
 		logf(st, "not a hook payload (%v): %.200q", err, raw)
 		return 0
 	}
-	if DetectHarness(&p, os.Getenv) != HarnessClaudeCode {
+	switch DetectHarness(&p, os.Getenv) {
+	case HarnessGemini:
+		return runGemini(&p, raw, st, stdout) // gemini.go
+	case HarnessCodex:
 		return 0 // Codex: the next step (its reads are shell commands)
 	}
 	limit, ok := deadlines[p.HookEventName]

@@ -34,9 +34,12 @@ const (
 	HarnessCodex      Harness = "codex"
 )
 
-// DetectHarness works out which harness ran the hook: Codex's payloads carry a turn_id (and it
-// sets no CLAUDECODE); Claude Code's never do.
+// DetectHarness works out which harness ran the hook: Gemini CLI's by its environment and
+// events; Codex's payloads carry a turn_id (and it sets no CLAUDECODE); Claude Code's never do.
 func DetectHarness(p *Payload, getenv func(string) string) Harness {
+	if isGemini(p, getenv) { // gemini.go
+		return HarnessGemini
+	}
 	if p.TurnID != "" && getenv("CLAUDECODE") == "" {
 		return HarnessCodex
 	}
