@@ -102,7 +102,7 @@ func TestEditLines(t *testing.T) {
 		{"one\ntwo\nthree\nfour\n", "two\nthree", "two\nthree\nfour", false, [][2]int64{{4, 4}}, true},
 		{"one\ntwo\nthree\ntwo\n", "a", "two", true, [][2]int64{{2, 2}, {4, 4}}, true},
 		{"one\ntwo\nthree\ntwo\n", "a", "two", false, nil, false}, // twice, one replaced: which?
-		{"one\ntwo\n", "a", "absent", false, nil, false},               // corrected by Gemini: the daemon diffs
+		{"one\ntwo\n", "a", "absent", false, nil, false},          // corrected by Gemini: the daemon diffs
 		{"one\ntwo\n", "a\nb\nc", "", false, [][2]int64{}, true},
 		{"one\nthree\n", "one\nX\nthree", "one\nthree", false, [][2]int64{}, true}, // a deletion inside
 	}
