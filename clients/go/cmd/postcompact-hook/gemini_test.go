@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -126,5 +127,50 @@ func TestGeminiReportForSkill(t *testing.T) {
 	}
 	if GeminiReportFor("run_shell_command", raw(map[string]any{"command": "cat a"}), raw("x"), nil, nil, "/p", 5) != nil {
 		t.Error("a shell command reported")
+	}
+}
+
+// The extension's hooks.json runs this program on the events it handles, each with a timeout
+// (milliseconds, in Gemini CLI) longer than the program's own deadline for it.
+func TestGeminiHooksJSON(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "gemini-cli", "hooks", "hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Command string `json:"command"`
+				Timeout int64  `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for ev, groups := range doc.Hooks {
+		limit, ok := geminiDeadlines[ev]
+		if !ok {
+			t.Errorf("hooks.json runs the hook on %s, which it does not handle", ev)
+		}
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if h.Command != `"${extensionPath}${/}bin${/}postcompact-hook"` || h.Timeout <= limit.Milliseconds() {
+					t.Errorf("%s: %q, timeout %d ms for a deadline of %v", ev, h.Command, h.Timeout, limit)
+				}
+			}
+		}
+	}
+	for ev := range geminiDeadlines {
+		if doc.Hooks[ev] == nil {
+			t.Errorf("hooks.json does not run the hook on %s", ev)
+		}
+	}
+	for _, tool := range []string{"read_file", "replace", "write_file", "activate_skill"} {
+		re := regexp.MustCompile(doc.Hooks["AfterTool"][0].Matcher)
+		if !re.MatchString(tool) || re.MatchString("x"+tool) {
+			t.Errorf("the AfterTool matcher and %s", tool)
+		}
 	}
 }
