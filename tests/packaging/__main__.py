@@ -68,6 +68,7 @@ EXEMPT = {
     "clients/claude-code/plugins/postcompact/README.md": (
         "the Claude Code plugin's install, tests/claude_code"
     ),
+    "clients/gemini-cli/README.md": "the Gemini CLI extension's install, tests/gemini_cli",
 }
 STEP_TIMEOUT_S = 1200
 VERBOSE = os.environ.get("POSTCOMPACT_PACKAGING_VERBOSE", "") not in ("", "0")

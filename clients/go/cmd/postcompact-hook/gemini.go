@@ -55,14 +55,29 @@ var geminiDeadlines = map[string]time.Duration{
 	"BeforeModel":  50 * time.Second,
 }
 
-// geminiOpenRequest: the default profile, no complement (Gemini restores nothing itself), and
-// the neutral wording with Gemini's read tool named (a restored file reads as read_file's call).
+// GeminiFileTokens is what the restored files may take in all (rough tokens): a fixed budget in
+// place of the default profile's match_budget, which spends what Claude Code's own rule would (a
+// rule Gemini CLI does not have). About 100,000 characters, appended to every request after a
+// compression: 2.5% of gemini-2.5-flash's window.
+const GeminiFileTokens = 25_000
+
+// GeminiPolicy is the policy of a Gemini session, passed again with every compaction: the
+// default profile's rule (no complement: Gemini restores nothing itself) within
+// GeminiFileTokens.
+func GeminiPolicy() *pb.RestorePolicy {
+	budget := int64(GeminiFileTokens)
+	return &pb.RestorePolicy{FileTokenBudget: &budget}
+}
+
+// geminiOpenRequest: the default profile, its policy, and the neutral wording with Gemini's read
+// tool named (a restored file reads as read_file's call).
 func geminiOpenRequest(session, project, home string) *pb.OpenSessionRequest {
 	return &pb.OpenSessionRequest{
 		SessionId: session,
 		Cwd:       project,
 		Home:      home,
 		Profile:   pb.Profile_PROFILE_DEFAULT,
+		Policy:    GeminiPolicy(),
 		Templates: &pb.TemplateSpec{Preset: "neutral", Strings: map[string]string{
 			"read_tool_name":  "read_file",
 			"read_path_key":   "file_path",

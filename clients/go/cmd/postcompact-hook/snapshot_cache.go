@@ -28,6 +28,9 @@ import (
 // SnapshotTag opens the summary Gemini CLI's compression writes.
 const SnapshotTag = "<state_snapshot>"
 
+// SnapshotEnd closes it.
+const SnapshotEnd = "</state_snapshot>"
+
 // LLMRequest is BeforeModel's llm_request: the request's messages, text only (Gemini leaves
 // function calls and responses out and keeps them when the messages come back).
 type LLMRequest struct {
@@ -52,7 +55,8 @@ type BeforeModelOutput struct {
 }
 
 // FindSnapshot returns the index of the snapshot message (the first user message holding a
-// <state_snapshot>), -1 when the request has none (no compression yet).
+// <state_snapshot>; Gemini 0.61.0 sends it as the second text part of the message that opens
+// with its <session_context>), -1 when the request has none (no compression yet).
 func FindSnapshot(msgs []LLMMessage) int {
 	for i, m := range msgs {
 		if m.Role == "user" && strings.Contains(m.Content, SnapshotTag) {
@@ -62,8 +66,17 @@ func FindSnapshot(msgs []LLMMessage) int {
 	return -1
 }
 
-// SnapshotKey names a snapshot: the SHA-256 of its message's text, as Gemini holds it.
+// SnapshotKey names a snapshot: the SHA-256 of the snapshot in its message's text, from its
+// <state_snapshot> to its </state_snapshot> (or the message's end). Not of the whole message:
+// Gemini sends its session context (the date, the project's file tree) as a part of the same
+// user message, and a resumed session writes it anew.
 func SnapshotKey(text string) string {
+	if i := strings.Index(text, SnapshotTag); i >= 0 {
+		text = text[i:]
+		if j := strings.LastIndex(text, SnapshotEnd); j >= 0 {
+			text = text[:j+len(SnapshotEnd)]
+		}
+	}
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:16])
 }
@@ -184,7 +197,7 @@ func geminiBeforeModel(ctx context.Context, p *Payload, req *LLMRequest, st *Sta
 		var res *postcompact.CompactResult
 		err = h.Call(ctx, "", func() error {
 			var err error
-			res, err = h.C.Session(session).Compact(ctx)
+			res, err = h.C.Session(session).Compact(ctx, postcompact.WithPolicy(GeminiPolicy()))
 			return err
 		})
 		if h.Down != "" && st.TellOnce(session) {

@@ -34,6 +34,14 @@ func TestFindSnapshot(t *testing.T) {
 	if SnapshotKey("a") == SnapshotKey("b") || SnapshotKey("a") != SnapshotKey("a") {
 		t.Error("SnapshotKey is not the text's hash")
 	}
+	// The session context around it (rewritten by a resumed session) is not the snapshot.
+	snap := "<state_snapshot>\n<overall_goal>g</overall_goal>\n</state_snapshot>"
+	if SnapshotKey("<session_context>a</session_context>"+snap) != SnapshotKey("<session_context>b, new.py</session_context>"+snap) {
+		t.Error("the session context changed the snapshot's key")
+	}
+	if SnapshotKey("ctx"+snap) == SnapshotKey("ctx"+strings.Replace(snap, "g", "h", 1)) {
+		t.Error("another snapshot, the same key")
+	}
 }
 
 func TestAppendRestorationKeepsTheOthers(t *testing.T) {
