@@ -102,7 +102,7 @@ class ModelServer:
             def log_message(self, *_: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}")
                 kind, step, answer = server.answer(self.path, body)
@@ -120,7 +120,7 @@ class ModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 data = b"{}"
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

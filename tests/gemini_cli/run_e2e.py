@@ -75,7 +75,9 @@ def run_session(gemini: Path, base: Path, mode: str, env: dict[str, str]) -> dic
         for err in sorted(base.glob("gemini-stderr-*.txt")):
             tail += f"--- {err.name}\n" + err.read_text(errors="replace")[-2000:]
         if capture.is_file():
-            tail += "\n--- prompts\n" + json.dumps(json.loads(capture.read_text())["prompts"])[:3000]
+            tail += (
+                "\n--- prompts\n" + json.dumps(json.loads(capture.read_text())["prompts"])[:3000]
+            )
         raise AssertionError(
             f"gemini e2e ({mode}): the run did not complete (exit {r.returncode})\n{tail}"
         )
@@ -143,9 +145,8 @@ def check_extension(cap: dict[str, Any]) -> str:
     assert f"{project}/src/big.py" in added, "the edited file was not restored"
     missing = [line for line in numbered_range(big, first, last) if line not in added]
     assert not missing, f"big.py restored without its lines as on disk: {missing[:3]}"
-    assert big_line(1) not in added and big_line(last + 30) not in added, (
-        "big.py restored beyond the range the agent read"
-    )
+    assert big_line(1) not in added, "big.py restored from its start, not the range read"
+    assert big_line(last + 30) not in added, "big.py restored beyond the range the agent read"
     assert not cap["hook_log"], f"the hook logged:\n{cap['hook_log']}"
     assert len(cap["snapshots"]) == 1, f"cached snapshots: {cap['snapshots']}"
     ours = [s for s in cap["daemon_sessions"] if s["session_id"].startswith("gemini-")]
@@ -158,7 +159,7 @@ def check_control(cap: dict[str, Any]) -> None:
     _, after = split_after(cap)
     for r in cap["requests"]:
         raw = json.dumps(r["body"])
-        assert HEADER not in raw and "postcompact" not in raw, "postcompact without the extension"
+        assert "postcompact" not in raw, "postcompact's text without the extension"
     for r in after:
         assert appended(r["body"]) == "", "text after the snapshot without the extension"
 

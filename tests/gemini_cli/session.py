@@ -56,7 +56,9 @@ def _small(name: str) -> str:
 
 def project_files() -> dict[str, str]:
     files = {f"src/{n}.py": _small(n) for n in ("alpha", "beta", "gamma")}
-    files["src/big.py"] = "".join(f"BIG {i:05d} " + "y" * 50 + "\n" for i in range(1, BIG_LINES + 1))
+    files["src/big.py"] = "".join(
+        f"BIG {i:05d} " + "y" * 50 + "\n" for i in range(1, BIG_LINES + 1)
+    )
     return files
 
 
@@ -78,10 +80,13 @@ def script(project: Path) -> dict[int, list[Answer]]:
             Answer(
                 calls=(
                     Call("read_file", {"file_path": p("src/alpha.py")}),
-                    Call("read_file", {"file_path": p("src/big.py"), "start_line": first, "end_line": last}),
+                    Call(
+                        "read_file",
+                        {"file_path": p("src/big.py"), "start_line": first, "end_line": last},
+                    ),
                     Call("read_file", {"file_path": "src/beta.py"}),
                 )
-            ),  # fmt: skip
+            ),
             Answer(
                 calls=(
                     Call(
@@ -101,7 +106,9 @@ def script(project: Path) -> dict[int, list[Answer]]:
                 calls=(Call("read_file", {"file_path": p("src/gamma.py")}),),
                 prompt_tokens=OVER_THRESHOLD,
             ),
-            Answer(calls=(Call("write_file", {"file_path": p("src/new.py"), "content": "NEW = 1\n"}),)),
+            Answer(
+                calls=(Call("write_file", {"file_path": p("src/new.py"), "content": "NEW = 1\n"}),)
+            ),
         ],
         3: [],
     }
@@ -236,7 +243,8 @@ def main() -> int:
     a = ap.parse_args()
     capture = run(a.gemini, a.dir, a.mode)
     (a.dir / "capture.json").write_text(json.dumps(capture))
-    return 0 if all(p["exit"] == 0 for p in capture["prompts"]) and len(capture["prompts"]) == 3 else 1
+    done = [p for p in capture["prompts"] if p["exit"] == 0]
+    return 0 if len(done) == 3 else 1
 
 
 if __name__ == "__main__":
