@@ -149,9 +149,23 @@ func runGemini(p *Payload, raw []byte, st *State, stdout io.Writer) int {
 		logf(st, "gemini %s %s: %v", p.HookEventName, p.ToolName, err)
 	}
 	if h.Down != "" && st.TellOnce(session) {
-		logf(st, "gemini %s: %s", session, DownMessage(h.Down))
+		logf(st, "gemini %s: %s", session, GeminiDownMessage(h.Down))
+		// SessionStart's systemMessage goes to the user (stderr when headless), never to the
+		// model; the other events' is not shown for sure: there the log says it.
+		if p.HookEventName == "SessionStart" {
+			enc := json.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(Output{SystemMessage: GeminiDownMessage(h.Down)})
+		}
 	}
 	return 0
+}
+
+// GeminiDownMessage is the one message a session gets when the daemon is not available.
+func GeminiDownMessage(why string) string {
+	return "postcompact: the daemon is not running and could not be started, so this session " +
+		"goes on without the extension (nothing is restored after a compression). Why: " + why +
+		". Start it with `postcompact start`; `postcompact status` shows it."
 }
 
 func newGeminiHook(p *Payload, st *State, session string) (*Hook, error) {

@@ -174,3 +174,39 @@ func TestGeminiHooksJSON(t *testing.T) {
 		}
 	}
 }
+
+// A daemon that cannot start: the session goes on; SessionStart says why once (its
+// systemMessage, which Gemini CLI shows the user), the log says it too, and a tool call after it
+// prints nothing and waits on no second start (the back-off marker).
+func TestGeminiDaemonDown(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "postcompact")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 'postcompact: made unstartable by the test' >&2\nexit 1\n"), 0o755)
+	t.Setenv("POSTCOMPACT_HOOK_STATE", filepath.Join(dir, "state"))
+	t.Setenv("POSTCOMPACT_ADDRESS", "unix://"+filepath.Join(dir, "none.sock"))
+	t.Setenv("POSTCOMPACT_BIN", fake)
+	t.Setenv("GEMINI_SESSION_ID", "s1")
+	os.WriteFile(filepath.Join(dir, "a.py"), []byte("x = 1\n"), 0o644)
+	event := func(v map[string]any) *strings.Reader {
+		v["session_id"], v["cwd"] = "s1", dir
+		b, _ := json.Marshal(v)
+		return strings.NewReader(string(b))
+	}
+	var out strings.Builder
+	run(event(map[string]any{"hook_event_name": "SessionStart", "source": "startup"}), &out, 0)
+	var o Output
+	if err := json.Unmarshal([]byte(out.String()), &o); err != nil || !strings.Contains(o.SystemMessage, "made unstartable by the test") {
+		t.Fatalf("SessionStart's output: %q (%v)", out.String(), err)
+	}
+	out.Reset()
+	run(event(map[string]any{"hook_event_name": "AfterTool", "tool_name": "read_file",
+		"tool_input": map[string]any{"file_path": "a.py"}, "tool_response": map[string]any{"llmContent": "x = 1"}}), &out, 0)
+	run(event(map[string]any{"hook_event_name": "SessionStart", "source": "resume"}), &out, 0)
+	if out.Len() != 0 {
+		t.Fatalf("said twice: %q", out.String())
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "state", "hook.log"))
+	if strings.Count(string(log), "could not be started") != 1 {
+		t.Fatalf("hook.log: %s", log)
+	}
+}

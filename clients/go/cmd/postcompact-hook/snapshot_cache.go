@@ -201,7 +201,7 @@ func geminiBeforeModel(ctx context.Context, p *Payload, req *LLMRequest, st *Sta
 			return err
 		})
 		if h.Down != "" && st.TellOnce(session) {
-			logf(st, "gemini %s: %s", session, DownMessage(h.Down))
+			logf(st, "gemini %s: %s", session, GeminiDownMessage(h.Down))
 		}
 		if err != nil {
 			return "", err
