@@ -9,14 +9,14 @@ end, installed as its README says.
 2. runs `tests.gemini_cli.session` twice, each in a network namespace of its own when root
    (`unshare --net`: nothing but the loopback): with the extension (installed by its README's
    install block; no daemon runs: the extension starts one) and without it (the control). The
-   scripted model reads four files (one of them as a range of big.py), edits big.py inside the
-   range, is told of a prompt over Gemini's compression threshold, writes a file, and is
-   prompted once more in a new process;
+   scripted model reads four files (one of them as a range of big.py), activates a skill,
+   edits big.py inside the range, is told of a prompt over Gemini's compression threshold,
+   writes a file, and is prompted once more in a new process;
 3. checks, from the requests the model got after the compression: the restoration is appended
    to the snapshot message of every one of them, byte-identical, holding the files read (big.py
-   as its range, with the edited line as on disk); before the compression none; without the
-   extension none of it; the daemon saw the session and exactly one compaction, and the hook
-   cached one snapshot.
+   as its range, with the edited line as on disk) and the skill; before the compression none;
+   without the extension none of it; the daemon saw the session and exactly one compaction,
+   and the hook cached one snapshot.
 
 Prints `gemini <version>: restored files reached the model after compaction` when it passes;
 raises AssertionError (exit 1) otherwise. `GEMINI_E2E_KEEP=DIR` keeps the runs' files.
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.gemini_cli.model_server import SNAPSHOT, texts
-from tests.gemini_cli.session import EDITED_LINE, RANGE, big_line, edited_line
+from tests.gemini_cli.session import EDITED_LINE, RANGE, SKILL_MARKER, big_line, edited_line
 from tests.npm_pinned import install_pinned
 from tests.offline import isolation
 
@@ -147,6 +147,7 @@ def check_extension(cap: dict[str, Any]) -> str:
     assert not missing, f"big.py restored without its lines as on disk: {missing[:3]}"
     assert big_line(1) not in added, "big.py restored from its start, not the range read"
     assert big_line(last + 30) not in added, "big.py restored beyond the range the agent read"
+    assert SKILL_MARKER in added, "the activated skill was not restored"
     assert not cap["hook_log"], f"the hook logged:\n{cap['hook_log']}"
     assert len(cap["snapshots"]) == 1, f"cached snapshots: {cap['snapshots']}"
     ours = [s for s in cap["daemon_sessions"] if s["session_id"].startswith("gemini-")]
@@ -162,6 +163,10 @@ def check_control(cap: dict[str, Any]) -> None:
         assert "postcompact" not in raw, "postcompact's text without the extension"
     for r in after:
         assert appended(r["body"]) == "", "text after the snapshot without the extension"
+        assert SKILL_MARKER not in json.dumps(r["body"]["contents"]), "Gemini restored the skill?"
+    assert any(SKILL_MARKER in json.dumps(r["body"]) for r in cap["requests"]), (
+        "the skill was never activated"
+    )
 
 
 def main() -> int:

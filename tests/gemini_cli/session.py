@@ -7,7 +7,8 @@ running the install block of its README (clients/gemini-cli/README.md: the make 
 `gemini extensions link`). It then runs Gemini CLI headless in the project against the scripted
 Gemini API (model_server.py), three prompts, the second and third resuming the session:
 
-1. the work: three read_file calls (one of them a range of big.py), a replace inside that range;
+1. the work: three read_file calls (one of them a range of big.py), a skill activated (the
+   project's), a replace inside the range;
 2. one more read, answered with a prompt token count over the compression threshold (the
    settings' model.compressionThreshold), so Gemini CLI compresses the conversation before the
    next request; then a write_file, then a line of text;
@@ -47,6 +48,8 @@ EDITED_LINE = 140
 # Gemini CLI compresses when the last prompt's tokens reach threshold x the model's limit
 # (1,048,576 for gemini-2.5-flash).
 COMPRESSION_THRESHOLD = 0.2
+SKILL = "house-style"
+SKILL_MARKER = "HOUSE-STYLE-7Q: name things plainly."
 OVER_THRESHOLD = 900_000
 
 
@@ -85,6 +88,7 @@ def script(project: Path) -> dict[int, list[Answer]]:
                         {"file_path": p("src/big.py"), "start_line": first, "end_line": last},
                     ),
                     Call("read_file", {"file_path": "src/beta.py"}),
+                    Call("activate_skill", {"name": SKILL}),
                 )
             ),
             Answer(
@@ -119,6 +123,11 @@ def write_project(project: Path, home: Path) -> None:
         f = project / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(text)
+    skill = project / ".gemini" / "skills" / SKILL / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        f"---\nname: {SKILL}\ndescription: How this project writes Python.\n---\n\n{SKILL_MARKER}\n"
+    )
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "model": {"compressionThreshold": COMPRESSION_THRESHOLD},
