@@ -215,7 +215,12 @@ def test_concurrent_writers_on_two_daemons_lose_nothing(
 # What a call may meet besides success: the other daemon's write first, or its own daemon killed
 # under it (a transport failure the client names: the call was in flight, or the client gave up
 # while the daemon restarted). Never an empty reason.
-_EXPECTED = {"SESSION_CHANGED_ELSEWHERE", "CONNECTION_LOST", "TRANSPORT_ERROR", "DAEMON_UNAVAILABLE"}
+_EXPECTED = {
+    "SESSION_CHANGED_ELSEWHERE",
+    "CONNECTION_LOST",
+    "TRANSPORT_ERROR",
+    "DAEMON_UNAVAILABLE",
+}
 
 
 def _load(
