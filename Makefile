@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build claude-code-plugin codex-plugin build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -33,6 +33,7 @@ help:
 	@echo "make protos  regenerate the committed gRPC code"
 	@echo "make claude-code-plugin  build the Claude Code plugin's hook (clients/claude-code)"
 	@echo "make codex-plugin        the same plugin, for Codex CLI (clients/codex/README.md)"
+	@echo "make gemini-cli-extension  build the Gemini CLI extension's hook (clients/gemini-cli)"
 	@echo "make unasync regenerate the sync Python client from the asyncio one"
 
 $(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
@@ -143,6 +144,15 @@ claude-code-plugin: $(if $(wildcard $(VENV)/bin/postcompact),,build)
 
 # Codex CLI installs the same plugin folder (its .codex-plugin/plugin.json names hooks/codex.json).
 codex-plugin: claude-code-plugin
+
+# The Gemini CLI extension (clients/gemini-cli): the same hook command and `postcompact` script
+# as the Claude Code plugin's, in the extension's bin/ (gitignored).
+GEMINI_EXT_BIN := clients/gemini-cli/bin
+gemini-cli-extension: $(if $(wildcard $(VENV)/bin/postcompact),,build)
+	mkdir -p $(GEMINI_EXT_BIN)
+	cd clients/go && $(GO) build -trimpath -o $(abspath $(GEMINI_EXT_BIN))/postcompact-hook ./cmd/postcompact-hook
+	printf '#!/bin/sh\nexec "%s" "$$@"\n' "$(abspath $(VENV))/bin/postcompact" > $(GEMINI_EXT_BIN)/postcompact
+	chmod +x $(GEMINI_EXT_BIN)/postcompact
 
 # The Go client: unit tests, then every tests/conformance scenario against a daemon it starts
 # (-count=1: go's test cache cannot see the daemon's own code change).

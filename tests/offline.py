@@ -1,8 +1,8 @@
 """What the tests that run a real harness offline share (`make parity`, tests/opencode,
-tests/claude_code, tests/codex): a network namespace of their own, its loopback, a plugin
-installed by its README's install block, the daemon's view of the sessions the plugin opened, and
-Claude Code's `--input-format stream-json` conversation (one user line in, JSON objects out until
-a `result`).
+tests/claude_code, tests/codex, tests/gemini_cli): a network namespace of their own, its loopback,
+a plugin installed by its README's install block, the daemon's view of the sessions the plugin
+opened, and Claude Code's `--input-format stream-json` conversation (one user line in, JSON
+objects out until a `result`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The README's first screen, as a new user reads it (issue 35, part 4): what postcompact is for,
 the prerequisites, and how to use it with each agent, whose install blocks are the ones the
 plugins' own READMEs give (and the real-harness tests run: tests/claude_code, tests/codex,
-tests/opencode)."""
+tests/gemini_cli, tests/opencode)."""
 
 from __future__ import annotations
 
@@ -34,16 +34,16 @@ def test_the_first_screen_says_what_it_is_for_and_what_it_needs() -> None:
     for needed in ("Python", "Rust", "Go", "Node.js", "make test"):
         assert needed in prereq, needed
     table = head[head.index("## Use it with your agent") :]
-    for agent in ("Claude Code", "Codex CLI", "OpenCode", "your own harness"):
+    for agent in ("Claude Code", "Codex CLI", "Gemini CLI", "OpenCode", "your own harness"):
         assert f"| {agent}" in table, agent
     for link in re.findall(r"\]\(([^)]+)\)", table):
         assert (ROOT / link).exists(), link
 
 
 def test_each_install_block_is_the_plugins_own() -> None:
-    """The first screen's Claude Code, Codex and OpenCode blocks run what the plugins' READMEs
-    say (the Claude Code and Codex ones from the checkout's root, where `./clients/claude-code`
-    is)."""
+    """The first screen's Claude Code, Codex, Gemini CLI and OpenCode blocks run what the
+    plugins' READMEs say (the Claude Code, Codex and Gemini CLI ones from the checkout's root,
+    where `./clients/claude-code` and `./clients/gemini-cli` are)."""
     head = _blocks(_head((ROOT / "README.md").read_text()))
     claude = (ROOT / "clients/claude-code/plugins/postcompact/README.md").read_text()
     (install,) = [b for b in _blocks(claude) if any("claude plugin install" in c for c in b)]
@@ -52,6 +52,10 @@ def test_each_install_block_is_the_plugins_own() -> None:
     codex = (ROOT / "clients/codex/README.md").read_text()
     (install,) = [b for b in _blocks(codex) if any("codex plugin add" in c for c in b)]
     ours = next(b for b in head if any("codex plugin" in c for c in b))
+    assert ours == [c for c in install if not c.startswith("cd ")]
+    gemini = (ROOT / "clients/gemini-cli/README.md").read_text()
+    (install,) = [b for b in _blocks(gemini) if any("gemini extensions" in c for c in b)]
+    ours = next(b for b in head if any("gemini extensions" in c for c in b))
     assert ours == [c for c in install if not c.startswith("cd ")]
     opencode = (ROOT / "clients/opencode/README.md").read_text()
     (npm,) = [c for b in _blocks(opencode) for c in b if c.startswith("npm install --prefix")]

@@ -69,6 +69,7 @@ EXEMPT = {
         "the Claude Code plugin's install, tests/claude_code"
     ),
     "clients/codex/README.md": "the Codex plugin's install, tests/codex",
+    "clients/gemini-cli/README.md": "the Gemini CLI extension's install, tests/gemini_cli",
 }
 STEP_TIMEOUT_S = 1200
 VERBOSE = os.environ.get("POSTCOMPACT_PACKAGING_VERBOSE", "") not in ("", "0")

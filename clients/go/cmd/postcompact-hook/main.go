@@ -14,6 +14,7 @@
 // starts the daemon when none runs. It always exits 0: whatever fails, Claude Code goes on as
 // without the plugin (one message per session says why; details in hook.log in the state
 // directory). It is compiled so that a tool call costs a few milliseconds, not a Python start.
+// Gemini CLI runs it too (clients/gemini-cli): gemini.go, snapshot_cache.go.
 package main
 
 import (
@@ -63,9 +64,13 @@ func run(stdin io.Reader, stdout io.Writer, part int, codex bool) (code int) {
 		logf(st, "not a hook payload (%v): %.200q", err, raw)
 		return 0
 	}
-	if codex || DetectHarness(&p, os.Getenv) == HarnessCodex {
-		runCodex(&p, st, stdout, part)
+	harness := DetectHarness(&p, os.Getenv)
+	switch {
+	case codex || harness == HarnessCodex:
+		runCodex(&p, st, stdout, part) // codex.go
 		return 0
+	case harness == HarnessGemini:
+		return runGemini(&p, raw, st, stdout) // gemini.go
 	}
 	limit, ok := deadlines[p.HookEventName]
 	if !ok {

@@ -34,10 +34,14 @@ const (
 	HarnessCodex      Harness = "codex"
 )
 
-// DetectHarness works out which harness ran the hook: Codex's payloads carry a turn_id (and it
-// sets no CLAUDECODE); Claude Code's never do. Codex's SessionStart carries none (0.171.0): its
-// hooks file (hooks/codex.json) passes --codex, which decides first.
+// DetectHarness works out which harness ran the hook: Gemini CLI's by its environment and
+// events; Codex's payloads carry a turn_id (and it sets no CLAUDECODE); Claude Code's never do.
+// Codex's SessionStart carries none (0.171.0): its hooks file (hooks/codex.json) passes --codex,
+// which decides first.
 func DetectHarness(p *Payload, getenv func(string) string) Harness {
+	if isGemini(p, getenv) { // gemini.go
+		return HarnessGemini
+	}
 	if p.TurnID != "" && getenv("CLAUDECODE") == "" {
 		return HarnessCodex
 	}
