@@ -88,6 +88,9 @@ export const COMPACTION_WAIT_MS = 1000;
 const RECONNECT_AFTER_MS = 30_000;
 /** The deadline of each call (a hung daemon fails it, and the next request connects again). */
 const CALL_TIMEOUT_MS = 15_000;
+/** When OpenCode disposes the plugin (its run ends), the records still queued (the last tool
+ * calls' reads and writes) are waited for this long before the connection is closed. */
+export const DISPOSE_WAIT_MS = 2000;
 /** The client's retries across a daemon restart: short, so that a Compact the daemon could not
  * take fails soon after the request that waited for it, and the next request starts afresh. */
 const RETRY = { maxElapsedMs: 2_000 };
@@ -169,6 +172,7 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
   const found = findDaemonBin({ option: options.daemonBin, env });
   const prefix = options.sessionPrefix ?? "opencode-";
   const sessions = new Map<string, SessionState>();
+  let disposed = false;
   const roots = [...new Set([input.directory, input.worktree].filter((d) => d && d !== "/"))];
   const warned = new Set<string>();
   /** The sessions told that the daemon cannot be reached, since it last answered. */
@@ -275,6 +279,7 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
   const enqueue = (sessionID: string, what: string, work: (session: Session) => Promise<unknown>) => {
     const s = state(sessionID);
     s.queue = s.queue.then(async () => {
+      if (disposed) return; // OpenCode is done with the plugin: nothing left to record for
       const session = await sessionOf(sessionID, true);
       if (!session) return;
       try {
@@ -452,6 +457,11 @@ export const PostcompactPlugin: Plugin = async (input: PluginInput, raw?: Plugin
     },
 
     dispose: async () => {
+      // The records already queued go out first (bounded): closing under them lost the last
+      // read of a run and warned "PostcompactClient is closed".
+      const queued = [...sessions.values()].map((s) => s.queue);
+      await within(Promise.allSettled(queued), DISPOSE_WAIT_MS, undefined);
+      disposed = true;
       link.close();
     },
   };

@@ -224,6 +224,27 @@ describe("a daemon that cannot be reached", () => {
   });
 });
 
+describe("the end of a run", () => {
+  test("a read recorded just before OpenCode disposes the plugin reaches the daemon, with no warning", { timeout: 60_000 }, async () => {
+    const daemon = new Daemon(join(tmp, "end"));
+    await daemon.start();
+    const project = mkdtempSync(join(tmp, "p-"));
+    const file = join(project, "last.py");
+    writeFileSync(file, "def last():\n    return 9\n");
+    const { input, seen } = openCode(project);
+    const hooks = await PostcompactPlugin(input, { address: daemon.address });
+    try {
+      await read(hooks, "ses_end", file); // queued: the plugin is still connecting
+      await hooks.dispose?.();
+      assert.equal(await daemon.entries("opencode-ses_end"), 1, "the last read was lost");
+      const warned = seen.logs.filter((l) => l.level === "warn");
+      assert.deepEqual(warned, [], "a warning at the end of the run");
+    } finally {
+      await daemon.stop();
+    }
+  });
+});
+
 describe("a daemon that goes away and comes back", () => {
   test("a request while it is stopped (SIGSTOP) returns within the bound; a later one is restored", { timeout: 60_000 }, async () => {
     const daemon = new Daemon(join(tmp, "hung"));
