@@ -84,7 +84,8 @@ def _preview(s: Session) -> str:
 def _busy(exc: PostcompactError) -> None:
     assert exc.code == grpc.StatusCode.UNAVAILABLE, exc
     assert exc.reason == "STATE_BUSY", exc
-    assert exc.retry_after is not None and exc.retry_after > 0, exc
+    assert exc.retry_after is not None, exc
+    assert exc.retry_after > 0, exc
     assert "state database" in exc.message
 
 
@@ -178,6 +179,7 @@ def test_the_client_retries_state_busy_for_a_call_that_is_not_idempotent(
 
 # --- rows another daemon wrote that this one cannot use -----------------------------------------
 
+
 def _execute(state: State, statement: str) -> None:
     """Change the database as another daemon (or a tool) would."""
     with psycopg.connect(state.url, autocommit=True) as pg:
@@ -187,7 +189,7 @@ def _execute(state: State, statement: str) -> None:
 BAD_SESSION_ROWS = [
     pytest.param("profile = 9", "profile 9 is not a known profile", id="profile"),
     pytest.param("templates = '\\xffff'::bytea", "templates is not a serialised", id="templates"),
-    pytest.param("roots = '{\"a\": \"/x\"}'", "roots is not a JSON array", id="roots"),
+    pytest.param('roots = \'{"a": "/x"}\'', "roots is not a JSON array", id="roots"),
 ]
 
 

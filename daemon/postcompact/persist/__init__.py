@@ -43,7 +43,8 @@ decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that d
 relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
 missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
 rest; a session read later (named on another daemon, re-read after a failed write) has its bad
-rows moved the same way when read (`load_session`: `SESSION_QUARANTINED` if its own row goes); `postcompact state check` runs the same checks and reports those rows without moving them.
+rows moved the same way when read (`load_session`: `SESSION_QUARANTINED` if its own row goes);
+`postcompact state check` runs the same checks and reports those rows without moving them.
 
 Schema. `PRAGMA user_version` is the schema version; `MIGRATIONS` upgrades an older database in
 one transaction. A database newer than this daemon, one that is corrupt, or one whose tables lack

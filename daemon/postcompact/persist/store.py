@@ -199,9 +199,9 @@ class _Outermost:
             except BaseException as err:
                 exc = err
         if exc is not None:
-            err = self._abandon(exc)
-            if err is not None:
-                raise err from None
+            mapped = self._abandon(exc)
+            if mapped is not None:
+                raise mapped from None
             if exc_type is None:  # the COMMIT's own failure
                 raise exc
             return  # the body's: it propagates as it is
@@ -419,7 +419,8 @@ class SqlStore(abc.ABC):
         if self._is_busy(exc):
             return self._busy_error(exc)
         return Unavailable(
-            "STATE_READ_FAILED", f"reading the state database {self.where} failed: {_first_line(exc)}"
+            "STATE_READ_FAILED",
+            f"reading the state database {self.where} failed: {_first_line(exc)}",
         )
 
     @abc.abstractmethod
@@ -985,8 +986,7 @@ class SqlStore(abc.ABC):
         raise FailedPrecondition(
             "STATE_ROW_UNUSABLE",
             f"a stored row of session {session_id!r} cannot be used ({why}) and could not be "
-            f"moved to the quarantine table of the state database {self.where}; "
-            + self._hint(),
+            f"moved to the quarantine table of the state database {self.where}; " + self._hint(),
             {"session_id": session_id},
         )
 

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 
 from postcompact import core
 from postcompact.config import Config
-from postcompact.errors import Aborted, InvalidArgument, NotFound, ResourceExhausted
+from postcompact.errors import (
+    Aborted,
+    InvalidArgument,
+    NotFound,
+    ResourceExhausted,
+    Unavailable,
+)
 from postcompact.paths import now_ms
 from postcompact.state.model import AgentState, Session
 from postcompact.state.null import NullStore
@@ -295,6 +301,8 @@ class Registry:
             try:
                 self._drop(s)
             except Aborted:  # used through another daemon meanwhile (a shared store): re-read
+                continue
+            except Unavailable:  # the database busy or failing: the next sweep tries again
                 continue
             gone.append(s.session_id)
             self.expired[s.session_id] = now
