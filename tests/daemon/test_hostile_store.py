@@ -21,6 +21,7 @@ from pathlib import Path
 import grpc
 import psycopg
 import pytest
+from postcompact.persist.postgres import TIMEOUTS, connect
 from postcompact_client import Client, PostcompactError, RetryPolicy, Session
 from postcompact_client.types import TaskStatus
 
@@ -262,3 +263,18 @@ def test_a_bad_task_row_from_another_daemon_goes_alone(
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.mark.postgresql
+def test_the_timeouts_a_url_sets_win_over_the_stores_defaults(pg_state: State) -> None:
+    """How the tests above shrink lock_timeout, and how an operator sets either timeout."""
+    own = connect(f"{pg_state.url}&{LOCK_TIMEOUT}")
+    default = connect(pg_state.url)
+    try:
+        for conn, lock in ((own, "1s"), (default, TIMEOUTS["lock_timeout"])):
+            assert conn.execute("SHOW lock_timeout").fetchone() == (lock,)
+            statement = conn.execute("SHOW statement_timeout").fetchone()
+            assert statement == (TIMEOUTS["statement_timeout"],)
+    finally:
+        own.close()
+        default.close()
