@@ -21,7 +21,6 @@ from pathlib import Path
 import grpc
 import psycopg
 import pytest
-from postcompact.persist.postgres import TIMEOUTS, connect
 from postcompact_client import Client, PostcompactError, RetryPolicy, Session
 from postcompact_client.types import TaskStatus
 
@@ -178,6 +177,39 @@ def test_the_client_retries_state_busy_for_a_call_that_is_not_idempotent(
         d.stop()
 
 
+@pytest.mark.postgresql
+def test_a_session_first_read_under_a_lock_is_read_once_the_lock_is_gone(
+    pg_state: State, base: Path, project: Path
+) -> None:
+    """Daemon B reads a session daemon A made while its tasks are locked: STATE_BUSY. Before, the
+    half-done read left B believing it knew the session's version: every later call answered
+    SESSION_NOT_FOUND and OpenSession made it anew, empty, until a restart."""
+    (base / "a").mkdir(mode=0o700)
+    (base / "b").mkdir(mode=0o700)
+    a = start_daemon(pg_state.args, runtime_dir=base / "a")
+    b = start_daemon(_args(pg_state), runtime_dir=base / "b")
+    client = Client(b.address, auto_start=False, retry=RetryPolicy.none())
+    try:
+        sid = new_session_id("first")
+        sa = a.client.open_session(str(project), session_id=sid)
+        sa.upsert_task(_task("t1", "rename alpha everywhere"))
+        sa.record_skill("lint", content="Run the linter first.")
+        with _lock_held(pg_state, b, "tasks"):
+            with pytest.raises(PostcompactError) as exc:
+                client.attach_session(sid)
+            _busy(exc.value)
+        sb = client.attach_session(sid)
+        assert sb.resumed
+        text = _preview(sb)
+        assert "rename alpha everywhere" in text
+        assert "Run the linter first." in text
+        assert client.open_session(str(project), session_id=sid).resumed
+    finally:
+        client.close()
+        a.stop()
+        b.stop()
+
+
 # --- rows another daemon wrote that this one cannot use -----------------------------------------
 
 
@@ -268,6 +300,8 @@ def test_a_bad_task_row_from_another_daemon_goes_alone(
 @pytest.mark.postgresql
 def test_the_timeouts_a_url_sets_win_over_the_stores_defaults(pg_state: State) -> None:
     """How the tests above shrink lock_timeout, and how an operator sets either timeout."""
+    from postcompact.persist.postgres import TIMEOUTS, connect  # (the others run without it)
+
     own = connect(f"{pg_state.url}&{LOCK_TIMEOUT}")
     default = connect(pg_state.url)
     try:
