@@ -23,6 +23,8 @@ from postcompact.evaluation.corpus import TranscriptFile
 from postcompact.evaluation.measure import Counts, score_transcript
 from postcompact.evaluation.need import Point, points
 from postcompact.evaluation.policies import Policy
+from postcompact.errors import PostcompactError
+from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import Transcript, TranscriptError, parse
 from postcompact.transcript.paths import PathMap
 
@@ -152,8 +154,10 @@ def _score(task: _Task) -> _Result:
 
     try:
         return i, names, asyncio.run(run())
-    except ValueError as exc:  # a transcript the replay cannot place
+    except (ValueError, DiskBudgetExceeded) as exc:  # a bad value, one it cannot place
         return i, names, f"{item.file.path}: {exc}"
+    except PostcompactError as exc:  # a live call's limit (TOO_MANY_AGENTS, ...)
+        return i, names, f"{item.file.path}: {exc.reason}: {exc.message}"
 
 
 def evaluate(
