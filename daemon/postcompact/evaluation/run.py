@@ -75,7 +75,8 @@ def load(files: Sequence[TranscriptFile], window: int) -> Corpus:
             raise InputError(f"{f.path}: {exc.strerror or exc}") from None
         except TranscriptError as exc:
             where = f"{f.path}:{exc.line}" if exc.line else str(f.path)
-            raise InputError(f"{where}: {exc.message}") from None
+            what = f"{exc.field}: " if exc.field else ""
+            raise InputError(f"{where}: {what}{exc.message}") from None
         pts = points(t, window)
         if not pts:
             out.without_compaction.append(str(f.path))

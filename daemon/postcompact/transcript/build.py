@@ -57,7 +57,7 @@ from postcompact.transcript.parse import (
     TaskChanged,
     TranscriptError,
 )
-from postcompact.transcript.parse import CHECK_EVERY, Stop, check_path, no_stop
+from postcompact.transcript.parse import CHECK_EVERY, Stop, check_path, no_stop, too_large
 from postcompact.transcript.paths import PathMap, join
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -98,6 +98,7 @@ class Builder:
     deny_globs: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
     applied: int = 0
+    reapplied: int = 0  # events applied again by resumes
     skipped_paths: set[str] = field(default_factory=set)
     # Per agent: the file events since its last boundary (for a resume's rebuild).
     since_boundary: dict[str, list[tuple[Event, str]]] = field(default_factory=dict)
@@ -246,7 +247,7 @@ class Builder:
         elif isinstance(e, Announced):
             self._announced(e, a)
         elif isinstance(e, Resumed):
-            self._resume(a)
+            self._resume(e, a)
         elif isinstance(e, Boundary):
             preserved = conversation(e.preserved, self.paths)
             await self.on_boundary(e, a, preserved)
@@ -280,24 +281,30 @@ class Builder:
     def _since(self, e: Event, path: str) -> None:
         self.since_boundary.setdefault(e.agent, []).append((e, path))
 
-    def _resume(self, a: AgentState) -> None:
+    def _resume(self, e: Resumed, a: AgentState) -> None:
         """Claude Code on `--resume`: the file state rebuilt from the records since the last
-        boundary, whole reads and writes only, each with its record's time."""
+        boundary, whole reads and writes only, each with its record's time. What it applies
+        again counts in the transcript's events budget (resumes after many events, each
+        re-applying them all, would otherwise be quadratic)."""
+        self.reapplied += len(self.since_boundary.get(a.agent_id, []))
+        cap = self.config.max_transcript_events
+        if self.reapplied > cap:
+            raise too_large(e.line, "events", "max_transcript_events", cap)
         a.files.clear()
         a.read_mtimes.clear()
         a.seen.clear()
-        for e, path in self.since_boundary.get(a.agent_id, []):
-            if isinstance(e, FileRead):
-                whole = e.offset in (None, 1) and e.limit is None
+        for old, path in self.since_boundary.get(a.agent_id, []):
+            if isinstance(old, FileRead):
+                whole = old.offset in (None, 1) and old.limit is None
                 if whole:
-                    content = e.content.encode("utf-8", "surrogatepass")
-                    a.files.set(path, core.FileState(content, e.time_ms, 1, None, False))
-                    saw(a.seen, path, 1, max(1, e.num_lines))
-            elif isinstance(e, FileWritten):
-                content = (e.content or "").encode("utf-8", "surrogatepass")
+                    content = old.content.encode("utf-8", "surrogatepass")
+                    a.files.set(path, core.FileState(content, old.time_ms, 1, None, False))
+                    saw(a.seen, path, 1, max(1, old.num_lines))
+            elif isinstance(old, FileWritten):
+                content = (old.content or "").encode("utf-8", "surrogatepass")
                 held = a.files.peek(path)
-                a.files.set(path, core.FileState(content, e.time_ms, None, None, False))
-                self._wrote(a, path, held, e, content, warn=False)  # warned when first applied
+                a.files.set(path, core.FileState(content, old.time_ms, None, None, False))
+                self._wrote(a, path, held, old, content, warn=False)  # warned when first applied
 
     def _task(self, e: TaskChanged, a: AgentState) -> None:
         tasks = self.session.tasks

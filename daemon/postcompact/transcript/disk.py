@@ -154,6 +154,7 @@ class Disk:
     last_shell_ms: int = 0
     disk_budget: int = DISK_BUDGET
     written: dict[str, int] = field(default_factory=dict)  # bytes written, per target
+    total_written: int = 0  # their sum
 
     def apply(self, events: Iterable[Event]) -> None:
         for e in events:
@@ -237,8 +238,8 @@ class Disk:
     def _write(self, target: str, f: FileModel) -> None:
         """`f`'s text at `target`: its first WRITE_BYTES written, the rest of its size a hole;
         DiskBudgetExceeded before the bytes written in all would pass the budget."""
-        self.written.pop(target, None)
-        room = min(WRITE_BYTES, self.disk_budget - sum(self.written.values()))
+        self.total_written -= self.written.pop(target, 0)
+        room = min(WRITE_BYTES, self.disk_budget - self.total_written)
         done = 0
         with open(target, "wb") as out:
             for piece in f.pieces():
@@ -254,3 +255,4 @@ class Disk:
                 out.write(raw)
                 done += len(raw)
         self.written[target] = done
+        self.total_written += done

@@ -23,6 +23,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -61,6 +62,12 @@ from postcompact.v1 import postcompact_pb2 as pb
 __all__ = ["import_transcript"]
 
 MAX_WARNINGS = 50
+# Imports building at once: each holds its transcript parsed (several times its bytes, up to
+# max_message_bytes); the others wait their turn on the loop, their deadline still holding.
+MAX_IMPORTS_AT_ONCE = 2
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
 _R = TypeVar("_R")
 log = logging.getLogger("postcompact.transcript")
 
@@ -79,10 +86,14 @@ class _Watch:
 
     def __call__(self) -> None:
         failpoints.hit("import.worker")
+        why = None
         if self.cancelled.is_set():
-            raise _Stopped("the caller cancelled")
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _Stopped("the caller's deadline passed")
+            why = "the caller cancelled"
+        elif self.deadline is not None and time.monotonic() > self.deadline:
+            why = "the caller's deadline passed"
+        if why is not None:
+            log.info("import worker stopped: %s", why)
+            raise _Stopped(why)
 
 
 def _user_home() -> str:
@@ -130,6 +141,20 @@ async def import_transcript(
     cwd = check_abs_path("cwd", req.cwd)
     home = check_abs_path("home", req.home) if req.home else _user_home()
     deadline = None if time_remaining is None else time.monotonic() + time_remaining
+    slots = _slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(MAX_IMPORTS_AT_ONCE))
+    async with slots:
+        return await _import(registry, req, cwd, home, deadline, config_policy, deny_globs)
+
+
+async def _import(
+    registry: Registry,
+    req: pb.ImportTranscriptRequest,
+    cwd: str,
+    home: str,
+    deadline: float | None,
+    config_policy: pb.RestorePolicy,
+    deny_globs: tuple[str, ...],
+) -> pb.ImportTranscriptResponse:
     watch = _Watch(deadline, threading.Event())
     budget = Budget.of(registry.config)
     try:

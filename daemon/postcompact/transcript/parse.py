@@ -377,9 +377,10 @@ class Transcript:
 def _records(data: bytes, budget: Budget, stop: Stop) -> list[Record]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    # Counted before anything is decoded: 10**7 tiny records would take gigabytes as dicts.
-    if data.count(b"\n") > budget.max_records and _count_records(data) > budget.max_records:
-        raise too_large(0, "records", "max_transcript_records", budget.max_records)
+    # Lines, blank ones too, counted before anything is split or decoded: 10**7 tiny records
+    # would take gigabytes as dicts, 32 MiB of newlines a gigabyte as empty lines.
+    if data.count(b"\n") > budget.max_records:
+        raise too_large(0, "lines", "max_transcript_records", budget.max_records)
     out: list[Record] = []
     lines = data.split(b"\n")
     for n, raw in enumerate(lines, start=1):
@@ -403,10 +404,6 @@ def _records(data: bytes, budget: Budget, stop: Stop) -> list[Record]:
     if not out:
         raise TranscriptError(0, "the transcript holds no records")
     return out
-
-
-def _count_records(data: bytes) -> int:
-    return sum(1 for line in data.split(b"\n") if line.strip())
 
 
 def _check_record(r: Record) -> None:
@@ -595,13 +592,16 @@ def patch_lines(patch: Any) -> tuple[tuple[int, int], ...] | None:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str | None:
     """`text` after `edits` (each replaces its first occurrence, or all), None when one of them
-    does not apply (the old text is not there)."""
+    does not apply (the old text is not there) or the text would pass MAX_LINE_BYTES."""
     for e in edits:
         if e.old == "":
             text = e.new + text if text == "" else text
             continue
         if e.old not in text:
             return None
+        times = text.count(e.old) if e.replace_all else 1
+        if len(text) + times * (len(e.new) - len(e.old)) > MAX_LINE_BYTES:
+            return None  # edits that multiply a text past any line's size: not a file's text
         text = text.replace(e.old, e.new) if e.replace_all else text.replace(e.old, e.new, 1)
     return text
 
