@@ -88,7 +88,9 @@ def transcript_refusal(
     a bad value (`BAD_TRANSCRIPT`) or one over a live call's limit (its reason: PATH_TOO_LONG,
     BAD_AGENT_ID) is INVALID_ARGUMENT. The line and the field go in the metadata."""
     details = {
-        k: v for k, v in (("line", str(line) if line else ""), ("field", field), ("limit", limit)) if v
+        k: v
+        for k, v in (("line", str(line) if line else ""), ("field", field), ("limit", limit))
+        if v
     }
     cls = ResourceExhausted if reason == "TRANSCRIPT_TOO_LARGE" else InvalidArgument
     return cls(reason, message, details)

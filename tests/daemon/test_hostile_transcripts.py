@@ -78,7 +78,10 @@ def read(uid: str, path: str, text: str = "a", *, inp: Any = None, **kw: Any) ->
 
 def refused_read(uid: str, message: str) -> list[Any]:
     path = f"{CWD}/big.txt"
-    return [use(uid, "Read", {"file_path": path}), result(uid, message, content=message, error=True)]
+    return [
+        use(uid, "Read", {"file_path": path}),
+        result(uid, message, content=message, error=True),
+    ]
 
 
 def boundary(uid: str = "", **meta: Any) -> dict[str, Any]:
@@ -509,7 +512,8 @@ def test_replay_removes_its_tree_on_sigterm(tmp_path: Path) -> None:
     )
     deadline = time.monotonic() + 60
     while not any(p.name.startswith("postcompact-replay-") for p in tmp.iterdir()):
-        assert proc.poll() is None and time.monotonic() < deadline
+        assert proc.poll() is None, proc.stderr
+        assert time.monotonic() < deadline
         time.sleep(0.005)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)

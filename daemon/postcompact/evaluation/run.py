@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from postcompact.errors import PostcompactError
 from postcompact.evaluation.corpus import TranscriptFile
 from postcompact.evaluation.measure import Counts, score_transcript
 from postcompact.evaluation.need import Point, points
 from postcompact.evaluation.policies import Policy
-from postcompact.errors import PostcompactError
 from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import Transcript, TranscriptError, parse
 from postcompact.transcript.paths import PathMap

@@ -40,6 +40,7 @@ from postcompact.errors import ResourceExhausted
 from postcompact.state import AgentState, InvokedSkill, Session, catalog_parts
 from postcompact.state.seen import after_write, bad_changed_lines, line_count, saw
 from postcompact.transcript.parse import (
+    CHECK_EVERY,
     Announced,
     Boundary,
     Event,
@@ -54,10 +55,13 @@ from postcompact.transcript.parse import (
     RecordedItem,
     Resumed,
     SkillInvoked,
+    Stop,
     TaskChanged,
     TranscriptError,
+    check_path,
+    no_stop,
+    too_large,
 )
-from postcompact.transcript.parse import CHECK_EVERY, Stop, check_path, no_stop, too_large
 from postcompact.transcript.paths import PathMap, join
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -170,7 +174,9 @@ class Builder:
             raise
         except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
             log.warning("transcript line %d: %r", e.line, exc, exc_info=True)
-            raise TranscriptError(e.line, f"a value of this record cannot be used ({exc})") from None
+            raise TranscriptError(
+                e.line, f"a value of this record cannot be used ({exc})"
+            ) from None
 
     def check_catalogs(self) -> None:
         """CATALOG_TOO_LARGE as SetCatalog answers it, for the catalogue each agent ends with."""
@@ -523,13 +529,14 @@ def _kept_attachment(a: Any) -> pb.Attachment | None:
             ),
         )
     if kind == "invoked_skills":
+        listed = a.get("skills")
         skills = [
             pb.InvokedSkill(
                 name=str(s.get("name", "")),
                 path=str(s.get("path", "")),
                 content=str(s.get("content", "")).encode("utf-8", "surrogatepass"),
             )
-            for s in (a.get("skills") if isinstance(a.get("skills"), list) else [])
+            for s in (listed if isinstance(listed, list) else [])
             if isinstance(s, dict)
         ]
         return pb.Attachment(

@@ -102,11 +102,11 @@ class TranscriptError(ValueError):
 class Budget:
     """What one transcript may make the parser and the builder do, refused by name
     (TRANSCRIPT_TOO_LARGE naming the limit) before the work where the count is known first
-    (records), else as soon as it is passed (events, boundaries). Defaults: the daemon's."""
+    (records), else as soon as it is passed (events, boundaries): the daemon's limits."""
 
-    max_records: int = Config.max_transcript_records
-    max_events: int = Config.max_transcript_events
-    max_boundaries: int = Config.max_transcript_boundaries
+    max_records: int
+    max_events: int
+    max_boundaries: int
 
     @classmethod
     def of(cls, config: Config) -> Budget:
@@ -453,7 +453,8 @@ def _check_attachment(a: Mapping[str, Any], line: int) -> None:
         if isinstance(v, str):
             check_path(v, line, f"attachment.{key}")
     for key in ("addedNames", "addedTypes", "removedNames", "removedTypes", "names"):
-        for i, v in enumerate(a.get(key) if isinstance(a.get(key), list) else []):
+        values = a.get(key)
+        for i, v in enumerate(values if isinstance(values, list) else []):
             if isinstance(v, str):
                 check_text(v, line, f"attachment.{key}[{i}]")
     if a.get("type") == "invoked_skills":
@@ -512,9 +513,7 @@ def _line_number(value: Any, line: int, field: str, minimum: int = 0) -> int | N
     n = _int(value)
     if n is not None and not minimum <= n <= MAX_LINE_NUMBER:
         shown = str(n) if abs(n) <= 2**64 else f"{'-' if n < 0 else ''}about 2**{n.bit_length()}"
-        raise TranscriptError(
-            line, f"is {shown}, not in {minimum}..{MAX_LINE_NUMBER}", field=field
-        )
+        raise TranscriptError(line, f"is {shown}, not in {minimum}..{MAX_LINE_NUMBER}", field=field)
     return n
 
 
@@ -547,7 +546,7 @@ def _claim(text: str, unit: int, line: int, field: str) -> int:
             line, f"{text[:40]!r} is not a decimal number (at most 16 digits)", field=field
         )
     whole, _, frac = text.partition(".")
-    scale = 10 ** len(frac)
+    scale: int = 10 ** len(frac)
     value = (int(whole) * scale + int(frac or "0")) * unit // scale  # exact: no float
     if value > MAX_CLAIM:
         raise TranscriptError(line, f"{text} claims over {MAX_CLAIM} bytes", field=field)
@@ -752,7 +751,9 @@ class _Builder:
                         if size
                         else None
                     )
-                    count = _claim(tokens.group(1), 1, line, f"{where} (tokens)") if tokens else None
+                    count = (
+                        _claim(tokens.group(1), 1, line, f"{where} (tokens)") if tokens else None
+                    )
                     self.add(FileReadFailed(line, at, agent, path, missing, count, size_bytes))
                 return
             if not isinstance(tur, dict):
@@ -938,7 +939,9 @@ class _Builder:
         kept = meta.get("preservedMessages")
         if isinstance(kept, dict):
             # Each uuid once: a list naming one record 1,000,000 times keeps it once.
-            return list(dict.fromkeys(u for u in _strs(kept.get("allUuids") or kept.get("uuids")) if u))
+            return list(
+                dict.fromkeys(u for u in _strs(kept.get("allUuids") or kept.get("uuids")) if u)
+            )
         seg = meta.get("preservedSegment")
         if not isinstance(seg, dict):
             return []
@@ -1113,7 +1116,7 @@ def parse(data: bytes, budget: Budget | None = None, stop: Stop = no_stop) -> Tr
     """Every record and the events they make; TranscriptError for a bad line or value (nothing
     else is returned then), TRANSCRIPT_TOO_LARGE past `budget`. `stop` is called every
     CHECK_EVERY records and raises to end the work (the caller's deadline, a cancel)."""
-    budget = budget or Budget()
+    budget = budget or Budget.of(Config())
     records = _records(data, budget, stop)
     b = _Builder(records, budget)
     skip: set[str] = set()
@@ -1137,7 +1140,9 @@ def parse(data: bytes, budget: Budget | None = None, stop: Stop = no_stop) -> Tr
         except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
             # A value of a shape no check above foresaw: still the record's fault, named so;
             # never a failure of the daemon.
-            raise TranscriptError(r.line, f"a value of this record cannot be read ({exc})") from None
+            raise TranscriptError(
+                r.line, f"a value of this record cannot be read ({exc})"
+            ) from None
     versions = list(
         dict.fromkeys(v for r in records if isinstance(v := r.data.get("version"), str))
     )
