@@ -76,7 +76,8 @@ paths = st.one_of(
     ),
     odd,
 )
-uuids = st.sampled_from(["u1", "u2", "u3", "u4", "", "\ud800"])
+# Mostly good ids (a bad one ends the parse at once, and the fuzz should get deep), some bad.
+uuids = st.sampled_from(["u1", "u2", "u3", "u4", ""] * 8 + ["\ud800"])
 tool_ids = st.sampled_from(["t1", "t2", "t3", "t\ud800"])
 tools = st.sampled_from(
     [
@@ -157,13 +158,13 @@ def _base(draw: st.DrawFn, kind: str) -> dict[str, Any]:
         "parentUuid": draw(uuids),
         "timestamp": draw(st.sampled_from(["2026-03-01T10:00:00.000Z", "", "not a time", 5])),
         "sessionId": "s-fuzz",
-        "cwd": draw(st.one_of(st.just(CWD), st.just(CWD), paths)),
+        "cwd": draw(st.sampled_from([CWD] * 12 + ["", "relative", f"{CWD}/\x00", "/" + "c" * 300])),
     }
     if draw(st.booleans()):
         r["isSidechain"] = True
-        r["agentId"] = draw(st.one_of(st.sampled_from(["x1", "x2"]), odd_text))
+        r["agentId"] = draw(st.sampled_from(["x1", "x2"] * 8 + ["\x01", "\ud800", 5]))
     if draw(st.booleans()):
-        r["slug"] = draw(st.one_of(st.just("plan-a"), odd_text))
+        r["slug"] = draw(st.sampled_from(["plan-a"] * 8 + ["../up", "\ud800", "s" * 300]))
     if draw(st.booleans()):
         r["permissionMode"] = draw(st.one_of(st.sampled_from(["plan", "default"]), odd))
     return r
@@ -248,7 +249,9 @@ def record(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             many = draw(st.sampled_from([1, 3, 1000]))
             meta["preservedMessages"] = {
-                "allUuids": draw(st.one_of(st.lists(uuids, max_size=4), odd)) * many
+                "allUuids": draw(
+                    st.one_of(st.lists(uuids, max_size=4).map(lambda u: u * many), odd)
+                )
             }
         else:
             meta["preservedSegment"] = {"headUuid": draw(uuids), "tailUuid": draw(uuids)}

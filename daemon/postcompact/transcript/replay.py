@@ -156,7 +156,12 @@ async def replay(
     cwd = paths.local(t.cwd)
     if cwd is None:
         raise ValueError(f"the transcript's cwd cannot be placed: {t.cwd!r}")
-    os.makedirs(cwd, exist_ok=True)
+    try:
+        os.makedirs(cwd, exist_ok=True)
+    except OSError as exc:  # a component over NAME_MAX, a file on its way
+        raise ValueError(
+            f"the transcript's cwd cannot be placed: {t.cwd!r} ({exc.strerror})"
+        ) from None
 
     def cache(s: Session) -> core.FileStateCache:
         return s.new_cache(rules.cache_max_entries, 25 * 1024 * 1024)
