@@ -520,3 +520,15 @@ def test_replay_removes_its_tree_on_sigterm(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert list(tmp.iterdir()) == []
     tmp.rmdir()
+
+
+def test_eval_whose_every_replay_fails_says_so(tmp_path: Path) -> None:
+    """A corpus that yields no row: one line per transcript and one saying so, exit 2."""
+    agents = [r for n in range(257) for r in read(f"t{n}", f"{CWD}/a.ts", **_sidechain(f"x{n}"))]
+    path = tmp_path / "agents.jsonl"
+    path.write_bytes(jsonl([*agents, boundary(), *read("t9", f"{CWD}/a.ts")]))
+    out = _cli("eval", "--quiet", str(path))
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    assert "TOO_MANY_AGENTS" in out.stderr
+    assert "no compaction of the 1 transcripts could be scored" in out.stderr
