@@ -522,6 +522,34 @@ def test_replay_removes_its_tree_on_sigterm(tmp_path: Path) -> None:
     tmp.rmdir()
 
 
+def test_eval_on_two_workers_removes_every_tree_on_sigterm(tmp_path: Path) -> None:
+    """The workers die at once on SIGTERM (their pool is ended by a signal only on the way
+    out: a worker signalled just as it blocked on the pool's lock hung `eval` for good); their
+    replay trees sit in one directory of the parent, which removes it."""
+    records = [r for n in range(400) for r in (*read(f"t{n}", f"{CWD}/f{n % 7}.ts"), boundary())]
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_bytes(jsonl(records))
+    tmp = short_dir("pce")
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "postcompact", "eval", "--quiet", "--workers", "2", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith("postcompact-replay-") for p in tmp.glob("*/*")):
+        assert proc.poll() is None, proc.stderr
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    assert [p.name[:15] for p in tmp.iterdir()] == ["postcompact-eva"]  # the parent's one
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert list(tmp.iterdir()) == []
+    tmp.rmdir()
+
+
 def test_eval_whose_every_replay_fails_says_so(tmp_path: Path) -> None:
     """A corpus that yields no row: one line per transcript and one saying so, exit 2."""
     agents = [r for n in range(257) for r in read(f"t{n}", f"{CWD}/a.ts", **_sidechain(f"x{n}"))]

@@ -328,7 +328,7 @@ def edits_without_read(
 
 
 def cleanup_on_sigterm() -> None:
-    """SIGTERM (a `timeout`, a pool's terminate) unwinds like an exception: the temporary trees
+    """SIGTERM (`timeout`, `kill`) unwinds like an exception: the temporary trees
     of the replays running are removed on the way out, as on any other exit."""
 
     def unwind(signum: int, frame: object) -> None:
