@@ -14,21 +14,30 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
+import hpack
 import pytest
+from postcompact.tcpfront import (
+    FIRST_BYTES_MAX,
+    PREFACE,
+    UNAUTHENTICATED_PER_UID,
+    FirstHeaders,
+    peer_uid,
+)
 from postcompact_client import Client
 
 from tests.daemon.conftest import RunningDaemon, short_dir, start_daemon
 
 CAP = 8  # limits.max_tcp_connections of the daemon under attack
-ATTACKERS = CAP + 4
 NOBODY = 65534
 METHOD = "/postcompact.v1.PostcompactService/GetServerInfo"
 
@@ -190,7 +199,8 @@ def _owner_call(port: int, token: str) -> int:
         c.close()
 
 
-def _tokenless_call(port: int) -> grpc.RpcError:
+def _tokenless_call(port: int) -> Any:
+    """The error of a call without the token (a grpc.Call and RpcError)."""
     with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
         fn = ch.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
         with pytest.raises(grpc.RpcError) as exc:
@@ -198,8 +208,24 @@ def _tokenless_call(port: int) -> grpc.RpcError:
     return exc.value
 
 
+FOREIGN = os.geteuid() == 0 and shutil.which("setpriv") is not None
+
+
+@pytest.mark.parametrize(
+    "attackers",
+    [
+        pytest.param(CAP + 4, id="over-the-cap"),
+        # Three times the per-uid bound, from another uid: each new connection closes that
+        # uid's oldest, never the owner's (counted apart).
+        pytest.param(
+            3 * UNAUTHENTICATED_PER_UID,
+            id="over-the-uid-bound",
+            marks=pytest.mark.skipif(not FOREIGN, reason="needs root and setpriv (another uid)"),
+        ),
+    ],
+)
 def test_connections_without_the_token_cannot_lock_the_owner_out(
-    attacked: tuple[RunningDaemon, int, str],
+    attacked: tuple[RunningDaemon, int, str], attackers: int
 ) -> None:
     """More never-ending unauthenticated calls than the TCP listener has slots, each on its own
     connection, answering PINGs and replaced when closed: the owner's authenticated calls on
@@ -208,7 +234,7 @@ def test_connections_without_the_token_cannot_lock_the_owner_out(
     and replaced, round after round, without the owner noticing (before: every owner call
     failed UNAVAILABLE while the attacker held the slots)."""
     d, port, token = attacked
-    attacker = Attacker(port, ATTACKERS)
+    attacker = Attacker(port, attackers)
     try:
         attacker.wait("the attacker never held the slots", lambda h, r, o: h >= CAP)
         assert _owner_call(port, token) == d.proc.pid
@@ -218,7 +244,7 @@ def test_connections_without_the_token_cannot_lock_the_owner_out(
         # calls go on succeeding throughout.
         _, first, _ = attacker.counts()
         deadline = time.monotonic() + 60
-        while attacker.counts()[1] < first + 3 * ATTACKERS:
+        while attacker.counts()[1] < first + 3 * attackers:
             assert time.monotonic() < deadline, f"held connections never reset: {attacker.counts()}"
             assert _owner_call(port, token) == d.proc.pid
             time.sleep(0.1)
@@ -226,3 +252,112 @@ def test_connections_without_the_token_cannot_lock_the_owner_out(
         assert d.client.server_info().pid == d.proc.pid  # the Unix socket as well
     finally:
         attacker.stop()
+
+
+# --- the front's first look at a connection ---------------------------------------------------
+
+TOKEN = b"s3cret-token"
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return (
+        len(payload).to_bytes(3, "big")
+        + bytes([kind, flags])
+        + stream.to_bytes(4, "big")
+        + payload
+    )
+
+
+def _block(auth: str | None, huffman: bool = True) -> bytes:
+    headers = [
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", METHOD),
+        (":authority", "127.0.0.1:1"),
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+    ]
+    if auth is not None:
+        headers.append(("authorization", auth))
+    return bytes(hpack.Encoder().encode(headers, huffman=huffman))
+
+
+def _hello(block: bytes, *, split: int = 0, flags: int = 0x4) -> bytes:
+    """The preface, SETTINGS, a WINDOW_UPDATE and the header block (in a HEADERS frame and, past
+    `split`, a CONTINUATION)."""
+    out = PREFACE + _frame(4, 0, 0) + _frame(8, 0, 0, (1 << 20).to_bytes(4, "big"))
+    if split:
+        out += _frame(1, flags & ~0x4, 1, block[:split]) + _frame(9, 0x4, 1, block[split:])
+    else:
+        out += _frame(1, flags, 1, block)
+    return out
+
+
+def _verdict(data: bytes, step: int = 0) -> bool | None:
+    fh = FirstHeaders(TOKEN)
+    if not step:
+        return fh.feed(data)
+    verdict = None
+    for i in range(0, len(data), step):
+        verdict = fh.feed(data[i : i + step])
+        if verdict is not None:
+            return verdict
+    return verdict
+
+
+@pytest.mark.parametrize("huffman", [True, False])
+@pytest.mark.parametrize("step", [0, 1, 7])
+def test_the_first_header_block_with_the_token_authenticates(huffman: bool, step: int) -> None:
+    assert _verdict(_hello(_block("Bearer s3cret-token", huffman)), step) is True
+    assert _verdict(_hello(_block("bearer s3cret-token", huffman), split=5), step) is True
+
+
+def test_padding_and_priority_are_skipped() -> None:
+    block = _block("Bearer s3cret-token")
+    payload = bytes([3]) + bytes(5) + block + bytes(3)  # pad length, priority, block, padding
+    data = PREFACE + _frame(4, 0, 0) + _frame(1, 0x4 | 0x8 | 0x20, 1, payload)
+    assert _verdict(data) is True
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(_hello(_block(None)), id="no-token"),
+        pytest.param(_hello(_block("Bearer s3cret-tokeX")), id="wrong-token"),
+        pytest.param(_hello(_block("Bearer s3cret-toke")), id="prefix"),
+        pytest.param(_hello(_block("Basic s3cret-token")), id="scheme"),
+        pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", id="http1"),
+        pytest.param(PREFACE + _frame(1, 0x4, 1, b"\xff\xff\xff\xff\xff"), id="bad-hpack"),
+        pytest.param(PREFACE + _frame(1, 0x4, 0, _block(None)), id="stream-0"),
+        pytest.param(PREFACE + _frame(1, 0x4 | 0x8, 1, b"\x09abc"), id="bad-padding"),
+        pytest.param(
+            PREFACE + _frame(1, 0, 1, _block(None)[:4]) + _frame(4, 0, 0), id="interleaved"
+        ),
+    ],
+)
+def test_anything_else_is_unauthenticated(data: bytes) -> None:
+    assert _verdict(data) is False
+
+
+def test_a_connection_that_never_ends_its_headers_is_judged_within_the_byte_bound() -> None:
+    fh = FirstHeaders(TOKEN)
+    assert fh.feed(PREFACE + _frame(4, 0, 0) + _frame(1, 0, 1, b"\x83")) is None
+    verdict = None
+    sent = 0
+    while verdict is None and sent <= FIRST_BYTES_MAX:
+        verdict = fh.feed(_frame(9, 0, 1, b"\x83" * 1000))
+        sent += 1009
+    assert verdict is False
+
+
+def test_peer_uid_is_the_owner_of_the_peer_socket() -> None:
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        with socket.create_connection(srv.getsockname()) as c:
+            a, _ = srv.accept()
+            with a, socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4) as diag:
+                uid = peer_uid(diag, socket.AF_INET, a.getsockname(), a.getpeername())
+                assert uid == os.getuid()
+                c.close()
+                assert peer_uid(diag, socket.AF_INET, ("127.0.0.1", 1), ("127.0.0.1", 2)) is None
