@@ -11,7 +11,8 @@ runtime directory), reading the client's bytes only until its first header block
 
 - A connection whose first header block carries the token (auth.bearer_ok) is authenticated.
   At most `limits.max_tcp_connections` of them are open; one more is closed. From then on its
-  bytes are only copied: every call on it is still checked by auth.TokenGate.
+  bytes are only copied, by the core's `Pump` on threads of its own (the event loop no longer
+  sees them); every call on it is still checked by auth.TokenGate.
 - Any other connection is unauthenticated. It is forwarded all the same (a caller without the
   token gets gRPC's UNAUTHENTICATED answer) but closed `AUTH_DEADLINE_S` after it was accepted,
   with every stream on it.
@@ -27,12 +28,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import socket
 import struct
 from pathlib import Path
 
 import hpack
 
+from postcompact import core
 from postcompact.auth import AUTH_METADATA_KEY, bearer_ok
 
 __all__ = [
@@ -250,6 +253,7 @@ class _Client(asyncio.Protocol):
                 self.sniffer = None
                 if verdict:
                     self.front.authenticate(self)
+                    self.hand_over()
 
     def eof_received(self) -> bool:
         self.close()
@@ -276,10 +280,39 @@ class _Client(asyncio.Protocol):
             upstream.write(data)
         self.early.clear()
         self.resume_reading()
+        self.hand_over()
+
+    def hand_over(self) -> None:
+        """An authenticated connection whose bytes so far are all passed on goes to a core
+        Pump (dups of both sockets, made blocking); the transports here are dropped unclosed
+        on the wire. Until then, or if the Pump cannot start, it is forwarded here."""
+        client, upstream = self.transport, self.upstream
+        if not self.authenticated or self.closed or client is None or upstream is None:
+            return
+        if client.get_write_buffer_size() or upstream.get_write_buffer_size():
+            return  # retried when the next bytes come through
+        a = os.dup(client.get_extra_info("socket").fileno())
+        b = os.dup(upstream.get_extra_info("socket").fileno())
+        os.set_blocking(a, True)  # the originals too (one open file each): they close now
+        os.set_blocking(b, True)
+        try:
+            pump = core.Pump(a, b)  # owns a and b from here, failed or not
+        except OSError as exc:
+            os.set_blocking(client.get_extra_info("socket").fileno(), False)
+            os.set_blocking(upstream.get_extra_info("socket").fileno(), False)
+            log.warning("TCP front: forwarding in the event loop", extra={"error": str(exc)})
+            return
+        self.front.pumped(self, pump)
+        self.closed = True
+        self.front.forget(self)
+        self.upstream = None
+        upstream.abort()
+        client.abort()
 
     def send_down(self, data: bytes) -> None:
         if self.transport is not None and not self.closed:
             self.transport.write(data)
+            self.hand_over()
 
     def pause_reading(self) -> None:
         if self.transport is not None and self.transport.is_reading():
@@ -319,6 +352,7 @@ class TcpFront:
         self.upstream = upstream
         self.max_authenticated = max_authenticated
         self.authenticated: set[_Client] = set()
+        self.pumps: list[core.Pump] = []  # authenticated connections the core forwards
         self.waiting: dict[_Client, None] = {}  # unauthenticated, oldest first
         self.by_uid: dict[int | None, dict[_Client, None]] = {}
         self._diag = _diag_socket()
@@ -342,6 +376,8 @@ class TcpFront:
         self.stop_listening()
         for conn in [*self.authenticated, *self.waiting]:
             conn.close(abort=True)
+        for pump in self.pumps:
+            pump.close()
         if self._diag is not None:
             self._diag.close()
 
@@ -375,7 +411,8 @@ class TcpFront:
         self._unwait(conn)
         if conn.deadline is not None:
             conn.deadline.cancel()
-        if len(self.authenticated) >= self.max_authenticated:
+        self.pumps = [p for p in self.pumps if not p.done()]
+        if len(self.authenticated) + len(self.pumps) >= self.max_authenticated:
             self._warn(
                 "authenticated",
                 "authenticated TCP connections are at limits.max_tcp_connections: a new one "
@@ -386,6 +423,10 @@ class TcpFront:
             return
         conn.authenticated = True
         self.authenticated.add(conn)
+
+    def pumped(self, conn: _Client, pump: core.Pump) -> None:
+        self.authenticated.discard(conn)
+        self.pumps.append(pump)
 
     def forget(self, conn: _Client) -> None:
         self._unwait(conn)

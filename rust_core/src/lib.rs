@@ -20,6 +20,7 @@ pub mod path;
 pub mod pbwire;
 pub mod pool;
 pub mod pretok;
+pub mod pump;
 pub mod readfile;
 pub mod render;
 pub mod scan;

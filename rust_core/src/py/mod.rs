@@ -15,6 +15,7 @@ mod py_linediff;
 mod py_lru;
 #[cfg(feature = "bench")]
 mod py_lru_fast;
+mod py_pump;
 mod py_render;
 mod py_tokens;
 
@@ -31,5 +32,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_compactwire::register(m)?;
     py_ledger::register(m)?;
     py_linediff::register(m)?;
+    py_pump::register(m)?;
     Ok(())
 }
