@@ -242,6 +242,8 @@ class _Client(asyncio.Protocol):
         if self.closed:
             return
         if self.upstream is None:
+            if self.task is None:  # a connection that never sends costs no gRPC connection
+                self.task = asyncio.get_running_loop().create_task(self.front.connect(self))
             self.early.append(data)
             if sum(map(len, self.early)) > FIRST_BYTES_MAX:
                 self.pause_reading()  # until the gRPC side is there
@@ -387,8 +389,12 @@ class TcpFront:
         loop = asyncio.get_running_loop()
         sock = conn.transport.get_extra_info("socket")
         if self._diag is not None and sock is not None:
-            ours, peer = sock.getsockname(), sock.getpeername()
-            conn.uid = peer_uid(self._diag, sock.family, ours[:2], peer[:2])
+            try:
+                ours, peer = sock.getsockname(), sock.getpeername()
+            except OSError:  # reset already: counted under no uid until its loss is seen
+                pass
+            else:
+                conn.uid = peer_uid(self._diag, sock.family, ours[:2], peer[:2])
         mine = self.by_uid.get(conn.uid, {})
         if len(mine) >= UNAUTHENTICATED_PER_UID:
             self._evict(next(iter(mine)), "per uid", UNAUTHENTICATED_PER_UID)
@@ -397,14 +403,15 @@ class TcpFront:
         self.by_uid.setdefault(conn.uid, {})[conn] = None
         self.waiting[conn] = None
         conn.deadline = loop.call_later(AUTH_DEADLINE_S, conn.close)
-        conn.task = loop.create_task(self._connect(conn))
 
-    async def _connect(self, conn: _Client) -> None:
+    async def connect(self, conn: _Client) -> None:
         loop = asyncio.get_running_loop()
         try:  # _Upstream.connection_made hands the connection over
             await loop.create_unix_connection(lambda: _Upstream(conn), str(self.upstream))
         except OSError as exc:
-            log.warning("TCP front: the gRPC side refused a connection", extra={"error": str(exc)})
+            self._warn(
+                "upstream", "TCP front: the gRPC side refused a connection", {"error": str(exc)}
+            )
             conn.close()
 
     def authenticate(self, conn: _Client) -> None:
