@@ -7,15 +7,17 @@ connection before a stream starts: 64 connections, each holding open one call wh
 never ends (an HTTP/2 HEADERS frame without END_STREAM, PINGs answered), locked every
 authenticated call out. So the daemon accepts on the public TCP port itself and forwards each
 connection, byte for byte, to the gated gRPC server on a private Unix socket (0600 in the 0700
-runtime directory), reading the client's bytes only until its first header block is complete:
+runtime directory), reading the client's bytes only until a header block shows the token:
 
-- A connection whose first header block carries the token (auth.bearer_ok) is authenticated.
+- A connection that shows the token (auth.bearer_ok) in a call's headers within
+  `AUTH_DEADLINE_S` of connecting is authenticated.
   At most `limits.max_tcp_connections` of them are open; one more is closed. From then on its
   bytes are only copied, by the core's `Pump` on threads of its own (the event loop no longer
   sees them); every call on it is still checked by auth.TokenGate.
 - Any other connection is unauthenticated. It is forwarded all the same (a caller without the
   token gets gRPC's UNAUTHENTICATED answer) but closed `AUTH_DEADLINE_S` after it was accepted,
-  with every stream on it.
+  with every stream on it. (Not at its first call: gRPC clients share one connection between
+  channels, so a token-less call and the owner's may come on the same one.)
 - Unauthenticated connections are counted per peer uid (the owner of the peer's socket, which
   the kernel tells for loopback TCP: sock_diag), at most `UNAUTHENTICATED_PER_UID` each and
   `UNAUTHENTICATED_MAX` in all. A new one over either bound closes the oldest of them: holding a
@@ -42,8 +44,8 @@ __all__ = [
     "AUTH_DEADLINE_S",
     "UNAUTHENTICATED_MAX",
     "UNAUTHENTICATED_PER_UID",
-    "FirstHeaders",
     "TcpFront",
+    "TokenSniffer",
     "peer_uid",
 ]
 
@@ -52,7 +54,7 @@ log = logging.getLogger("postcompact.tcpfront")
 AUTH_DEADLINE_S = 2.0  # from accept to the end of every unauthenticated connection
 UNAUTHENTICATED_PER_UID = 16
 UNAUTHENTICATED_MAX = 128
-FIRST_BYTES_MAX = 64 * 1024  # read before the first header block must be complete
+FIRST_BYTES_MAX = 64 * 1024  # read, at most, for the token
 CLOSE_GRACE_S = 5.0  # for the rest of an answer to a client whose other side closed
 _WARN_EVERY_S = 60.0
 
@@ -62,10 +64,12 @@ _END_HEADERS, _PADDED, _PRIORITY = 0x4, 0x8, 0x20
 _AUTH_NAME = AUTH_METADATA_KEY.encode()
 
 
-class FirstHeaders:
-    """Reads a client's first bytes (the HTTP/2 preface, then frames) up to the end of its first
-    header block. `feed` answers None while it needs more, then True when that block carries
-    the token and False otherwise (anything malformed or too long included)."""
+class TokenSniffer:
+    """Reads a client's bytes (the HTTP/2 preface, then frames) up to the end of the first
+    header block that shows the token. `feed` answers None while it has not seen one, True when
+    a block shows it, False when it never will (the bytes are no HTTP/2, malformed, or past
+    FIRST_BYTES_MAX). Every header block is decoded, in order, by one HPACK decoder: a later
+    block may name what an earlier one put in the dynamic table."""
 
     def __init__(self, token: bytes) -> None:
         self._token = token
@@ -74,6 +78,8 @@ class FirstHeaders:
         self._preface = False
         self._stream = 0  # of the header block being read (0: none begun)
         self._block = bytearray()
+        self._decoder = hpack.Decoder(max_header_list_size=FIRST_BYTES_MAX)
+        self._decoder.max_allowed_table_size = FIRST_BYTES_MAX  # what a server may announce
 
     def feed(self, data: bytes) -> bool | None:
         self._seen += len(data)
@@ -109,20 +115,22 @@ class FirstHeaders:
             else:  # SETTINGS, WINDOW_UPDATE, PING, ...: gRPC judges them
                 continue
             if flags & _END_HEADERS:
-                return self._judge()
+                verdict = self._judge()
+                if verdict is not None:
+                    return verdict
+                self._stream, self._block = 0, bytearray()
         return None
 
-    def _judge(self) -> bool:
-        decoder = hpack.Decoder(max_header_list_size=FIRST_BYTES_MAX)
+    def _judge(self) -> bool | None:
         try:
-            headers = decoder.decode(bytes(self._block), raw=True)
+            headers = self._decoder.decode(bytes(self._block), raw=True)
         except hpack.HPACKError:
             return False
         for name, value in headers:
             raw = value if isinstance(value, bytes) else str(value).encode()
             if name == _AUTH_NAME and bearer_ok(raw, self._token):
                 return True
-        return False
+        return None
 
 
 def _fragment(payload: bytes, flags: int) -> bytes | None:
@@ -227,7 +235,7 @@ class _Client(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.upstream: asyncio.Transport | None = None
         self.early: list[bytes] = []  # what came before the gRPC side was connected
-        self.sniffer: FirstHeaders | None = FirstHeaders(front.token)
+        self.sniffer: TokenSniffer | None = TokenSniffer(front.token)
         self.authenticated = False
         self.closed = False
         self.deadline: asyncio.TimerHandle | None = None
