@@ -15,9 +15,11 @@ runtime directory), reading the client's bytes only until a header block shows t
   bytes are only copied, by the core's `Pump` on threads of its own (the event loop no longer
   sees them); every call on it is still checked by auth.TokenGate.
 - Any other connection is unauthenticated. It is forwarded all the same (a caller without the
-  token gets gRPC's UNAUTHENTICATED answer) but closed `AUTH_DEADLINE_S` after it was accepted,
-  with every stream on it. (Not at its first call: gRPC clients share one connection between
-  channels, so a token-less call and the owner's may come on the same one.)
+  token gets gRPC's UNAUTHENTICATED answer), but `AUTH_DEADLINE_S` after it was accepted it is
+  sent a GOAWAY (a client opens no more calls on it, and reconnects for new ones) and
+  `GOAWAY_GRACE_S` later it is closed, with every stream still on it. (Not at its first call:
+  gRPC clients share one connection between channels, so a token-less call and the owner's may
+  come on the same one.)
 - Unauthenticated connections are counted per peer uid (the owner of the peer's socket, which
   the kernel tells for loopback TCP: sock_diag), at most `UNAUTHENTICATED_PER_UID` each and
   `UNAUTHENTICATED_MAX` in all. A new one over either bound closes the oldest of them: holding a
@@ -42,8 +44,10 @@ from postcompact.auth import AUTH_METADATA_KEY, bearer_ok
 
 __all__ = [
     "AUTH_DEADLINE_S",
+    "GOAWAY_GRACE_S",
     "UNAUTHENTICATED_MAX",
     "UNAUTHENTICATED_PER_UID",
+    "Frames",
     "TcpFront",
     "TokenSniffer",
     "peer_uid",
@@ -51,7 +55,8 @@ __all__ = [
 
 log = logging.getLogger("postcompact.tcpfront")
 
-AUTH_DEADLINE_S = 2.0  # from accept to the end of every unauthenticated connection
+AUTH_DEADLINE_S = 2.0  # from accept to the GOAWAY of every unauthenticated connection
+GOAWAY_GRACE_S = 1.0  # from that GOAWAY to its close: the calls in flight are answered by then
 UNAUTHENTICATED_PER_UID = 16
 UNAUTHENTICATED_MAX = 128
 FIRST_BYTES_MAX = 64 * 1024  # read, at most, for the token
@@ -62,6 +67,8 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _HEADERS, _CONTINUATION = 0x1, 0x9
 _END_HEADERS, _PADDED, _PRIORITY = 0x4, 0x8, 0x20
 _AUTH_NAME = AUTH_METADATA_KEY.encode()
+# GOAWAY, last stream 2^31-1 (every call sent may still be answered), NO_ERROR: RFC 9113, 6.8.
+GOAWAY = bytes([0, 0, 8, 0x7, 0, 0, 0, 0, 0]) + (2**31 - 1).to_bytes(4, "big") + bytes(4)
 
 
 class TokenSniffer:
@@ -131,6 +138,39 @@ class TokenSniffer:
             if name == _AUTH_NAME and bearer_ok(raw, self._token):
                 return True
         return None
+
+
+class Frames:
+    """Where the frames of one direction of a connection end (a 9-byte header, then its
+    payload): a frame of our own goes in only between two."""
+
+    def __init__(self) -> None:
+        self._header = bytearray()  # of the frame being read, until it has 9 bytes
+        self._left = 0  # payload bytes of that frame still to come
+
+    @property
+    def at_boundary(self) -> bool:
+        return not self._header and not self._left
+
+    def feed(self, data: bytes) -> int:
+        """Takes `data`; the offset just past the first frame that ends in it, or -1."""
+        first, i, n = -1, 0, len(data)
+        while i < n:
+            if self._left:
+                step = min(self._left, n - i)
+                self._left -= step
+                i += step
+            else:
+                take = min(9 - len(self._header), n - i)
+                self._header += data[i : i + take]
+                i += take
+                if len(self._header) < 9:
+                    continue
+                self._left = int.from_bytes(self._header[:3], "big")
+                self._header.clear()
+            if first < 0 and self.at_boundary:
+                first = i
+        return first
 
 
 def _fragment(payload: bytes, flags: int) -> bytes | None:
@@ -240,6 +280,9 @@ class _Client(asyncio.Protocol):
         self.closed = False
         self.deadline: asyncio.TimerHandle | None = None
         self.task: asyncio.Task[None] | None = None
+        self.down = Frames()  # gRPC's frames to the client, while unauthenticated
+        self.sent_down = False
+        self.goaway = False  # due at the next frame boundary
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -320,9 +363,30 @@ class _Client(asyncio.Protocol):
         client.abort()
 
     def send_down(self, data: bytes) -> None:
-        if self.transport is not None and not self.closed:
-            self.transport.write(data)
-            self.hand_over()
+        if self.transport is None or self.closed:
+            return
+        if not self.authenticated:
+            self.sent_down = True
+            end = self.down.feed(data)
+            if self.goaway and end >= 0:
+                self.goaway = False
+                data = data[:end] + GOAWAY + data[end:]
+        self.transport.write(data)
+        self.hand_over()
+
+    def expire(self) -> None:
+        """The auth deadline passed: a GOAWAY between two of gRPC's frames (at once if nothing
+        was answered yet: no HTTP/2 to speak of), the close GOAWAY_GRACE_S later."""
+        if self.closed or self.authenticated or self.transport is None:
+            return
+        if not self.sent_down:
+            self.close()
+            return
+        if self.down.at_boundary:
+            self.transport.write(GOAWAY)
+        else:
+            self.goaway = True
+        self.deadline = asyncio.get_running_loop().call_later(GOAWAY_GRACE_S, self.close)
 
     def pause_reading(self) -> None:
         if self.transport is not None and self.transport.is_reading():
@@ -410,7 +474,7 @@ class TcpFront:
             self._evict(next(iter(self.waiting)), "in all", UNAUTHENTICATED_MAX)
         self.by_uid.setdefault(conn.uid, {})[conn] = None
         self.waiting[conn] = None
-        conn.deadline = loop.call_later(AUTH_DEADLINE_S, conn.close)
+        conn.deadline = loop.call_later(AUTH_DEADLINE_S, conn.expire)
 
     async def connect(self, conn: _Client) -> None:
         loop = asyncio.get_running_loop()

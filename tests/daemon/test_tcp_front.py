@@ -29,6 +29,7 @@ import pytest
 from postcompact.tcpfront import (
     FIRST_BYTES_MAX,
     PREFACE,
+    Frames,
     UNAUTHENTICATED_PER_UID,
     TokenSniffer,
     peer_uid,
@@ -384,3 +385,16 @@ def test_peer_uid_is_the_owner_of_the_peer_socket() -> None:
                 assert uid == os.getuid()
                 c.close()
                 assert peer_uid(diag, socket.AF_INET, ("127.0.0.1", 1), ("127.0.0.1", 2)) is None
+
+
+def test_frames_tell_where_a_frame_of_our_own_may_go() -> None:
+    settings, ping = _frame(4, 0, 0, bytes(6)), _frame(6, 0, 0, bytes(8))
+    frames = Frames()
+    assert frames.at_boundary
+    assert frames.feed(settings[:5]) == -1
+    assert not frames.at_boundary
+    assert frames.feed(settings[5:] + ping[:3]) == len(settings) - 5
+    assert frames.feed(ping[3:12]) == -1
+    assert frames.feed(ping[12:]) == len(ping) - 12
+    assert frames.at_boundary
+    assert frames.feed(_frame(4, 1, 0) + ping) == 9  # an empty frame ends with its header
