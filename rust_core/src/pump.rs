@@ -87,7 +87,7 @@ impl Pump {
     }
 }
 
-#[derive(PartialEq)]
+#[derive(PartialEq, Eq)]
 enum End {
     /// `from` ended or failed, or a write failed: both sides are shut down at once.
     Now,
