@@ -59,7 +59,11 @@ AUTH_DEADLINE_S = 2.0  # from accept to the GOAWAY of every unauthenticated conn
 GOAWAY_GRACE_S = 1.0  # from that GOAWAY to its close: the calls in flight are answered by then
 UNAUTHENTICATED_PER_UID = 16
 UNAUTHENTICATED_MAX = 128
-FIRST_BYTES_MAX = 64 * 1024  # read, at most, for the token
+# Read, at most, for the token (gRPC's own bound on a call's metadata is 16 KiB too). Small on
+# purpose: decoding a header block costs about its size squared (the hpack package copies the
+# rest of the block per header), so this bounds what one connection costs the event loop.
+FIRST_BYTES_MAX = 16 * 1024
+_TABLE_MAX = 64 * 1024  # the largest HPACK table a client may ask for
 CLOSE_GRACE_S = 5.0  # for the rest of an answer to a client whose other side closed
 _WARN_EVERY_S = 60.0
 
@@ -86,7 +90,7 @@ class TokenSniffer:
         self._stream = 0  # of the header block being read (0: none begun)
         self._block = bytearray()
         self._decoder = hpack.Decoder(max_header_list_size=FIRST_BYTES_MAX)
-        self._decoder.max_allowed_table_size = FIRST_BYTES_MAX  # what a server may announce
+        self._decoder.max_allowed_table_size = _TABLE_MAX
 
     def feed(self, data: bytes) -> bool | None:
         self._seen += len(data)
@@ -134,8 +138,7 @@ class TokenSniffer:
         except hpack.HPACKError:
             return False
         for name, value in headers:
-            raw = value if isinstance(value, bytes) else str(value).encode()
-            if name == _AUTH_NAME and bearer_ok(raw, self._token):
+            if name == _AUTH_NAME and bearer_ok(bytes(value), self._token):
                 return True
         return None
 
