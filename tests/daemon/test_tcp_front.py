@@ -36,7 +36,7 @@ from postcompact.tcpfront import (
 )
 from postcompact_client import Client
 
-from tests.daemon.conftest import RunningDaemon, short_dir, start_daemon
+from tests.daemon.conftest import RunningDaemon, serve_once, short_dir, start_daemon
 
 CAP = 8  # limits.max_tcp_connections of the daemon under attack
 NOBODY = 65534
@@ -253,6 +253,22 @@ def test_connections_without_the_token_cannot_lock_the_owner_out(
         assert d.client.server_info().pid == d.proc.pid  # the Unix socket as well
     finally:
         attacker.stop()
+
+
+def test_a_tcp_port_in_use_is_refused_by_name() -> None:
+    """The front binds the port after the gRPC servers started: they are stopped again and the
+    daemon exits with the one-line start-up error."""
+    base = short_dir("pct")
+    try:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            r = serve_once(base, "--tcp-port", str(port))
+        assert r.returncode != 0
+        assert f"cannot listen on 127.0.0.1:{port} (in use?)" in r.stderr, r.stderr
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 # --- what the front reads of a connection ---------------------------------------------------
