@@ -287,10 +287,11 @@ def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None)
 @final
 class Pump:
     """Copies bytes both ways between two connected sockets on threads of its own, until either
-    side closes or `close()`. Takes ownership of both descriptors (blocking sockets): they are
-    closed when both directions have ended and this object is gone."""
+    side closes, a write makes no progress for `stall_ms`, or `close()`. Takes ownership of both
+    descriptors (blocking sockets): they are closed when both directions have ended and this
+    object is gone."""
 
-    def __new__(cls, a: int, b: int) -> Pump: ...
+    def __new__(cls, a: int, b: int, stall_ms: int) -> Pump: ...
     def done(self) -> bool:
         """Whether both directions have ended."""
 

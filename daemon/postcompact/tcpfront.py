@@ -41,6 +41,7 @@ import hpack
 
 from postcompact import core
 from postcompact.auth import AUTH_METADATA_KEY, bearer_ok
+from postcompact.connections import KEEPALIVE_TIME_MS, KEEPALIVE_TIMEOUT_MS
 
 __all__ = [
     "AUTH_DEADLINE_S",
@@ -65,6 +66,9 @@ UNAUTHENTICATED_MAX = 128
 FIRST_BYTES_MAX = 16 * 1024
 _TABLE_MAX = 64 * 1024  # the largest HPACK table a client may ask for
 CLOSE_GRACE_S = 5.0  # for the rest of an answer to a client whose other side closed
+# A pumped connection whose client reads nothing for this long is closed: what gRPC's keepalive
+# did before the front (the ping now waits behind the answer the pump cannot deliver).
+STALL_MS = KEEPALIVE_TIME_MS + KEEPALIVE_TIMEOUT_MS
 _WARN_EVERY_S = 60.0
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -352,7 +356,7 @@ class _Client(asyncio.Protocol):
         os.set_blocking(a, True)  # the originals too (one open file each): they close now
         os.set_blocking(b, True)
         try:
-            pump = core.Pump(a, b)  # owns a and b from here, failed or not
+            pump = core.Pump(a, b, STALL_MS)  # owns a and b from here, failed or not
         except OSError as exc:
             os.set_blocking(client.get_extra_info("socket").fileno(), False)
             os.set_blocking(upstream.get_extra_info("socket").fileno(), False)

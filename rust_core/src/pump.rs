@@ -40,17 +40,22 @@ pub struct Pump {
 }
 
 impl Pump {
-    /// Starts copying `a` to `b` and `b` to `a`.
+    /// Starts copying `a` to `b` and `b` to `a`. A write that makes no progress for `stall`
+    /// ends both: a peer that stopped reading (SIGSTOP) would otherwise hold the other side's
+    /// answers, which gRPC's keepalive no longer frees once they are queued behind the pump.
     ///
     /// # Safety
     /// `a` and `b` must be open, blocking, connected stream sockets that the caller owns and
     /// hands over (nothing else may use or close them).
-    pub unsafe fn start(a: RawFd, b: RawFd) -> io::Result<Pump> {
+    pub unsafe fn start(a: RawFd, b: RawFd, stall: Duration) -> io::Result<Pump> {
         let ends = Arc::new(Ends {
             a: File::from_raw_fd(a),
             b: File::from_raw_fd(b),
             running: AtomicUsize::new(2),
         });
+        for fd in [a, b] {
+            set_send_timeout(fd, stall)?;
+        }
         for (i, forward) in [true, false].into_iter().enumerate() {
             let e = Arc::clone(&ends);
             let spawned = thread::Builder::new()
@@ -84,6 +89,29 @@ impl Pump {
     /// Ends both directions (the threads return soon after).
     pub fn close(&self) {
         self.ends.shut();
+    }
+}
+
+/// SO_SNDTIMEO: a blocking write that sends nothing for `t` fails (EAGAIN).
+fn set_send_timeout(fd: RawFd, t: Duration) -> io::Result<()> {
+    let tv = libc::timeval {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_usec: t.subsec_micros() as libc::suseconds_t,
+    };
+    // SAFETY: `tv` is a valid timeval for the call's duration; `fd` is open (the caller's).
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -152,7 +180,9 @@ mod tests {
         let (client, a) = UnixStream::pair().unwrap();
         let (b, server) = UnixStream::pair().unwrap();
         // SAFETY: the two descriptors are handed over and not used here again.
-        let pump = unsafe { Pump::start(a.into_raw_fd(), b.into_raw_fd()) }.unwrap();
+        let pump =
+            unsafe { Pump::start(a.into_raw_fd(), b.into_raw_fd(), Duration::from_secs(10)) }
+                .unwrap();
         let (mut client, mut server) = (client, server);
         client.write_all(b"ping").unwrap();
         let mut got = [0u8; 4];
@@ -173,11 +203,37 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_that_stops_reading_ends_the_pump() {
+        let (client, a) = UnixStream::pair().unwrap();
+        let (b, mut server) = UnixStream::pair().unwrap();
+        // SAFETY: as above.
+        let pump =
+            unsafe { Pump::start(a.into_raw_fd(), b.into_raw_fd(), Duration::from_millis(200)) }
+                .unwrap();
+        let writer = thread::spawn(move || {
+            let chunk = vec![0u8; 64 * 1024];
+            while server.write_all(&chunk).is_ok() {} // until the pump gives up and shuts it
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !pump.done() {
+            assert!(
+                Instant::now() < deadline,
+                "the pump waited on a client that never reads"
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+        writer.join().unwrap();
+        drop(client);
+    }
+
+    #[test]
     fn close_ends_a_pump_whose_sides_are_silent() {
         let (_client, a) = UnixStream::pair().unwrap();
         let (b, _server) = UnixStream::pair().unwrap();
         // SAFETY: as above.
-        let pump = unsafe { Pump::start(a.into_raw_fd(), b.into_raw_fd()) }.unwrap();
+        let pump =
+            unsafe { Pump::start(a.into_raw_fd(), b.into_raw_fd(), Duration::from_secs(10)) }
+                .unwrap();
         pump.close();
         let deadline = Instant::now() + Duration::from_secs(10);
         while !pump.done() {
