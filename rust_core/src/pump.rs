@@ -150,10 +150,10 @@ fn copy(mut from: &File, mut to: &File) -> End {
             }
             return End::Now;
         }
-        if fds[1].revents != 0 {
-            return End::PeerGone; // `to`'s peer closed, or an error on it
-        }
         if fds[0].revents == 0 {
+            if fds[1].revents != 0 {
+                return End::PeerGone; // `to`'s peer closed, or an error on it
+            }
             continue;
         }
         let n = match from.read(&mut buf) {
