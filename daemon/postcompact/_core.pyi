@@ -12,7 +12,6 @@ __all__ = [
     "FileStateCache",
     "Framed",
     "LineDiff",
-    "Pump",
     "ReadRefused",
     "__version__",
     "compact_tail",
@@ -283,20 +282,6 @@ def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None)
     (a relative path, a symlink loop, a link that cannot be read). With `base`, a real absolute
     directory (an earlier result), `path` is relative to it: realpath(base + "/" + path), looking
     up only `path`'s own components."""
-
-@final
-class Pump:
-    """Copies bytes both ways between two connected sockets on threads of its own, until either
-    side closes, a write makes no progress for `stall_ms`, or `close()`. Takes ownership of both
-    descriptors (blocking sockets): they are closed when both directions have ended and this
-    object is gone."""
-
-    def __new__(cls, a: int, b: int, stall_ms: int) -> Pump: ...
-    def done(self) -> bool:
-        """Whether both directions have ended."""
-
-    def close(self) -> None:
-        """Ends both directions (the threads return soon after)."""
 
 class ReadRefused(Exception):
     """read_whole refused or failed: args are (code, errno, size); see `read_whole`."""

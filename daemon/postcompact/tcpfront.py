@@ -12,8 +12,7 @@ runtime directory), reading the client's bytes only until a header block shows t
 - A connection that shows the token (auth.bearer_ok) in a call's headers within
   `AUTH_DEADLINE_S` of connecting is authenticated.
   At most `limits.max_tcp_connections` of them are open; one more is closed. From then on its
-  bytes are only copied, by the core's `Pump` on threads of its own (the event loop no longer
-  sees them); every call on it is still checked by auth.TokenGate.
+  bytes are only copied; every call on it is still checked by auth.TokenGate.
 - Any other connection is unauthenticated. It is forwarded all the same (a caller without the
   token gets gRPC's UNAUTHENTICATED answer), but `AUTH_DEADLINE_S` after it was accepted it is
   sent a GOAWAY (a client opens no more calls on it, and reconnects for new ones) and
@@ -32,14 +31,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 import socket
 import struct
 from pathlib import Path
 
 import hpack
 
-from postcompact import core
 from postcompact.auth import AUTH_METADATA_KEY, bearer_ok
 from postcompact.connections import KEEPALIVE_TIME_MS, KEEPALIVE_TIMEOUT_MS
 
@@ -66,9 +63,9 @@ UNAUTHENTICATED_MAX = 128
 FIRST_BYTES_MAX = 16 * 1024
 _TABLE_MAX = 64 * 1024  # the largest HPACK table a client may ask for
 CLOSE_GRACE_S = 5.0  # for the rest of an answer to a client whose other side closed
-# A pumped connection whose client reads nothing for this long is closed: what gRPC's keepalive
-# did before the front (the ping now waits behind the answer the pump cannot deliver).
-STALL_MS = KEEPALIVE_TIME_MS + KEEPALIVE_TIMEOUT_MS
+# A client that reads nothing of what waits for it for this long is closed: what gRPC's keepalive
+# did before the front (its ping now waits, behind the answer, in the front's Unix socket).
+STALL_S = (KEEPALIVE_TIME_MS + KEEPALIVE_TIMEOUT_MS) / 1000
 _WARN_EVERY_S = 60.0
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -290,6 +287,7 @@ class _Client(asyncio.Protocol):
         self.down = Frames()  # gRPC's frames to the client, while unauthenticated
         self.sent_down = False
         self.goaway = False  # due at the next frame boundary
+        self.stalled: asyncio.TimerHandle | None = None  # while the client reads nothing
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -313,7 +311,6 @@ class _Client(asyncio.Protocol):
                 self.sniffer = None
                 if verdict:
                     self.front.authenticate(self)
-                    self.hand_over()
 
     def eof_received(self) -> bool:
         self.close()
@@ -325,10 +322,15 @@ class _Client(asyncio.Protocol):
     def pause_writing(self) -> None:  # the client reads slower than gRPC answers
         if self.upstream is not None:
             self.upstream.pause_reading()
+        if self.stalled is None:
+            self.stalled = asyncio.get_running_loop().call_later(STALL_S, self.close, True)
 
     def resume_writing(self) -> None:
         if self.upstream is not None:
             self.upstream.resume_reading()
+        if self.stalled is not None:
+            self.stalled.cancel()
+            self.stalled = None
 
     # --- called by the front and the gRPC side ---
     def connected(self, upstream: asyncio.Transport) -> None:
@@ -340,34 +342,6 @@ class _Client(asyncio.Protocol):
             upstream.write(data)
         self.early.clear()
         self.resume_reading()
-        self.hand_over()
-
-    def hand_over(self) -> None:
-        """An authenticated connection whose bytes so far are all passed on goes to a core
-        Pump (dups of both sockets, made blocking); the transports here are dropped unclosed
-        on the wire. Until then, or if the Pump cannot start, it is forwarded here."""
-        client, upstream = self.transport, self.upstream
-        if not self.authenticated or self.closed or client is None or upstream is None:
-            return
-        if client.get_write_buffer_size() or upstream.get_write_buffer_size():
-            return  # retried when the next bytes come through
-        a = os.dup(client.get_extra_info("socket").fileno())
-        b = os.dup(upstream.get_extra_info("socket").fileno())
-        os.set_blocking(a, True)  # the originals too (one open file each): they close now
-        os.set_blocking(b, True)
-        try:
-            pump = core.Pump(a, b, STALL_MS)  # owns a and b from here, failed or not
-        except OSError as exc:
-            os.set_blocking(client.get_extra_info("socket").fileno(), False)
-            os.set_blocking(upstream.get_extra_info("socket").fileno(), False)
-            log.warning("TCP front: forwarding in the event loop", extra={"error": str(exc)})
-            return
-        self.front.pumped(self, pump)
-        self.closed = True
-        self.front.forget(self)
-        self.upstream = None
-        upstream.abort()
-        client.abort()
 
     def send_down(self, data: bytes) -> None:
         if self.transport is None or self.closed:
@@ -379,7 +353,6 @@ class _Client(asyncio.Protocol):
                 self.goaway = False
                 data = data[:end] + GOAWAY + data[end:]
         self.transport.write(data)
-        self.hand_over()
 
     def expire(self) -> None:
         """The auth deadline passed: a GOAWAY between two of gRPC's frames (at once if nothing
@@ -413,6 +386,8 @@ class _Client(asyncio.Protocol):
         self.front.forget(self)
         if self.deadline is not None:
             self.deadline.cancel()
+        if self.stalled is not None:
+            self.stalled.cancel()
         if self.task is not None and not self.task.done():
             self.task.cancel()
         if self.upstream is not None:
@@ -433,7 +408,6 @@ class TcpFront:
         self.upstream = upstream
         self.max_authenticated = max_authenticated
         self.authenticated: set[_Client] = set()
-        self.pumps: list[core.Pump] = []  # authenticated connections the core forwards
         self.waiting: dict[_Client, None] = {}  # unauthenticated, oldest first
         self.by_uid: dict[int | None, dict[_Client, None]] = {}
         self._diag = _diag_socket()
@@ -457,8 +431,6 @@ class TcpFront:
         self.stop_listening()
         for conn in [*self.authenticated, *self.waiting]:
             conn.close(abort=True)
-        for pump in self.pumps:
-            pump.close()
         if self._diag is not None:
             self._diag.close()
 
@@ -497,8 +469,7 @@ class TcpFront:
         self._unwait(conn)
         if conn.deadline is not None:
             conn.deadline.cancel()
-        self.pumps = [p for p in self.pumps if not p.done()]
-        if len(self.authenticated) + len(self.pumps) >= self.max_authenticated:
+        if len(self.authenticated) >= self.max_authenticated:
             self._warn(
                 "authenticated",
                 "authenticated TCP connections are at limits.max_tcp_connections: a new one "
@@ -509,10 +480,6 @@ class TcpFront:
             return
         conn.authenticated = True
         self.authenticated.add(conn)
-
-    def pumped(self, conn: _Client, pump: core.Pump) -> None:
-        self.authenticated.discard(conn)
-        self.pumps.append(pump)
 
     def forget(self, conn: _Client) -> None:
         self._unwait(conn)

@@ -20,7 +20,6 @@ pub mod path;
 pub mod pbwire;
 pub mod pool;
 pub mod pretok;
-pub mod pump;
 pub mod readfile;
 pub mod render;
 pub mod scan;

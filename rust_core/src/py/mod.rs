@@ -15,7 +15,6 @@ mod py_linediff;
 mod py_lru;
 #[cfg(feature = "bench")]
 mod py_lru_fast;
-mod py_pump;
 mod py_render;
 mod py_tokens;
 
@@ -32,6 +31,5 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_compactwire::register(m)?;
     py_ledger::register(m)?;
     py_linediff::register(m)?;
-    py_pump::register(m)?;
     Ok(())
 }
