@@ -78,9 +78,7 @@ class RuntimePaths:
     def for_socket(cls, socket: Path) -> RuntimePaths:
         socket = Path(os.path.abspath(socket))
         d = socket.parent
-        return cls(
-            d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME, d / TCP_SOCKET_NAME
-        )
+        return cls(d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME, d / TCP_SOCKET_NAME)
 
 
 def check_socket_path(socket: Path) -> None:

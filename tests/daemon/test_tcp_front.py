@@ -29,8 +29,8 @@ import pytest
 from postcompact.tcpfront import (
     FIRST_BYTES_MAX,
     PREFACE,
-    Frames,
     UNAUTHENTICATED_PER_UID,
+    Frames,
     TokenSniffer,
     peer_uid,
 )
@@ -203,7 +203,7 @@ def _owner_call(port: int, token: str) -> int:
 def _tokenless_call(port: int) -> Any:
     """The error of a call without the token (a grpc.Call and RpcError)."""
     with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-        fn = ch.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
+        fn: Any = ch.unary_unary(METHOD, request_serializer=None, response_deserializer=None)
         with pytest.raises(grpc.RpcError) as exc:
             fn(b"", timeout=10)
     return exc.value
@@ -278,10 +278,7 @@ TOKEN = b"s3cret-token"
 
 def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
     return (
-        len(payload).to_bytes(3, "big")
-        + bytes([kind, flags])
-        + stream.to_bytes(4, "big")
-        + payload
+        len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
     )
 
 
