@@ -11,7 +11,9 @@
 - TCP connections are accepted by the daemon's front (tcpfront.py), which bounds the
   authenticated ones (`limits.max_tcp_connections`) and the others apart, so TCP clients (which
   may be another user's) can never take the descriptors the owner's Unix socket needs nor the
-  owner's TCP slots; the gated gRPC server behind it keeps a cap of its own as a backstop.
+  owner's TCP slots. The gated gRPC server behind it has no cap of its own: only the front
+  reaches it, and connections the front has just closed would count against one until gRPC
+  noticed, refusing the owner's next one under a flood.
 - At start the soft RLIMIT_NOFILE is raised to the hard limit, and `watch_descriptors` logs a
   warning while more than `DESCRIPTOR_WARN` of them are in use.
 """
@@ -47,7 +49,7 @@ WATCH_INTERVAL_S = 2.0
 _WARN_EVERY_S = 60.0
 
 
-def listener_options(*, tcp: bool, max_connections: int) -> list[tuple[str, Any]]:
+def listener_options(*, tcp: bool) -> list[tuple[str, Any]]:
     """The gRPC server arguments of one listener (the message limits are added by the caller)."""
     options: list[tuple[str, Any]] = [
         ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
@@ -58,8 +60,6 @@ def listener_options(*, tcp: bool, max_connections: int) -> list[tuple[str, Any]
         ("grpc.http2.max_pings_without_data", 0),  # keep pinging a client that sends nothing
         ("grpc.max_connection_idle_ms", TCP_IDLE_MS if tcp else UNIX_IDLE_MS),
     ]
-    if tcp:
-        options.append(("grpc.max_allowed_incoming_connections", max_connections))
     return options
 
 

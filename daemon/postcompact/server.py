@@ -55,7 +55,7 @@ from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, catalog_parts
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
-from postcompact.tcpfront import UNAUTHENTICATED_MAX, TcpFront
+from postcompact.tcpfront import TcpFront
 from postcompact.transcript.importer import import_transcript
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -397,12 +397,9 @@ class Daemon:
 
     def _new_server(self, servicer: Servicer, token: str | None) -> grpc.aio.Server:
         """A server of every service: as they are on the Unix socket, behind the token gate for
-        the TCP front (`token` given). The TCP front keeps its own bounds (tcpfront.py); this
-        server's cap only backs them up."""
+        the TCP front (`token` given), which bounds its connections (tcpfront.py)."""
         tcp = token is not None
-        options = server_options(self.config) + listener_options(
-            tcp=tcp, max_connections=self.config.max_tcp_connections + UNAUTHENTICATED_MAX
-        )
+        options = server_options(self.config) + listener_options(tcp=tcp)
         server = grpc.aio.server(options=options)
         services = HandlerList()
         services.add_generic_rpc_handlers((generic_handler(servicer),))

@@ -21,9 +21,11 @@ runtime directory), reading the client's bytes only until a header block shows t
   come on the same one.)
 - Unauthenticated connections are counted per peer uid (the owner of the peer's socket, which
   the kernel tells for loopback TCP: sock_diag), at most `UNAUTHENTICATED_PER_UID` each and
-  `UNAUTHENTICATED_MAX` in all. A new one over either bound closes the oldest of them: holding a
-  slot gains nothing, and the owner's new connection needs its slot only until its first
-  HEADERS, a millisecond or so; another uid can never take it.
+  `UNAUTHENTICATED_MAX` in all. Another user's connection over its uid's bound is refused at
+  once: the bound only ever costs that uid, and refusing costs the daemon least (no gRPC side).
+  Over the daemon's own uid's bound (or where the kernel does not tell), or over the bound in
+  all, the oldest is closed instead: holding a slot gains nothing, and the owner's new
+  connection needs its slot only until its first HEADERS, a millisecond or so.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import socket
 import struct
 from pathlib import Path
@@ -411,6 +414,7 @@ class TcpFront:
         self.waiting: dict[_Client, None] = {}  # unauthenticated, oldest first
         self.by_uid: dict[int | None, dict[_Client, None]] = {}
         self._diag = _diag_socket()
+        self._own_uid = os.getuid()
         self._server: asyncio.Server | None = None
         self._warned: dict[str, float] = {}
 
@@ -448,9 +452,12 @@ class TcpFront:
                 conn.uid = peer_uid(self._diag, sock.family, ours[:2], peer[:2])
         mine = self.by_uid.get(conn.uid, {})
         if len(mine) >= UNAUTHENTICATED_PER_UID:
-            self._evict(next(iter(mine)), "per uid", UNAUTHENTICATED_PER_UID)
+            if conn.uid not in (None, self._own_uid):  # another user's: refused at once
+                self._evict(conn, "per uid", UNAUTHENTICATED_PER_UID, conn.uid)
+                return
+            self._evict(next(iter(mine)), "per uid", UNAUTHENTICATED_PER_UID, conn.uid)
         elif len(self.waiting) >= UNAUTHENTICATED_MAX:
-            self._evict(next(iter(self.waiting)), "in all", UNAUTHENTICATED_MAX)
+            self._evict(next(iter(self.waiting)), "in all", UNAUTHENTICATED_MAX, conn.uid)
         self.by_uid.setdefault(conn.uid, {})[conn] = None
         self.waiting[conn] = None
         conn.deadline = loop.call_later(AUTH_DEADLINE_S, conn.expire)
@@ -493,15 +500,16 @@ class TcpFront:
             if not mine:
                 del self.by_uid[conn.uid]
 
-    def _evict(self, oldest: _Client, scope: str, bound: int) -> None:
+    def _evict(self, victim: _Client, scope: str, bound: int, uid: int | None) -> None:
         self._warn(
             "unauthenticated",
-            f"unauthenticated TCP connections are at their bound ({bound} {scope}): the oldest "
-            f"is closed (each is closed {AUTH_DEADLINE_S:g} s after it connected anyway; "
-            "authenticated ones and the Unix socket are not affected)",
-            {"peer_uid": oldest.uid, "limit": bound},
+            f"unauthenticated TCP connections are at their bound ({bound} {scope}): a new one "
+            "of another user is refused, else the oldest is closed (each ends "
+            f"{AUTH_DEADLINE_S:g} s after it connected anyway; authenticated ones and the Unix "
+            "socket are not affected)",
+            {"peer_uid": uid, "limit": bound},
         )
-        oldest.close(abort=True)
+        victim.close(abort=True)
 
     def _warn(self, kind: str, msg: str, extra: dict[str, object]) -> None:
         now = asyncio.get_running_loop().time()
