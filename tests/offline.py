@@ -1,17 +1,19 @@
 """What the tests that run a real harness offline share (`make parity`, tests/opencode,
 tests/claude_code, tests/codex, tests/gemini_cli): a network namespace of their own, its loopback,
-a plugin installed by its README's install block, the daemon's view of the sessions the plugin
-opened, and Claude Code's `--input-format stream-json` conversation (one user line in, JSON
-objects out until a `result`).
+a scripted model server on it, the harness's environment, a plugin installed by its README's
+install block, the daemon's view of the sessions the plugin opened, and Claude Code's
+`--input-format stream-json` conversation (one user line in, JSON objects out until a `result`).
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import queue
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -85,6 +87,44 @@ def wait_result(
         if obj.get("type") == "result":
             return obj, session_id
     return None, session_id
+
+
+def serve_loopback(handler: type[http.server.BaseHTTPRequestHandler]) -> http.server.HTTPServer:
+    """A scripted model server: `handler` on 127.0.0.1, an ephemeral port, each request in a
+    thread, served from a thread of its own until `stop_serving`."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def stop_serving(httpd: http.server.HTTPServer) -> None:
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def harness_env(harness_bin: str, base: Path, home: Path, **extra: str) -> dict[str, str]:
+    """The environment a harness runs in: its executable's folder first on PATH, HOME and the
+    runtime folder (the daemon's default socket) in `base`, and Go's caches of this machine (a
+    plugin's install block builds the hook offline from them)."""
+    env = {
+        "PATH": f"{Path(harness_bin).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "XDG_RUNTIME_DIR": str(base / "run"),
+        **extra,
+    }
+    for var in ("GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"):
+        if os.environ.get(var):
+            env[var] = os.environ[var]
+    return env
+
+
+def make_unstartable(env: dict[str, str], base: Path, reason: str) -> None:
+    """A daemon that cannot start: the plugin's POSTCOMPACT_BIN exits 1 with `reason`."""
+    fake = base / "unstartable-postcompact"
+    fake.write_text(f"#!/bin/sh\necho 'postcompact: {reason}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    env["POSTCOMPACT_BIN"] = str(fake)
 
 
 def install_block(readme: str) -> str:

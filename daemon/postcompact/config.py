@@ -41,6 +41,9 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept
     max_state_bytes = 1073741824      # the state database on disk
+    max_transcript_records = 200000   # one ImportTranscript (replay, eval): its records,
+    max_transcript_events = 1000000   # the events they make (a kept record counts again),
+    max_transcript_boundaries = 1000  # and its compactions (each one runs the pipeline)
 
     [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's)
     max_files = 20                    # the default profile's; Claude Code's 5 (docs/eval.md)
@@ -176,6 +179,10 @@ class Config:
     session_ttl_s: float = 7 * 24 * 3600.0  # 0 = idle sessions never expire
     sweep_interval_s: float = 60.0
     max_state_bytes: int = 1024 * MIB
+    # One transcript's budget (ImportTranscript, replay, eval: docs/reliability.md).
+    max_transcript_records: int = 200_000
+    max_transcript_events: int = 1_000_000
+    max_transcript_boundaries: int = 1_000
     persist: bool = True
     state_dir: Path | None = None  # None = $XDG_STATE_HOME/postcompact
     state_path: Path | None = None  # the database file; overrides state_dir
@@ -234,6 +241,9 @@ _INT_LIMITS = (
     "max_tcp_connections",
     "max_answer_bytes_in_flight",
     "max_state_bytes",
+    "max_transcript_records",
+    "max_transcript_events",
+    "max_transcript_boundaries",
 )
 
 

@@ -47,9 +47,11 @@ MAX_METADATA_VALUE_BYTES = 200  # UTF-8 bytes of each ErrorInfo metadata value
 
 def bounded(text: str, max_bytes: int) -> str:
     """`text`, or its head and tail around " ... " within `max_bytes` UTF-8 bytes."""
-    raw = text.encode()
+    # A lone surrogate (a hostile value quoted in a message) is shown escaped: no UTF-8 spells
+    # it, and the status would fail to encode, the client getting no answer at all.
+    raw = text.encode("utf-8", "backslashreplace")
     if len(raw) <= max_bytes:
-        return text
+        return raw.decode()
     keep = (max_bytes - 5) // 2
     head = raw[:keep].decode(errors="ignore")
     tail = raw[len(raw) - keep :].decode(errors="ignore")

@@ -73,6 +73,29 @@ class Unavailable(PostcompactError):
     code = grpc.StatusCode.UNAVAILABLE
 
 
+class DeadlineExceeded(PostcompactError):
+    """Long work (an import) stopped because its caller's deadline passed or it cancelled;
+    nothing of it was applied."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+def transcript_refusal(
+    line: int, field: str, reason: str, limit: str, message: str
+) -> PostcompactError:
+    """What ImportTranscript answers for a transcript it refuses (transcript.parse's
+    TranscriptError): `TRANSCRIPT_TOO_LARGE` (a budget, naming the limit) is RESOURCE_EXHAUSTED;
+    a bad value (`BAD_TRANSCRIPT`) or one over a live call's limit (its reason: PATH_TOO_LONG,
+    BAD_AGENT_ID) is INVALID_ARGUMENT. The line and the field go in the metadata."""
+    details = {
+        k: v
+        for k, v in (("line", str(line) if line else ""), ("field", field), ("limit", limit))
+        if v
+    }
+    cls = ResourceExhausted if reason == "TRANSCRIPT_TOO_LARGE" else InvalidArgument
+    return cls(reason, message, details)
+
+
 def check_answer(size: int, cap: int, what: str) -> None:
     """RESOURCE_EXHAUSTED `RESPONSE_TOO_LARGE` unless an answer of `size` bytes can be sent
     (`max_message_bytes`); callers check before anything is applied, so a refused call changes

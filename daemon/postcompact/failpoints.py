@@ -8,7 +8,8 @@ done in worker threads; a test that holds the event loop instead sees its own pi
 which is what such a test proves.
 
 Names: `tokens.worker` (a single token call off the loop), `readfile.worker` (ReadFile's read),
-`hooks.run` (a session-start hook process, once started).
+`hooks.run` (a session-start hook process, once started), `import.worker` (an ImportTranscript's
+parse and build, at each of its checks for the caller's deadline).
 """
 
 from __future__ import annotations

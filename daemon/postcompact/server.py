@@ -270,6 +270,7 @@ class Servicer:
             req,
             config_policy=self.settings.policy,
             deny_globs=self.settings.deny_globs,
+            time_remaining=ctx.time_remaining(),
         )
 
     # --- tokens ----------------------------------------------------------------------------

@@ -31,8 +31,10 @@ from typing import Any
 from tests.offline import (
     CLAUDE_QUIET_ENV,
     daemon_view,
+    harness_env,
     install_plugin,
     loopback_up,
+    make_unstartable,
     pump_json,
     stream_user_line,
     wait_result,
@@ -113,22 +115,9 @@ def write_project(project: Path, home: Path) -> None:
 def run(claude: str, base: Path, mode: str) -> dict[str, Any]:
     project, home = base / "project", base / "home"
     write_project(project, home)
-    env = {
-        "PATH": f"{Path(claude).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "XDG_RUNTIME_DIR": str(base / "run"),
-        **CLAUDE_QUIET_ENV,
-    }
-    # Go's caches stay the machine's (the install block builds the hook offline from them).
-    for var in ("GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"):
-        if os.environ.get(var):
-            env[var] = os.environ[var]
+    env = harness_env(claude, base, home, **CLAUDE_QUIET_ENV)
     if mode == "down":
-        fake = base / "unstartable-postcompact"
-        fake.write_text(f"#!/bin/sh\necho 'postcompact: {DOWN_REASON}' >&2\nexit 1\n")
-        fake.chmod(0o755)
-        env["POSTCOMPACT_BIN"] = str(fake)
+        make_unstartable(env, base, DOWN_REASON)
     if mode != "control":
         # Before the loopback is up and without the key: offline, Claude Code's plugin commands
         # wait about 18 s each on the API when a key is set.

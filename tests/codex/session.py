@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from tests.codex.model_server import Call, ModelServer, Step
-from tests.offline import daemon_view, install_plugin, loopback_up
+from tests.offline import daemon_view, harness_env, install_plugin, loopback_up, make_unstartable
 
 ROOT = Path(__file__).resolve().parents[2]
 README = "clients/codex/README.md"
@@ -126,22 +125,9 @@ def run(codex: str, base: Path, mode: str) -> dict[str, Any]:
     project, home = base / "project", base / "home"
     write_project(project)
     (home / ".codex").mkdir(parents=True)
-    env = {
-        "PATH": f"{Path(codex).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "XDG_RUNTIME_DIR": str(base / "run"),
-        **CODEX_QUIET_ENV,
-    }
-    # Go's caches stay the machine's (the install block builds the hook offline from them).
-    for var in ("GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"):
-        if os.environ.get(var):
-            env[var] = os.environ[var]
+    env = harness_env(codex, base, home, **CODEX_QUIET_ENV)
     if mode == "down":
-        fake = base / "unstartable-postcompact"
-        fake.write_text(f"#!/bin/sh\necho 'postcompact: {DOWN_REASON}' >&2\nexit 1\n")
-        fake.chmod(0o755)
-        env["POSTCOMPACT_BIN"] = str(fake)
+        make_unstartable(env, base, DOWN_REASON)
     loopback_up()
     turns: list[dict[str, Any]] = []
     with ModelServer(script()) as server:

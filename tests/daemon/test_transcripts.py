@@ -587,7 +587,7 @@ def test_replay_json_prints_one_object_per_boundary(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "user"}\n{oops\n')
     out = _cli("replay", str(bad))
-    assert out.returncode == 1
+    assert out.returncode == 2  # a transcript that cannot be replayed, as eval (issue 37)
     assert "line 2" in out.stderr
 
 

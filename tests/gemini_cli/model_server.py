@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.offline import serve_loopback, stop_serving
+
 __all__ = ["DONE_TEXT", "SNAPSHOT", "Answer", "Call", "Logged", "ModelServer"]
 
 SNAPSHOT = (
@@ -128,14 +130,11 @@ class ModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._httpd = serve_loopback(Handler)
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        stop_serving(self._httpd)
 
     @property
     def url(self) -> str:

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from tests.gemini_cli.model_server import Answer, Call, ModelServer
-from tests.offline import daemon_view, install_plugin, loopback_up
+from tests.offline import daemon_view, harness_env, install_plugin, loopback_up
 
 ROOT = Path(__file__).resolve().parents[2]
 README = "clients/gemini-cli/README.md"
@@ -137,16 +136,7 @@ def write_project(project: Path, home: Path) -> None:
 def run(gemini: str, base: Path, mode: str) -> dict[str, Any]:
     project, home = base / "project", base / "home"
     write_project(project, home)
-    env = {
-        "PATH": f"{Path(gemini).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "XDG_RUNTIME_DIR": str(base / "run"),
-    }
-    # Go's caches stay the machine's (the install block builds the hook offline from them).
-    for var in ("GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"):
-        if os.environ.get(var):
-            env[var] = os.environ[var]
+    env = harness_env(gemini, base, home)
     if mode == "extension":
         install_plugin(README, env, base)
     loopback_up()

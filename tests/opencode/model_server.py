@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.offline import serve_loopback, stop_serving
+
 __all__ = ["SUMMARY", "Logged", "ModelServer", "ToolCall"]
 
 SUMMARY = "## Goal\n- SCRIPTED-SUMMARY: refactor the project (files read and edited so far).\n"
@@ -164,14 +166,11 @@ class ModelServer:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._httpd = serve_loopback(Handler)
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        stop_serving(self._httpd)
 
     @property
     def url(self) -> str:

@@ -14,6 +14,7 @@ from postcompact.evaluation.corpus import TranscriptFile, transcript_files
 from postcompact.evaluation.policies import BASELINE, FAMILIES, NAMED, Policy, parse_policy
 from postcompact.evaluation.policies import configurations as family_configurations
 from postcompact.evaluation.run import Evaluation, InputError, evaluate, load
+from postcompact.transcript.replay import cleanup_on_sigterm
 
 __all__ = ["add_parser", "cmd_eval"]
 
@@ -114,6 +115,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _err("no .jsonl transcripts found")
         return EXIT_USAGE
     windows = sorted({args.window, min(SHORT_WINDOW, args.window)})
+    cleanup_on_sigterm()  # the workers' replay trees go too (they inherit it)
     try:
         corpus = load(files, max(windows))
     except InputError as exc:
@@ -142,7 +144,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for failure in ev.failures:
         _err(failure)
     if not ev.compactions:
-        return EXIT_FAILURE
+        _err(f"no compaction of the {len(files)} transcripts could be scored")
+        return EXIT_USAGE if ev.failures else EXIT_FAILURE
     results = _results(ev, families, args.window, skipped)
     results.seconds = time.monotonic() - started
     print(report.text_tables(results))

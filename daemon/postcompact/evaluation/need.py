@@ -91,8 +91,13 @@ class Point:
         return out
 
 
+# The lines one span counts, at most: a record's claimed count (`numLines`, `totalLines`, a
+# `limit`) may be 2**31 in a 2 KB transcript (issue 37); no file Claude Code reads has more.
+MAX_SPAN_LINES = 100_000
+
+
 def _span(first: int, count: int) -> set[int]:
-    return set(range(first, first + max(count, 0)))
+    return set(range(first, first + min(max(count, 0), MAX_SPAN_LINES)))
 
 
 def _locate(text: str | None, needle: str) -> set[int] | None:

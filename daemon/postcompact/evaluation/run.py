@@ -19,10 +19,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from postcompact.errors import PostcompactError
 from postcompact.evaluation.corpus import TranscriptFile
 from postcompact.evaluation.measure import Counts, score_transcript
 from postcompact.evaluation.need import Point, points
 from postcompact.evaluation.policies import Policy
+from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import Transcript, TranscriptError, parse
 from postcompact.transcript.paths import PathMap
 
@@ -73,7 +75,8 @@ def load(files: Sequence[TranscriptFile], window: int) -> Corpus:
             raise InputError(f"{f.path}: {exc.strerror or exc}") from None
         except TranscriptError as exc:
             where = f"{f.path}:{exc.line}" if exc.line else str(f.path)
-            raise InputError(f"{where}: {exc.message}") from None
+            what = f"{exc.field}: " if exc.field else ""
+            raise InputError(f"{where}: {what}{exc.message}") from None
         pts = points(t, window)
         if not pts:
             out.without_compaction.append(str(f.path))
@@ -152,8 +155,10 @@ def _score(task: _Task) -> _Result:
 
     try:
         return i, names, asyncio.run(run())
-    except ValueError as exc:  # a transcript the replay cannot place
+    except (ValueError, DiskBudgetExceeded) as exc:  # a bad value, one it cannot place
         return i, names, f"{item.file.path}: {exc}"
+    except PostcompactError as exc:  # a live call's limit (TOO_MANY_AGENTS, ...)
+        return i, names, f"{item.file.path}: {exc.reason}: {exc.message}"
 
 
 def evaluate(

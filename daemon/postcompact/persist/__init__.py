@@ -27,7 +27,9 @@ Failed writes. A transaction names what it writes: `(session_id, agent_id)` for 
 (its row, catalogue, files, skills), `(session_id, None)` for the session's own (its row, tasks).
 When it fails (the disk is full, an I/O error), it is rolled back and exactly those are re-read
 from the database into memory (`on_failed_write`, the registry's resync): the call that changed
-memory before writing fails, and leaves nothing behind that a later call could see.
+memory before writing fails, and leaves nothing behind that a later call could see. A write that
+met a lock held elsewhere past the timeout fails UNAVAILABLE `STATE_BUSY` with a RetryInfo, and
+is re-read when its session is next named (reading at once would wait as long again).
 
 Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
 most-recently-used order. The content of each entry is re-read from disk and kept only when its
@@ -40,7 +42,9 @@ Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `
 decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that does not parse, a
 relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
 missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
-rest; `postcompact state check` runs the same checks and reports those rows without moving them.
+rest; a session read later (named on another daemon, re-read after a failed write) has its bad
+rows moved the same way when read (`load_session`: `SESSION_QUARANTINED` if its own row goes);
+`postcompact state check` runs the same checks and reports those rows without moving them.
 
 Schema. `PRAGMA user_version` is the schema version; `MIGRATIONS` upgrades an older database in
 one transaction. A database newer than this daemon, one that is corrupt, or one whose tables lack

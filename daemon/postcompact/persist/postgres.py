@@ -21,6 +21,9 @@ store (it is a `SqlStore`); what differs is here:
 - The calls run on the daemon's event loop through one blocking psycopg connection, as SQLite's
   do: a write is a few round trips on a local socket (docs/fleet.md has the figures). A lost
   connection is made again at the next call (the failed call is refused and re-read).
+- Locks held elsewhere. A statement that waits past `lock_timeout` (or runs past
+  `statement_timeout`) fails its call UNAVAILABLE `STATE_BUSY` with a RetryInfo; nothing is read
+  then, the registry re-reads the session when it is next named.
 """
 
 from __future__ import annotations
@@ -43,16 +46,21 @@ from postcompact.persist.admin import CheckResult, check_rows
 from postcompact.persist.place import StateError
 from postcompact.persist.schema import _COLUMNS, MIGRATIONS, SCHEMA_VERSION, lacking_columns
 from postcompact.persist.sql import Db
-from postcompact.persist.store import SESSION_COLUMNS, SqlStore, _insert
+from postcompact.persist.store import SESSION_COLUMNS, SqlStore, _first_line, _insert
 from postcompact.state.model import Session
-from postcompact.state.store import Written
+from postcompact.state.store import SessionQuarantined, Written
 
 log = logging.getLogger("postcompact.persist")
 
 CONNECT_TIMEOUT_S = 10
-# A write waiting this long for another daemon's lock on the same session fails instead.
-LOCK_TIMEOUT = "5s"
-STATEMENT_TIMEOUT = "30s"
+# A statement waiting this long for a lock held elsewhere (another daemon's on the same session, a
+# migration, an operator's LOCK TABLE) fails STATE_BUSY instead; one running this long too.
+# Defaults: a timeout the URL (`options=-c lock_timeout=...`) or the role or database sets wins.
+TIMEOUTS = {"lock_timeout": "5s", "statement_timeout": "30s"}
+# Where a setting comes from when it was set for this connection (pg_settings.source).
+_SET_FOR_US = ("client", "database", "user", "database user")
+# A lock not granted within lock_timeout; a statement cancelled by statement_timeout.
+_BUSY_STATES = ("55P03", "57014")
 # The advisory lock a migration holds, so that daemons starting together migrate once.
 _MIGRATION_LOCK = 0x70637374  # "pcst"
 # Errors of a concurrent writer: a serialisation failure, a deadlock.
@@ -108,10 +116,6 @@ class PgDb:
         return contextlib.nullcontext()  # TEXT is valid UTF-8 in a UTF8 database
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def connect(url: str) -> psycopg.Connection[Any]:
     """A connection to the database of `url` in autocommit mode, with the session settings the
     store relies on; StateError (one line, no password) when that cannot be had."""
@@ -134,8 +138,16 @@ def connect(url: str) -> psycopg.Connection[Any]:
     try:
         conn.execute("SET synchronous_commit = on")
         conn.execute("SET default_transaction_isolation = 'read committed'")
-        conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
-        conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT}'")
+        own = {
+            str(name)
+            for name, source in conn.execute(
+                "SELECT name, source FROM pg_settings WHERE name = ANY(%s)", (list(TIMEOUTS),)
+            )
+            if source in _SET_FOR_US
+        }
+        for name, value in TIMEOUTS.items():
+            if name not in own:
+                conn.execute(f"SET {name} = '{value}'")
         encoding = conn.execute("SHOW server_encoding").fetchone()
     except psycopg.Error as exc:
         conn.close()
@@ -363,6 +375,9 @@ class PostgresStore(SqlStore):
         else:
             raise self._changed(s.session_id)  # another daemon made it first
 
+    def _is_busy(self, exc: BaseException) -> bool:
+        return getattr(exc, "sqlstate", None) in _BUSY_STATES
+
     def _write_error(self, exc: Exception) -> Exception:
         state = getattr(exc, "sqlstate", None)
         if state == _DISK_FULL:
@@ -385,9 +400,15 @@ class PostgresStore(SqlStore):
             f"writing the state database {self.where} failed: {_first_line(exc)}",
         )
 
-    def _failed(self, written: set[Written]) -> None:
+    def _failed(self, written: set[Written], *, busy: bool = False) -> None:
         """A session another daemon changed meanwhile (a conflict, or found so now) is re-read
-        whole: what this daemon holds of its other agents is as stale as the part written."""
+        whole: what this daemon holds of its other agents is as stale as the part written.
+        When the database was busy nothing is asked of it now (that would wait as long again):
+        the registry re-reads when the session is next named, whole if it changed elsewhere."""
+        if busy:
+            self._conflict = None
+            super()._failed(written, busy=True)
+            return
         whole: set[str] = set()
         for sid in {sid for sid, _ in written}:
             if sid == self._conflict or self._stored_version(sid) != self._versions.get(sid):
@@ -452,8 +473,22 @@ class PostgresStore(SqlStore):
         new_cache: Callable[[Session], FileStateCache],
         agents: Iterable[str] | None = None,
     ) -> Session | None:
+        known = self._versions.get(session_id)
+        try:
+            return super().load_session(session_id, new_cache, agents)
+        except SessionQuarantined:
+            raise
+        except BaseException:
+            # The version known stays too: with a version read by the half-done read, the
+            # session would look unchanged and never be read again (`changed_elsewhere`).
+            self._versions.pop(session_id, None)
+            if known is not None:
+                self._versions[session_id] = known
+            raise
+
+    def _forget(self, session_id: str, agents: frozenset[str] | None) -> None:
+        super()._forget(session_id, agents)
         self._versions.pop(session_id, None)  # stored again if the session still is
-        return super().load_session(session_id, new_cache, agents)
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:

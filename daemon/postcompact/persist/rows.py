@@ -421,9 +421,10 @@ def _agent_owner(
     return where
 
 
-def scan_rows(db: Db) -> list[RowProblem]:
-    """Every row the daemon cannot use, with the reason (see the section's comment). Reads only;
-    callers run it in one transaction, so the tables are seen at one moment."""
+def scan_rows(db: Db, only: str | None = None) -> list[RowProblem]:
+    """Every row the daemon cannot use (of the session `only`, or of all), with the reason (see
+    the section's comment). Reads only; callers run it in one transaction, so the tables are
+    seen at one moment."""
     problems: list[RowProblem] = []
 
     def bad(table: str, rowid: Any, row: dict[str, Any], exc: BadRow) -> None:
@@ -432,7 +433,13 @@ def scan_rows(db: Db) -> list[RowProblem]:
 
     def rows(table: str) -> Iterator[tuple[Any, dict[str, Any]]]:
         # An unmigrated database (`state check`) may lack a table: it has no rows then.
-        return _rows(db, table) if db.has_table(table) else iter(())
+        if not db.has_table(table):
+            return iter(())
+        if only is None:
+            return _rows(db, table)
+        if table == "schema_history":  # no session's
+            return iter(())
+        return _rows(db, table, " WHERE session_id = ?", (only,))
 
     sessions: dict[str, tuple[str, str]] = {}
     agents: set[tuple[str, str]] = set()

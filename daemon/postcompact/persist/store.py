@@ -20,11 +20,13 @@ from typing import Any
 from postcompact import fileread
 from postcompact.config import StateUrl
 from postcompact.core import Charge, FileState, FileStateCache
-from postcompact.errors import ResourceExhausted, Unavailable
+from postcompact.errors import FailedPrecondition, ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
 from postcompact.persist.jsontext import announced_text, carried_text, sorted_strings
 from postcompact.persist.place import RESERVE_BYTES, StateError, check_state_place, state_db_path
 from postcompact.persist.rows import (
+    BadRow,
+    RowProblem,
     _agent_of,
     _AgentRow,
     _catalog_of,
@@ -52,7 +54,14 @@ from postcompact.state.model import (
 )
 from postcompact.state.null import NullStore
 from postcompact.state.seen import Seen
-from postcompact.state.store import ROW_BYTES, Change, Store, Written
+from postcompact.state.store import (
+    ROW_BYTES,
+    Change,
+    OnFailedWrite,
+    SessionQuarantined,
+    Store,
+    Written,
+)
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.persist")
@@ -69,9 +78,20 @@ ACTIVITY_STEP_MS = 1000
 _LOGGED_PROBLEMS = 100
 # The tables holding an agent's rows.
 _AGENT_TABLES = ("agents", "catalogs", "files", "skills")
+# The RetryInfo of STATE_BUSY: the lock held elsewhere (a long transaction, a migration) is
+# usually gone by then, and a retry that meets it again waits its own timeout anyway.
+BUSY_RETRY_AFTER_MS = 1000
+# A session read that meets rows it cannot use quarantines them and reads again, at most this
+# many times (another daemon would have to keep writing bad rows meanwhile).
+_READ_ROUNDS = 3
 
 
 # --- encoding helpers ----------------------------------------------------------------------------
+
+
+def _first_line(exc: BaseException) -> str:
+    """A database error as messages quote it: its first line (psycopg's go on with context)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _restore_catalog(
@@ -145,7 +165,7 @@ class _Outermost:
     """The outermost `tx`: BEGIN and COMMIT (`own`: unless its one statement is its own
     transaction), then the callbacks the uses left (`_after_commit`). On any failure — of the
     BEGIN, the body or the COMMIT — it rolls back and hands all that the uses named to
-    `on_failed_write`; a database error reaches the caller as the store's (`_write_error`).
+    `on_failed_write`; a database error reaches the caller as the store's (`_error`).
     A class, not a generator context manager: it runs for every write of several statements
     (a Compact's), on the event loop."""
 
@@ -161,10 +181,10 @@ class _Outermost:
             try:
                 store._begin(self._written)
             except BaseException as exc:
-                self._abandon()
-                if isinstance(exc, store._errors):
-                    raise store._write_error(exc) from None
-                raise
+                err = self._abandon(exc)
+                if err is None:
+                    raise
+                raise err from None
 
     def __exit__(
         self,
@@ -179,9 +199,9 @@ class _Outermost:
             except BaseException as err:
                 exc = err
         if exc is not None:
-            self._abandon()
-            if isinstance(exc, store._errors):
-                raise store._write_error(exc) from None
+            mapped = self._abandon(exc)
+            if mapped is not None:
+                raise mapped from None
             if exc_type is None:  # the COMMIT's own failure
                 raise exc
             return  # the body's: it propagates as it is
@@ -191,9 +211,11 @@ class _Outermost:
         for fn in pending:
             fn()
 
-    def _abandon(self) -> None:
-        """Roll back, and name what was written as failed (`SqlStore._failed`)."""
+    def _abandon(self, exc: BaseException) -> Exception | None:
+        """Roll back, and name what was written as failed (`SqlStore._failed`); the store's
+        error for a database's `exc` (None: `exc` is not the database's)."""
         store = self._store
+        db_error = isinstance(exc, store._errors)
         try:
             if self._own:
                 with contextlib.suppress(*store._errors):
@@ -202,7 +224,8 @@ class _Outermost:
             store._depth = 0
             named, store._tx_written = store._tx_written, set()
             store._after_commit.clear()
-            store._failed(named)
+            store._failed(named, busy=db_error and store._is_busy(exc))
+        return store._error(exc) if isinstance(exc, store._errors) else None
 
 
 # --- the stores ----------------------------------------------------------------------------------
@@ -325,7 +348,7 @@ class SqlStore(abc.ABC):
 
     keeps_digests = True
     shared = False  # other daemons never write this database (see PostgresStore)
-    on_failed_write: Callable[[set[Written]], None] | None = None
+    on_failed_write: OnFailedWrite | None = None
     # The database's errors: a write failing with one is rolled back and re-read.
     _errors: tuple[type[Exception], ...] = ()
     # Whether a write of one statement may run as that statement's own implicit transaction
@@ -369,7 +392,36 @@ class SqlStore(abc.ABC):
 
     @abc.abstractmethod
     def _write_error(self, exc: Exception) -> Exception:
-        """The daemon's error for a write that failed with the database's `exc`."""
+        """The daemon's error for a write that failed with the database's `exc` (not busy)."""
+
+    def _is_busy(self, exc: BaseException) -> bool:
+        """Whether the database's `exc` says a lock held elsewhere was not granted in time."""
+        return False
+
+    def _error(self, exc: Exception) -> Exception:
+        """The daemon's error for a write that failed with the database's `exc`: UNAVAILABLE
+        `STATE_BUSY` with a RetryInfo when it was busy (rolled back, nothing applied: a client
+        retries it as it does OVERLOADED), else the database's own (`_write_error`)."""
+        if self._is_busy(exc):
+            return self._busy_error(exc)
+        return self._write_error(exc)
+
+    def _busy_error(self, exc: Exception) -> Unavailable:
+        return Unavailable(
+            "STATE_BUSY",
+            f"the state database {self.where} is busy: a lock held elsewhere was not granted in "
+            f"time ({_first_line(exc)}); nothing was changed: retry the call",
+            retry_after_ms=BUSY_RETRY_AFTER_MS,
+        )
+
+    def _read_error(self, exc: Exception) -> Exception:
+        """The daemon's error for a read of a session that failed with the database's `exc`."""
+        if self._is_busy(exc):
+            return self._busy_error(exc)
+        return Unavailable(
+            "STATE_READ_FAILED",
+            f"reading the state database {self.where} failed: {_first_line(exc)}",
+        )
 
     @abc.abstractmethod
     def _measure(self) -> int:
@@ -416,18 +468,18 @@ class SqlStore(abc.ABC):
         try:
             self.db.execute(sql, args)
         except BaseException as exc:
-            self._failed({key})
+            self._failed({key}, busy=isinstance(exc, self._errors) and self._is_busy(exc))
             if isinstance(exc, self._errors):
-                raise self._write_error(exc) from None
+                raise self._error(exc) from None
             raise
 
-    def _failed(self, written: set[Written]) -> None:
+    def _failed(self, written: set[Written], *, busy: bool = False) -> None:
         # A failure while re-reading (the resync's own writes) is not handed on again.
         callback, self.on_failed_write = self.on_failed_write, None
         if callback is None:
             return
         try:
-            callback(written)
+            callback(written, busy)
         finally:
             self.on_failed_write = callback
 
@@ -450,10 +502,13 @@ class SqlStore(abc.ABC):
             self._room_checks += 1
             self._room_bound += step
             return
-        self._room_bound, self._room_checks = self._measure() + step, 0
-        if self._room_bound <= self.max_bytes:
-            return  # fits even without counting the free pages
-        used = self.used_bytes()
+        try:
+            self._room_bound, self._room_checks = self._measure() + step, 0
+            if self._room_bound <= self.max_bytes:
+                return  # fits even without counting the free pages
+            used = self.used_bytes()
+        except self._errors as exc:  # PostgreSQL's sizes wait for a lock on each table
+            raise self._read_error(exc) from None
         if used + extra > self.max_bytes:
             raise ResourceExhausted(
                 "STATE_TOO_LARGE",
@@ -799,7 +854,13 @@ class SqlStore(abc.ABC):
         are quarantined. StateError (one line naming the file) when even that cannot be done."""
         self.report = LoadReport()
         try:
-            self.report.quarantined = self._quarantine()
+            try:
+                self.report.quarantined = len(self._quarantine())
+            except self._errors as exc:
+                raise StateError(
+                    "moving the unusable rows of the state database "
+                    f"{self.where} to its quarantine table failed ({exc}); " + self._hint()
+                ) from None
             self._seq = max(
                 int(self.db.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
                 for table in ("sessions", "agents", "files", "skills", "tasks")
@@ -817,13 +878,14 @@ class SqlStore(abc.ABC):
         self.report.agents = sum(len(s.agents) for s in sessions)
         return sessions
 
-    def _quarantine(self) -> int:
-        """Move every row `scan_rows` finds to the quarantine table (deleted first: a database
-        at max_page_count reuses their pages), in one transaction; a warning for each."""
+    def _quarantine(self, only: str | None = None) -> list[RowProblem]:
+        """Move every row `scan_rows` finds (of the session `only`, or of all) to the quarantine
+        table (deleted first: a database at max_page_count reuses their pages), in one
+        transaction; a warning for each. The database's error propagates."""
         db = self.db
         self._begin(())
         try:
-            problems = scan_rows(db)
+            problems = scan_rows(db, only)
             for table in dict.fromkeys(p.table for p in problems):
                 db.executemany(
                     f"DELETE FROM {table} WHERE {db.rowid} = {db.rowid_param}",
@@ -835,15 +897,10 @@ class SqlStore(abc.ABC):
                 [(p.table, _row_json(p.key), _row_json(p.row), p.reason, at) for p in problems],
             )
             self._commit()
-        except BaseException as exc:
+        except BaseException:
             with contextlib.suppress(*self._errors):
                 db.execute("ROLLBACK")
-            if not isinstance(exc, self._errors):
-                raise
-            raise StateError(
-                f"moving the unusable rows of the state database {self.where} to its quarantine "
-                f"table failed ({exc}); " + self._hint()
-            ) from None
+            raise
         for p in problems[:_LOGGED_PROBLEMS]:
             log.warning(
                 "a row of the state database cannot be used: moved to its quarantine table",
@@ -859,7 +916,7 @@ class SqlStore(abc.ABC):
                 "more rows of the state database moved to its quarantine table",
                 extra={"state_db": self.where, "rows": len(problems) - _LOGGED_PROBLEMS},
             )
-        return len(problems)
+        return problems
 
     def load_session(
         self,
@@ -869,15 +926,69 @@ class SqlStore(abc.ABC):
     ) -> Session | None:
         """The session as stored (None if it is not), rebuilt as at start-up, with all its
         agents or only those of `agents` that are stored; what this store remembers of the
-        rows read is replaced by them."""
+        rows read is replaced by them.
+
+        Rows it cannot use (another daemon or a tool wrote them since start-up) are quarantined
+        as start-up does, and the session read again: SessionQuarantined when its own row was
+        one. A read that fails raises the store's error (`_read_error`: STATE_BUSY for a lock
+        held elsewhere) and leaves what this store knew of the session as it was: the registry
+        still holds the session so, and a later read starts again (a read half done must not
+        pass for the session read, or the session would never be read again)."""
         only = None if agents is None else frozenset(agents)
+        keys = [k for k in self._files if k[0] == session_id and (only is None or k[1] in only)]
+        active, files = self._active.get(session_id), {k: self._files[k] for k in keys}
+        try:
+            found = self._read_quarantining(new_cache, session_id, only)
+        except SessionQuarantined:
+            self._forget(session_id, None)
+            raise
+        except BaseException as exc:
+            self._forget(session_id, only)
+            self._files.update(files)
+            if active is not None:
+                self._active[session_id] = active
+            if isinstance(exc, self._errors):
+                raise self._read_error(exc) from None
+            raise
+        return found[0] if found else None
+
+    def _forget(self, session_id: str, agents: frozenset[str] | None) -> None:
+        """Forget what this store remembers of the session's rows (of `agents` only, unless
+        None), before they are read (again)."""
         self._active.pop(session_id, None)
+        self._dropped = []
         for key in [
-            k for k in self._files if k[0] == session_id and (only is None or k[1] in only)
+            k for k in self._files if k[0] == session_id and (agents is None or k[1] in agents)
         ]:
             del self._files[key]
-        found = self._read(new_cache, LoadReport(), session_id, only)
-        return found[0] if found else None
+
+    def _read_quarantining(
+        self,
+        new_cache: Callable[[Session], FileStateCache],
+        session_id: str,
+        agents: frozenset[str] | None,
+    ) -> list[Session]:
+        """`_read` of the one session; when a row fails the checks, the session's unusable
+        rows are quarantined (`_quarantine`) and it is read again."""
+        why = ""
+        for _ in range(_READ_ROUNDS):
+            self._forget(session_id, agents)
+            try:
+                return self._read(new_cache, LoadReport(), session_id, agents)
+            except BadRow as exc:
+                why = str(exc)
+            problems = self._quarantine(session_id)
+            own = [p for p in problems if p.table == "sessions"]
+            if own:
+                raise SessionQuarantined(session_id, own[0].reason, self.where)
+            if not problems:
+                break  # the checks pass what the load refuses: no way to go on
+        raise FailedPrecondition(
+            "STATE_ROW_UNUSABLE",
+            f"a stored row of session {session_id!r} cannot be used ({why}) and could not be "
+            f"moved to the quarantine table of the state database {self.where}; " + self._hint(),
+            {"session_id": session_id},
+        )
 
     def _read(
         self,
@@ -1047,6 +1158,12 @@ class SqliteStore(SqlStore):
 
     def _begin(self, written: Iterable[Written]) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
+
+    def _is_busy(self, exc: BaseException) -> bool:
+        # Another connection's write transaction (a BEGIN EXCLUSIVE, a tool's) outlasted the
+        # busy timeout (`persist.schema.connect`). Extended codes keep the primary in the low byte.
+        code = getattr(exc, "sqlite_errorcode", None)
+        return isinstance(code, int) and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
     def _write_error(self, exc: Exception) -> Exception:
         if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc):

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 from postcompact.core import FileStateCache
 from postcompact.state.model import AgentState, Session
-from postcompact.state.store import ROW_BYTES, Change, Written
+from postcompact.state.store import ROW_BYTES, Change, OnFailedWrite
 
 
 class NullStore:
@@ -15,7 +15,7 @@ class NullStore:
     where: str | None = None
     shared = False
     keeps_digests = False
-    on_failed_write: Callable[[set[Written]], None] | None = None
+    on_failed_write: OnFailedWrite | None = None
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
         return None

@@ -4,7 +4,8 @@
 Everything here is synchronous and runs on the daemon's one event loop, so no locking is needed.
 A change of state is one unit of work (`mutate`): the room check, the change in memory, one
 transaction naming what changed, and after a failed write the re-read of exactly that
-(`resync`). The services change state only that way; they never see the store.
+(`resync`), at once or, when the database was busy, before the session is next served
+(`stale`). The services change state only that way; they never see the store.
 """
 
 from __future__ import annotations
@@ -16,15 +17,21 @@ from dataclasses import dataclass, field
 
 from postcompact import core
 from postcompact.config import Config
-from postcompact.errors import Aborted, InvalidArgument, NotFound, ResourceExhausted
+from postcompact.errors import (
+    Aborted,
+    InvalidArgument,
+    NotFound,
+    ResourceExhausted,
+    Unavailable,
+)
 from postcompact.paths import now_ms
 from postcompact.state.model import AgentState, Session
 from postcompact.state.null import NullStore
-from postcompact.state.store import ROW_BYTES, Store, Written
+from postcompact.state.store import ROW_BYTES, SessionQuarantined, Store, Written
 from postcompact.state.unit import Unit
 
 MAX_ID_LEN = 256
-REMEMBER_EXPIRED = 1024  # expired session ids remembered for a clearer NOT_FOUND message
+REMEMBER_EXPIRED = 1024  # expired (quarantined) ids remembered for a clearer NOT_FOUND message
 
 log = logging.getLogger("postcompact.sessions")
 
@@ -56,6 +63,11 @@ class Registry:
         self.started_at_ms = self.started_at_ms or now_ms()
         self.evictions_of_closed = 0
         self.expired: OrderedDict[str, int] = OrderedDict()  # session id -> expired at (ms)
+        # Session id -> why its calls answer NOT_FOUND `SESSION_QUARANTINED` (see `_reread`).
+        self.quarantined: OrderedDict[str, str] = OrderedDict()
+        # Session id -> the agents (None: all) a failed write left in memory that could not be
+        # re-read then (the database busy or failing): re-read before the session is served.
+        self.stale: dict[str, set[str] | None] = {}
         self.resyncs = 0
         self.store.on_failed_write = self.resync
 
@@ -87,7 +99,7 @@ class Registry:
         self.flush_activity()
         self.store.restore_reserve()
 
-    def resync(self, written: set[Written]) -> None:
+    def resync(self, written: set[Written], busy: bool = False) -> None:
         """After a failed write: what it wrote becomes in memory what the database holds.
 
         The call that failed had changed memory first; without this, a later call would see its
@@ -97,6 +109,11 @@ class Registry:
         None) for the session's own. Agents are updated in place, since calls awaiting a read
         hold them; an agent or session that is not stored leaves memory. File contents are
         re-read and verified as at start-up.
+
+        `busy`: the write failed because a lock held elsewhere was not granted in time; a read
+        now would wait as long again, so the session is marked `stale`, as when the re-read
+        fails: the next call naming it re-reads first (and answers the store's error, STATE_BUSY,
+        while it cannot), so no call is served from what the database refused.
         """
         by_session: dict[str, set[str | None]] = {}
         for sid, aid in written:
@@ -105,12 +122,17 @@ class Registry:
             self.resyncs += 1
             s = self.sessions.get(sid)
             agents = None if s is None else {p for p in parts if p is not None}
+            if busy:
+                if s is not None:  # (one not in memory is read when named, if stored)
+                    self._mark_stale(sid, agents)
+                log.warning("the state database was busy: session %s re-read when next used", sid)
+                continue
             try:
                 fresh = self._reread(sid, agents)
             except Exception:
                 log.exception("re-reading session %s after a failed write failed", sid)
-                if self.store.shared:  # the database has it: read again when next named
-                    self.sessions.pop(sid, None)
+                if self.sessions.get(sid) is not None:  # read again when next named
+                    self._mark_stale(sid, agents)
                 continue
             log.warning(
                 "a write failed: %s re-read from the state database",
@@ -119,11 +141,29 @@ class Registry:
                 else f"session {sid} (agents {sorted(agents)})",
             )
 
+    def _mark_stale(self, sid: str, agents: set[str] | None) -> None:
+        if sid in self.stale:
+            had = self.stale[sid]
+            agents = None if had is None or agents is None else had | agents
+        self.stale[sid] = agents
+
     def _reread(self, sid: str, agents: set[str] | None) -> Session | None:
         """The session as stored becomes what memory holds: only `agents` of it (None: all,
-        and the session's own), updated in place; None when it is not stored (then it leaves)."""
+        and the session's own), updated in place; None when it is not stored (then it leaves),
+        or when its row could not be used (quarantined by the store: its calls then answer
+        NOT_FOUND `SESSION_QUARANTINED`, as for an expired one). The store's error (STATE_BUSY,
+        STATE_READ_FAILED) when it cannot be read now; memory is left as it was then."""
         s = self.sessions.get(sid)
-        fresh = self.store.load_session(sid, self.new_cache, agents)
+        try:
+            fresh = self.store.load_session(sid, self.new_cache, agents)
+        except SessionQuarantined as exc:
+            log.warning("session %s left memory: its stored row was quarantined", sid)
+            self.quarantined[sid] = exc.message  # (the error's frames are not kept)
+            while len(self.quarantined) > REMEMBER_EXPIRED:
+                self.quarantined.popitem(last=False)
+            fresh = None
+        if agents is None or fresh is None:
+            self.stale.pop(sid, None)  # all of it read
         if fresh is None:
             self.sessions.pop(sid, None)
         elif s is None:
@@ -144,8 +184,12 @@ class Registry:
     def refresh(self, session_id: str) -> None:
         """Before a session is opened: with a shared store, one another daemon changed since
         this one read it, or that only the database holds, is read from the database (whole);
-        one closed there leaves memory (docs/fleet.md, "Resuming elsewhere")."""
+        one closed there leaves memory (docs/fleet.md, "Resuming elsewhere"). A `stale` one is
+        re-read (what a failed write left)."""
         if not self.store.shared or not self.store.changed_elsewhere(session_id):
+            if session_id in self.stale and session_id in self.sessions:
+                self._reread(session_id, self.stale[session_id])
+                self.stale.pop(session_id, None)
             return
         if session_id not in self.sessions:
             self.check_capacity()
@@ -168,6 +212,7 @@ class Registry:
             change.session = True
         self.sessions[s.session_id] = s
         self.expired.pop(s.session_id, None)
+        self.quarantined.pop(s.session_id, None)
 
     def resume(self, s: Session) -> None:
         """`s` is in use again (an OpenSession of an open session): its activity time stored."""
@@ -194,8 +239,10 @@ class Registry:
         except BaseException:
             if self.sessions.get(s.session_id) is s:
                 del self.sessions[s.session_id]
+                self.stale.pop(s.session_id, None)
             raise
         self.expired.pop(s.session_id, None)
+        self.quarantined.pop(s.session_id, None)
 
     def admit(self, size: int, what: str, *, released: int = 0) -> None:
         """RESOURCE_EXHAUSTED `CONTENT_LIMIT` unless `size` more bytes of recorded content (less
@@ -240,6 +287,7 @@ class Registry:
         for a in s.agents.values():
             self.evictions_of_closed += a.files.evictions
         del self.sessions[s.session_id]
+        self.stale.pop(s.session_id, None)
 
     def expire_idle(self, now: int | None = None) -> list[str]:
         """Remove sessions idle longer than limits.session_ttl_s (memory and disk)."""
@@ -254,6 +302,8 @@ class Registry:
                 self._drop(s)
             except Aborted:  # used through another daemon meanwhile (a shared store): re-read
                 continue
+            except Unavailable:  # the database busy or failing: the next sweep tries again
+                continue
             gone.append(s.session_id)
             self.expired[s.session_id] = now
             while len(self.expired) > REMEMBER_EXPIRED:
@@ -262,11 +312,20 @@ class Registry:
 
     def session(self, session_id: str) -> Session:
         s = self.sessions.get(session_id)
+        if s is not None and session_id in self.stale:  # a failed write's state re-read first
+            self.refresh(session_id)
+            s = self.sessions.get(session_id)
         if s is None:  # a registered id was checked when it was opened
             check_id("session", session_id)
         if s is None and self.store.shared:  # made, or resumed, through another daemon
             self.refresh(session_id)
             s = self.sessions.get(session_id)
+        if s is None and session_id in self.quarantined:
+            raise NotFound(
+                "SESSION_QUARANTINED",
+                self.quarantined[session_id],
+                {"session_id": session_id},
+            )
         if s is None and session_id in self.expired:
             raise NotFound(
                 "SESSION_EXPIRED",

@@ -14,12 +14,18 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from postcompact.core import FileStateCache
+from postcompact.errors import NotFound
 from postcompact.state.model import AgentState, InvokedSkill, Session
 from postcompact.v1 import postcompact_pb2 as pb
 
 # What a transaction writes: (session id, agent id) for an agent's rows (its row, catalogue,
 # files, skills), (session id, None) for the session's own (its row, tasks).
 Written = tuple[str, str | None]
+
+# What a store calls with what a failed transaction wrote, and whether it failed because the
+# database was busy (a lock held elsewhere not granted in time): then reading it now would wait as
+# long again, and the registry re-reads when the session is next named.
+OnFailedWrite = Callable[[set[Written], bool], None]
 
 # Rows without stored blobs (file metadata, plan, mode...) are budgeted at this many bytes by the
 # room check before a write.
@@ -52,6 +58,20 @@ class Change:
         )
 
 
+class SessionQuarantined(NotFound):
+    """Raised by `Store.load_session`: the session's own row, written by another daemon or a
+    tool, is one this daemon cannot use; the store moved it and its rows to the quarantine table
+    as start-up does (docs/persistence.md), so the session is no longer stored."""
+
+    def __init__(self, session_id: str, why: str, where: str | None):
+        super().__init__(
+            "SESSION_QUARANTINED",
+            f"session {session_id!r} could not be used as stored ({why}): its rows were moved to "
+            f"the quarantine table of the state database {where}; open it again with OpenSession",
+            {"session_id": session_id},
+        )
+
+
 class Store(Protocol):
     """Durable state behind the registry (see the module docstring)."""
 
@@ -70,9 +90,10 @@ class Store(Protocol):
         """Whether stored file rows carry content digests: readers hash what they read only
         then (off the event loop, with the read)."""
 
-    # Called with what a failed transaction wrote: the registry re-reads exactly those. A shared
-    # store names every agent of a session another daemon changed meanwhile (all is re-read).
-    on_failed_write: Callable[[set[Written]], None] | None
+    # Called with what a failed transaction wrote: the registry re-reads exactly those (at once,
+    # or when next named if the database was busy). A shared store names every agent of a
+    # session another daemon changed meanwhile (all is re-read).
+    on_failed_write: OnFailedWrite | None
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
         """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit."""
@@ -82,7 +103,8 @@ class Store(Protocol):
     def write(self, s: Session, a: AgentState | None, change: Change) -> None:
         """Write `change` of `s` (and of its agent `a`) in one transaction; nothing when
         nothing it names differs from what is stored. When it fails it is rolled back,
-        `on_failed_write` gets what it named, and the error is raised."""
+        `on_failed_write` gets what it named, and the error is raised: UNAVAILABLE `STATE_BUSY`
+        with a RetryInfo when a lock held elsewhere was not granted in time."""
 
     def write_session(self, s: Session) -> None:
         """Write all of `s` in one transaction: its row, its agents with their catalogues,
@@ -109,6 +131,10 @@ class Store(Protocol):
         session_id: str,
         new_cache: Callable[[Session], FileStateCache],
         agents: Iterable[str] | None = None,
-    ) -> Session | None: ...
+    ) -> Session | None:
+        """The session as stored (None: it is not), with all its agents or those of `agents`.
+        Rows it cannot use are quarantined first (SessionQuarantined when its own row is one);
+        a read that fails raises the store's named error (STATE_BUSY...) and leaves what the
+        store knew of the session as it was."""
 
     def close(self) -> None: ...

@@ -19,20 +19,28 @@ caller registers and stores the session once everything applied (import), or thr
   and writes; ranged reads are not kept.
 - A boundary runs postcompact's own Compact on the state just before it: FULL, or PARTIAL with
   the preserved segment as the kept messages.
+- The live calls' limits hold (`config`): agents per session, tasks, skills, catalogue entries
+  and bytes, each refused by the live call's own reason with the line that passed it; a value
+  no check foresaw is BAD_TRANSCRIPT naming its line, never a failure of the daemon.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from postcompact import core, fileread
-from postcompact.state import AgentState, InvokedSkill, Session
+from postcompact.config import Config
+from postcompact.errors import ResourceExhausted
+from postcompact.state import AgentState, InvokedSkill, Session, catalog_parts
 from postcompact.state.seen import after_write, bad_changed_lines, line_count, saw
 from postcompact.transcript.parse import (
+    CHECK_EVERY,
     Announced,
     Boundary,
     Event,
@@ -47,12 +55,19 @@ from postcompact.transcript.parse import (
     RecordedItem,
     Resumed,
     SkillInvoked,
+    Stop,
     TaskChanged,
+    TranscriptError,
+    check_path,
+    no_stop,
+    too_large,
 )
 from postcompact.transcript.paths import PathMap, join
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["Builder", "conversation", "restored_items"]
+
+log = logging.getLogger("postcompact.transcript")
 
 _MODES = {
     "plan": pb.PERMISSION_MODE_PLAN,
@@ -87,19 +102,36 @@ class Builder:
     deny_globs: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
     applied: int = 0
+    reapplied: int = 0  # events applied again by resumes
     skipped_paths: set[str] = field(default_factory=set)
     # Per agent: the file events since its last boundary (for a resume's rebuild).
     since_boundary: dict[str, list[tuple[Event, str]]] = field(default_factory=dict)
     # The catalogue as announced so far, per agent: (kind -> name -> line or block).
     catalogue: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    config: Config = field(default_factory=Config)  # the live calls' limits
+    tasks_of: Counter[str] = field(default_factory=Counter)  # tasks per starting agent
+
+    def _limit(self, e: Event, reason: str, limit: str, message: str) -> ResourceExhausted:
+        """The live call's refusal of the same excess, naming the transcript's line."""
+        return ResourceExhausted(
+            reason,
+            f"line {e.line}: {message} (limits.{limit})",
+            {"limit": limit, "line": str(e.line)},
+        )
 
     def warn(self, event: Event, message: str) -> None:
         if len(self.warnings) < 200:
             self.warnings.append(f"line {event.line}: {message}")
 
-    def agent(self, agent_id: str) -> AgentState:
+    def agent(self, e: Event) -> AgentState:
+        agent_id = e.agent
         a = self.session.agents.get(agent_id)
         if a is None:
+            cap = self.config.max_agents_per_session
+            if len(self.session.agents) >= cap:  # before its cache: 200,000 would take GiBs
+                raise self._limit(
+                    e, "TOO_MANY_AGENTS", "max_agents_per_session", f"more than {cap} agents"
+                )
             a = AgentState(agent_id, self.new_cache(self.session))
             self.session.agents[agent_id] = a
         return a
@@ -111,6 +143,7 @@ class Builder:
         if out is None:
             self._skip(event, path, f"no local place for {path!r} (map its prefix)")
             return None
+        check_path(out, event.line, "path (as mapped here)")  # a mapping may lengthen it
         glob = fileread.is_denied((out,), self.deny_globs)
         if glob is not None:
             self._skip(event, path, f"{path!r} matches the deny rule {glob!r}")
@@ -123,12 +156,43 @@ class Builder:
             self.skipped_paths.add(path)
             self.warn(event, f"{why}: skipped")
 
-    async def run(self, events: Sequence[Event]) -> None:
-        for e in events:
+    async def run(self, events: Sequence[Event], stop: Stop = no_stop) -> None:
+        """Apply `events`; `stop` is called every CHECK_EVERY events (it raises to end the
+        work: the caller's deadline, a cancel)."""
+        for i, e in enumerate(events):
+            if i % CHECK_EVERY == 0:
+                stop()
+            await self.guarded(e)
+        self.check_catalogs()
+
+    async def guarded(self, e: Event) -> None:
+        """`event(e)`, a failure on a value of it (or of the compaction it runs) answered as the
+        transcript's fault at its line; logged with its traceback, for a check to add."""
+        try:
             await self.event(e)
+        except TranscriptError:
+            raise
+        except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
+            log.warning("transcript line %d: %r", e.line, exc, exc_info=True)
+            raise TranscriptError(
+                e.line, f"a value of this record cannot be used ({exc})"
+            ) from None
+
+    def check_catalogs(self) -> None:
+        """CATALOG_TOO_LARGE as SetCatalog answers it, for the catalogue each agent ends with."""
+        cap = self.config.max_catalog_bytes
+        for a in self.session.agents.values():
+            size = catalog_parts(a.catalog).ByteSize()
+            if size > cap:
+                raise ResourceExhausted(
+                    "CATALOG_TOO_LARGE",
+                    f"agent {a.agent_id!r}'s catalogue would take {size} bytes, over "
+                    f"limits.max_catalog_bytes ({cap})",
+                    {"limit": "max_catalog_bytes"},
+                )
 
     async def event(self, e: Event) -> None:
-        a = self.agent(e.agent)
+        a = self.agent(e)
         if isinstance(e, FileRead):
             path = self.local(e, e.path)
             if path is None:
@@ -160,6 +224,14 @@ class Builder:
                 stamp = self.stamp(e, path)
                 a.files.set(path, core.FileState(entry.content, stamp, 1, None, entry.partial_view))
         elif isinstance(e, SkillInvoked):
+            cap = self.config.max_skills_per_agent
+            if e.name not in a.skills and len(a.skills) >= cap:
+                raise self._limit(
+                    e,
+                    "TOO_MANY_SKILLS",
+                    "max_skills_per_agent",
+                    f"agent {a.agent_id!r} invokes more than {cap} skills",
+                )
             content = e.content.encode("utf-8", "surrogatepass")
             a.skills.pop(e.name, None)
             a.skills[e.name] = InvokedSkill(e.name, e.path, content, e.time_ms)
@@ -181,7 +253,7 @@ class Builder:
         elif isinstance(e, Announced):
             self._announced(e, a)
         elif isinstance(e, Resumed):
-            self._resume(a)
+            self._resume(e, a)
         elif isinstance(e, Boundary):
             preserved = conversation(e.preserved, self.paths)
             await self.on_boundary(e, a, preserved)
@@ -215,32 +287,54 @@ class Builder:
     def _since(self, e: Event, path: str) -> None:
         self.since_boundary.setdefault(e.agent, []).append((e, path))
 
-    def _resume(self, a: AgentState) -> None:
+    def _resume(self, e: Resumed, a: AgentState) -> None:
         """Claude Code on `--resume`: the file state rebuilt from the records since the last
-        boundary, whole reads and writes only, each with its record's time."""
+        boundary, whole reads and writes only, each with its record's time. What it applies
+        again counts in the transcript's events budget (resumes after many events, each
+        re-applying them all, would otherwise be quadratic)."""
+        self.reapplied += len(self.since_boundary.get(a.agent_id, []))
+        cap = self.config.max_transcript_events
+        if self.reapplied > cap:
+            raise too_large(e.line, "events", "max_transcript_events", cap)
         a.files.clear()
         a.read_mtimes.clear()
         a.seen.clear()
-        for e, path in self.since_boundary.get(a.agent_id, []):
-            if isinstance(e, FileRead):
-                whole = e.offset in (None, 1) and e.limit is None
+        for old, path in self.since_boundary.get(a.agent_id, []):
+            if isinstance(old, FileRead):
+                whole = old.offset in (None, 1) and old.limit is None
                 if whole:
-                    content = e.content.encode("utf-8", "surrogatepass")
-                    a.files.set(path, core.FileState(content, e.time_ms, 1, None, False))
-                    saw(a.seen, path, 1, max(1, e.num_lines))
-            elif isinstance(e, FileWritten):
-                content = (e.content or "").encode("utf-8", "surrogatepass")
+                    content = old.content.encode("utf-8", "surrogatepass")
+                    a.files.set(path, core.FileState(content, old.time_ms, 1, None, False))
+                    saw(a.seen, path, 1, max(1, old.num_lines))
+            elif isinstance(old, FileWritten):
+                content = (old.content or "").encode("utf-8", "surrogatepass")
                 held = a.files.peek(path)
-                a.files.set(path, core.FileState(content, e.time_ms, None, None, False))
-                self._wrote(a, path, held, e, content, warn=False)  # warned when first applied
+                a.files.set(path, core.FileState(content, old.time_ms, None, None, False))
+                self._wrote(a, path, held, old, content, warn=False)  # warned when first applied
 
     def _task(self, e: TaskChanged, a: AgentState) -> None:
         tasks = self.session.tasks
         t = tasks.get(e.task_id)
         if t is None:
+            cfg = self.config
+            if len(tasks) >= cfg.max_tasks_per_session:
+                raise self._limit(
+                    e,
+                    "TOO_MANY_TASKS",
+                    "max_tasks_per_session",
+                    f"more than {cfg.max_tasks_per_session} tasks",
+                )
             t = pb.Task(task_id=e.task_id, task_type=e.task_type or "local_agent")
             if e.task_type == "local_bash":
                 t.agent_id = a.agent_id  # the agent that started the shell
+                if self.tasks_of[a.agent_id] >= cfg.max_tasks_per_agent:
+                    raise self._limit(
+                        e,
+                        "TOO_MANY_TASKS_FOR_AGENT",
+                        "max_tasks_per_agent",
+                        f"agent {a.agent_id!r} starts more than {cfg.max_tasks_per_agent} tasks",
+                    )
+                self.tasks_of[a.agent_id] += 1
             tasks[e.task_id] = t
         if e.task_type and not t.task_type:
             t.task_type = e.task_type
@@ -274,6 +368,7 @@ class Builder:
                 pb.SkillListingEntry(name=n, description=d) for n, d in book.items()
             ]
             cat.sent_skill_names.update(book)
+            self._check_entries(e, a)
             return
         lines = dict(zip(e.added, e.added_lines, strict=False))
         for name in e.added:
@@ -289,6 +384,20 @@ class Builder:
         elif e.kind == "mcp":
             cat.mcp_servers = {n: _mcp_instructions(n, block) for n, block in book.items()}
             cat.announced_mcp = {n for n, text in cat.mcp_servers.items() if text}
+        self._check_entries(e, a)
+
+    def _check_entries(self, e: Event, a: AgentState) -> None:
+        """CATALOG_TOO_MANY_ENTRIES as SetCatalog answers it (deferred tools, agent types, MCP
+        servers and skills of the listing together)."""
+        entries = sum(len(book) for book in self.catalogue.get(a.agent_id, {}).values())
+        cap = self.config.max_catalog_entries
+        if entries > cap:
+            raise self._limit(
+                e,
+                "CATALOG_TOO_MANY_ENTRIES",
+                "max_catalog_entries",
+                f"agent {a.agent_id!r}'s catalogue would hold {entries} entries, over {cap}",
+            )
 
 
 def _agent_type(name: str, line: str) -> pb.AgentType:
@@ -374,7 +483,9 @@ def _block(m: pb.ConversationMessage, b: Any, paths: PathMap) -> None:
         text = (
             c
             if isinstance(c, str)
-            else "".join(x.get("text", "") for x in c if isinstance(x, dict))
+            else "".join(
+                t for x in c if isinstance(x, dict) and isinstance(t := x.get("text", ""), str)
+            )
             if isinstance(c, list)
             else ""
         )
@@ -418,13 +529,14 @@ def _kept_attachment(a: Any) -> pb.Attachment | None:
             ),
         )
     if kind == "invoked_skills":
+        listed = a.get("skills")
         skills = [
             pb.InvokedSkill(
                 name=str(s.get("name", "")),
                 path=str(s.get("path", "")),
                 content=str(s.get("content", "")).encode("utf-8", "surrogatepass"),
             )
-            for s in a.get("skills", [])
+            for s in (listed if isinstance(listed, list) else [])
             if isinstance(s, dict)
         ]
         return pb.Attachment(

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from postcompact import profiles
+from postcompact.errors import PostcompactError
+from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import TranscriptError, parse
-from postcompact.transcript.replay import BoundaryResult, replay
+from postcompact.transcript.replay import BoundaryResult, cleanup_on_sigterm, replay
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["add_parsers", "cmd_import", "cmd_replay", "transcript_files"]
@@ -147,24 +149,30 @@ def _table(path: Path, r: BoundaryResult) -> list[str]:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """A transcript that cannot be replayed (a bad value, one over a limit or the budget, the
+    disk budget) is one line naming it and exit 2; the others are still replayed."""
     profile = profiles.parse(args.profile)
     files = list(transcript_files(args.transcripts))
     if not files:
         _err("no .jsonl transcripts found")
         return EXIT_USAGE
+    cleanup_on_sigterm()
     status = 0
     for n, path in enumerate(files, start=1):
         if len(files) > 1:
             print(f"[{n}/{len(files)}] {path.name}", file=sys.stderr, flush=True)
         try:
             t = parse(_read(path))
-        except TranscriptError as exc:
-            _err(f"{path}: {exc}")
-            status = EXIT_FAILURE
-            continue
-        try:
             results = asyncio.run(replay(t, profile=profile))
-        except ValueError as exc:
+        except (TranscriptError, DiskBudgetExceeded) as exc:
+            _err(f"{path}: {exc}")
+            status = EXIT_USAGE
+            continue
+        except PostcompactError as exc:  # a live call's limit (TOO_MANY_AGENTS, ...)
+            _err(f"{path}: {exc.reason}: {exc.message}")
+            status = EXIT_USAGE
+            continue
+        except ValueError as exc:  # its working directory cannot be placed
             _err(f"{path}: {exc}")
             status = EXIT_FAILURE
             continue

@@ -19,12 +19,18 @@ the model keeps what the records before a point tell:
 gets its unknown lines filled with filler of the known lines' average length (`approximate`
 says which): its size, and so whether Claude Code would restore it whole or as a too-large
 note, is then an estimate. Shell commands (`rm`, `git checkout`, formatters) are not modelled.
+
+What is written is bounded (issue 37: a 2 KB transcript claiming `totalLines: 10**9`, or four
+"(1.0GB)" size claims, must not write gigabytes): each file's first `WRITE_BYTES` are written,
+the rest of its size (up to `MAX_SPARSE_BYTES`) is a hole (`truncate`: no disk, no time), which
+only a file over every policy's size cap can have, so no restoration reads it; and the bytes
+written in all are held within `disk_budget`, past which `DiskBudgetExceeded` names the limit.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from postcompact.transcript.parse import (
@@ -37,10 +43,29 @@ from postcompact.transcript.parse import (
     apply_edits,
 )
 
-__all__ = ["Disk", "FileModel"]
+__all__ = ["DISK_BUDGET", "Disk", "DiskBudgetExceeded", "FileModel"]
 
 _FILLER = "x"
 _DEFAULT_LINE = 40
+# Written of one file: its size decides whether it is restored whole (max_file_size_bytes: 256
+# KiB by default) and that is kept whole by the hole; its text is read only when it is under the
+# cap, or its head (one file's token cap) when over: 4 MiB covers every profile's cap. A policy
+# over 4 MiB would see such a file's tail as NULs (docs/parity.md).
+WRITE_BYTES = 4 * 1024 * 1024 + 4096
+MAX_SPARSE_BYTES = 2**40  # the size a claim may give a file (a hole; ext4 and tmpfs hold it)
+DISK_BUDGET = 512 * 1024 * 1024  # written by one replay, every file together
+_CHUNK = 1 << 20
+
+
+class DiskBudgetExceeded(Exception):
+    """A replay would write more than its disk budget: refused by name, nothing more written."""
+
+    def __init__(self, path: str, budget: int) -> None:
+        super().__init__(
+            f"recreating {path!r} would write more than the replay's disk budget "
+            f"({budget} bytes, replay_disk_bytes)"
+        )
+        self.path = path
 
 
 @dataclass(slots=True)
@@ -58,16 +83,44 @@ class FileModel:
         return self.text is None and not self.missing
 
     def known_text(self) -> str:
-        """The best text for the file: the whole text, or the known lines with filler."""
+        """The best text for the file: the whole text, or the known lines with filler (whole:
+        for tests and small files; `materialize` writes `pieces`, bounded)."""
+        return "".join(self.pieces())
+
+    def pieces(self) -> Iterator[str]:
+        """`known_text` in pieces, made as they are written (a claimed size or line total of
+        10**9 is never built in memory)."""
         if self.text is not None:
-            return self.text
+            yield self.text
+            return
         if self.size_hint is not None and not self.lines:
-            return _FILLER * self.size_hint
+            left = self.size_hint
+            while left > 0:
+                yield _FILLER * min(left, _CHUNK)
+                left -= _CHUNK
+            return
+        total, filler = self._shape()
+        for n in range(1, total + 1):
+            yield self.lines.get(n, filler) + ("\n" if n < total else "")
+
+    def _shape(self) -> tuple[int, str]:
         total = max([self.total_lines or 0, *self.lines]) if self.lines else (self.total_lines or 0)
         known = list(self.lines.values())
         width = round(sum(map(len, known)) / len(known)) if known else _DEFAULT_LINE
-        filler = _FILLER * max(1, width)
-        return "\n".join(self.lines.get(n, filler) for n in range(1, total + 1))
+        return total, _FILLER * max(1, width)
+
+    def size(self) -> int:
+        """The size `known_text` has, in characters (estimated without building it)."""
+        if self.text is not None:
+            return len(self.text)
+        if self.size_hint is not None and not self.lines:
+            return self.size_hint
+        total, filler = self._shape()
+        if total == 0:
+            return 0
+        known = sum(len(x) for n, x in self.lines.items() if n <= total)
+        unknown = total - sum(1 for n in self.lines if n <= total)
+        return known + unknown * len(filler) + total - 1
 
 
 def _norm(text: str) -> str:
@@ -99,6 +152,9 @@ class Disk:
     unknown_mtime_ms: int
     files: dict[str, FileModel] = field(default_factory=dict)
     last_shell_ms: int = 0
+    disk_budget: int = DISK_BUDGET
+    written: dict[str, int] = field(default_factory=dict)  # bytes written, per target
+    total_written: int = 0  # their sum
 
     def apply(self, events: Iterable[Event]) -> None:
         for e in events:
@@ -171,8 +227,32 @@ class Disk:
                 if os.path.isfile(target) or os.path.islink(target):
                     os.unlink(target)
                 continue
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "w", encoding="utf-8", errors="surrogatepass", newline="") as out:
-                out.write(f.known_text())
-            t = self.mtime_of(path) / 1000
-            os.utime(target, (t, t))
+            try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                self._write(target, f)
+                t = self.mtime_of(path) / 1000
+                os.utime(target, (t, t))
+            except OSError:  # a name over NAME_MAX, a file where a directory must be
+                continue  # not recreated: the restoration finds it unreadable, as it would
+
+    def _write(self, target: str, f: FileModel) -> None:
+        """`f`'s text at `target`: its first WRITE_BYTES written, the rest of its size a hole;
+        DiskBudgetExceeded before the bytes written in all would pass the budget."""
+        self.total_written -= self.written.pop(target, 0)
+        room = min(WRITE_BYTES, self.disk_budget - self.total_written)
+        done = 0
+        with open(target, "wb") as out:
+            for piece in f.pieces():
+                raw = piece.encode("utf-8", "surrogatepass")
+                if done + len(raw) > room:
+                    if room < WRITE_BYTES:  # the budget, not the file's own cap, stops it
+                        out.truncate(0)
+                        raise DiskBudgetExceeded(target, self.disk_budget)
+                    out.write(raw[: room - done])
+                    done = room
+                    out.truncate(min(max(f.size(), done), MAX_SPARSE_BYTES))
+                    break
+                out.write(raw)
+                done += len(raw)
+        self.written[target] = done
+        self.total_written += done

@@ -6,26 +6,46 @@ built in memory (`build.Builder`, timestamps from the records' times, as Claude 
 `--resume` rebuilds them), each compaction is replayed through the pipeline on the spot (hooks do
 not run), and only then is the session registered and written to the state database in one
 transaction: nothing is half-imported.
+
+Hostile input (issue 37, docs/reliability.md): the parse and the build run in a worker thread (the
+build on a private event loop there), never on the daemon's loop, so every other call is answered
+while an import runs; both check, every `CHECK_EVERY` records or events, whether the caller's
+deadline passed or it cancelled, and stop then (nothing is applied). The transcript's budget
+(limits.max_transcript_*) and the live calls' limits hold; every refusal names the line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import threading
+import time
 import uuid
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
 
-from postcompact import core
+from postcompact import core, failpoints
 from postcompact.admission import reserve_answer
-from postcompact.errors import AlreadyExists, InvalidArgument, check_answer
+from postcompact.errors import (
+    AlreadyExists,
+    DeadlineExceeded,
+    InvalidArgument,
+    check_answer,
+    transcript_refusal,
+)
 from postcompact.paths import now_ms
 from postcompact.restore.pipeline import run_compact
-from postcompact.service.sessions import check_abs_path, session_info
-from postcompact.state import AgentState, catalog_parts
+from postcompact.service.sessions import check_abs_path, check_path_length, session_info
+from postcompact.state import AgentState, Session, catalog_parts
 from postcompact.state.registry import Registry, check_id
 from postcompact.transcript.build import Builder, restored_items
 from postcompact.transcript.parse import (
     Boundary,
+    Budget,
     Event,
     FileChanged,
     FileRead,
@@ -42,6 +62,38 @@ from postcompact.v1 import postcompact_pb2 as pb
 __all__ = ["import_transcript"]
 
 MAX_WARNINGS = 50
+# Imports building at once: each holds its transcript parsed (several times its bytes, up to
+# max_message_bytes); the others wait their turn on the loop, their deadline still holding.
+MAX_IMPORTS_AT_ONCE = 2
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+_R = TypeVar("_R")
+log = logging.getLogger("postcompact.transcript")
+
+
+class _Stopped(Exception):
+    """The import's caller is gone (its deadline passed, or it cancelled): stop the work."""
+
+
+@dataclass(slots=True)
+class _Watch:
+    """What the worker checks between slices: a cancel from the loop, the caller's deadline.
+    The failpoint `import.worker` holds the worker there (tests: docs/reliability.md)."""
+
+    deadline: float | None  # time.monotonic()
+    cancelled: threading.Event
+
+    def __call__(self) -> None:
+        failpoints.hit("import.worker")
+        why = None
+        if self.cancelled.is_set():
+            why = "the caller cancelled"
+        elif self.deadline is not None and time.monotonic() > self.deadline:
+            why = "the caller's deadline passed"
+        if why is not None:
+            log.info("import worker stopped: %s", why)
+            raise _Stopped(why)
 
 
 def _user_home() -> str:
@@ -81,44 +133,132 @@ async def import_transcript(
     *,
     config_policy: pb.RestorePolicy,
     deny_globs: tuple[str, ...],
+    time_remaining: float | None = None,
 ) -> pb.ImportTranscriptResponse:
+    """`time_remaining`: seconds to the caller's deadline (None: none)."""
     if not req.transcript:
         raise InvalidArgument("TRANSCRIPT_REQUIRED", "transcript must not be empty")
     cwd = check_abs_path("cwd", req.cwd)
+    home = check_abs_path("home", req.home) if req.home else _user_home()
+    deadline = None if time_remaining is None else time.monotonic() + time_remaining
+    slots = _slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(MAX_IMPORTS_AT_ONCE))
+    async with slots:
+        return await _import(registry, req, cwd, home, deadline, config_policy, deny_globs)
+
+
+async def _import(
+    registry: Registry,
+    req: pb.ImportTranscriptRequest,
+    cwd: str,
+    home: str,
+    deadline: float | None,
+    config_policy: pb.RestorePolicy,
+    deny_globs: tuple[str, ...],
+) -> pb.ImportTranscriptResponse:
+    watch = _Watch(deadline, threading.Event())
+    budget = Budget.of(registry.config)
     try:
-        t = await asyncio.to_thread(parse, req.transcript)
+        t = await _in_worker(watch, parse, req.transcript, budget, watch)
+        sid = (
+            check_id("session", req.session_id, allow_empty=True)
+            or t.session_id
+            or uuid.uuid4().hex
+        )
+        check_id("session", sid)
+        _check_existing(registry, sid, req.replace)
+        paths = _path_map(t, req, cwd)
+        s, boundaries, builder = await _in_worker(
+            watch, _build, registry, req, t, paths, sid, cwd, home, config_policy, deny_globs, watch
+        )
     except TranscriptError as exc:
-        details = {"line": str(exc.line)} if exc.line else {}
-        raise InvalidArgument("BAD_TRANSCRIPT", str(exc), details) from None
-    sid = check_id("session", req.session_id, allow_empty=True) or t.session_id or uuid.uuid4().hex
-    check_id("session", sid)
+        raise transcript_refusal(exc.line, exc.field, exc.reason, exc.limit, str(exc)) from None
+    except _Stopped as exc:
+        log.info("import stopped: %s", exc)
+        raise DeadlineExceeded(
+            "IMPORT_STOPPED", f"the import stopped: {exc}; nothing was imported"
+        ) from None
+    for a in s.agents.values():
+        a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
+    # What the import built is live (counted) already: it must fit the ceiling as it is.
+    registry.admit(0, f"importing session {sid}")
+    warnings = [*t.warnings, *builder.warnings]
+    resp = pb.ImportTranscriptResponse(
+        session_id=sid,
+        session=session_info(s),
+        records=len(t.records),
+        events=builder.applied,
+        boundaries=boundaries,
+        warnings=warnings[:MAX_WARNINGS],
+    )
+    size = resp.ByteSize()
+    check_answer(size, registry.config.max_message_bytes, "ImportTranscript")
+    reserve_answer(size)
+    # Checked again: the build awaited, and another call may have made the session meanwhile.
+    existing = _check_existing(registry, sid, req.replace)
+    if existing is not None:
+        registry.close(sid)
+    registry.adopt(s)
+    return resp
+
+
+def _check_existing(registry: Registry, sid: str, replace: bool) -> Session | None:
     existing = registry.sessions.get(sid)
-    if existing is not None and not req.replace:
+    if existing is not None and not replace:
         raise AlreadyExists(
             "SESSION_EXISTS",
             f"session {sid!r} exists; pass replace to import over it",
             {"session_id": sid},
         )
+    return existing
+
+
+async def _in_worker(watch: _Watch, fn: Callable[..., _R], *args: object) -> _R:
+    """`fn` in a worker thread; a cancel of the call (the client's, or its deadline) tells the
+    worker to stop at its next check."""
+    try:
+        return await asyncio.to_thread(fn, *args)
+    except asyncio.CancelledError:
+        watch.cancelled.set()
+        log.info("import stopped: the caller cancelled")
+        raise
+
+
+def _build(
+    registry: Registry,
+    req: pb.ImportTranscriptRequest,
+    t: Transcript,
+    paths: PathMap,
+    sid: str,
+    cwd: str,
+    home: str,
+    config_policy: pb.RestorePolicy,
+    deny_globs: tuple[str, ...],
+    stop: _Watch,
+) -> tuple[Session, list[pb.TranscriptBoundary], Builder]:
+    """The session `t` makes, in memory, each compaction run (in the worker thread, on its own
+    event loop: the session is nobody else's until adopted)."""
     profile = req.profile or registry.config.profile
-    home = check_abs_path("home", req.home) if req.home else _user_home()
-    paths = _path_map(t, req, cwd)
     policy = pb.RestorePolicy()
     policy.CopyFrom(req.policy)
-    s = new_session(
-        t,
-        paths,
-        session_id=sid,
-        cwd=cwd,
-        home=home,
-        profile=profile,
-        policy=policy,
-        new_cache=registry.new_cache,
-        now_ms=now_ms(),
-    )
+    try:
+        s = new_session(
+            t,
+            paths,
+            session_id=sid,
+            cwd=cwd,
+            home=home,
+            profile=profile,
+            policy=policy,
+            new_cache=registry.new_cache,
+            now_ms=now_ms(),
+        )
+    except ValueError as exc:  # its cwd is not an absolute path
+        raise TranscriptError(0, str(exc), field="cwd") from None
+    registry.check_roots(len(s.roots))
     boundaries: list[pb.TranscriptBoundary] = []
-    # With file_mtimes, every file's mtime is read up front, off the event loop (a transcript
-    # may name thousands); a file gone since keeps the record's time, as without file_mtimes.
-    mtimes = await asyncio.to_thread(_mtimes, t, paths) if req.file_mtimes else {}
+    # With file_mtimes, every file's mtime is read up front (a transcript may name thousands);
+    # a file gone since keeps the record's time, as without file_mtimes.
+    mtimes = _mtimes(t, paths) if req.file_mtimes else {}
 
     def stamp(e: Event, local: str) -> int:
         return mtimes.get(local, e.time_ms)
@@ -154,7 +294,6 @@ async def import_transcript(
                 agent.files.set(path, seed)
                 agent.read_mtimes.pop(path, None)
 
-    registry.check_roots(len(s.roots))
     builder = Builder(
         s,
         paths,
@@ -163,28 +302,25 @@ async def import_transcript(
         on_boundary,
         home=guess_home(t),
         deny_globs=deny_globs,
+        config=registry.config,
     )
-    await builder.run(t.events)
-    for a in s.agents.values():
-        a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
-    # What the import built is live (counted) already: it must fit the ceiling as it is.
-    registry.admit(0, f"importing session {sid}")
-    warnings = [*t.warnings, *builder.warnings]
-    resp = pb.ImportTranscriptResponse(
-        session_id=sid,
-        session=session_info(s),
-        records=len(t.records),
-        events=builder.applied,
-        boundaries=boundaries,
-        warnings=warnings[:MAX_WARNINGS],
-    )
-    size = resp.ByteSize()
-    check_answer(size, registry.config.max_message_bytes, "ImportTranscript")
-    reserve_answer(size)
-    if existing is not None:
-        registry.close(sid)
-    registry.adopt(s)
-    return resp
+    asyncio.run(builder.run(t.events, stop))
+    _check_session_paths(s)
+    return s, boundaries, builder
+
+
+def _check_session_paths(s: Session) -> None:
+    """Every path the session would store within PATH_MAX (PATH_TOO_LONG, as OpenSession
+    answers): what the next start would quarantine is never acknowledged."""
+    for field, values in (
+        ("roots[]", s.roots),
+        ("memory paths", sorted(s.memory_paths)),
+        ("plans directory", [s.plans_directory]),
+        ("plan file", [a.plan_file_path for a in s.agents.values() if a.plan_file_path]),
+    ):
+        for v in values:
+            if v:
+                check_path_length(field, v)
 
 
 def _items(items: list[RecordedItem]) -> list[pb.RestoredItem]:

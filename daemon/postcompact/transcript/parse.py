@@ -30,13 +30,18 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+from postcompact.config import Config
+from postcompact.service.sessions import MAX_PATH_BYTES
+from postcompact.state.registry import MAX_ID_LEN
 
 __all__ = [
     "Announced",
     "Boundary",
+    "Budget",
     "Event",
     "FileChanged",
     "FileRead",
@@ -58,15 +63,123 @@ __all__ = [
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+# A line number, offset, count or line total a record may give (int32: no file has more lines,
+# and every sum of two stays within the int64 the state database stores).
+MAX_LINE_NUMBER = 2**31 - 1
+# A size claim ("File content (3.1MB) exceeds ...") or a token count (4,300 digits would be
+# Python's own refusal; 2**53 is far past any file and still exact).
+MAX_CLAIM = 2**53
+# The checks of the stop callback (deadline, cancel) and of the budgets: every this many records.
+CHECK_EVERY = 1024
 
 
 class TranscriptError(ValueError):
-    """The transcript cannot be read; `line` is the 1-based line at fault (0: the whole)."""
+    """The transcript cannot be read; `line` is the 1-based line at fault (0: the whole), `field`
+    the value at fault. `reason` is what the import answers: BAD_TRANSCRIPT for a bad value, a
+    live call's own reason for a value over its limit (PATH_TOO_LONG, BAD_AGENT_ID), and
+    TRANSCRIPT_TOO_LARGE, with the `limit` it passed, for a transcript over its budget."""
 
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}" if line else message)
+    def __init__(
+        self,
+        line: int,
+        message: str,
+        *,
+        field: str = "",
+        reason: str = "BAD_TRANSCRIPT",
+        limit: str = "",
+    ) -> None:
+        where = f"line {line}: " if line else ""
+        what = f"{field}: " if field else ""
+        super().__init__(f"{where}{what}{message}")
         self.line = line
         self.message = message
+        self.field = field
+        self.reason = reason
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one transcript may make the parser and the builder do, refused by name
+    (TRANSCRIPT_TOO_LARGE naming the limit) before the work where the count is known first
+    (records), else as soon as it is passed (events, boundaries): the daemon's limits."""
+
+    max_records: int
+    max_events: int
+    max_boundaries: int
+
+    @classmethod
+    def of(cls, config: Config) -> Budget:
+        return cls(
+            config.max_transcript_records,
+            config.max_transcript_events,
+            config.max_transcript_boundaries,
+        )
+
+
+def too_large(line: int, what: str, limit: str, value: int) -> TranscriptError:
+    return TranscriptError(
+        line,
+        f"the transcript has more than {value} {what} (limits.{limit})",
+        reason="TRANSCRIPT_TOO_LARGE",
+        limit=limit,
+    )
+
+
+Stop = Callable[[], None]  # raises when the work must stop (the caller's deadline, a cancel)
+
+
+def no_stop() -> None:
+    return None
+
+
+def _has_surrogate(value: str) -> bool:
+    if value.isascii():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def check_text(value: str, line: int, field: str) -> str:
+    """`value`, which goes into a string of the state (an id, a name, a path): refused when it
+    holds a lone surrogate (no UTF-8 spells it: the answer and the database cannot hold it)."""
+    if _has_surrogate(value):
+        raise TranscriptError(line, "holds a lone surrogate (not valid Unicode)", field=field)
+    return value
+
+
+def check_path(value: str, line: int, field: str) -> str:
+    """A path a record names: no NUL, no lone surrogate, within PATH_MAX as OpenSession holds
+    every path (an import must never store what the next start would quarantine)."""
+    if "\x00" in value:
+        raise TranscriptError(line, "holds a NUL byte", field=field)
+    check_text(value, line, field)
+    size = len(value.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        raise TranscriptError(
+            line,
+            f"is {size} bytes, over the {MAX_PATH_BYTES}-byte path limit (PATH_MAX)",
+            field=field,
+            reason="PATH_TOO_LONG",
+            limit=str(MAX_PATH_BYTES),
+        )
+    return value
+
+
+def check_id_text(value: str, line: int, field: str) -> str:
+    """An id the state keys by (an agent id): as a live call must send it (`check_id`)."""
+    check_text(value, line, field)
+    if len(value) > MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in value):
+        raise TranscriptError(
+            line,
+            f"is not an id (at most {MAX_ID_LEN} characters, none a control)",
+            field=field,
+            reason="BAD_AGENT_ID",
+        )
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,12 +374,18 @@ class Transcript:
 # --- reading ----------------------------------------------------------------------------------
 
 
-def _records(data: bytes) -> list[Record]:
+def _records(data: bytes, budget: Budget, stop: Stop) -> list[Record]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    # Lines, blank ones too, counted before anything is split or decoded: 10**7 tiny records
+    # would take gigabytes as dicts, 32 MiB of newlines a gigabyte as empty lines.
+    if data.count(b"\n") > budget.max_records:
+        raise too_large(0, "lines", "max_transcript_records", budget.max_records)
     out: list[Record] = []
     lines = data.split(b"\n")
     for n, raw in enumerate(lines, start=1):
+        if n % CHECK_EVERY == 0:
+            stop()
         if not raw.strip():
             continue
         if len(raw) > MAX_LINE_BYTES:
@@ -287,6 +406,74 @@ def _records(data: bytes) -> list[Record]:
     return out
 
 
+def _check_record(r: Record) -> None:
+    """The values of `r` that become ids, names and paths of the state, or whose type the
+    events and the kept messages rely on: a bad one is refused naming its line and field."""
+    d, line = r.data, r.line
+    for key in ("uuid", "parentUuid", "sessionId", "slug", "version", "type", "subtype"):
+        v = d.get(key)
+        if isinstance(v, str):
+            check_text(v, line, key)
+    cwd = d.get("cwd")
+    if isinstance(cwd, str):
+        check_path(cwd, line, "cwd")
+    slug = d.get("slug")
+    if isinstance(slug, str) and ("/" in slug or "\\" in slug or "\x00" in slug or len(slug) > 255):
+        raise TranscriptError(line, "is not a file name", field="slug")
+    if d.get("isSidechain") is True and isinstance(d.get("agentId"), str):
+        check_id_text(d["agentId"], line, "agentId")
+    msg = d.get("message")
+    blocks = msg.get("content") if isinstance(msg, dict) else None
+    for i, b in enumerate(blocks if isinstance(blocks, list) else []):
+        if not isinstance(b, dict):
+            continue
+        where = f"message.content[{i}]"
+        kind = b.get("type")
+        if kind == "text" and "text" in b and not isinstance(b["text"], str):
+            raise TranscriptError(line, "is not a string", field=f"{where}.text")
+        for key in ("id", "name", "tool_use_id"):
+            v = b.get(key)
+            if isinstance(v, str):
+                check_text(v, line, f"{where}.{key}")
+        if kind == "tool_result":
+            content = b.get("content")
+            for j, x in enumerate(content if isinstance(content, list) else []):
+                if isinstance(x, dict) and "text" in x and not isinstance(x["text"], str):
+                    raise TranscriptError(
+                        line, "is not a string", field=f"{where}.content[{j}].text"
+                    )
+    a = d.get("attachment")
+    if isinstance(a, dict):
+        _check_attachment(a, line)
+
+
+def _check_attachment(a: Mapping[str, Any], line: int) -> None:
+    for key in ("filename", "planFilePath"):
+        v = a.get(key)
+        if isinstance(v, str):
+            check_path(v, line, f"attachment.{key}")
+    for key in ("addedNames", "addedTypes", "removedNames", "removedTypes", "names"):
+        values = a.get(key)
+        for i, v in enumerate(values if isinstance(values, list) else []):
+            if isinstance(v, str):
+                check_text(v, line, f"attachment.{key}[{i}]")
+    if a.get("type") == "invoked_skills":
+        skills = a.get("skills")
+        if skills is not None and not isinstance(skills, list):
+            raise TranscriptError(line, "is not a list", field="attachment.skills")
+        for i, sk in enumerate(skills or []):
+            if not isinstance(sk, dict):
+                raise TranscriptError(line, "is not an object", field=f"attachment.skills[{i}]")
+            for key in ("name", "path", "content"):
+                v = sk.get(key)
+                if v is not None and not isinstance(v, str):
+                    raise TranscriptError(
+                        line, "is not a string", field=f"attachment.skills[{i}].{key}"
+                    )
+                if key != "content" and isinstance(v, str):
+                    check_text(v, line, f"attachment.skills[{i}].{key}")
+
+
 def _content(message: Any) -> list[Any]:
     if not isinstance(message, dict):
         return []
@@ -303,7 +490,11 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+            t
+            for b in content
+            if isinstance(b, dict)
+            and b.get("type") == "text"
+            and isinstance(t := b.get("text", ""), str)
         )
     return ""
 
@@ -316,8 +507,21 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-_TOKENS_OVER = re.compile(r"File content \((\d+) tokens\) exceeds maximum allowed tokens")
-_SIZE_OVER = re.compile(r"File content \(([\d.]+)\s*(B|KB|MB|GB)\) exceeds maximum allowed size")
+def _line_number(value: Any, line: int, field: str, minimum: int = 0) -> int | None:
+    """An offset, count or line total a record gives: None when absent (or not an integer, as
+    before), refused when out of [minimum, MAX_LINE_NUMBER]."""
+    n = _int(value)
+    if n is not None and not minimum <= n <= MAX_LINE_NUMBER:
+        shown = str(n) if abs(n) <= 2**64 else f"{'-' if n < 0 else ''}about 2**{n.bit_length()}"
+        raise TranscriptError(line, f"is {shown}, not in {minimum}..{MAX_LINE_NUMBER}", field=field)
+    return n
+
+
+# The numbers are caught loosely and checked strictly (`_claim`): "(1.2.3MB)" or a 5,000-digit
+# count is a bad value named as such, never a float or int conversion failing.
+_TOKENS_OVER = re.compile(r"File content \((\S+) tokens\) exceeds maximum allowed tokens")
+_SIZE_OVER = re.compile(r"File content \(([^\s()]+?)\s*(B|KB|MB|GB)\) exceeds maximum allowed size")
+_NUMBER = re.compile(r"\A\d{1,16}(?:\.\d{1,16})?\Z")
 _UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 _BG_SHELL = re.compile(r"running in background with ID: (\w+)")
 # The sentence ends with a full stop after the path (`...tasks/b1.output. You will be...`).
@@ -332,6 +536,21 @@ _DELTAS = {
     "agent_listing_delta": ("agent_types", "addedTypes", "addedLines", "removedTypes"),
     "mcp_instructions_delta": ("mcp", "addedNames", "addedBlocks", "removedNames"),
 }
+
+
+def _claim(text: str, unit: int, line: int, field: str) -> int:
+    """A size or token count a refused Read's text claims, in bytes (or tokens): a decimal
+    number, at most MAX_CLAIM once scaled; anything else is refused naming the field."""
+    if not _NUMBER.match(text):
+        raise TranscriptError(
+            line, f"{text[:40]!r} is not a decimal number (at most 16 digits)", field=field
+        )
+    whole, _, frac = text.partition(".")
+    scale: int = 10 ** len(frac)
+    value = (int(whole) * scale + int(frac or "0")) * unit // scale  # exact: no float
+    if value > MAX_CLAIM:
+        raise TranscriptError(line, f"{text} claims over {MAX_CLAIM} bytes", field=field)
+    return value
 
 
 def _tag(text: str, name: str) -> str | None:
@@ -350,6 +569,8 @@ def patch_lines(patch: Any) -> tuple[tuple[int, int], ...] | None:
     marked: list[tuple[int, int]] = []
     for hunk in patch:
         start = _int(hunk.get("newStart")) if isinstance(hunk, dict) else None
+        if start is not None and not 0 <= start <= MAX_LINE_NUMBER:
+            return None  # not hunks of a text: the diff decides, as for any other shape
         lines = hunk.get("lines") if isinstance(hunk, dict) else None
         if start is None or not isinstance(lines, list):
             return None
@@ -370,20 +591,25 @@ def patch_lines(patch: Any) -> tuple[tuple[int, int], ...] | None:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str | None:
     """`text` after `edits` (each replaces its first occurrence, or all), None when one of them
-    does not apply (the old text is not there)."""
+    does not apply (the old text is not there) or the text would pass MAX_LINE_BYTES."""
     for e in edits:
         if e.old == "":
             text = e.new + text if text == "" else text
             continue
         if e.old not in text:
             return None
+        times = text.count(e.old) if e.replace_all else 1
+        if len(text) + times * (len(e.new) - len(e.old)) > MAX_LINE_BYTES:
+            return None  # edits that multiply a text past any line's size: not a file's text
         text = text.replace(e.old, e.new) if e.replace_all else text.replace(e.old, e.new, 1)
     return text
 
 
 class _Builder:
-    def __init__(self, records: list[Record]) -> None:
+    def __init__(self, records: list[Record], budget: Budget) -> None:
         self.records = records
+        self.budget = budget
+        self.boundaries = 0
         self.events: list[Event] = []
         self.uses: dict[str, tuple[str, Mapping[str, Any], Record]] = {}
         self.warnings: list[str] = []
@@ -395,6 +621,9 @@ class _Builder:
         self.modes: dict[str, str] = {}  # per agent, the last mode recorded
 
     def add(self, event: Event) -> None:
+        if len(self.events) >= self.budget.max_events:
+            raise too_large(event.line, "events", "max_transcript_events", self.budget.max_events)
+        _check_event(event)
         self.events.append(event)
 
     def warn(self, line: int, message: str) -> None:
@@ -415,7 +644,7 @@ class _Builder:
         if t == "assistant":
             for block in _content(r.data.get("message")):
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    uid, name = block.get("id"), block.get("name")
+                    uid, name = block.get("id"), block.get("name")  # checked (_check_record)
                     inp = block.get("input")
                     if isinstance(uid, str) and isinstance(name, str) and isinstance(inp, dict):
                         self.uses[uid] = (name, inp, r)
@@ -507,25 +736,25 @@ class _Builder:
             path = _str(inp.get("file_path"))
             if path is None:
                 return
-            offset, limit = _int(inp.get("offset")), _int(inp.get("limit"))
+            check_path(path, line, "input.file_path")
+            offset = _line_number(inp.get("offset"), line, "input.offset")
+            limit = _line_number(inp.get("limit"), line, "input.limit")
             if error:
                 blob = text if text else (tur if isinstance(tur, str) else "")
                 tokens = _TOKENS_OVER.search(blob)
                 size = _SIZE_OVER.search(blob)
                 missing = "File does not exist" in blob
                 if missing or tokens or size:
-                    size_bytes = int(float(size.group(1)) * _UNITS[size.group(2)]) if size else None
-                    self.add(
-                        FileReadFailed(
-                            line,
-                            at,
-                            agent,
-                            path,
-                            missing,
-                            int(tokens.group(1)) if tokens else None,
-                            size_bytes,
-                        )
+                    where = "tool_result content"
+                    size_bytes = (
+                        _claim(size.group(1), _UNITS[size.group(2)], line, f"{where} (size)")
+                        if size
+                        else None
                     )
+                    count = (
+                        _claim(tokens.group(1), 1, line, f"{where} (tokens)") if tokens else None
+                    )
+                    self.add(FileReadFailed(line, at, agent, path, missing, count, size_bytes))
                 return
             if not isinstance(tur, dict):
                 return
@@ -536,10 +765,10 @@ class _Builder:
             f = tur.get("file")
             if kind != "text" or not isinstance(f, dict) or not isinstance(f.get("content"), str):
                 return  # images, PDFs, notebooks: not kept as file state
-            start = _int(f.get("startLine")) or 1
+            start = _line_number(f.get("startLine"), line, "toolUseResult.file.startLine") or 1
             content = f["content"]
-            num = _int(f.get("numLines"))
-            total = _int(f.get("totalLines"))
+            num = _line_number(f.get("numLines"), line, "toolUseResult.file.numLines")
+            total = _line_number(f.get("totalLines"), line, "toolUseResult.file.totalLines")
             if num is None:
                 num = content.count("\n") + 1 if content else 0
             self.add(
@@ -709,34 +938,46 @@ class _Builder:
         `preservedSegment` chain walked from its tail back to its head by `parentUuid`."""
         kept = meta.get("preservedMessages")
         if isinstance(kept, dict):
-            return [u for u in _strs(kept.get("allUuids") or kept.get("uuids")) if u]
+            # Each uuid once: a list naming one record 1,000,000 times keeps it once.
+            return list(
+                dict.fromkeys(u for u in _strs(kept.get("allUuids") or kept.get("uuids")) if u)
+            )
         seg = meta.get("preservedSegment")
         if not isinstance(seg, dict):
             return []
         head, tail = _str(seg.get("headUuid")), _str(seg.get("tailUuid"))
-        chain: list[str] = []
+        chain: dict[str, None] = {}
         at = tail
-        while at and at in self.by_uuid and len(chain) < 100_000:
-            chain.append(at)
+        while at and at in self.by_uuid:
+            if at in chain:  # a parentUuid cycle: the walk would never reach the head
+                break
+            chain[at] = None
             if at == head:
-                return chain[::-1]
+                return list(chain)[::-1]
             at = _str(self.by_uuid[at].data.get("parentUuid"))
-        return [u for u in (head, tail) if u]
+        return [u for u in dict.fromkeys((head, tail)) if u]
 
     def boundary(self, index: int, r: Record) -> set[str]:
         """The Boundary event for records[index]; returns the uuids it consumed (the preserved
         records and the restoration Claude Code recorded), which the caller then skips."""
+        self.boundaries += 1
+        if self.boundaries > self.budget.max_boundaries:
+            limit = self.budget.max_boundaries
+            raise too_large(r.line, "compactions", "max_transcript_boundaries", limit)
         meta = r.data.get("compactMetadata")
         meta = meta if isinstance(meta, dict) else {}
         uuids = self.preserved_uuids(meta)
         wanted = set(uuids)
         preserved = tuple(self.by_uuid[u] for u in uuids if u in self.by_uuid)
+        for kept in preserved:  # they become the kept messages of the pipeline's request
+            _check_record(kept)
         # Claude Code's restoration follows the summary (and the preserved records written
         # after it): attachment records up to the first assistant record or user prompt.
         types: list[str] = []
         recorded: list[RecordedItem] = []
         consumed: set[str] = set()
-        for later in self.records[index + 1 :]:
+        for k in range(index + 1, len(self.records)):  # no copy of the tail per boundary
+            later = self.records[k]
             if later.uuid in wanted:
                 continue
             if later.type == "user" and later.data.get("isCompactSummary") is True:
@@ -759,7 +1000,7 @@ class _Builder:
                 break
             if later.type == "system" and later.data.get("subtype") == "compact_boundary":
                 break
-        trigger = _str(meta.get("trigger")) or "auto"
+        trigger = check_text(_str(meta.get("trigger")) or "auto", r.line, "compactMetadata.trigger")
         self.add(
             Boundary(
                 r.line,
@@ -773,6 +1014,35 @@ class _Builder:
             )
         )
         return consumed
+
+
+# Event fields that are file or skill text (kept as bytes, lone surrogates and all, as read);
+# every other string of an event becomes a string of the state and is checked (`_check_event`).
+_TEXT_FIELDS = frozenset({"content", "original", "edits", "preserved"})
+_PATH_FIELDS = frozenset({"path", "output_file_path"})
+_CHECKED: dict[type, tuple[str, ...]] = {}
+
+
+def _check_event(e: Event) -> None:
+    names = _CHECKED.get(type(e))
+    if names is None:
+        names = tuple(f.name for f in fields(e) if f.name not in _TEXT_FIELDS)
+        _CHECKED[type(e)] = names
+    for name in names:
+        v = getattr(e, name)
+        if isinstance(v, str):
+            if name in _PATH_FIELDS:
+                check_path(v, e.line, name)
+            else:
+                check_text(v, e.line, name)
+        elif isinstance(v, tuple):
+            for x in v:
+                if isinstance(x, str):
+                    check_text(x, e.line, name)
+                elif isinstance(x, RecordedItem):
+                    check_path(x.path, e.line, f"{name}[].filename")
+    if isinstance(e, TaskChanged) and not e.task_id:
+        raise TranscriptError(e.line, "is empty", field="task_id")
 
 
 def _is_meta_user(r: Record) -> bool:
@@ -842,23 +1112,37 @@ def _first(records: Sequence[Record], key: str) -> str:
     return ""
 
 
-def parse(data: bytes) -> Transcript:
-    """Every record and the events they make; TranscriptError for a bad line (nothing else is
-    returned then)."""
-    records = _records(data)
-    b = _Builder(records)
+def parse(data: bytes, budget: Budget | None = None, stop: Stop = no_stop) -> Transcript:
+    """Every record and the events they make; TranscriptError for a bad line or value (nothing
+    else is returned then), TRANSCRIPT_TOO_LARGE past `budget`. `stop` is called every
+    CHECK_EVERY records and raises to end the work (the caller's deadline, a cancel)."""
+    budget = budget or Budget.of(Config())
+    records = _records(data, budget, stop)
+    b = _Builder(records, budget)
     skip: set[str] = set()
     for index, r in enumerate(records):
+        if index % CHECK_EVERY == 0:
+            stop()
         if r.uuid and r.uuid in skip:
             continue
-        if r.type == "system" and r.data.get("subtype") == "compact_boundary":
-            for kept in _preserved_records(b, r):
-                b.record(kept)  # what the kept messages did happened before the compaction
-            b.slug(r)  # the plan file at the compaction
-            skip |= b.boundary(index, r)
-            skip |= {p.uuid for p in b.events[-1].preserved}  # type: ignore[attr-defined]
-            continue
-        b.record(r)
+        try:
+            _check_record(r)
+            if r.type == "system" and r.data.get("subtype") == "compact_boundary":
+                for kept in _preserved_records(b, r):
+                    b.record(kept)  # what the kept messages did happened before the compaction
+                b.slug(r)  # the plan file at the compaction
+                skip |= b.boundary(index, r)
+                skip |= {p.uuid for p in b.events[-1].preserved}  # type: ignore[attr-defined]
+                continue
+            b.record(r)
+        except TranscriptError:
+            raise
+        except (TypeError, ValueError, AttributeError, LookupError, ArithmeticError) as exc:
+            # A value of a shape no check above foresaw: still the record's fault, named so;
+            # never a failure of the daemon.
+            raise TranscriptError(
+                r.line, f"a value of this record cannot be read ({exc})"
+            ) from None
     versions = list(
         dict.fromkeys(v for r in records if isinstance(v := r.data.get("version"), str))
     )
@@ -880,4 +1164,5 @@ def _preserved_records(b: _Builder, r: Record) -> Iterator[Record]:
     for u in b.preserved_uuids(meta):
         rec = b.by_uuid.get(u)
         if rec is not None and rec.line > r.line:  # written after the boundary: not seen yet
+            _check_record(rec)
             yield rec

@@ -9,12 +9,17 @@ and printed back as the transcript spells it.
 
 At each boundary the pipeline runs on the state just before it (FULL, or PARTIAL with the
 preserved segment), exactly as the daemon's Compact does, and goes on with the state it leaves.
+
+The live calls' limits and the transcript's budget hold as on import (`build.Builder`); the disk
+it recreates is bounded (`disk.Disk`), and its tree is removed on every way out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import os
+import signal
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +37,6 @@ from postcompact.transcript.parse import (
     FileRead,
     FileUnchanged,
     FileWritten,
-    Record,
     RecordedItem,
     Resumed,
     Transcript,
@@ -42,7 +46,7 @@ from postcompact.transcript.paths import PathMap
 from postcompact.transcript.session import guess_home, new_session
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["BoundaryResult", "Observer", "replay", "replay_file"]
+__all__ = ["BoundaryResult", "Observer", "cleanup_on_sigterm", "replay", "replay_file"]
 
 # Called at each boundary once the compaction is applied (the session, the compacted agent, the
 # Compact answer, the path map), with the recreated disk as it was at the boundary: for callers
@@ -152,7 +156,12 @@ async def replay(
     cwd = paths.local(t.cwd)
     if cwd is None:
         raise ValueError(f"the transcript's cwd cannot be placed: {t.cwd!r}")
-    os.makedirs(cwd, exist_ok=True)
+    try:
+        os.makedirs(cwd, exist_ok=True)
+    except OSError as exc:  # a component over NAME_MAX, a file on its way
+        raise ValueError(
+            f"the transcript's cwd cannot be placed: {t.cwd!r} ({exc.strerror})"
+        ) from None
 
     def cache(s: Session) -> core.FileStateCache:
         return s.new_cache(rules.cache_max_entries, 25 * 1024 * 1024)
@@ -170,6 +179,8 @@ async def replay(
     )
     session.roots = [tree]
     results: list[BoundaryResult] = []
+    times = sorted(r.time_ms for r in t.records if r.time_ms > 0)  # once, not per boundary
+    at_index = {id(e): i for i, e in enumerate(t.events) if isinstance(e, Boundary)}
 
     def stamp(e: Event, local: str) -> int:
         if isinstance(e, FileWritten | FileChanged) or not rules.mtime_timestamps:
@@ -223,7 +234,7 @@ async def replay(
         approximate = [
             x.path for x in restored if (m := disk.files.get(x.path)) is not None and m.approximate
         ]
-        idle_from = _idle_before(t.records, b.time_ms)
+        idle_from = _idle_before(times, b.time_ms)
         candidates = {
             paths.original(d.name) for d in resp.decisions if d.subject == pb.SUBJECT_FILE
         }
@@ -256,7 +267,7 @@ async def replay(
                 restored,
                 decisions,
                 approximate,
-                edits_without_read(t.events, b),
+                edits_without_read(t.events, b, at_index[id(b)]),
                 spans,
                 stale,
             )
@@ -269,37 +280,40 @@ async def replay(
     builder = Builder(session, paths, cache, stamp, on_boundary, home=guess_home(t))
     for e in t.events:
         if isinstance(e, Boundary):
-            await builder.event(e)
+            await builder.guarded(e)
             continue
         disk.event(e)
         track(e)
         if isinstance(e, Resumed):
             resumed(e)
-        await builder.event(e)
+        await builder.guarded(e)
+    builder.check_catalogs()
     return results
 
 
-def _idle_before(records: Sequence[Record], at_ms: int) -> int:
+def _idle_before(times: Sequence[int], at_ms: int) -> int:
     """The start of the last idle stretch of `STALE_GAP_MS` or more before `at_ms` (NEVER if
-    none): the time of the record before it."""
-    times = sorted(r.time_ms for r in records if 0 < r.time_ms <= at_ms)
-    for earlier, later in zip(reversed(times[:-1]), reversed(times[1:]), strict=True):
-        if later - earlier >= STALE_GAP_MS:
-            return earlier + 1
+    none): the time of the record before it. `times`: the records' times (> 0), sorted."""
+    end = bisect.bisect_right(times, at_ms)
+    for k in range(end - 1, 0, -1):
+        if times[k] - times[k - 1] >= STALE_GAP_MS:
+            return times[k - 1] + 1
     return NEVER
 
 
-def edits_without_read(events: Sequence[Event], boundary: Boundary) -> list[str]:
+def edits_without_read(
+    events: Sequence[Event], boundary: Boundary, index: int | None = None
+) -> list[str]:
     """Paths whose first use after `boundary` (up to the next one) is a successful Edit or
-    MultiEdit of the main thread."""
-    after = False
+    MultiEdit of the main thread. `index`: the boundary's place in `events`, when known (a
+    replay: its events are walked from there, not from the start at each boundary)."""
+    if index is None:
+        index = next(i for i, e in enumerate(events) if e is boundary)
     seen: set[str] = set()
     out: list[str] = []
-    for e in events:
-        if e is boundary:
-            after = True
-            continue
-        if not after or e.agent:
+    for k in range(index + 1, len(events)):
+        e = events[k]
+        if e.agent:
             continue
         if isinstance(e, Boundary):
             break
@@ -311,6 +325,16 @@ def edits_without_read(events: Sequence[Event], boundary: Boundary) -> list[str]
             if isinstance(e, FileWritten) and e.tool in ("Edit", "MultiEdit"):
                 out.append(path)
     return out
+
+
+def cleanup_on_sigterm() -> None:
+    """SIGTERM (a `timeout`, a pool's terminate) unwinds like an exception: the temporary trees
+    of the replays running are removed on the way out, as on any other exit."""
+
+    def unwind(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
 
 
 def replay_file(path: str, **kw: Any) -> list[BoundaryResult]:
