@@ -36,7 +36,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_content_bytes = 268435456     # recorded content the daemon holds, all sessions (256 MiB)
     max_calls_in_flight = 256         # more at once: OVERLOADED with a RetryInfo
     max_hooks_running = 32            # hook processes at once; the rest wait within their timeout
-    max_tcp_connections = 64          # the TCP listener's own cap (the Unix socket has none)
+    max_tcp_connections = 64          # authenticated TCP connections (the Unix socket has no cap)
     max_answer_bytes_in_flight = 50331648  # answers not yet read by their clients (48 MiB)
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept

@@ -11,6 +11,8 @@ Layout of the runtime directory (default `$XDG_RUNTIME_DIR/postcompact/`, fallba
                   started_at_ms
                   (written atomically once serving; removed on shutdown) — see docs/clients.md
     token         the bearer token TCP clients must send (0600), only with --tcp-port
+    tcp.sock      the gRPC server the TCP front forwards to (0600), only with --tcp-port
+                  (tcpfront.py: the daemon itself accepts on the TCP port)
 
 The directory must be owned by the current user with no group/other permissions; an existing
 directory that is not is refused, never "fixed".
@@ -37,6 +39,7 @@ SOCKET_NAME = "daemon.sock"
 LOCK_NAME = "daemon.lock"
 SERVER_JSON = "server.json"
 TOKEN_NAME = "token"
+TCP_SOCKET_NAME = "tcp.sock"
 # sockaddr_un.sun_path is 108 bytes including the terminating NUL.
 MAX_SOCKET_PATH_BYTES = 107
 
@@ -69,12 +72,13 @@ class RuntimePaths:
     lock: Path
     server_json: Path
     token: Path
+    tcp_socket: Path
 
     @classmethod
     def for_socket(cls, socket: Path) -> RuntimePaths:
         socket = Path(os.path.abspath(socket))
         d = socket.parent
-        return cls(d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME)
+        return cls(d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME, d / TCP_SOCKET_NAME)
 
 
 def check_socket_path(socket: Path) -> None:
