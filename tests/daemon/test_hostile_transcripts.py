@@ -524,8 +524,9 @@ def test_replay_removes_its_tree_on_sigterm(tmp_path: Path) -> None:
 
 def test_eval_on_two_workers_removes_every_tree_on_sigterm(tmp_path: Path) -> None:
     """The workers die at once on SIGTERM (their pool is ended by a signal only on the way
-    out: a worker signalled just as it blocked on the pool's lock hung `eval` for good); their
-    replay trees sit in one directory of the parent, which removes it."""
+    out: a worker signalled just as it blocked on the pool's lock hung `eval` for good); they
+    name their replay trees in a registry of the parent's before making them, and the parent
+    removes them."""
     records = [r for n in range(400) for r in (*read(f"t{n}", f"{CWD}/f{n % 7}.ts"), boundary())]
     for name in ("a", "b"):
         (tmp_path / f"{name}.jsonl").write_bytes(jsonl(records))
@@ -538,11 +539,13 @@ def test_eval_on_two_workers_removes_every_tree_on_sigterm(tmp_path: Path) -> No
         env=env,
     )
     deadline = time.monotonic() + 60
-    while not any(p.name.startswith("postcompact-replay-") for p in tmp.glob("*/*")):
+    while not any(p.name.startswith("postcompact-replay-") for p in tmp.iterdir()):
         assert proc.poll() is None, proc.stderr
         assert time.monotonic() < deadline
         time.sleep(0.005)
-    assert [p.name[:15] for p in tmp.iterdir()] == ["postcompact-eva"]  # the parent's one
+    (registry,) = tmp.glob("postcompact-eval-*")
+    made = {p.name for p in tmp.glob("postcompact-replay-*")}
+    assert made <= {p.name for p in registry.iterdir()}
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err

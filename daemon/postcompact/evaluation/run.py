@@ -26,6 +26,7 @@ from postcompact.evaluation.corpus import TranscriptFile
 from postcompact.evaluation.measure import Counts, score_transcript
 from postcompact.evaluation.need import Point, points
 from postcompact.evaluation.policies import Policy
+from postcompact.transcript import replay
 from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import Transcript, TranscriptError, parse
 from postcompact.transcript.paths import PathMap
@@ -220,15 +221,15 @@ def evaluate(
 def _pooled(tasks: list[_Task], workers: int) -> Iterator[_Result]:
     """`_score` over `tasks` on `workers` forked processes, in the order they finish.
 
-    The workers' replay trees live under one directory of this process, which removes it on
-    every way out; so a worker needs no cleanup of its own and dies at once on SIGTERM. At the
-    end the workers are told to stop and joined, never signalled: a SIGTERM that lands just
-    before a worker blocks on the pool's queue lock (which `terminate` holds) is handled by
-    Python only after the lock is taken, i.e. never, and `eval` hung (1 run in ~115)."""
+    Each worker names its replay trees in a registry of this process before making them, and
+    this process removes them on every way out; so a worker needs no cleanup of its own and dies
+    at once on SIGTERM. At the end the workers are told to stop and joined, never signalled: a
+    SIGTERM that lands just before a worker blocks on the pool's queue lock (which `terminate`
+    holds) is handled by Python only after the lock is taken, i.e. never, and `eval` hung
+    (1 run in ~115)."""
     ctx = multiprocessing.get_context("fork")
-    with tempfile.TemporaryDirectory(prefix="postcompact-eval-") as root:
-        saved = tempfile.tempdir
-        tempfile.tempdir = root  # the forked workers' replays make their trees here
+    with tempfile.TemporaryDirectory(prefix="postcompact-eval-") as registry:
+        replay.TREE_REGISTRY = registry  # the forked workers inherit it
         try:
             pool = ctx.Pool(workers, initializer=_worker_started)
             try:
@@ -240,7 +241,8 @@ def _pooled(tasks: list[_Task], workers: int) -> Iterator[_Result]:
             finally:
                 pool.join()
         finally:
-            tempfile.tempdir = saved
+            replay.TREE_REGISTRY = None
+            replay.remove_registered(registry)
 
 
 def _worker_started() -> None:
