@@ -90,8 +90,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
-
 from postcompact import profiles
 from postcompact.errors import PostcompactError
 from postcompact.lifecycle import (
@@ -101,37 +99,16 @@ from postcompact.lifecycle import (
     loopback_host,
 )
 from postcompact.render import TemplateError
-from postcompact.restore.policy import validate_policy
+from postcompact.restore.policy import FIELDS as POLICY_FIELDS
+from postcompact.restore.policy import PolicyField, validate_policy
 from postcompact.v1 import postcompact_pb2 as pb
 
 MIB = 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
-_INT_POLICY_KEYS = (
-    "max_read_tokens",
-    "max_files",
-    "file_token_budget",
-    "max_tokens_per_file",
-    "max_tokens_per_skill",
-    "skills_token_budget",
-    "max_file_size_bytes",
-)
-_STR_POLICY_KEYS = ("skill_truncation_marker", "file_truncation_marker", "encoding")
-_OVERSIZE = {
-    "truncate_head": pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
-    "reference": pb.OVERSIZE_POLICY_REFERENCE,
-    "skip": pb.OVERSIZE_POLICY_SKIP,
-}
-_RANKING = {
-    "recency": pb.FILE_RANKING_RECENCY,
-    "edits_first": pb.FILE_RANKING_EDITS_FIRST,
-    "mtime": pb.FILE_RANKING_MTIME,
-    "claude_code_first": pb.FILE_RANKING_CLAUDE_CODE_FIRST,
-}
-_HARNESS_RULE = {"none": pb.HARNESS_RULE_NONE, "claude_code": pb.HARNESS_RULE_CLAUDE_CODE}
-_BOOL_POLICY_KEYS = ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index")
-_COUNTER = {"rough": pb.TOKEN_COUNTER_ROUGH, "exact": pb.TOKEN_COUNTER_EXACT}
+# [policy]'s keys: the policy table's (restore/policy.py).
+POLICY_KEYS: dict[str, PolicyField] = {f.config_key: f for f in POLICY_FIELDS}
 
 
 class ConfigError(Exception):
@@ -298,28 +275,20 @@ def _templates_from_table(table: Any) -> pb.TemplateSpec:
 
 def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
     p = pb.RestorePolicy()
-    for key, value in table.items():
-        if key in _INT_POLICY_KEYS:
-            int32 = p.DESCRIPTOR.fields_by_name[key].type == FieldDescriptor.TYPE_INT32
-            setattr(p, key, _int(f"policy.{key}", value, 0, INT32_MAX if int32 else INT64_MAX))
-        elif key in _STR_POLICY_KEYS:
-            if not isinstance(value, str):
-                raise ConfigError(f"policy.{key}: expected a string")
-            setattr(p, key, value)
-        elif key == "oversize":
-            p.oversize = _choice("policy.oversize", value, _OVERSIZE)
-        elif key == "counter":
-            p.counter = _choice("policy.counter", value, _COUNTER)
-        elif key == "ranking":
-            p.ranking = _choice("policy.ranking", value, _RANKING)
-        elif key in ("complement", "match_budget"):
-            setattr(p, key, _choice(f"policy.{key}", value, _HARNESS_RULE))
-        elif key in _BOOL_POLICY_KEYS:
-            if not isinstance(value, bool):
-                raise ConfigError(f"policy.{key}: expected true or false")
-            setattr(p, key, value)
-        else:
+    for key, given in table.items():
+        f = POLICY_KEYS.get(key)
+        if f is None:
             raise ConfigError(f"unknown key policy.{key}")
+        name, value = f"policy.{key}", given
+        if f.kind == "int":
+            value = _int(name, given, 0, INT32_MAX if f.int32 else INT64_MAX)
+        elif f.kind == "enum":  # by its config spelling: "truncate_head", "claude_code"
+            value = _choice(name, given, f.choices)
+        elif f.kind == "str" and not isinstance(given, str):
+            raise ConfigError(f"{name}: expected a string")
+        elif f.kind == "bool" and not isinstance(given, bool):
+            raise ConfigError(f"{name}: expected true or false")
+        setattr(p, f.name, value)
     return p
 
 
