@@ -45,27 +45,33 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_transcript_events = 1000000   # the events they make (a kept record counts again),
     max_transcript_boundaries = 1000  # and its compactions (each one runs the pipeline)
 
-    [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's)
-    max_files = 20                    # the default profile's; Claude Code's 5 (docs/eval.md)
-    file_token_budget = 50000         # Claude Code's; the default profile matches its spend
-    max_tokens_per_file = 5000        # Claude Code's and the default profile's
-    max_tokens_per_skill = 5000
-    skills_token_budget = 25000
-    max_file_size_bytes = 262144      # a file over it is restored by `oversize` (at most 64 MiB)
-    max_read_tokens = 25000           # a whole ReadFile over it: refused or its first page
-    oversize = "skip"                 # or "truncate_head", "reference" (profile default)
-    counter = "rough"                 # or "exact"
-    encoding = "o200k_base"           # for counter = "exact" (or "cl100k_base")
-    malware_reminder = false          # the Read result's malware reminder (profile default)
-    carry_read_state = true           # Edit/Write checks trust reads from before a compaction
-    restore_seen = true               # restore the lines seen since the last compaction
-    ranking = "recency"               # or "edits_first", "mtime", "claude_code_first"
-    left_out_index = false            # an attachment naming the files left out
-    complement = "none"               # or "claude_code": only what Claude Code leaves out
-    match_budget = "claude_code"      # the default profile's: the file budget Claude Code
-                                      # spends at each compaction; or "none": file_token_budget
-    # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
-    # skill_truncation_marker = "..."
+    [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's);
+                                      # shown: the default profile's (what each does, and the
+                                      # defaults of each profile: docs/profiles.md, "Policy fields")
+    # generated: policy
+    max_files = 20                    # files, 0 or more; claude-code, claude-code-2.1.88: 5
+    file_token_budget = 50000         # tokens, 0 or more
+    max_tokens_per_file = 5000        # tokens, 1 or more
+    max_tokens_per_skill = 5000       # tokens, 1 or more
+    skills_token_budget = 25000       # tokens, 0 or more
+    oversize = "skip"                 # "truncate_head", "reference" or "skip"; claude-code,
+                                      # claude-code-2.1.88: "reference"
+    # skill_truncation_marker = "..." # text without a NUL
+    # file_truncation_marker = "..."  # text; placeholders {path}, {shown_lines}, {total_lines},
+                                      # {next_offset}
+    counter = "rough"                 # "rough" or "exact"
+    encoding = "o200k_base"           # o200k_base or cl100k_base
+    max_file_size_bytes = 262144      # bytes, 1 to 67,108,864 (64 MiB)
+    malware_reminder = false          # true or false; claude-code-2.1.88: true
+    carry_read_state = true           # true or false; claude-code-2.1.88: false
+    max_read_tokens = 25000           # tokens, 1 or more
+    restore_seen = true               # true or false; claude-code, claude-code-2.1.88: false
+    ranking = "recency"               # "recency", "edits_first", "mtime" or "claude_code_first"
+    left_out_index = false            # true or false
+    complement = "none"               # "none" or "claude_code"
+    match_budget = "claude_code"      # "none" or "claude_code"; claude-code, claude-code-2.1.88:
+                                      # "none"
+    # end: policy
 
     [templates]                       # the wording (docs/profiles.md, "Wording")
     preset = "neutral"                # no Claude Code tool named; unset: the profile's wording

@@ -5,6 +5,8 @@ the docs are made. No daemon."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from postcompact.restore.policy import (
 )
 from postcompact.v1 import postcompact_pb2 as pb
 
+ROOT = Path(__file__).resolve().parents[2]
 PROTO_FIELDS = [f.name for f in pb.RestorePolicy.DESCRIPTOR.fields]
 
 
@@ -113,3 +116,18 @@ def test_each_row_is_a_policy_key_of_the_config_file(row: PolicyField, tmp_path:
         assert [f.name for f, _ in loaded.ListFields()] == [row.name]
         assert getattr(loaded, row.name) == value
     assert set(config.POLICY_KEYS) == set(PROTO_FIELDS)
+
+
+def test_the_docs_are_generated_from_the_table() -> None:
+    """docs/profiles.md's "Policy fields" and config.py's `[policy]` example are what
+    scripts/policy_table.py writes from the table now (also run by `make lint`)."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "policy_table.py"), "--check"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    docs = (ROOT / "docs" / "profiles.md").read_text()
+    for row in FIELDS:
+        assert f"| `{row.name}` |" in docs

@@ -9,9 +9,11 @@ field's descriptor (from the generated `postcompact_pb2`), the rows (`FIELDS`) g
 - the keys of config.toml's `[policy]` and how each value is read (config.py);
 - the defaults of each profile (`profile_policy`): a row's value is Claude Code 2.1.88's (the
   reference postcompact was first built from, docs/claude-code.md §3, §5), which every profile
-  takes unless the row names its own; `Policy()` is that profile's policy.
+  takes unless the row names its own; `Policy()` is that profile's policy;
+- the "Policy fields" table of docs/profiles.md and the `[policy]` example of config.py's
+  docstring (`scripts/policy_table.py`, checked by `make lint`).
 
-Adding a field: the proto, and one row here. Layers are applied in order
+Adding a field: the proto, one row here, then `make policy-table`. Layers are applied in order
 (daemon config → session → request) over the profile's defaults; a field set in a later layer
 overrides. Unset markers (None) mean "the profile's template" (`render.Templates`).
 """
