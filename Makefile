@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table policy-table clean
 
 help:
 	@echo "make serve   build everything and start the daemon on its default socket"
@@ -23,7 +23,7 @@ help:
 	@echo "make test-bench-core  the LruCache tests (pytest -m bench_core) on the core's bench build"
 	@echo "make test-postgres    the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
 	@echo "make test-packaging   each client installed as its README says, every README snippet run"
-	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
+	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto, client and policy-table drift"
 	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make eval    measure restoration policies on ../shared/transcripts, rewrite docs/eval.md"
 	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
@@ -31,6 +31,7 @@ help:
 	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make protos  regenerate the committed gRPC code"
+	@echo "make policy-table  rewrite the policy fields' docs from the policy table (restore/policy.py)"
 	@echo "make claude-code-plugin  build the Claude Code plugin's hook (clients/claude-code)"
 	@echo "make codex-plugin        the same plugin, for Codex CLI (clients/codex/README.md)"
 	@echo "make gemini-cli-extension  build the Gemini CLI extension's hook (clients/gemini-cli)"
@@ -183,6 +184,7 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	$(PY) scripts/unasync.py --check
 	$(PY) scripts/check_citations.py
 	$(PY) scripts/check_layers.py
+	$(PY) scripts/policy_table.py --check
 	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
 	cd clients/go && $(GO) vet ./...
 	cd $(NODE_CLIENT) && npm run --silent lint
@@ -228,6 +230,11 @@ protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 check-protos: protos
 	@git diff --exit-code --stat -- daemon/postcompact/v1 clients || \
 	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
+
+# docs/profiles.md's "Policy fields" and config.py's [policy] example, from the policy table
+# (restore/policy.py); `make lint` checks them.
+policy-table: $(VENV_STAMP)
+	$(PY) scripts/policy_table.py
 
 # The sync Python client (_client.py) is generated from the asyncio one (_aio.py).
 unasync: $(VENV_STAMP)
