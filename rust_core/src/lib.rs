@@ -11,6 +11,7 @@
 
 pub mod bpe_engine;
 pub mod compactwire;
+pub mod exclusive;
 pub mod fileanswer;
 pub mod filestate;
 pub mod fsutil;

@@ -12,14 +12,12 @@
 //! `RuntimeError` instead of deadlocking.
 
 use std::borrow::Cow;
-use std::cell::UnsafeCell;
-use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
+use crate::exclusive::{Exclusive, ExclusiveGuard};
 use crate::filestate::{
     FileStateCache as CoreFileStateCache, FileStateValue, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_SIZE,
 };
@@ -40,70 +38,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// Exclusive access through an atomic flag: `try_lock` fails instead of waiting.
-pub(super) struct Exclusive<T> {
-    busy: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is only reached through a guard, and `busy` admits one guard at a time.
-unsafe impl<T: Send> Sync for Exclusive<T> {}
-
-impl<T> Exclusive<T> {
-    pub(super) const fn new(value: T) -> Self {
-        Self {
-            busy: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    #[inline]
-    pub(super) fn try_lock(&self) -> Option<ExclusiveGuard<'_, T>> {
-        if self.busy.swap(true, Ordering::Acquire) {
-            None
-        } else {
-            Some(ExclusiveGuard { cell: self })
-        }
-    }
-
-    #[inline]
-    pub(super) fn lock(&self, what: &str) -> PyResult<ExclusiveGuard<'_, T>> {
-        self.try_lock().ok_or_else(|| {
-            PyRuntimeError::new_err(format!(
-                "{what} is already in use (a re-entrant call or a concurrent call from another \
-                 thread)"
-            ))
-        })
-    }
-}
-
-pub(super) struct ExclusiveGuard<'a, T> {
-    cell: &'a Exclusive<T>,
-}
-
-impl<T> Deref for ExclusiveGuard<'_, T> {
-    type Target = T;
-
-    #[inline]
-    fn deref(&self) -> &T {
-        // SAFETY: this guard is the only one (see `try_lock`).
-        unsafe { &*self.cell.value.get() }
-    }
-}
-
-impl<T> DerefMut for ExclusiveGuard<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: this guard is the only one (see `try_lock`).
-        unsafe { &mut *self.cell.value.get() }
-    }
-}
-
-impl<T> Drop for ExclusiveGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        self.cell.busy.store(false, Ordering::Release);
-    }
+/// The error of a cache entered while in use: a re-entrant call, or a concurrent one from another
+/// thread (the caches' state sits behind an [`Exclusive`], which never waits).
+pub(super) fn in_use(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "{what} is already in use (a re-entrant call or a concurrent call from another thread)"
+    ))
 }
 
 fn path_err(e: PathError) -> PyErr {
@@ -296,7 +236,9 @@ pub struct FileStateCache {
 impl FileStateCache {
     #[inline]
     fn lock(&self) -> PyResult<ExclusiveGuard<'_, Fsc>> {
-        self.inner.lock("FileStateCache")
+        self.inner
+            .try_lock()
+            .ok_or_else(|| in_use("FileStateCache"))
     }
 
     fn wrap(inner: Fsc) -> Self {

@@ -23,7 +23,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use pyo3::PyTraverseError;
 
-use super::py_cache::{limits, non_negative, Exclusive, ExclusiveGuard};
+use super::py_cache::{in_use, limits, non_negative};
+use crate::exclusive::{Exclusive, ExclusiveGuard};
 use crate::lru::{LruCache as CoreLru, SetOutcome};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -109,7 +110,7 @@ pub struct LruCache {
 impl LruCache {
     #[inline]
     fn lock(&self) -> PyResult<ExclusiveGuard<'_, Lru>> {
-        self.inner.lock("LruCache")
+        self.inner.try_lock().ok_or_else(|| in_use("LruCache"))
     }
 
     /// Store one entry, collecting what it displaces into `doomed`.
