@@ -6,8 +6,8 @@
 //! pre-tokeniser of [`pretok`] and the BPE tables of [`bpe_engine`]), truncation to a token
 //! budget ([`truncate`]) and the line diff of a write ([`linediff`]). Everything here is plain
 //! Rust; the PyO3 bindings live in [`py`] behind the `python` feature so `cargo test` needs no
-//! libpython, and the Python `LruCache`, which only the benchmarks and its tests use, behind
-//! `bench` (which implies it).
+//! libpython. (The Python `LruCache` that only the benchmarks use is a crate of its own,
+//! `bench/lru_py`, over [`lru`] and [`exclusive`].)
 
 pub mod bpe_engine;
 pub mod compactwire;
