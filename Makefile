@@ -18,23 +18,37 @@ GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 .PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-lru serve test test-rust test-python test-postgres postgres-server ripgrep test-bench test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
 
 help:
-	@echo "make serve   build everything and start the daemon on its default socket"
-	@echo "make test    build everything and run every test (cargo, pytest, clients)"
-	@echo "make test-bench  the benchmarks' LruCache (bench/lru_py): its tests and stubtest"
-	@echo "make test-postgres    the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
-	@echo "make test-packaging   each client installed as its README says, every README snippet run"
-	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
-	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
-	@echo "make eval    measure restoration policies on ../shared/transcripts, rewrite docs/eval.md"
-	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
+	@echo "make help                 this list (every target; make lint checks that it is)"
+	@echo "make setup                create .venv with the pinned Python dependencies"
+	@echo "make build                build the Rust core (release) into .venv, incrementally"
+	@echo "make serve                build everything and start the daemon on its default socket"
+	@echo "make test                 build everything and run every test (cargo, pytest, clients)"
+	@echo "make test-rust            the cargo tests (the core, the Rust client)"
+	@echo "make test-python          pytest (without the PostgreSQL cases)"
+	@echo "make test-postgres        the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
+	@echo "make test-go              the Go client: go vet, its tests, the conformance scenarios"
+	@echo "make test-node            the Node client: tsc, its tests, the conformance scenarios"
+	@echo "make test-packaging       each client installed as its README says, every README snippet run"
+	@echo "make test-bench           the benchmarks' LruCache (bench/lru_py): stubtest and its tests"
+	@echo "make build-bench-lru      build the benchmarks' LruCache into .venv (not in make build)"
+	@echo "make lint                 rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
+	@echo "make fmt                  rustfmt, ruff format and ruff --fix, in place"
+	@echo "make bench                run the benchmarks and rewrite docs/benchmarks.md"
+	@echo "make eval                 restoration policies on ../shared/transcripts; rewrites docs/eval.md"
+	@echo "make soak                 8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md"
 	@echo "make soak STORE=postgresql  the same on a throwaway PostgreSQL cluster (docs/fleet.md)"
-	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
-	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
-	@echo "make protos  regenerate the committed gRPC code"
-	@echo "make claude-code-plugin  build the Claude Code plugin's hook (clients/claude-code)"
-	@echo "make codex-plugin        the same plugin, for Codex CLI (clients/codex/README.md)"
+	@echo "make parity               the real Claude Code offline, beside the daemon (docs/parity.md)"
+	@echo "make parity-corpus        replay every shared Claude Code transcript (docs/parity.md)"
+	@echo "make parity-table         rewrite docs/parity.md's tables from the shared transcripts"
+	@echo "make protos               regenerate the committed gRPC code"
+	@echo "make check-protos         fail when regenerating the gRPC code changes what is committed"
+	@echo "make unasync              regenerate the sync Python client from the asyncio one"
+	@echo "make claude-code-plugin   build the Claude Code plugin's hook (clients/claude-code)"
+	@echo "make codex-plugin         the same plugin, for Codex CLI (clients/codex/README.md)"
 	@echo "make gemini-cli-extension  build the Gemini CLI extension's hook (clients/gemini-cli)"
-	@echo "make unasync regenerate the sync Python client from the asyncio one"
+	@echo "make ripgrep              install ripgrep when missing (Debian's package; tests/opencode)"
+	@echo "make postgres-server      install PostgreSQL's server when missing (Debian's; no cluster)"
+	@echo "make clean                remove .venv, target/, the node_modules and the Node client's dist"
 
 $(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -175,6 +189,7 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	$(PY) scripts/unasync.py --check
 	$(PY) scripts/check_citations.py
 	$(PY) scripts/check_layers.py
+	$(PY) scripts/check_make_help.py
 	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
 	cd clients/go && $(GO) vet ./...
 	cd $(NODE_CLIENT) && npm run --silent lint
