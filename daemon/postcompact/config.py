@@ -107,9 +107,9 @@ from postcompact.lifecycle import (
 from postcompact.render import TemplateError
 from postcompact.restore.policy import FIELDS as POLICY_FIELDS
 from postcompact.restore.policy import PolicyField, validate_policy
+from postcompact.units import INT32_MAX, INT64_MAX, MIB
 from postcompact.v1 import postcompact_pb2 as pb
 
-MIB = 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
@@ -181,10 +181,6 @@ class Config:
 def default_config_path(env: Mapping[str, str]) -> Path:
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "postcompact" / "config.toml"
-
-
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
 
 
 def _int(name: str, value: Any, minimum: int = 0, maximum: int = INT64_MAX) -> int:

@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from postcompact.errors import FailedPrecondition, InvalidArgument
-
 SOCKET_NAME = "daemon.sock"
 LOCK_NAME = "daemon.lock"
 SERVER_JSON = "server.json"
@@ -286,13 +284,6 @@ def create_token(path: Path) -> str:
     return token
 
 
-def read_token(path: Path) -> str:
-    st = os.stat(path)
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        raise FailedPrecondition("TOKEN_FILE_NOT_PRIVATE", f"token file {path} must have mode 0600")
-    return path.read_text().strip()
-
-
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -332,15 +323,3 @@ def tcp_bind_address(host: str, port: int) -> str:
     """`host:port` for grpc's add_insecure_port (IPv6 in brackets); the host must be loopback."""
     host = loopback_host(host)
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def parse_tcp_port(value: str | int | None) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        port = int(value)
-    except (TypeError, ValueError):
-        raise InvalidArgument("BAD_TCP_PORT", f"not a TCP port: {value!r}") from None
-    if not 0 <= port <= 65535:
-        raise InvalidArgument("BAD_TCP_PORT", f"TCP port out of range: {port}")
-    return port

@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from postcompact import __version__, core, render, workers
+from postcompact import API_VERSION, __version__, core, render, workers
 from postcompact.admission import Admission, reserved_answer
 from postcompact.auth import TokenGate
 from postcompact.config import Config, state_location
@@ -61,7 +61,6 @@ from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.server")
 
-API_VERSION = "postcompact.v1"
 SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["PostcompactService"]
 SERVICE_NAME = SERVICE_DESCRIPTOR.full_name
 CAPABILITIES = (

@@ -1,16 +1,29 @@
-//! postcompact's Rust core.
+//! postcompact's Rust core: the hot, data-heavy parts of the daemon, in plain Rust. The PyO3
+//! bindings (`postcompact._core`, typed in `daemon/postcompact/_core.pyi`) are the private `py`
+//! module, compiled only with the `python` feature, so `cargo test` needs no libpython.
 //!
-//! The hot, data-heavy parts of the daemon: a strict, entry- and byte-bounded LRU with npm
-//! lru-cache 11 semantics ([`lru`]), the file-state cache over it ([`filestate`], keys from
-//! [`path`]), Claude Code's rough token estimate and exact BPE counting ([`tokens`], on the
-//! pre-tokeniser of [`pretok`] and the BPE tables of [`bpe_engine`]), truncation to a token
-//! budget ([`truncate`]) and the line diff of a write ([`linediff`]). Everything here is plain
-//! Rust; the PyO3 bindings live in [`py`] behind the `python` feature so `cargo test` needs no
-//! libpython, and the Python `LruCache`, which only the benchmarks and its tests use, behind
-//! `bench` (which implies it).
+//! - The file-state cache: a strict, entry- and byte-bounded LRU with npm lru-cache 11 semantics
+//!   ([`lru`]), the file-state cache over it ([`filestate`]) keyed by Claude Code's `expandPath`
+//!   ([`path`]), and the one-flag lock its Python class keeps it behind ([`exclusive`]).
+//! - Tokens: Claude Code's rough estimate and exact o200k/cl100k counts ([`tokens`]), on the
+//!   pre-tokeniser of their split patterns ([`pretok`]) and BPE tables of our own
+//!   ([`bpe_engine`]); truncation to a token budget ([`truncate`]); the worker threads the batch
+//!   calls share ([`pool`]).
+//! - Files: the daemon's reads, whole or a line range, symlink-safe, inline when the page cache
+//!   has them ([`readfile`]); byte scans over their contents, line counts and line ends
+//!   ([`scan`]); `realpath` without the interpreter ([`fsutil`]); the Read result's numbering,
+//!   the reminder-tag escape and JSON lengths ([`render`]); what a write changed, by lines
+//!   ([`linediff`]).
+//! - Answers as protobuf bytes: a restored file's attachment and a ReadFile answer, read and
+//!   rendered in one pass ([`fileanswer`]); the tail of a `CompactResponse` ([`compactwire`]);
+//!   the little of the wire format they need ([`pbwire`]).
+//!
+//! (The Python `LruCache` that only the benchmarks use is a crate of its own, `bench/lru_py`,
+//! over [`lru`] and [`exclusive`].)
 
 pub mod bpe_engine;
 pub mod compactwire;
+pub mod exclusive;
 pub mod fileanswer;
 pub mod filestate;
 pub mod fsutil;
