@@ -361,12 +361,15 @@ class Boundary(Event):
 @dataclass(slots=True)
 class Transcript:
     records: list[Record]
-    events: list[Event]
+    events: Sequence[Event]  # a list; the daemon's import: parser_process.Events
     cwd: str  # the working directory of the first record that names one
     session_id: str
     slug: str  # the plan-file slug, when the records carry it
     versions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Every file path the events name, in first-seen order, when known already (the parser
+    # process sends it: session.transcript_paths); None: found from the events.
+    touched: Sequence[str] | None = None
 
     @property
     def boundaries(self) -> list[Boundary]:
@@ -376,14 +379,15 @@ class Transcript:
 # --- reading ----------------------------------------------------------------------------------
 
 
-def check_lines(data: bytes, budget: Budget) -> None:
+def check_lines(data: bytes | memoryview, budget: Budget) -> None:
     """TRANSCRIPT_TOO_LARGE when `data` has more lines (blank ones too) than the budget's
     records: counted before anything is split or decoded (10**7 tiny records would take
     gigabytes as dicts, 32 MiB of newlines a gigabyte as empty lines), `_COUNT_STEP` bytes at a
     time (one `bytes.count` holds the GIL throughout: 43 ms for 30 MB here)."""
     lines = 0
-    for at in range(0, len(data), _COUNT_STEP):
-        lines += data.count(b"\n", at, at + _COUNT_STEP)
+    view = memoryview(data)
+    for at in range(0, len(view), _COUNT_STEP):
+        lines += bytes(view[at : at + _COUNT_STEP]).count(b"\n")
         if lines > budget.max_records:
             raise too_large(0, "lines", "max_transcript_records", budget.max_records)
 
