@@ -54,7 +54,7 @@ from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, catalog_parts
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
-from postcompact.transcript import parser_process, request
+from postcompact.transcript import importer, parser_process, request
 from postcompact.transcript.importer import import_transcript
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -451,6 +451,7 @@ class Daemon:
             return await self._run_locked()
         finally:
             parser_process.close()  # ImportTranscript's parser processes, if any
+            importer.shutdown()
             for path in self._created:  # only what this run wrote (a user's file stays)
                 remove_quietly(path)
             with contextlib.suppress(LifecycleError):  # not a socket: it was never ours

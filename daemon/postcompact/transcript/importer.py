@@ -9,18 +9,19 @@ transaction: nothing is half-imported.
 
 Hostile input (issue 37, docs/reliability.md): the parse runs in a parser process of its own
 (parser_process.py: a `json.loads` of a multi-megabyte line holds its process's GIL throughout),
-driven from a worker thread, and the build in a worker thread (on a private event loop there),
-never on the daemon's loop, so every other call is answered while an import runs; both check
-whether the caller's deadline passed or it cancelled (the parse every `POLL_S` while it waits,
-the build every `CHECK_EVERY` events), and stop then (the parser process killed, nothing
-applied). The transcript's budget (limits.max_transcript_*) and the live calls' limits hold;
-every refusal names the line.
+driven from a thread of the imports' own (`_threads`), and the build in that thread (on a
+private event loop there), never on the daemon's loop, so every other call is answered while an
+import runs; both check whether the caller's deadline passed or it cancelled (the parse every
+`POLL_S` while it waits, the build every `CHECK_EVERY` events), and stop then (the parser
+process killed, nothing applied). The transcript's budget (limits.max_transcript_*) and the
+live calls' limits hold; every refusal names the line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -29,6 +30,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -63,13 +65,22 @@ from postcompact.transcript.paths import PathMap
 from postcompact.transcript.session import guess_home, new_session
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["import_transcript"]
+__all__ = ["import_transcript", "shutdown"]
 
 MAX_WARNINGS = 50
 # Imports building at once: each holds its transcript parsed (several times its bytes, up to
 # max_message_bytes); the others wait their turn on the loop, their deadline still holding.
 MAX_IMPORTS_AT_ONCE = 2
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+# The threads an import's work runs in, not the default executor's (workers.py), whose threads
+# run at a lower CPU priority: what an import does in the daemon is Python, holding the GIL (the
+# events taken in from its parser process, the build), and a low-priority thread holding the
+# GIL while the machine's other work keeps it off the CPU holds the event loop up too (a
+# priority inversion: 110 ms gaps measured with the machine loaded). Started from the loop's
+# thread, these run at its priority.
+_threads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ThreadPoolExecutor] = (
     weakref.WeakKeyDictionary()
 )
 _R = TypeVar("_R")
@@ -196,9 +207,9 @@ async def _import(
         ) from None
     finally:
         if parsed is not None and isinstance(parsed.events, Events) and len(parsed.events):
-            # Refused before its build (which frees them): freed in a worker thread, never
+            # Refused before its build (which frees them): freed in an import thread, never
             # here on the loop (parser_process.release_rows).
-            asyncio.get_running_loop().run_in_executor(None, parsed.events.release)
+            _in_thread(parsed.events.release)
     for a in s.agents.values():
         a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
     # What the import built is live (counted) already: it must fit the ceiling as it is.
@@ -234,11 +245,27 @@ def _check_existing(registry: Registry, sid: str, replace: bool) -> Session | No
     return existing
 
 
+def _in_thread(fn: Callable[..., _R], *args: object) -> asyncio.Future[_R]:
+    """`fn(*args)` in one of the import's threads (`_threads`), in a copy of this context."""
+    loop = asyncio.get_running_loop()
+    pool = _threads.get(loop)
+    if pool is None:
+        pool = _threads[loop] = ThreadPoolExecutor(MAX_IMPORTS_AT_ONCE, "postcompact-import")
+    return loop.run_in_executor(pool, functools.partial(contextvars.copy_context().run, fn, *args))
+
+
+def shutdown() -> None:
+    """Let the import threads go (the daemon stops): each ends once its work is done."""
+    for pool in list(_threads.values()):
+        pool.shutdown(wait=False, cancel_futures=True)
+    _threads.clear()
+
+
 async def _in_worker(watch: _Watch, fn: Callable[..., _R], *args: object) -> _R:
-    """`fn` in a worker thread; a cancel of the call (the client's, or its deadline) tells the
+    """`fn` in an import thread; a cancel of the call (the client's, or its deadline) tells the
     worker to stop at its next check."""
     try:
-        return await asyncio.to_thread(fn, *args)
+        return await _in_thread(fn, *args)
     except asyncio.CancelledError:
         watch.cancelled.set()
         log.info("import stopped: the caller cancelled")
