@@ -144,8 +144,18 @@ class Daemon:
         own = _vmrss_kib(self.proc.pid)
         if own is None:
             return None
-        children = sum(_vmrss_kib(c) or 0 for c in _children(self.proc.pid))
+        # A child not yet past its exec (a hook or parser being started) shares the daemon's
+        # pages and reports its RSS: counted once, as the daemon's.
+        mine = _cmdline(self.proc.pid)
+        children = sum(_vmrss_kib(c) or 0 for c in _children(self.proc.pid) if _cmdline(c) != mine)
         return own, children
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _vmrss_kib(pid: int) -> int | None:

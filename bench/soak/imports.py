@@ -1,6 +1,6 @@
-"""Issue 37 §1's hostile transcripts at full size (docs/reliability.md, "Transcripts"): the inputs,
-what the daemon must answer to each, and a by-hand measurement of the worst ping while each is
-imported.
+"""The hostile transcripts of issue 37 (part 1) at full size (docs/reliability.md,
+"Transcripts"): the inputs, what the daemon must answer to each, and a by-hand measurement of the
+worst ping while each is imported.
 
 The soak's hostile run (bench/soak/hostile.py) imports them through the live daemon beside the
 agents; `--beside ADDRESS` imports while the soak kills the daemon (`beside`).
@@ -52,7 +52,7 @@ def _boundary(uid: str, **meta: Any) -> dict[str, Any]:
 
 
 def uuids(times: int = 1_000_000) -> bytes:
-    """A compact_boundary whose preservedMessages lists one uuid `times` times (8 MB at 10**6),
+    """A compact_boundary whose preservedMessages lists one uuid `times` times (7 MB at 10**6),
     then an attachment record with that uuid."""
     kept = {
         "type": "attachment",
@@ -88,7 +88,7 @@ def tiny(records: int = 10**7) -> bytes:
 
 
 def agents(count: int = 200_000) -> bytes:
-    """`count` records, each of its own sidechain agent (26 MB at 200,000)."""
+    """`count` records, each of its own sidechain agent (33 MB at 200,000)."""
     return b"".join(
         _line(
             {
@@ -213,7 +213,7 @@ class Input:
 INPUTS = [
     Input(
         "uuids",
-        "a boundary listing one uuid 1,000,000 times (8 MB), then that record",
+        "a boundary listing one uuid 1,000,000 times (7 MB), then that record",
         uuids,
         "OK, at most 2 events, 1 preserved message",
     ),
@@ -238,7 +238,7 @@ INPUTS = [
     ),
     Input(
         "agents",
-        "200,000 sidechain agents (26 MB)",
+        "200,000 sidechain agents (33 MB)",
         agents,
         "RESOURCE_EXHAUSTED TOO_MANY_AGENTS max_agents_per_session",
     ),
