@@ -70,7 +70,7 @@ def uuids(times: int = 1_000_000) -> bytes:
 
 def cycle(boundaries: int = 3_000) -> bytes:
     """Two records whose parentUuid point at each other, then `boundaries` compact_boundary
-    records whose preservedSegment walks from A towards a head it never reaches (0.6 MB)."""
+    records whose preservedSegment walks from A towards a head it never reaches (0.9 MB)."""
     records = [
         {"type": "user", "uuid": "A", "parentUuid": "B", "sessionId": "s-hostile", "cwd": CWD},
         {"type": "user", "uuid": "B", "parentUuid": "A", "sessionId": "s-hostile", "cwd": CWD},
@@ -219,7 +219,7 @@ INPUTS = [
     ),
     Input(
         "cycle",
-        "3,000 boundaries over a parentUuid cycle (0.6 MB)",
+        "3,000 boundaries over a parentUuid cycle (0.9 MB)",
         cycle,
         "RESOURCE_EXHAUSTED TRANSCRIPT_TOO_LARGE max_transcript_boundaries, line 1003",
     ),
