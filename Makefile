@@ -37,6 +37,7 @@ help:
 	@echo "make eval                 restoration policies on ../shared/transcripts; rewrites docs/eval.md"
 	@echo "make soak                 8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md"
 	@echo "make soak STORE=postgresql  the same on a throwaway PostgreSQL cluster (docs/fleet.md)"
+	@echo "make soak HOSTILE=0       without the hostile run (issues 11 and 37's inputs) and its imports"
 	@echo "make parity               the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus        replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make parity-table         rewrite docs/parity.md's tables from the shared transcripts"
@@ -223,11 +224,14 @@ eval-no-transcripts:
 
 # The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
 # SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4). STORE=postgresql: the state in a
-# throwaway PostgreSQL cluster (docs/fleet.md).
+# throwaway PostgreSQL cluster (docs/fleet.md). HOSTILE=1 (the default): the hostile run first,
+# the inputs of issues 11 and 37 at full size (the transcript imports among them), and imports
+# beside the kills; HOSTILE=0 skips both.
 STORE ?= sqlite
+HOSTILE ?= 1
 soak: build $(if $(filter postgresql,$(STORE)),postgres-server)
 	$(PY) -m pip install -q -r requirements/bench.txt
-	GO=$(GO) SOAK_STORE=$(STORE) $(PY) -m bench.soak
+	GO=$(GO) SOAK_STORE=$(STORE) SOAK_HOSTILE=$(HOSTILE) $(PY) -m bench.soak
 
 protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py

@@ -56,6 +56,7 @@ from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, cat
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
 from postcompact.tcpfront import TcpFront
+from postcompact.transcript import importer, parser_process, request
 from postcompact.transcript.importer import import_transcript
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -262,11 +263,12 @@ class Servicer:
 
     # --- transcripts -----------------------------------------------------------------------
     async def ImportTranscript(
-        self, req: pb.ImportTranscriptRequest, ctx: Ctx
+        self, req: request.TranscriptRequest, ctx: Ctx
     ) -> pb.ImportTranscriptResponse:
         return await import_transcript(
             self.registry,
-            req,
+            req.req,
+            req.transcript,
             config_policy=self.settings.policy,
             deny_globs=self.settings.deny_globs,
             time_remaining=ctx.time_remaining(),
@@ -330,12 +332,36 @@ def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
         fn: Callable[[Any, Ctx], Awaitable[Any]] = servicer.admission.wrap(
             m.name, servicer.locks.wrap(m.name, getattr(servicer, m.name))
         )
+        limit = servicer.config.max_message_bytes
+        deserialize = (
+            _transcript_deserializer(limit)
+            if m.name == "ImportTranscript"
+            else lenient_deserializer(req_cls, limit)
+        )
         handlers[m.name] = grpc.unary_unary_rpc_method_handler(
             guard(m.name, _serialized(fn)),
-            request_deserializer=lenient_deserializer(req_cls, servicer.config.max_message_bytes),
+            request_deserializer=deserialize,
             response_serializer=None,  # the handler answers bytes
         )
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+def _transcript_deserializer(max_bytes: int) -> Callable[[bytes], Any]:
+    """ImportTranscript's request with its transcript left in the bytes gRPC received
+    (transcript/request.py: no copy of up to 32 MiB made while the GIL is held)."""
+    plain = lenient_deserializer(pb.ImportTranscriptRequest, max_bytes)
+
+    def deserialize(raw: bytes) -> Any:
+        parts = request.split(raw) if len(raw) <= max_bytes else None
+        if parts is None:
+            return plain(raw)  # over the limit, or not well-formed: answered as any request
+        rest, start, end = parts
+        req = plain(rest)
+        if not isinstance(req, pb.ImportTranscriptRequest):
+            return req  # Undecodable
+        return request.TranscriptRequest(req, memoryview(raw)[start:end])
+
+    return deserialize
 
 
 def server_options(config: Config) -> list[tuple[str, Any]]:
@@ -424,6 +450,8 @@ class Daemon:
         try:
             return await self._run_locked()
         finally:
+            parser_process.close()  # ImportTranscript's parser processes, if any
+            importer.shutdown()
             for path in self._created:  # only what this run wrote (a user's file stays)
                 remove_quietly(path)
             with contextlib.suppress(LifecycleError):  # not a socket: it was never ours
