@@ -66,8 +66,11 @@ RAW_POSTGRES = REPO / "bench" / "out" / "soak-postgresql.json"
 PG_BEGIN, PG_END = "<!-- soak-postgresql:begin -->", "<!-- soak-postgresql:end -->"
 # What docs/reliability.md promises, checked (the run fails past either): the peak RSS of the
 # daemon and its child processes (the transcript parsers, hooks) over the whole run, and the
-# worst ping of the hostile run.
-RSS_BOUND_MIB = 1024
+# worst ping of the hostile run. The RSS bound: the daemon's own at the hostile run's largest
+# (the 540 x 255 agents of the listing attack, within 768 MiB since issue 11) and a transcript
+# parser's at its largest beside it (the 33 MB transcript of 200,000 records: about 350 MiB);
+# measured first, 954.5 MiB on PostgreSQL, 726.3 on SQLite.
+RSS_BOUND_MIB = 1280
 PING_BOUND_S = 1.0
 TRANSCRIPT_ATTACKS = ("ImportTranscript", "replay")
 
@@ -602,7 +605,8 @@ def plot(rss: list[tuple[float, int]], events: list[dict[str, Any]], s: dict[str
 
     fig, ax = plt.subplots(figsize=(9, 4))
     if rss:
-        ax.plot([t for t, _ in rss], [v / 1024 for _, v in rss], ".", ms=3, label="daemon VmRSS")
+        label = "VmRSS, the daemon's and its child processes'"
+        ax.plot([t for t, _ in rss], [v / 1024 for _, v in rss], ".", ms=3, label=label)
     for i, e in enumerate(events):
         ax.axvline(e["at_s"], color="red", ls="--", lw=0.8, label="kill -9" if i == 0 else None)
     h = s.get("hostile") or {}
