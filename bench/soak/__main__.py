@@ -8,8 +8,9 @@ workload on its own session. Two phases:
 1. The hostile run (SOAK_HOSTILE=0, `make soak HOSTILE=0`, skips it): bench/soak/hostile.py
    sends every input of issue 11 and issue 37's transcripts (ImportTranscript, replay, eval) at
    full size while the agents work and a pinger calls GetServerInfo every 100 ms; it is bounded
-   by SOAK_HOSTILE_SECONDS (default 420); SOAK_HOSTILE_ONLY=import,replay (names or prefixes of
-   its attacks) runs only those, and the docs are not rewritten then.
+   by SOAK_HOSTILE_SECONDS (default 600: on PostgreSQL it takes 400); SOAK_HOSTILE_ONLY=
+   import,replay (names or prefixes of its attacks) runs only those, and the docs are not
+   rewritten then.
 2. SOAK_SECONDS (default 120) in which the daemon is killed with SIGKILL SOAK_KILLS times
    (default 5) at evenly spaced moments and restarted on the same socket and state dir; once the
    new daemon serves, the epoch file changes and every agent checks that nothing it was told is
@@ -103,6 +104,7 @@ class Daemon:
         # As `postcompact start` does: the log in the state directory, rotated.
         self.log_file = base / "state" / "postcompact" / "daemon.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started: list[subprocess.Popen[bytes]] = []  # every daemon process, for the cleanup
         self.log = open(base / "daemon.log", "ab")  # noqa: SIM115 (closed in stop)
 
     def start(self) -> float:
@@ -115,6 +117,7 @@ class Daemon:
             stderr=self.log,
             env=self.env,
         )
+        self.started.append(self.proc)
         with grpc.insecure_channel(self.address) as ch:
             health = health_pb2_grpc.HealthStub(ch)
             while time.monotonic() - t0 < 60:
@@ -267,15 +270,18 @@ def run_hostile(daemon: Daemon, base: Path, budget: int) -> list[dict[str, Any]]
     ]  # fmt: skip
     with open(base / "hostile.log", "wb") as log:
         proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        cut = False
         try:
             proc.wait(budget)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            cut = True
     sys.stdout.write((base / "hostile.log").read_text(errors="replace")[-4000:])
-    if not out.exists():
-        return [{"attack": "the hostile run", "ok": False, "outcome": "left no result"}]
-    results: list[dict[str, Any]] = json.loads(out.read_text())
+    results: list[dict[str, Any]] = json.loads(out.read_text()) if out.exists() else []
+    if cut or not out.exists():
+        outcome = f"cut at SOAK_HOSTILE_SECONDS ({budget} s)" if cut else "left no result"
+        results.append({"attack": "the hostile run", "ok": False, "outcome": outcome})
     return results
 
 
@@ -284,7 +290,7 @@ def main() -> int:
     kills = _env_int("SOAK_KILLS", 5)
     n_py = _env_int("SOAK_PYTHON_AGENTS", 4)
     n_go = _env_int("SOAK_GO_AGENTS", 4)
-    hostile_budget = _env_int("SOAK_HOSTILE_SECONDS", 420) if _env_int("SOAK_HOSTILE", 1) else 0
+    hostile_budget = _env_int("SOAK_HOSTILE_SECONDS", 600) if _env_int("SOAK_HOSTILE", 1) else 0
     if STORE not in ("sqlite", "postgresql"):
         print(f"soak: SOAK_STORE must be sqlite or postgresql, not {STORE!r}", file=sys.stderr)
         return 2
@@ -304,9 +310,35 @@ def main() -> int:
 
 def _run(seconds: int, kills: int, n_py: int, n_go: int, hostile_budget: int) -> int:
     base = Path(tempfile.mkdtemp(prefix="pcsoak-", dir="/tmp"))
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        return _run_in(base, started, seconds, kills, n_py, n_go, hostile_budget)
+    finally:
+        # A run that failed half-way (a daemon that did not serve again) leaves nothing behind:
+        # its agents, its importer, its daemon and that daemon's parsers.
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for pid in parsers_of(base):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _run_in(
+    base: Path,
+    started: list[subprocess.Popen[bytes]],
+    seconds: int,
+    kills: int,
+    n_py: int,
+    n_go: int,
+    hostile_budget: int,
+) -> int:
     epoch_file = base / "epoch"
     epoch_file.write_text("0")
     daemon = Daemon(base)
+    daemon.started = started
     go_cmd = build_go_agent(base / "soak-agent") if n_go else []
     startup = daemon.start()
     print(f"soak: daemon up in {startup:.2f}s at {daemon.address}; {seconds}s, {kills} kills")
@@ -351,6 +383,7 @@ def _run(seconds: int, kills: int, n_py: int, n_go: int, hostile_budget: int) ->
         log = open(base / f"{name}.log", "wb")  # noqa: SIM115 (the child keeps it)
         proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         agents.append((name, proc, out))
+        started.append(proc)
 
     # Phase 1: the hostile run, no kills.
     hostile: list[dict[str, Any]] = []
@@ -374,6 +407,7 @@ def _run(seconds: int, kills: int, n_py: int, n_go: int, hostile_budget: int) ->
             cwd=REPO, stdin=subprocess.DEVNULL,
             stdout=open(base / "imports.log", "wb"), stderr=subprocess.STDOUT,  # noqa: SIM115
         )  # fmt: skip
+        started.append(beside)
     kill_windows = []
     for k in range(1, kills + 1):
         at = p2 + remaining * (0.1 + 0.8 * k / (kills + 1))
@@ -461,7 +495,6 @@ def _run(seconds: int, kills: int, n_py: int, n_go: int, hostile_budget: int) ->
         if hostile:
             write_hostile_doc(summary["hostile"])
     print(json.dumps({k: v for k, v in summary.items() if k != "per_agent"}, indent=1))
-    shutil.rmtree(base, ignore_errors=True)
     failures = verdict(summary, bool(hostile))
     for f in failures:
         print(f"soak: FAILED: {f}", file=sys.stderr)
