@@ -559,6 +559,8 @@ def main() -> int:
     for name, fn in attacks:
         if not only or name in only or name.split("-")[0] in only:
             h.run(name, fn)
+            # After each: a run cut at its budget keeps what it did.
+            Path(args.out).write_text(json.dumps(h.results, indent=1))
     Path(args.out).write_text(json.dumps(h.results, indent=1))
     shutil.rmtree(h.dir, ignore_errors=True)
     return 0
