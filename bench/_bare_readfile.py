@@ -36,23 +36,20 @@ def answer(path: str) -> tuple[bytes, int, int]:
     """The serialised ReadFileResponse for the whole of `path`, as the daemon's core path builds
     it under the default policy, the file's mtime in ms and its lines; ValueError when the core
     would hand the read to the general path (the benchmark's file must be plain UTF-8 text)."""
-    res = core.read_answer(
-        path,
-        fileread.binary_name(path),
-        1,
-        None,
-        path,
-        "",
-        None,
-        Policy().max_file_size_bytes,
-        fileread.SNIFF_BYTES,
-        None,
-        DEFAULT_MAX_MESSAGE_BYTES,
+    spec = core.ReadSpec(
+        real=path,
+        binary_name=fileread.binary_name(path),
+        start=1,
+        limit=None,
+        path=path,
+        malware="",
+        timestamp_ms=None,
+        max_answer=DEFAULT_MAX_MESSAGE_BYTES,
     )
-    if isinstance(res, str):
-        raise ValueError(f"the core does not answer {path}: {res}")
-    wire, _content, mtime_ns, _total, num_lines, _units = res
-    return wire, mtime_ns // 1_000_000, num_lines
+    res = core.read_answer(spec, fileread.read_limits(Policy().max_file_size_bytes, False))
+    if not isinstance(res, core.ReadAnswer):
+        raise ValueError(f"the core does not answer {path}: {res!r}")
+    return res.wire, res.mtime_ns // 1_000_000, res.num_lines
 
 
 class Record:

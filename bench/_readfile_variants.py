@@ -99,22 +99,20 @@ async def canned(self: FileService, req: pb.ReadFileRequest) -> pb.ReadFileRespo
 async def least(self: FileService, req: pb.ReadFileRequest) -> bytes | pb.ReadFileResponse:
     s, a = self.registry.agent(req.session_id, req.agent_id)
     path, stamp = req.path, now_ms()  # B4 names its file by its canonical path
-    got = core.read_answer(
-        path,
-        False,
-        1,
-        None,
-        path,
-        "",
-        stamp,
-        1 << 30,
-        fileread.SNIFF_BYTES,
-        fileread.INLINE_READ_BYTES,
-        self.config.max_message_bytes,
+    spec = core.ReadSpec(
+        real=path,
+        binary_name=False,
+        start=1,
+        limit=None,
+        path=path,
+        malware="",
+        timestamp_ms=stamp,
+        max_answer=self.config.max_message_bytes,
     )
-    if isinstance(got, str):  # a read the core does not answer: the real ReadFile does
+    got = core.read_answer(spec, fileread.read_limits(1 << 30, True))
+    if not isinstance(got, core.ReadAnswer):  # a read the core does not answer: the real one does
         return await _real_read(self, req)
-    wire, content, mtime_ns = got[0], got[1], got[2]
+    wire, content, mtime_ns = got.wire, got.content, got.mtime_ns
     a.files.set(path, core.FileState(content, stamp, 1, None, False))
     _append(_READS_LOG, (stamp, mtime_ns), (s.session_id, a.agent_id, path))
     return wire

@@ -2,17 +2,30 @@
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import final, overload
+from typing import ClassVar, final, overload
 
 # The module's __all__ (PyO3 adds every registered name); stubtest checks it is complete.
 __all__ = [
     "ENCODINGS",
     "Charge",
+    "Decision",
+    "FileFrame",
     "FileState",
     "FileStateCache",
     "Framed",
     "LineDiff",
+    "Ranged",
+    "ReadAnswer",
+    "ReadLimits",
     "ReadRefused",
+    "ReadSpec",
+    "Refusal",
+    "RefusalKind",
+    "RestoreSpec",
+    "RestoredFile",
+    "Skip",
+    "Totals",
+    "Whole",
     "__version__",
     "compact_tail",
     "count",
@@ -283,8 +296,55 @@ def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None)
     directory (an earlier result), `path` is relative to it: realpath(base + "/" + path), looking
     up only `path`'s own components."""
 
+@final
+class RefusalKind:
+    """Why a read was refused or failed."""
+
+    STAT: ClassVar[RefusalKind]  # stat failed (with the errno)
+    DIRECTORY: ClassVar[RefusalKind]
+    DEVICE: ClassVar[RefusalKind]  # a device, FIFO or socket: not a regular file
+    BINARY_NAME: ClassVar[RefusalKind]  # `binary_name` was set
+    TOO_LARGE: ClassVar[RefusalKind]  # over `max_bytes` at stat time (with the size)
+    WOULD_BLOCK: ClassVar[RefusalKind]  # an inline read that would wait: retry on a thread
+    OPEN: ClassVar[RefusalKind]  # open failed (with the errno)
+    CHANGED: ClassVar[RefusalKind]  # not the file stat saw, or the path holds a symlink now
+    BINARY: ClassVar[RefusalKind]  # a NUL byte
+    GREW: ClassVar[RefusalKind]  # past `max_bytes` since stat
+    ANSWER_TOO_LARGE: ClassVar[RefusalKind]  # over `max_answer` (with the bytes it would take)
+    READ: ClassVar[RefusalKind]  # read failed (with the errno)
+    def __int__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Refusal:
+    """A read refused or failed: its kind, and the errno (STAT, OPEN, READ) or the size
+    (TOO_LARGE, ANSWER_TOO_LARGE) that goes with it (0 otherwise)."""
+
+    @property
+    def kind(self) -> RefusalKind: ...
+    @property
+    def errno(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+
 class ReadRefused(Exception):
-    """read_whole refused or failed: args are (code, errno, size); see `read_whole`."""
+    """A read refused or failed: args are (refusal,), a `Refusal`; see `read_whole`."""
+
+@final
+class Whole:
+    """What `read_whole` read: the file's bytes, its mtime, its size and its lines (newlines
+    + 1, 0 when empty)."""
+
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
 
 def read_whole(
     path: str | PathLike[str],
@@ -292,16 +352,54 @@ def read_whole(
     sniff_bytes: int,
     binary_name: bool = False,
     inline_max: int | None = None,
-) -> tuple[bytes, int, int, int]:
-    """Read the regular file at `path` (a real path) whole, without the GIL:
-    `(content, mtime_ns, size, total_lines)`; total_lines is newlines + 1, 0 when empty.
+) -> Whole:
+    """Read the regular file at `path` (a real path) whole, without the GIL.
 
-    Raises ReadRefused(code, errno, size), code one of: "stat" / "open" / "read" (with the
-    errno), "directory", "device" (not a regular file), "binary_name" (`binary_name` was set),
-    "too_large" (over `max_bytes` at stat time, with the size), "would_block" (`inline_max` set:
-    the file is larger, or a byte is not in the page cache: preadv2 RWF_NOWAIT), "changed" (the
-    file opened is not the one stat saw), "binary" (a NUL byte: in the first `sniff_bytes`, or
-    anywhere once the size is within `max_bytes`), "grew" (past `max_bytes` since stat)."""
+    Raises ReadRefused(refusal): STAT / OPEN / READ (with the errno), DIRECTORY, DEVICE (not a
+    regular file), BINARY_NAME (`binary_name` was set), TOO_LARGE (over `max_bytes` at stat
+    time, with the size), WOULD_BLOCK (`inline_max` set: the file is larger, or a byte is not in
+    the page cache: preadv2 RWF_NOWAIT), CHANGED (the file opened is not the one stat saw),
+    BINARY (a NUL byte: in the first `sniff_bytes`, or anywhere once the size is within
+    `max_bytes`), GREW (past `max_bytes` since stat)."""
+
+@final
+class Ranged:
+    """What `read_range` read: the range's bytes, the file's mtime, size and lines, the range's
+    lines, and whether `head_bytes` cut it short."""
+
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def truncated(self) -> bool: ...
+
+def read_range(
+    path: str | PathLike[str],
+    start: int,
+    limit: int | None,
+    head_bytes: int | None,
+    sniff_bytes: int,
+    binary_name: bool = False,
+    inline_max: int | None = None,
+    max_answer: int | None = None,
+) -> Ranged:
+    """Read lines [start, start+limit) (1-based; limit None: to the end) of the regular file at
+    `path` (a real path), streaming, without the GIL. The range excludes its last line's
+    terminator (and a "\\r" before it) when it ends before EOF; `head_bytes` cuts it to at most
+    that many bytes at a line boundary (a UTF-8 character boundary when the first line is
+    longer) and sets `truncated`. Raises ReadRefused as read_whole does (a NUL anywhere is
+    BINARY; never TOO_LARGE or GREW), and ANSWER_TOO_LARGE (size: the bytes it would take)
+    before reading a range whose answer — its bytes twice, as content and as numbered text,
+    plus each line's number — would be over `max_answer` (not checked with `head_bytes`)."""
+
+# --- fileanswer: restore_files, read_answer (rust_core/src/py/py_fileanswer.rs, fileanswer.rs) --
 
 @final
 class Framed:
@@ -313,101 +411,252 @@ class Framed:
     def __bytes__(self) -> bytes: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
-# (framed attachment, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
-#  text_units, json_units)
-_RestoredFile = tuple[Framed, bytes, int, int, int, int, int, int, int]
+@final
+class Skip:
+    """Why the core leaves a file it read to the caller's general path."""
 
-_FileSpec = tuple[
-    str | PathLike[str], bool, int, int | None, str, str, str, bytes | None, Framed | None
-]
+    NOT_UTF8: ClassVar[Skip]
+    EMPTY: ClassVar[Skip]  # nothing to number: the empty-file or past-the-end warning
+    BOM: ClassVar[Skip]  # a byte-order mark on line 1
+    ESCAPE: ClassVar[Skip]  # a closing reminder tag in the text
+    HEAD_ONLY: ClassVar[Skip]  # a head was asked for and the file has more lines
+    ANSWER_TOO_LARGE: ClassVar[Skip]  # a ReadFile answer over its `max_answer`
+    def __int__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class ReadLimits:
+    """How the core reads: the byte cap of a whole read, the leading bytes sniffed for NUL
+    first, and (`inline_max`: an inline read, on the event loop) the largest file read, from
+    the page cache only (else WOULD_BLOCK)."""
+
+    def __new__(
+        cls, *, max_bytes: int, sniff_bytes: int, inline_max: int | None = None
+    ) -> ReadLimits: ...
+    @property
+    def max_bytes(self) -> int: ...
+    @property
+    def sniff_bytes(self) -> int: ...
+    @property
+    def inline_max(self) -> int | None: ...
+
+@final
+class FileFrame:
+    """A restored file's result block around its numbered text: `prefix`, the text, `malware`
+    ("" when the policy has none), `suffix` (the caller's templates, rendered)."""
+
+    def __new__(cls, *, prefix: str, malware: str, suffix: str) -> FileFrame: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def malware(self) -> str: ...
+    @property
+    def suffix(self) -> str: ...
+
+@final
+class RestoreSpec:
+    """One file for `restore_files`: the real path to read (checked by the caller), whether its
+    name is binary, the first line (1-based) and the limit (None: to the end), the attachment's
+    path and display path, its first block (the Read call, wrapped); the content the cache held,
+    and the file as the last compaction restored it from that content with the same inputs."""
+
+    def __new__(
+        cls,
+        *,
+        real: str | PathLike[str],
+        binary_name: bool,
+        start: int,
+        limit: int | None,
+        path: str,
+        display: str,
+        call_block: str,
+        held: bytes | None = None,
+        prior: RestoredFile | None = None,
+    ) -> RestoreSpec: ...
+    @property
+    def real(self) -> str: ...
+    @property
+    def binary_name(self) -> bool: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def display(self) -> str: ...
+    @property
+    def call_block(self) -> str: ...
+    @property
+    def held(self) -> bytes | None: ...
+    @property
+    def prior(self) -> RestoredFile | None: ...
+
+@final
+class RestoredFile:
+    """A file `restore_files` restored: its attachment and its measures.
+
+    `framed` is the file's `Attachment` as `CompactResponse.attachments` bytes (key, length,
+    message): `kind`, `placement`, `tokens` (the rough estimate of the blocks joined by "\\n",
+    whose UTF-16 units are `blocks_units`), the blocks — the Read call block, then the frame's
+    prefix, the text numbered from the first line, its malware and suffix — and the
+    `FileAttachment` (path, display path, the text when `include_content`, the line counts, the
+    first line). The text is the file's bytes with each line's ending "\\r" removed
+    (`render.strip_cr`); `text_units` and `json_units` are the UTF-16 units of it and of its
+    `JSON.stringify`. `content` is the bytes read: the object the cache held when they are the
+    same. `reused`: they are, the spec gave its `prior`, and nothing was rendered: `framed` and
+    the measures are the prior's."""
+
+    @property
+    def framed(self) -> Framed: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def blocks_units(self) -> int: ...
+    @property
+    def text_units(self) -> int: ...
+    @property
+    def json_units(self) -> int: ...
+    @property
+    def reused(self) -> bool: ...
 
 def restore_files(
-    specs: Sequence[_FileSpec],
-    prefix: str,
-    malware: str,
-    suffix: str,
-    max_bytes: int,
-    sniff_bytes: int,
-    inline_max: int | None,
+    specs: Sequence[RestoreSpec],
+    frame: FileFrame,
+    limits: ReadLimits,
+    *,
     include_content: bool,
     kind: int,
     placement: int,
-) -> list[_RestoredFile | str]:
-    """Compact's restored files in one call, read and rendered without the GIL. Each spec is
-    `(real path, binary name, first line, limit, path, display path, Read call block, the
-    content the cache held or None, the attachment rendered of that content or None)`; each
-    result is either `(framed, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
-    text_units, json_units)` or the code of why the caller's general path must take the file.
+) -> list[RestoredFile | Skip | Refusal]:
+    """Compact's restored files in one call, read and rendered without the GIL: per spec, a
+    `RestoredFile` (`kind` and `placement` are its attachment's), or why the caller's general
+    path must take the file: the read's `Refusal` (WOULD_BLOCK for an inline read to retry on a
+    thread), or a `Skip` (NOT_UTF8, EMPTY, BOM, ESCAPE, HEAD_ONLY). The file is read as
+    `read_whole` reads it from line 1 (a limit then only bounds the lines: a file with more is
+    HEAD_ONLY), else as `read_range`."""
 
-    `framed` is the file's `Attachment` as `CompactResponse.attachments` bytes (key, length,
-    message): `kind`, `placement`, `tokens` (the rough estimate of the blocks joined by "\n",
-    whose UTF-16 units are `blocks_units`), the blocks — the Read call block, then `prefix`,
-    the text numbered from the first line, `malware`, `suffix` — and the `FileAttachment`
-    (`path`, the display path, the text when `include_content`, the line counts, the first line).
-    The text is the file's bytes with each line's ending "\r" removed (`render.strip_cr`);
-    `text_units` and `json_units` are the UTF-16 units of it and of its `JSON.stringify`.
-    `content` is the bytes read: the object the cache held when they are the same; when the
-    spec gives the attachment rendered of those bytes too, nothing is rendered: `framed` is that
-    object and the four measures are 0 (the caller has them). The file is read as `read_whole`
-    reads it from line 1 (a limit then only bounds the lines: a file with more is "head_only"),
-    else as `read_range`.
+@final
+class ReadSpec:
+    """One ReadFile answer for `read_answer`: the real path, whether its name is binary, the
+    first line and the limit, the answer's path, what follows the numbered text (the malware
+    reminder, or ""), the entry's timestamp (None: the file's mtime in ms), and the largest
+    answer (None: any)."""
 
-    Codes: a `ReadRefused` code of the read ("would_block" for an inline read to retry on a
-    thread), "not_utf8", "empty", "bom" (a byte-order mark on line 1), "escape" (a closing
-    reminder tag in the text), "head_only"."""
+    def __new__(
+        cls,
+        *,
+        real: str | PathLike[str],
+        binary_name: bool,
+        start: int,
+        limit: int | None,
+        path: str,
+        malware: str,
+        timestamp_ms: int | None,
+        max_answer: int | None,
+    ) -> ReadSpec: ...
+    @property
+    def real(self) -> str: ...
+    @property
+    def binary_name(self) -> bool: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def malware(self) -> str: ...
+    @property
+    def timestamp_ms(self) -> int | None: ...
+    @property
+    def max_answer(self) -> int | None: ...
 
-# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields.
-_DecisionFields = tuple[int, str, int, int, int, str, int]
-# (category, attachments, dropped, tokens): a `CategoryTotals`'s fields.
-_TotalsFields = tuple[str, int, int, int]
+@final
+class ReadAnswer:
+    """ReadFile's answer: `wire` is the `ReadFileResponse` (`path`, `text` — the content
+    numbered from the first line, lines split on "\\r?\\n", then the malware reminder —
+    `content`, `timestamp_ms`, the lines, `tokens`: the rough estimate of `text`); `content` the
+    bytes read; `text_units` the UTF-16 units of the content."""
 
-def compact_tail(
-    decisions: Sequence[_DecisionFields], totals: Sequence[_TotalsFields], compaction: int
-) -> bytes:
+    @property
+    def wire(self) -> bytes: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def text_units(self) -> int: ...
+
+def read_answer(spec: ReadSpec, limits: ReadLimits) -> ReadAnswer | Skip | Refusal:
+    """ReadFile's answer for `spec`, read and rendered without the GIL, or why the caller's
+    general path must take it: the read's `Refusal`, or a `Skip` (as `restore_files`, and
+    ANSWER_TOO_LARGE: over the spec's `max_answer`)."""
+
+# --- compactwire: compact_tail, Decision, Totals (rust_core/src/py/py_compactwire.rs) ---
+
+@final
+class Decision:
+    """One decision of a Compact: a `Decision` message's fields (`detail` None: "")."""
+
+    def __new__(
+        cls,
+        subject: int,
+        name: str,
+        outcome: int,
+        tokens: int = 0,
+        rank: int = 0,
+        detail: str | None = None,
+        content_tokens: int = 0,
+    ) -> Decision: ...
+    @property
+    def subject(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def outcome(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def detail(self) -> str: ...
+    @property
+    def content_tokens(self) -> int: ...
+
+@final
+class Totals:
+    """One category's totals of a Compact: a `CategoryTotals` message's fields."""
+
+    def __new__(
+        cls, category: str, attachments: int = 0, dropped: int = 0, tokens: int = 0
+    ) -> Totals: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def attachments(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+
+def compact_tail(decisions: Sequence[Decision], totals: Sequence[Totals], compaction: int) -> bytes:
     """`CompactResponse(decisions=..., totals=..., compaction=...)` serialised, byte for byte as
     the protobuf runtime writes it (fields in order, default values left out, negative numbers
     as ten-byte varints): the part of a Compact's answer after its attachments."""
-
-def read_answer(
-    real: str | PathLike[str],
-    binary_name: bool,
-    start: int,
-    limit: int | None,
-    path: str,
-    malware: str,
-    timestamp_ms: int | None,
-    max_bytes: int,
-    sniff_bytes: int,
-    inline_max: int | None,
-    max_answer: int | None,
-) -> tuple[bytes, bytes, int, int, int, int] | str:
-    """ReadFile's answer for lines [start, start+limit) of `real`, read and rendered without the
-    GIL: `(wire, content, mtime_ns, total_lines, num_lines, text_units)`, or the code of why the
-    caller's general path must take it (as `restore_files`, and "answer_too_large": over
-    `max_answer`, see `read_range`).
-
-    `wire` is the `ReadFileResponse`: `path`, `text` (the content numbered from `start`, lines
-    split on "\r?\n", then `malware`), `content`, `timestamp_ms` (the file's mtime in ms when
-    None), the lines, `tokens` (the rough estimate of `text`). `text_units` are the UTF-16 units
-    of the content."""
-
-def read_range(
-    path: str | PathLike[str],
-    start: int,
-    limit: int | None,
-    head_bytes: int | None,
-    sniff_bytes: int,
-    binary_name: bool = False,
-    inline_max: int | None = None,
-    max_answer: int | None = None,
-) -> tuple[bytes, int, int, int, int, bool]:
-    """Read lines [start, start+limit) (1-based; limit None: to the end) of the regular file at
-    `path` (a real path), streaming, without the GIL:
-    `(content, mtime_ns, size, total_lines, num_lines, truncated)`. The range excludes its last
-    line's terminator (and a "\\r" before it) when it ends before EOF; `head_bytes` cuts it to at
-    most that many bytes at a line boundary (a UTF-8 character boundary when the first line is
-    longer) and sets `truncated`. Raises ReadRefused as read_whole does (a NUL anywhere is
-    "binary"; never "too_large" or "grew"), and "answer_too_large" (size: the bytes it would
-    take) before reading a range whose answer — its bytes twice, as content and as numbered
-    text, plus each line's number — would be over `max_answer` (not checked with
-    `head_bytes`)."""

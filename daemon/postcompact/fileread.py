@@ -48,6 +48,7 @@ __all__ = [
     "effective_deny_globs",
     "is_denied",
     "off_loop",
+    "read_limits",
     "read_text",
     "realpath",
     "resolve_roots",
@@ -301,22 +302,45 @@ def read_text(
     ranged = (offset is not None and offset > 1) or limit is not None
     try:
         if not ranged and head_bytes is None:
-            content, mtime_ns, _size, total = core.read_whole(
-                real, max_bytes, SNIFF_BYTES, binary_name, inline_max
-            )
+            w = core.read_whole(real, max_bytes, SNIFF_BYTES, binary_name, inline_max)
+            content, total = w.content, w.total_lines
             if max_answer is not None:
                 need = answer_bytes(len(content), total)
                 if need > max_answer:
-                    raise _refusal(path, ext, max_bytes, "answer_too_large", 0, need, max_answer)
-            return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
+                    raise refusal_error(
+                        core.RefusalKind.ANSWER_TOO_LARGE, path, ext, max_bytes, 0, need, max_answer
+                    )
+            return TextFile(real, content, w.mtime_ns // 1_000_000, total, 1, total, len(content))
         start = offset or 1
-        content, mtime_ns, size, total, num_lines, truncated = core.read_range(
+        r = core.read_range(
             real, start, limit, head_bytes, SNIFF_BYTES, binary_name, inline_max, max_answer
         )
     except core.ReadRefused as exc:
-        code, err, size = exc.args
-        raise _refusal(path, ext, max_bytes, code, err, size, max_answer) from None
-    return TextFile(real, content, mtime_ns // 1_000_000, total, start, num_lines, size, truncated)
+        refusal: core.Refusal = exc.args[0]
+        raise refusal_error(
+            refusal.kind, path, ext, max_bytes, refusal.errno, refusal.size, max_answer
+        ) from None
+    return TextFile(
+        real,
+        r.content,
+        r.mtime_ns // 1_000_000,
+        r.total_lines,
+        start,
+        r.num_lines,
+        r.size,
+        r.truncated,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def read_limits(max_bytes: int, inline: bool) -> core.ReadLimits:
+    """How the core reads for `read_text`'s callers that read through it: `max_bytes` whole,
+    `SNIFF_BYTES` sniffed, and `inline` as `read_text` reads inline."""
+    return core.ReadLimits(
+        max_bytes=max_bytes,
+        sniff_bytes=SNIFF_BYTES,
+        inline_max=INLINE_READ_BYTES if inline else None,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -350,41 +374,56 @@ def answer_bytes(size: int, lines: int, first: int = 1) -> int:
     return 2 * size + lines * (len(str(last)) + 1)
 
 
-def _refusal(
+_KIND = core.RefusalKind
+
+
+def refusal_error(
+    kind: core.RefusalKind,
     path: str,
     ext: str,
     max_bytes: int,
-    code: str,
     err: int,
     size: int,
     max_answer: int | None = None,
 ) -> FileReadError | WouldBlock:
-    """What to raise for the core's `ReadRefused(code, errno, size)` (see `core.read_whole`)."""
-    if code == "would_block":
+    """What to raise for a read the core refused (`core.Refusal`, see `core.read_whole`)."""
+    if kind == _KIND.WOULD_BLOCK:
         return WouldBlock()
-    if code in ("stat", "open", "read"):
-        return _os_error(path, code, err)
-    messages: dict[str, tuple[FileReadErrorKind, str]] = {
-        "directory": ("directory", f"{path} is a directory"),
-        "device": ("device", f"{path} is not a regular file (device, FIFO or socket)"),
-        "binary_name": ("binary", f"{path} is a binary file ({ext})"),
-        "binary": ("binary", f"{path} is a binary file (contains NUL bytes)"),
-        "too_large": (
+    if kind in _OS_PHASES:
+        return _os_error(path, _OS_PHASES[kind], err)
+    messages: dict[core.RefusalKind, tuple[FileReadErrorKind, str]] = {
+        _KIND.DIRECTORY: ("directory", f"{path} is a directory"),
+        _KIND.DEVICE: ("device", f"{path} is not a regular file (device, FIFO or socket)"),
+        _KIND.BINARY_NAME: ("binary", f"{path} is a binary file ({ext})"),
+        _KIND.BINARY: ("binary", f"{path} is a binary file (contains NUL bytes)"),
+        _KIND.TOO_LARGE: (
             "too_large",
             f"{path} is {size} bytes, over the {max_bytes}-byte limit; "
             "read it with an offset and limit",
         ),
-        "grew": ("too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"),
-        "changed": ("outside_roots", f"{path} changed while reading"),
-        "answer_too_large": (
+        _KIND.GREW: (
+            "too_large",
+            f"{path} is over the {max_bytes}-byte limit; read it with a range",
+        ),
+        _KIND.CHANGED: ("outside_roots", f"{path} changed while reading"),
+        _KIND.ANSWER_TOO_LARGE: (
             "answer_too_large",
             f"the answer for {path} would take {size} bytes (the text twice, as content and "
             f"numbered), over the {max_answer}-byte answer limit; read it in parts with offset "
             "and limit",
         ),
     }
-    kind, message = messages[code]
-    return FileReadError(kind, message, size if code in ("too_large", "answer_too_large") else None)
+    what, message = messages[kind]
+    sized = kind in (_KIND.TOO_LARGE, _KIND.ANSWER_TOO_LARGE)
+    return FileReadError(what, message, size if sized else None)
+
+
+# The refusals that carry an errno, and the phase of the read that failed.
+_OS_PHASES: dict[core.RefusalKind, str] = {
+    _KIND.STAT: "stat",
+    _KIND.OPEN: "open",
+    _KIND.READ: "read",
+}
 
 
 def _os_error(path: str, phase: str, err: int | None) -> FileReadError:

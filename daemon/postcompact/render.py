@@ -830,10 +830,10 @@ def _read_call_block(
     return _fmt(reminder_template, content=call)
 
 
-def file_result_frame(templates: Templates, malware_reminder: bool) -> tuple[str, str, str] | None:
-    """(prefix, malware, suffix): a restored file's result block around its numbered lines, as
-    `file_blocks` renders it without a truncation marker (the core renders the lines between,
-    `core.restore_files`); None when the templates do not hold each placeholder once."""
+def file_result_frame(templates: Templates, malware_reminder: bool) -> core.FileFrame | None:
+    """A restored file's result block around its numbered lines, as `file_blocks` renders it
+    without a truncation marker (the core renders the lines between, `core.restore_files`); None
+    when the templates do not hold each placeholder once."""
     return _result_frame(
         templates.system_reminder,
         templates.read_result,
@@ -842,12 +842,12 @@ def file_result_frame(templates: Templates, malware_reminder: bool) -> tuple[str
 
 
 @functools.lru_cache(maxsize=64)
-def _result_frame(reminder: str, read_result: str, malware: str) -> tuple[str, str, str] | None:
+def _result_frame(reminder: str, read_result: str, malware: str) -> core.FileFrame | None:
     outer = _around(reminder, "content")
     inner = _around(read_result, "result")
     if outer is None or inner is None:
         return None
-    return outer[0] + inner[0], malware, inner[1] + outer[1]
+    return core.FileFrame(prefix=outer[0] + inner[0], malware=malware, suffix=inner[1] + outer[1])
 
 
 def file_blocks(

@@ -42,6 +42,15 @@ PROFILES = {
 PROFILE_RULES = {name: profiles.rules(p) for name, p in PROFILES.items()}
 
 
+def _code(result: object) -> bool | str:
+    """True for a file the core answered; else the name of its `Skip` or `Refusal`."""
+    if isinstance(result, core.Refusal):
+        return repr(result.kind).rsplit(".", 1)[-1].lower()
+    if isinstance(result, core.Skip):
+        return repr(result).rsplit(".", 1)[-1].lower()
+    return True
+
+
 class Spy:
     """What `core.restore_files` answered, file by file (True: rendered; else the code)."""
 
@@ -49,9 +58,9 @@ class Spy:
         self.results: list[bool | str] = []
         real = _core.restore_files  # the extension's own (a Hypothesis example spies again)
 
-        def spy(*args: Any) -> list[Any]:
-            out = real(*args)
-            self.results.extend(r if isinstance(r, str) else True for r in out)
+        def spy(*args: Any, **kwargs: Any) -> list[Any]:
+            out = real(*args, **kwargs)
+            self.results.extend(_code(r) for r in out)
             return out
 
         monkeypatch.setattr(core, "restore_files", spy)
@@ -327,8 +336,7 @@ def test_the_frame_is_what_file_blocks_wraps_the_numbered_text_in() -> None:
                 malware_reminder=malware,
                 templates=templates,
             )
-            prefix, reminder, suffix = frame
-            assert blocks[1] == prefix + "1\tx\n2\ty" + reminder + suffix
+            assert blocks[1] == frame.prefix + "1\tx\n2\ty" + frame.malware + frame.suffix
 
 
 # --- ReadFile ----------------------------------------------------------------------------------
@@ -381,7 +389,7 @@ class ReadSpy:
 
         def spy(*args: Any) -> Any:
             out = real(*args)
-            self.results.append(out if isinstance(out, str) else True)
+            self.results.append(_code(out))
             return out
 
         monkeypatch.setattr(core, "read_answer", spy)

@@ -72,7 +72,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from postcompact import core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms, within_roots
@@ -230,12 +230,6 @@ def head_bytes(raw: bytes, head: str) -> bytes:
         if end < 0:
             return raw
     return raw[:end].removesuffix(b"\r")
-
-
-# (real path, binary name, first line, limit, path, display path, Read call block, the content
-# the cache held, the attachment rendered of it at the last compaction): core.restore_files'
-_Spec = tuple[str, bool, int, int | None, str, str, str, bytes | None, "core.Framed | None"]
-_NO_FRAMED: core.Framed = object()  # type: ignore[assignment]  # a memo entry with no rendering
 
 
 @dataclass(slots=True)
@@ -602,8 +596,8 @@ class FileStep:
             return {}
         roots, deny = tuple(self.session.read_roots), self.deny_globs
         cwd, relative, memo = self.session.cwd, rules.payload_cost, self.memo
-        specs: list[_Spec] = []
-        taken: list[tuple[int, str, int, int | None, bool, str, RenderedFile]] = []
+        specs: list[core.RestoreSpec] = []
+        taken: list[_Taken] = []
         for rank, path in ranked:
             binary = _plain_file(path, roots, deny)
             if binary is None:
@@ -617,25 +611,42 @@ class FileStep:
             # lines, which the core checks on every read): the same, and the cache still holding
             # the very content it was rendered of, and the core only reads the file (its bytes
             # unchanged: this attachment again, not rendered).
-            key = (first, limit if offset else None, display, call, frame, self.include_content)
+            key: tuple[object, ...] = (
+                first,
+                limit if offset else None,
+                display,
+                call,
+                frame,
+                self.include_content,
+            )
             content = held.get(path)
             prior = memo.get(path)
-            if prior is None or prior.content is not content or prior.key != key:
-                prior = RenderedFile(content or b"", key, _NO_FRAMED, 0, 0, 0, 0, 0, None)
-            reuse = prior.framed if prior.framed is not _NO_FRAMED else None
-            specs.append((path, binary, first, limit, path, display, call, content, reuse))
-            taken.append((rank, path, first, limit, span is not None, display, prior))
+            if prior is not None and (prior.content is not content or prior.key != key):
+                prior = None
+            specs.append(
+                core.RestoreSpec(
+                    real=path,
+                    binary_name=binary,
+                    start=first,
+                    limit=limit,
+                    path=path,
+                    display=display,
+                    call_block=call,
+                    held=content,
+                    prior=prior.file if prior is not None else None,
+                )
+            )
+            taken.append(_Taken(rank, path, first, limit, span is not None, display, key, prior))
         if not specs:
             return {}
+        limits = fileread.read_limits(policy.max_file_size_bytes, inline)
         results = core.restore_files(
             specs,
-            *frame,
-            policy.max_file_size_bytes,
-            fileread.SNIFF_BYTES,
-            fileread.INLINE_READ_BYTES if inline else None,
-            self.include_content,
-            pb.ATTACHMENT_KIND_FILE,
-            pb.PLACEMENT_USER,
+            frame,
+            limits,
+            include_content=self.include_content,
+            kind=pb.ATTACHMENT_KIND_FILE,
+            placement=pb.PLACEMENT_USER,
         )
         # Each one measured as `restore_one` would measure it whole: as `_fitted` does under
         # `Rules.cap_rendered` or for a range, else as the Claude Code profiles measure the text.
@@ -647,45 +658,42 @@ class FileStep:
         # back unchanged under the same ones takes them from its memo (`RenderedFile.derived`).
         facts = (cap, api, by_blocks, what, relative)
         out: dict[int, _Restored] = {}
-        for (rank, path, first, limit, ranged, display, prior), res in zip(
+        for (rank, path, first, limit, ranged, display, key, prior), res in zip(
             taken, results, strict=True
         ):
             offset = first > 1
-            if isinstance(res, str):
-                if res == "would_block":
+            if not isinstance(res, core.RestoredFile):
+                if isinstance(res, core.Refusal) and res.kind == core.RefusalKind.WOULD_BLOCK:
                     raise fileread.WouldBlock()
                 continue
-            framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = (
-                res
-            )
-            mtime_ms = mtime_ns // 1_000_000
+            mtime_ms = res.mtime_ns // 1_000_000
+            num, total = res.num_lines, res.total_lines
             seed = core.FileState(
-                content, mtime_ms if mtime_stamps else read_at, first, limit if offset else None
+                res.content, mtime_ms if mtime_stamps else read_at, first, limit if offset else None
             )
-            derived = prior.derived
+            derived = prior.derived if prior is not None else None
             if (
-                framed is prior.framed
+                prior is not None
+                and res.reused
                 and derived is not None
                 and derived[1] is ranged
                 and derived[0] == facts
             ):  # read back unchanged, measured alike: within the cap, as the memo says
                 made = prior
-                tokens, detail, cost = prior.tokens, derived[2], derived[3]
+                detail, cost = derived[2], derived[3]
             else:
-                if framed is prior.framed:  # read back unchanged: the measures are the memo's
-                    tokens, blocks_units, text_units, json_units = prior[3:7]
-                    estimate = prior.held
-                else:
-                    estimate = int(core.estimate(content))
+                # Read back unchanged, the content's estimate is the memo's.
+                held_estimate = prior.held if prior is not None and res.reused else None
                 ext = file_ext(path)
                 if ranged or by_blocks:
-                    measured = tokens
+                    measured = res.tokens
                     if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
-                        measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
+                        per_type = int(core.estimate_from_utf16_len(res.blocks_units, ext))
+                        measured = max(measured, per_type)
                 else:
-                    measured = int(core.estimate_from_utf16_len(text_units, ext))
+                    measured = int(core.estimate_from_utf16_len(res.text_units, ext))
                     if api is not None and measured > cap // 4:  # Meter.file_tokens
-                        measured = (2 * text_units + api) // (2 * api)
+                        measured = (2 * res.text_units + api) // (2 * api)
                 if measured > cap:
                     continue
                 detail = ""
@@ -693,24 +701,27 @@ class FileStep:
                     last = first + num - 1
                     detail = f"lines {first}-{last} of {total}: {what or 'the range last read'}"
                 units = _file_message_units(path, display, num, total, relative, first)
-                cost = int(core.estimate_from_utf16_len(units + json_units - 2))
+                cost = int(core.estimate_from_utf16_len(units + res.json_units - 2))
                 made = RenderedFile(
-                    content,
-                    prior.key,
-                    framed,
-                    tokens,
-                    blocks_units,
-                    text_units,
-                    json_units,
-                    estimate,
+                    res.content,
+                    key,
+                    res,
+                    held_estimate if held_estimate is not None else int(core.estimate(res.content)),
                     (facts, ranged, detail, cost),
                 )
-            # (path, rank, outcome, attachment, cost, detail, seed, mtime, digest, wire, tokens,
-            # lines, rendered): positional, one per file of every Compact.
             out[rank] = _Restored(
-                path, rank, _RESTORED, None, cost, detail, seed, mtime_ms, None, framed, tokens,
-                num, made
-            )  # fmt: skip
+                path,
+                rank,
+                _RESTORED,
+                cost=cost,
+                detail=detail,
+                seed=seed,
+                mtime_ms=mtime_ms,
+                wire=res.framed,
+                tokens=res.tokens,
+                lines=num,
+                rendered=made,
+            )
         return out
 
     def _file(
@@ -774,6 +785,21 @@ class FileStep:
 
 
 _RESTORED = pb.OUTCOME_RESTORED
+
+
+class _Taken(NamedTuple):
+    """A file `FileStep._rendered` gives the core: its rank and path, its first line and limit,
+    whether a range, its display path, what its attachment is made of besides its bytes, and
+    its memo when that still stands for it."""
+
+    rank: int
+    path: str
+    first: int
+    limit: int | None
+    ranged: bool
+    display: str
+    key: tuple[object, ...]
+    prior: RenderedFile | None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1089,9 +1115,9 @@ async def restore_files(
     kept = 0
     for r in seeds:  # the restored files the core rendered, in rank order, within the bound
         made = r.rendered
-        if made is not None and kept + len(made.framed) <= MAX_RENDERED_BYTES:
+        if made is not None and kept + len(made.file.framed) <= MAX_RENDERED_BYTES:
             memo[r.path] = made
-            kept += len(made.framed)
+            kept += len(made.file.framed)
     if policy.left_out_index:
         left = [path for path, _, _ in ranked if path not in attached]
         if left:

@@ -729,24 +729,22 @@ def _core_answer(
     if policy.exact or not within_roots(path, s.read_roots):
         return None
     malware = s.templates.malware_reminder if policy.malware_reminder else ""
-    res = core.read_answer(
-        path,
-        fileread.binary_name(path),
-        offset,
-        limit,
-        path,
-        malware,
-        stamp,
-        policy.max_file_size_bytes,
-        fileread.SNIFF_BYTES,
-        fileread.INLINE_READ_BYTES if inline else None,
-        max_answer,
+    spec = core.ReadSpec(
+        real=path,
+        binary_name=fileread.binary_name(path),
+        start=offset,
+        limit=limit,
+        path=path,
+        malware=malware,
+        timestamp_ms=stamp,
+        max_answer=max_answer,
     )
-    if isinstance(res, str):
-        if res == "would_block":
+    res = core.read_answer(spec, fileread.read_limits(policy.max_file_size_bytes, inline))
+    if not isinstance(res, core.ReadAnswer):
+        if isinstance(res, core.Refusal) and res.kind == core.RefusalKind.WOULD_BLOCK:
             raise fileread.WouldBlock()
         return None
-    wire, content, mtime_ns, total, num, text_units = res
+    text_units = res.text_units
     if whole:  # `_first_page`'s measure, from the units the core counted
         cap, ext = policy.max_read_tokens, file_ext(path)
         tokens = int(core.estimate_from_utf16_len(text_units, ext))
@@ -755,9 +753,12 @@ def _core_answer(
             tokens = (2 * text_units + api) // (2 * api)
         if tokens > cap:
             return None
-    mtime_ms = mtime_ns // 1_000_000
+    mtime_ms = res.mtime_ns // 1_000_000
     timestamp = mtime_ms if stamp is None else stamp
-    return _Read(content, mtime_ms, num, total, timestamp, False, wire, len(wire))
+    wire = res.wire
+    return _Read(
+        res.content, mtime_ms, res.num_lines, res.total_lines, timestamp, False, wire, len(wire)
+    )
 
 
 def _python_answer(

@@ -1,20 +1,20 @@
 //! Python bindings of [`crate::fileanswer`]: `restore_files` (Compact's restored files, a batch
 //! in one call) and `read_answer` (ReadFile's answer). Both read and render without the GIL and
 //! return, per file, either the answer's protobuf bytes with the measures the caller decides
-//! on, or the code of why the caller's general path must take the file (see `_core.pyi`).
+//! on (`RestoredFile`, `ReadAnswer`), or why the caller's general path must take the file (a
+//! `Skip`, or the read's `Refusal`); see `_core.pyi`.
 
 use std::os::raw::c_int;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
-use pyo3::IntoPyObjectExt;
+use pyo3::types::{PyBytes, PyString};
 
-use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadLimits, ReadRequest, Restored, Skip};
+use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadRequest, Restored};
 use crate::readfile::{Inline, Limits};
 
-use super::py_fsutil::failure_code;
+use super::py_fsutil::{ns, Refusal};
 
 /// A restored file's attachment bytes as the core wrote them, read through the buffer protocol
 /// (`b"".join` copies them once, into the answer, without a `bytes` copy of their own).
@@ -62,196 +62,438 @@ impl Framed {
     }
 }
 
-fn skip_code(skip: &Skip) -> &'static str {
-    match skip {
-        Skip::Read(f) => failure_code(f),
-        Skip::NotUtf8 => "not_utf8",
-        Skip::Empty => "empty",
-        Skip::Bom => "bom",
-        Skip::Escape => "escape",
-        Skip::HeadOnly => "head_only",
-        Skip::AnswerTooLarge => "answer_too_large",
-    }
+/// Why the core leaves a file to the caller's general path (the read itself succeeded).
+#[pyclass(frozen, eq, eq_int, hash, module = "postcompact._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Skip {
+    /// Not valid UTF-8.
+    #[pyo3(name = "NOT_UTF8")]
+    NotUtf8,
+    /// Nothing to number (the empty-file or past-the-end warning).
+    #[pyo3(name = "EMPTY")]
+    Empty,
+    /// A UTF-8 byte-order mark at the start.
+    #[pyo3(name = "BOM")]
+    Bom,
+    /// A closing reminder tag in the text.
+    #[pyo3(name = "ESCAPE")]
+    Escape,
+    /// A head was asked for and the file has more lines.
+    #[pyo3(name = "HEAD_ONLY")]
+    HeadOnly,
+    /// A ReadFile answer over the answer limit.
+    #[pyo3(name = "ANSWER_TOO_LARGE")]
+    AnswerTooLarge,
 }
 
-fn read_limits(
+/// `Skip` or `Refusal`, as a Python object.
+fn skipped<'py>(py: Python<'py>, skip: &fileanswer::Skip) -> PyResult<Bound<'py, PyAny>> {
+    let s = match skip {
+        fileanswer::Skip::Read(f) => return Bound::new(py, Refusal::of(f)).map(Bound::into_any),
+        fileanswer::Skip::NotUtf8 => Skip::NotUtf8,
+        fileanswer::Skip::Empty => Skip::Empty,
+        fileanswer::Skip::Bom => Skip::Bom,
+        fileanswer::Skip::Escape => Skip::Escape,
+        fileanswer::Skip::HeadOnly => Skip::HeadOnly,
+        fileanswer::Skip::AnswerTooLarge => Skip::AnswerTooLarge,
+    };
+    Bound::new(py, s).map(Bound::into_any)
+}
+
+/// How the core reads: the byte cap of a whole read, the bytes sniffed for NUL first, and (an
+/// inline read, on the event loop) the largest file read from the page cache only.
+#[pyclass(frozen, module = "postcompact._core")]
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    #[pyo3(get)]
     max_bytes: u64,
+    #[pyo3(get)]
     sniff_bytes: usize,
+    #[pyo3(get)]
     inline_max: Option<u64>,
-    binary_name: bool,
-    max_answer: Option<u64>,
-) -> ReadLimits {
-    ReadLimits {
-        limits: Limits {
+}
+
+#[pymethods]
+impl ReadLimits {
+    #[new]
+    #[pyo3(signature = (*, max_bytes, sniff_bytes, inline_max = None))]
+    fn new(max_bytes: u64, sniff_bytes: usize, inline_max: Option<u64>) -> Self {
+        Self {
             max_bytes,
             sniff_bytes,
-            binary_name,
-            inline: inline_max.map(|max_size| Inline { max_size }),
-        },
-        max_answer,
+            inline_max,
+        }
     }
 }
 
-/// (real path, binary name, first line, limit, attachment path, display path, Read call
-/// block, the content the cache held, the attachment rendered of that content before)
-type Spec<'py> = (
-    PathBuf,
-    bool,
-    u64,
-    Option<u64>,
-    String,
-    String,
-    String,
-    Option<Bound<'py, PyBytes>>,
-    Option<Bound<'py, Framed>>,
-);
+impl ReadLimits {
+    fn of(&self, binary_name: bool, max_answer: Option<u64>) -> fileanswer::ReadLimits {
+        fileanswer::ReadLimits {
+            limits: Limits {
+                max_bytes: self.max_bytes,
+                sniff_bytes: self.sniff_bytes,
+                binary_name,
+                inline: self.inline_max.map(|max_size| Inline { max_size }),
+            },
+            max_answer,
+        }
+    }
+}
 
-/// Each file of `specs` restored (see `fileanswer::restored_file`): a tuple `(framed, content,
-/// mtime_ns, total_lines, num_lines, tokens, blocks_units, text_units, json_units)`, or the code
-/// of why the general path must take it. `content` is the object the cache held when the bytes
-/// read are the same (no copy; the caller sees the entry unchanged by identity); and when the
-/// spec also gives the attachment rendered of those bytes, nothing is rendered: `framed` is that
-/// very object and the four measures are 0 (the caller has them).
+/// A restored file's result block around its numbered text (the caller's templates, rendered):
+/// `prefix`, the text, `malware` ("" when the policy has none), `suffix`.
+#[pyclass(frozen, eq, module = "postcompact._core")]
+#[derive(Debug, PartialEq)]
+pub struct FileFrame {
+    #[pyo3(get)]
+    prefix: String,
+    #[pyo3(get)]
+    malware: String,
+    #[pyo3(get)]
+    suffix: String,
+}
+
+#[pymethods]
+impl FileFrame {
+    #[new]
+    #[pyo3(signature = (*, prefix, malware, suffix))]
+    fn new(prefix: String, malware: String, suffix: String) -> Self {
+        Self {
+            prefix,
+            malware,
+            suffix,
+        }
+    }
+}
+
+/// One file for `restore_files`.
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct RestoreSpec {
+    /// The real path to read (symlinks resolved, checked by the caller).
+    #[pyo3(get)]
+    real: Py<PyString>,
+    #[pyo3(get)]
+    binary_name: bool,
+    /// The first line, 1-based.
+    #[pyo3(get)]
+    start: u64,
+    /// How many lines (None: to the end).
+    #[pyo3(get)]
+    limit: Option<u64>,
+    /// `FileAttachment.path`.
+    #[pyo3(get)]
+    path: Py<PyString>,
+    /// `FileAttachment.display_path`.
+    #[pyo3(get)]
+    display: Py<PyString>,
+    /// The attachment's first block (the Read call, wrapped).
+    #[pyo3(get)]
+    call_block: Py<PyString>,
+    /// The content the cache held.
+    #[pyo3(get)]
+    held: Option<Py<PyBytes>>,
+    /// The file as the last compaction restored it, from `held` with the same inputs.
+    #[pyo3(get)]
+    prior: Option<Py<RestoredFile>>,
+}
+
+#[pymethods]
+impl RestoreSpec {
+    #[new]
+    #[pyo3(signature = (
+        *, real, binary_name, start, limit, path, display, call_block, held = None, prior = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        real: Py<PyString>,
+        binary_name: bool,
+        start: u64,
+        limit: Option<u64>,
+        path: Py<PyString>,
+        display: Py<PyString>,
+        call_block: Py<PyString>,
+        held: Option<Py<PyBytes>>,
+        prior: Option<Py<RestoredFile>>,
+    ) -> Self {
+        Self {
+            real,
+            binary_name,
+            start,
+            limit,
+            path,
+            display,
+            call_block,
+            held,
+            prior,
+        }
+    }
+}
+
+/// A restored file: its attachment (`framed`) and its measures (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct RestoredFile {
+    #[pyo3(get)]
+    framed: Py<Framed>,
+    /// The bytes read (the object the cache held when they are the same).
+    #[pyo3(get)]
+    content: Py<PyBytes>,
+    #[pyo3(get)]
+    mtime_ns: i64,
+    #[pyo3(get)]
+    total_lines: u64,
+    #[pyo3(get)]
+    num_lines: u64,
+    /// `Attachment.tokens`: the rough estimate of the blocks joined by "\n".
+    #[pyo3(get)]
+    tokens: u64,
+    /// UTF-16 units of the blocks joined by "\n".
+    #[pyo3(get)]
+    blocks_units: u64,
+    /// UTF-16 units of the text as attached.
+    #[pyo3(get)]
+    text_units: u64,
+    /// UTF-16 units of `JSON.stringify` of that text.
+    #[pyo3(get)]
+    json_units: u64,
+    /// The bytes read are the spec's `held` and `framed` is its `prior`'s, not rendered again.
+    #[pyo3(get)]
+    reused: bool,
+}
+
+/// Each file of `specs` restored (see `fileanswer::restored_file` and `_core.pyi`): a
+/// `RestoredFile`, or why the general path must take it (a `Skip`, or the read's `Refusal`).
 #[pyfunction]
-#[pyo3(signature = (
-    specs, prefix, malware, suffix, max_bytes, sniff_bytes, inline_max, include_content, kind,
-    placement
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (specs, frame, limits, *, include_content, kind, placement))]
 fn restore_files<'py>(
     py: Python<'py>,
-    specs: Vec<Spec<'py>>,
-    prefix: &str,
-    malware: &str,
-    suffix: &str,
-    max_bytes: u64,
-    sniff_bytes: usize,
-    inline_max: Option<u64>,
+    specs: Vec<Bound<'py, RestoreSpec>>,
+    frame: &Bound<'py, FileFrame>,
+    limits: &ReadLimits,
     include_content: bool,
     kind: u64,
     placement: u64,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let f = frame.get();
     let frame = Frame {
-        prefix,
-        malware,
-        suffix,
+        prefix: &f.prefix,
+        malware: &f.malware,
+        suffix: &f.suffix,
     };
     let codes = Codes { kind, placement };
-    let (files, known): (Vec<_>, Vec<_>) = specs
-        .into_iter()
-        .map(|(r, b, s, l, p, d, c, held, reuse)| ((r, b, s, l, p, d, c), (held, reuse)))
-        .unzip();
     // The held bytes a re-read may be skipped for (read-only views of live `bytes` objects,
-    // which `known` keeps alive until the end).
-    let skip_if: Vec<Option<&[u8]>> = known
+    // which `specs` keeps alive until the end).
+    let held: Vec<Option<&[u8]>> = specs
         .iter()
-        .map(|(held, reuse)| match (held, reuse) {
-            (Some(held), Some(_)) => Some(held.as_bytes()),
-            _ => None,
-        })
+        .map(|s| s.get().held.as_ref().map(|h| h.bind(py).as_bytes()))
         .collect();
+    let refs: Vec<&RestoreSpec> = specs.iter().map(Bound::get).collect();
+    // The strings' UTF-8, borrowed from the objects `specs` keeps alive.
+    let texts: Vec<[&str; 4]> = refs
+        .iter()
+        .map(|s| {
+            Ok([
+                s.real.bind(py).to_str()?,
+                s.path.bind(py).to_str()?,
+                s.display.bind(py).to_str()?,
+                s.call_block.bind(py).to_str()?,
+            ])
+        })
+        .collect::<PyResult<_>>()?;
     let done: Vec<_> = py.detach(|| {
-        files
-            .iter()
-            .zip(&skip_if)
-            .map(
-                |((real, binary_name, start, limit, path, display, call_block), skip_if)| {
-                    let spec = FileSpec {
-                        real,
-                        binary_name: *binary_name,
-                        start: *start,
-                        limit: *limit,
-                        path,
-                        display,
-                        call_block,
-                    };
-                    let lim = read_limits(max_bytes, sniff_bytes, inline_max, *binary_name, None);
-                    fileanswer::restored_file(&spec, &frame, codes, include_content, lim, *skip_if)
-                },
-            )
+        refs.iter()
+            .zip(&held)
+            .zip(&texts)
+            .map(|((s, held), [real, path, display, call_block])| {
+                let spec = FileSpec {
+                    real: Path::new(real),
+                    binary_name: s.binary_name,
+                    start: s.start,
+                    limit: s.limit,
+                    path,
+                    display,
+                    call_block,
+                };
+                let skip_if = if s.prior.is_some() { *held } else { None };
+                let lim = limits.of(s.binary_name, None);
+                fileanswer::restored_file(&spec, &frame, codes, include_content, lim, skip_if)
+            })
             .collect()
     });
     done.into_iter()
-        .zip(known)
-        .map(|(r, (held, reuse))| match r {
+        .zip(refs)
+        .map(|(r, spec)| match r {
             Ok(Restored::Unchanged {
                 mtime_ns,
                 total_lines,
                 num_lines,
-            }) => (reuse, held, mtime_ns, total_lines, num_lines, 0, 0, 0, 0).into_bound_py_any(py),
-            Ok(Restored::Rendered(f)) => (
-                Bound::new(py, Framed { data: f.framed })?,
-                match held {
-                    Some(held) if held.as_bytes() == f.content.as_slice() => held,
-                    _ => PyBytes::new(py, &f.content),
-                },
-                f.mtime_ns,
-                f.total_lines,
-                f.num_lines,
-                f.tokens,
-                f.blocks_units,
-                f.text_units,
-                f.json_units,
-            )
-                .into_bound_py_any(py),
-            Err(skip) => skip_code(&skip).into_bound_py_any(py),
+            }) => {
+                let (Some(prior), Some(held)) = (&spec.prior, &spec.held) else {
+                    unreachable!("only a spec with a prior is read unchanged")
+                };
+                let p = prior.get();
+                let file = RestoredFile {
+                    framed: p.framed.clone_ref(py),
+                    content: held.clone_ref(py),
+                    mtime_ns: ns(mtime_ns),
+                    total_lines,
+                    num_lines,
+                    tokens: p.tokens,
+                    blocks_units: p.blocks_units,
+                    text_units: p.text_units,
+                    json_units: p.json_units,
+                    reused: true,
+                };
+                Bound::new(py, file).map(Bound::into_any)
+            }
+            Ok(Restored::Rendered(f)) => {
+                let content = match &spec.held {
+                    Some(held) if held.bind(py).as_bytes() == f.content.as_slice() => {
+                        held.clone_ref(py)
+                    }
+                    _ => PyBytes::new(py, &f.content).unbind(),
+                };
+                let file = RestoredFile {
+                    framed: Py::new(py, Framed { data: f.framed })?,
+                    content,
+                    mtime_ns: ns(f.mtime_ns),
+                    total_lines: f.total_lines,
+                    num_lines: f.num_lines,
+                    tokens: f.tokens,
+                    blocks_units: f.blocks_units,
+                    text_units: f.text_units,
+                    json_units: f.json_units,
+                    reused: false,
+                };
+                Bound::new(py, file).map(Bound::into_any)
+            }
+            Err(skip) => skipped(py, &skip),
         })
         .collect()
 }
 
-/// ReadFile's answer for lines `[start, start + limit)` of `real` (see
-/// `fileanswer::read_answer`): `(wire, content, mtime_ns, total_lines, num_lines, text_units)`,
-/// or the code of why the general path must take it.
+/// One ReadFile answer for `read_answer`.
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadSpec {
+    /// The real path to read.
+    #[pyo3(get)]
+    real: PathBuf,
+    #[pyo3(get)]
+    binary_name: bool,
+    /// The first line, 1-based.
+    #[pyo3(get)]
+    start: u64,
+    /// How many lines (None: to the end).
+    #[pyo3(get)]
+    limit: Option<u64>,
+    /// `ReadFileResponse.path`.
+    #[pyo3(get)]
+    path: String,
+    /// After the numbered lines ("" when the policy has none).
+    #[pyo3(get)]
+    malware: String,
+    /// The entry's timestamp (None: the file's mtime in milliseconds).
+    #[pyo3(get)]
+    timestamp_ms: Option<i64>,
+    /// Refuse an answer over this many bytes (`Skip.ANSWER_TOO_LARGE`).
+    #[pyo3(get)]
+    max_answer: Option<u64>,
+}
+
+#[pymethods]
+impl ReadSpec {
+    #[new]
+    #[pyo3(signature = (
+        *, real, binary_name, start, limit, path, malware, timestamp_ms, max_answer
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        real: PathBuf,
+        binary_name: bool,
+        start: u64,
+        limit: Option<u64>,
+        path: String,
+        malware: String,
+        timestamp_ms: Option<i64>,
+        max_answer: Option<u64>,
+    ) -> Self {
+        Self {
+            real,
+            binary_name,
+            start,
+            limit,
+            path,
+            malware,
+            timestamp_ms,
+            max_answer,
+        }
+    }
+}
+
+/// A ReadFile answer (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadAnswer {
+    /// The `ReadFileResponse`, serialised.
+    #[pyo3(get)]
+    wire: Py<PyBytes>,
+    /// The bytes read.
+    #[pyo3(get)]
+    content: Py<PyBytes>,
+    #[pyo3(get)]
+    mtime_ns: i64,
+    #[pyo3(get)]
+    total_lines: u64,
+    #[pyo3(get)]
+    num_lines: u64,
+    /// UTF-16 units of the content, decoded.
+    #[pyo3(get)]
+    text_units: u64,
+}
+
+/// ReadFile's answer for `spec` (see `fileanswer::read_answer` and `_core.pyi`): a
+/// `ReadAnswer`, or why the general path must take it (a `Skip`, or the read's `Refusal`).
 #[pyfunction]
-#[pyo3(signature = (
-    real, binary_name, start, limit, path, malware, timestamp_ms, max_bytes, sniff_bytes,
-    inline_max, max_answer
-))]
-#[allow(clippy::too_many_arguments)]
 fn read_answer<'py>(
     py: Python<'py>,
-    real: PathBuf,
-    binary_name: bool,
-    start: u64,
-    limit: Option<u64>,
-    path: &str,
-    malware: &str,
-    timestamp_ms: Option<i64>,
-    max_bytes: u64,
-    sniff_bytes: usize,
-    inline_max: Option<u64>,
-    max_answer: Option<u64>,
+    spec: &Bound<'py, ReadSpec>,
+    limits: &ReadLimits,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let s = spec.get();
     let req = ReadRequest {
-        real: &real,
-        binary_name,
-        start,
-        limit,
-        path,
-        malware,
-        timestamp_ms,
+        real: &s.real,
+        binary_name: s.binary_name,
+        start: s.start,
+        limit: s.limit,
+        path: &s.path,
+        malware: &s.malware,
+        timestamp_ms: s.timestamp_ms,
     };
-    let lim = read_limits(max_bytes, sniff_bytes, inline_max, binary_name, max_answer);
+    let lim = limits.of(s.binary_name, s.max_answer);
     match py.detach(|| fileanswer::read_answer(&req, lim)) {
-        Ok(a) => PyTuple::new(
-            py,
-            [
-                PyBytes::new(py, &a.wire).into_any(),
-                PyBytes::new(py, &a.content).into_any(),
-                a.mtime_ns.into_bound_py_any(py)?,
-                a.total_lines.into_bound_py_any(py)?,
-                a.num_lines.into_bound_py_any(py)?,
-                a.text_units.into_bound_py_any(py)?,
-            ],
-        )
-        .map(Bound::into_any),
-        Err(skip) => skip_code(&skip).into_bound_py_any(py),
+        Ok(a) => {
+            let answer = ReadAnswer {
+                wire: PyBytes::new(py, &a.wire).unbind(),
+                content: PyBytes::new(py, &a.content).unbind(),
+                mtime_ns: ns(a.mtime_ns),
+                total_lines: a.total_lines,
+                num_lines: a.num_lines,
+                text_units: a.text_units,
+            };
+            Bound::new(py, answer).map(Bound::into_any)
+        }
+        Err(skip) => skipped(py, &skip),
     }
 }
 
 /// Adds the file answers to `postcompact._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Framed>()?;
+    m.add_class::<Skip>()?;
+    m.add_class::<ReadLimits>()?;
+    m.add_class::<FileFrame>()?;
+    m.add_class::<RestoreSpec>()?;
+    m.add_class::<RestoredFile>()?;
+    m.add_class::<ReadSpec>()?;
+    m.add_class::<ReadAnswer>()?;
     m.add_function(wrap_pyfunction!(restore_files, m)?)?;
     m.add_function(wrap_pyfunction!(read_answer, m)?)?;
     Ok(())
