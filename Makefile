@@ -30,7 +30,7 @@ help:
 	@echo "make soak STORE=postgresql  the same on a throwaway PostgreSQL cluster (docs/fleet.md)"
 	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
-	@echo "make protos  regenerate the committed gRPC code"
+	@echo "make protos  regenerate the committed gRPC code and the core's field numbers"
 	@echo "make claude-code-plugin  build the Claude Code plugin's hook (clients/claude-code)"
 	@echo "make codex-plugin        the same plugin, for Codex CLI (clients/codex/README.md)"
 	@echo "make gemini-cli-extension  build the Gemini CLI extension's hook (clients/gemini-cli)"
@@ -224,9 +224,9 @@ soak: build $(if $(filter postgresql,$(STORE)),postgres-server)
 protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py
 
-# CI: regenerating must not change the committed code.
+# CI: regenerating must not change the committed code (the core's field numbers included).
 check-protos: protos
-	@git diff --exit-code --stat -- daemon/postcompact/v1 clients || \
+	@git diff --exit-code --stat -- daemon/postcompact/v1 clients rust_core/src/pbwire/fields.rs || \
 	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
 
 # The sync Python client (_client.py) is generated from the asyncio one (_aio.py).

@@ -501,10 +501,10 @@ class RestoredFile:
     """A file `restore_files` restored: its attachment and its measures.
 
     `framed` is the file's `Attachment` as `CompactResponse.attachments` bytes (key, length,
-    message): `kind`, `placement`, `tokens` (the rough estimate of the blocks joined by "\\n",
-    whose UTF-16 units are `blocks_units`), the blocks — the Read call block, then the frame's
-    prefix, the text numbered from the first line, its malware and suffix — and the
-    `FileAttachment` (path, display path, the text when `include_content`, the line counts, the
+    message): its kind (FILE) and placement (USER), `tokens` (the rough estimate of the blocks
+    joined by "\\n", whose UTF-16 units are `blocks_units`), the blocks — the Read call block,
+    then the frame's prefix, the text numbered from the first line, its malware and suffix — and
+    the `FileAttachment` (path, display path, the text when `include_content`, the line counts, the
     first line). The text is the file's bytes with each line's ending "\\r" removed
     (`render.strip_cr`); `text_units` and `json_units` are the UTF-16 units of it and of its
     `JSON.stringify`. `content` is the bytes read: the object the cache held when they are the
@@ -538,11 +538,9 @@ def restore_files(
     limits: ReadLimits,
     *,
     include_content: bool,
-    kind: int,
-    placement: int,
 ) -> list[RestoredFile | Skip | Refusal]:
     """Compact's restored files in one call, read and rendered without the GIL: per spec, a
-    `RestoredFile` (`kind` and `placement` are its attachment's), or why the caller's general
+    `RestoredFile` (a user-placed file attachment), or why the caller's general
     path must take the file: the read's `Refusal` (WOULD_BLOCK for an inline read to retry on a
     thread), or a `Skip` (NOT_UTF8, EMPTY, BOM, ESCAPE, HEAD_ONLY). The file is read as
     `read_whole` reads it from line 1 (a limit then only bounds the lines: a file with more is

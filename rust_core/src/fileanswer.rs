@@ -17,8 +17,12 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use crate::pbwire::fields::{
+    attachment as att, attachment_kind, compact_response, file_attachment as fa, placement,
+    read_file_response as rf,
+};
 use crate::pbwire::{
-    bytes_field_len, message_field_len, put_bytes, put_len, put_uint, uint_field_len,
+    bytes_field_len, message_field_len, put_bytes, put_len, put_uint, signed, uint_field_len,
 };
 use crate::readfile::{self, Limits, Range, ReadFailure};
 use crate::render;
@@ -70,13 +74,6 @@ pub struct FileSpec<'a> {
     pub display: &'a str,
     /// The attachment's first block (the Read call, wrapped).
     pub call_block: &'a str,
-}
-
-/// The enum values an attachment carries (the caller's, from the proto).
-#[derive(Clone, Copy, Debug)]
-pub struct Codes {
-    pub kind: u64,
-    pub placement: u64,
 }
 
 /// What reading does in both answers.
@@ -223,7 +220,6 @@ pub enum Restored {
 pub fn restored_file(
     spec: &FileSpec<'_>,
     frame: &Frame<'_>,
-    codes: Codes,
     include_content: bool,
     lim: ReadLimits,
     unchanged_if: Option<&[u8]>,
@@ -236,13 +232,12 @@ pub fn restored_file(
             num_lines: r.num_lines,
         });
     }
-    render_restored(spec, frame, codes, include_content, r).map(Restored::Rendered)
+    render_restored(spec, frame, include_content, r).map(Restored::Rendered)
 }
 
 fn render_restored(
     spec: &FileSpec<'_>,
     frame: &Frame<'_>,
-    codes: Codes,
     include_content: bool,
     r: Read,
 ) -> Result<RestoredFile, Skip> {
@@ -274,44 +269,44 @@ fn render_restored(
         b""
     };
 
-    // FileAttachment: path 1, display_path 2, content 3, (truncated 4: false), total_lines 5,
-    // num_lines 6, start_line 7.
-    let file_len = bytes_field_len(1, spec.path.len())
-        + bytes_field_len(2, spec.display.len())
-        + bytes_field_len(3, content.len())
-        + uint_field_len(5, r.total_lines)
-        + uint_field_len(6, r.num_lines)
-        + uint_field_len(7, start);
-    // Attachment: kind 1, tokens 3, placement 4, blocks 5 (repeated: each written, even
-    // empty), file 10.
-    let att_len = uint_field_len(1, codes.kind)
-        + uint_field_len(3, tok)
-        + uint_field_len(4, codes.placement)
-        + message_field_len(5, spec.call_block.len())
-        + message_field_len(5, result_len)
-        + message_field_len(10, file_len);
-    let total = message_field_len(1, att_len);
+    // The `FileAttachment` (`truncated` false: left out), in its fields' order.
+    let file_len = bytes_field_len(fa::PATH, spec.path.len())
+        + bytes_field_len(fa::DISPLAY_PATH, spec.display.len())
+        + bytes_field_len(fa::CONTENT, content.len())
+        + uint_field_len(fa::TOTAL_LINES, r.total_lines)
+        + uint_field_len(fa::NUM_LINES, r.num_lines)
+        + uint_field_len(fa::START_LINE, start);
+    // The `Attachment`: its blocks (repeated: each written, even empty), then the file.
+    let kind = signed(attachment_kind::FILE);
+    let user = signed(placement::USER);
+    let att_len = uint_field_len(att::KIND, kind)
+        + uint_field_len(att::TOKENS, tok)
+        + uint_field_len(att::PLACEMENT, user)
+        + message_field_len(att::BLOCKS, spec.call_block.len())
+        + message_field_len(att::BLOCKS, result_len)
+        + message_field_len(att::FILE, file_len);
+    let total = message_field_len(compact_response::ATTACHMENTS, att_len);
 
     let numbering = render::numbering_room(text.len(), start, lines);
     let mut out = Vec::with_capacity(total - numbered_len + numbering);
-    put_len(&mut out, 1, att_len);
-    put_uint(&mut out, 1, codes.kind);
-    put_uint(&mut out, 3, tok);
-    put_uint(&mut out, 4, codes.placement);
-    put_len(&mut out, 5, spec.call_block.len());
+    put_len(&mut out, compact_response::ATTACHMENTS, att_len);
+    put_uint(&mut out, att::KIND, kind);
+    put_uint(&mut out, att::TOKENS, tok);
+    put_uint(&mut out, att::PLACEMENT, user);
+    put_len(&mut out, att::BLOCKS, spec.call_block.len());
     out.extend_from_slice(spec.call_block.as_bytes());
-    put_len(&mut out, 5, result_len);
+    put_len(&mut out, att::BLOCKS, result_len);
     out.extend_from_slice(frame.prefix.as_bytes());
     render::number_lines_hinted(&text, start as i64, lines, &mut out);
     out.extend_from_slice(frame.malware.as_bytes());
     out.extend_from_slice(frame.suffix.as_bytes());
-    put_len(&mut out, 10, file_len);
-    put_bytes(&mut out, 1, spec.path.as_bytes());
-    put_bytes(&mut out, 2, spec.display.as_bytes());
-    put_bytes(&mut out, 3, content);
-    put_uint(&mut out, 5, r.total_lines);
-    put_uint(&mut out, 6, r.num_lines);
-    put_uint(&mut out, 7, start);
+    put_len(&mut out, att::FILE, file_len);
+    put_bytes(&mut out, fa::PATH, spec.path.as_bytes());
+    put_bytes(&mut out, fa::DISPLAY_PATH, spec.display.as_bytes());
+    put_bytes(&mut out, fa::CONTENT, content);
+    put_uint(&mut out, fa::TOTAL_LINES, r.total_lines);
+    put_uint(&mut out, fa::NUM_LINES, r.num_lines);
+    put_uint(&mut out, fa::START_LINE, start);
     assert_eq!(out.len(), total, "the sizes computed are the sizes written");
 
     let (text_units, json_units) = (text_units as u64, json_units as u64);
@@ -366,28 +361,27 @@ pub fn read_answer(req: &ReadRequest<'_>, lim: ReadLimits) -> Result<ReadAnswer,
         .unwrap_or_else(|| r.mtime_ns.div_euclid(1_000_000) as i64);
     let result_len = numbered_len + req.malware.len();
 
-    // ReadFileResponse: path 1, (unchanged 2: false), text 3, content 4, timestamp_ms 5,
-    // start_line 6, num_lines 7, total_lines 8, tokens 9, (partial 10: false).
-    let total = bytes_field_len(1, req.path.len())
-        + bytes_field_len(3, result_len)
-        + bytes_field_len(4, r.data.len())
-        + uint_field_len(5, timestamp as u64)
-        + uint_field_len(6, start)
-        + uint_field_len(7, r.num_lines)
-        + uint_field_len(8, r.total_lines)
-        + uint_field_len(9, tok);
+    // The `ReadFileResponse` (`unchanged` and `partial` false: left out), in its fields' order.
+    let total = bytes_field_len(rf::PATH, req.path.len())
+        + bytes_field_len(rf::TEXT, result_len)
+        + bytes_field_len(rf::CONTENT, r.data.len())
+        + uint_field_len(rf::TIMESTAMP_MS, timestamp as u64)
+        + uint_field_len(rf::START_LINE, start)
+        + uint_field_len(rf::NUM_LINES, r.num_lines)
+        + uint_field_len(rf::TOTAL_LINES, r.total_lines)
+        + uint_field_len(rf::TOKENS, tok);
     let numbering = render::numbering_room(text.len(), start, lines);
     let mut out = Vec::with_capacity(total - numbered_len + numbering);
-    put_bytes(&mut out, 1, req.path.as_bytes());
-    put_len(&mut out, 3, result_len);
+    put_bytes(&mut out, rf::PATH, req.path.as_bytes());
+    put_len(&mut out, rf::TEXT, result_len);
     render::number_lines_hinted(text, start as i64, lines, &mut out);
     out.extend_from_slice(req.malware.as_bytes());
-    put_bytes(&mut out, 4, &r.data);
-    put_uint(&mut out, 5, timestamp as u64);
-    put_uint(&mut out, 6, start);
-    put_uint(&mut out, 7, r.num_lines);
-    put_uint(&mut out, 8, r.total_lines);
-    put_uint(&mut out, 9, tok);
+    put_bytes(&mut out, rf::CONTENT, &r.data);
+    put_uint(&mut out, rf::TIMESTAMP_MS, timestamp as u64);
+    put_uint(&mut out, rf::START_LINE, start);
+    put_uint(&mut out, rf::NUM_LINES, r.num_lines);
+    put_uint(&mut out, rf::TOTAL_LINES, r.total_lines);
+    put_uint(&mut out, rf::TOKENS, tok);
     assert_eq!(out.len(), total, "the sizes computed are the sizes written");
     Ok(ReadAnswer {
         wire: out,

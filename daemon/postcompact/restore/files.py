@@ -645,8 +645,6 @@ class FileStep:
             frame,
             limits,
             include_content=self.include_content,
-            kind=pb.ATTACHMENT_KIND_FILE,
-            placement=pb.PLACEMENT_USER,
         )
         # Each one measured as `restore_one` would measure it whole: as `_fitted` does under
         # `Rules.cap_rendered` or for a range, else as the Claude Code profiles measure the text.

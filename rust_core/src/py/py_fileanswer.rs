@@ -11,7 +11,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadRequest, Restored};
+use crate::fileanswer::{self, FileSpec, Frame, ReadRequest, Restored};
 use crate::readfile::{Inline, Limits};
 
 use super::py_fsutil::{ns, Refusal};
@@ -263,15 +263,13 @@ pub struct RestoredFile {
 /// Each file of `specs` restored (see `fileanswer::restored_file` and `_core.pyi`): a
 /// `RestoredFile`, or why the general path must take it (a `Skip`, or the read's `Refusal`).
 #[pyfunction]
-#[pyo3(signature = (specs, frame, limits, *, include_content, kind, placement))]
+#[pyo3(signature = (specs, frame, limits, *, include_content))]
 fn restore_files<'py>(
     py: Python<'py>,
     specs: Vec<Bound<'py, RestoreSpec>>,
     frame: &Bound<'py, FileFrame>,
     limits: &ReadLimits,
     include_content: bool,
-    kind: u64,
-    placement: u64,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let f = frame.get();
     let frame = Frame {
@@ -279,7 +277,6 @@ fn restore_files<'py>(
         malware: &f.malware,
         suffix: &f.suffix,
     };
-    let codes = Codes { kind, placement };
     // The held bytes a re-read may be skipped for (read-only views of live `bytes` objects,
     // which `specs` keeps alive until the end).
     let held: Vec<Option<&[u8]>> = specs
@@ -315,7 +312,7 @@ fn restore_files<'py>(
                 };
                 let skip_if = if s.prior.is_some() { *held } else { None };
                 let lim = limits.of(s.binary_name, None);
-                fileanswer::restored_file(&spec, &frame, codes, include_content, lim, skip_if)
+                fileanswer::restored_file(&spec, &frame, include_content, lim, skip_if)
             })
             .collect()
     });
