@@ -9,21 +9,23 @@ __all__ = [
     "ENCODINGS",
     "Charge",
     "Decision",
-    "FileFrame",
+    "FileOutcome",
     "FileState",
     "FileStateCache",
+    "FileTemplates",
     "Framed",
     "LineDiff",
     "Ranged",
     "ReadAnswer",
-    "ReadLimits",
+    "ReadPlan",
     "ReadRefused",
     "ReadSpec",
+    "ReadTokensExceeded",
     "Refusal",
     "RefusalKind",
+    "RestorePlan",
     "RestoreSpec",
     "RestoredFile",
-    "Skip",
     "Totals",
     "Whole",
     "__version__",
@@ -35,17 +37,21 @@ __all__ = [
     "estimate_batch",
     "estimate_from_utf16_len",
     "expand_path",
+    "file_blocks",
     "held_bytes",
     "json_utf16_len",
     "line_diff",
     "number_lines",
-    "read_answer",
+    "page_marker",
+    "read_file",
     "read_range",
+    "read_tool_result",
     "read_whole",
     "realpath",
     "restore_files",
     "truncate_batch",
     "truncate_to_tokens",
+    "truncation_marker",
     "utf16_len",
 ]
 
@@ -399,7 +405,15 @@ def read_range(
     before reading a range whose answer — its bytes twice, as content and as numbered text,
     plus each line's number — would be over `max_answer` (not checked with `head_bytes`)."""
 
-# --- fileanswer: restore_files, read_answer (rust_core/src/py/py_fileanswer.rs, fileanswer.rs) --
+# --- fileanswer: restore_files, read_file, the renderer (rust_core/src/py/py_fileanswer.rs) ---
+#
+# The one renderer of a file as the model sees it (rust_core/src/fileview.rs): a restored
+# file's blocks — the Read call (its input as JSON, escaped, wrapped), the Read result (the
+# text numbered from its first line, closing reminder tags escaped, then the marker and the
+# malware reminder; a byte-order mark on line 1 not shown; the empty-file or past-the-end
+# warning when there is no text), the note when tags were escaped — and ReadFile's tool result
+# (the same text, not escaped). Texts are decoded as bytes.decode("utf-8", "replace") does;
+# templates are the `render.Templates` str.format strings.
 
 @final
 class Framed:
@@ -412,85 +426,103 @@ class Framed:
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
 @final
-class Skip:
-    """Why the core leaves a file it read to the caller's general path."""
+class FileTemplates:
+    """The templates of a file's blocks and of a Read tool result (the `render.Templates`
+    fields of the same names), parsed."""
 
-    NOT_UTF8: ClassVar[Skip]
-    EMPTY: ClassVar[Skip]  # nothing to number: the empty-file or past-the-end warning
-    BOM: ClassVar[Skip]  # a byte-order mark on line 1
-    ESCAPE: ClassVar[Skip]  # a closing reminder tag in the text
-    HEAD_ONLY: ClassVar[Skip]  # a head was asked for and the file has more lines
-    ANSWER_TOO_LARGE: ClassVar[Skip]  # a ReadFile answer over its `max_answer`
+    def __new__(
+        cls,
+        *,
+        system_reminder: str,
+        read_call: str,
+        read_result: str,
+        read_path_key: str,
+        malware_reminder: str,
+        empty_file_warning: str,
+        offset_beyond_end_warning: str,
+        escaped_note: str,
+        read_page_marker: str,
+    ) -> FileTemplates: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class RestorePlan:
+    """What a restoration does with each file: the templates and the truncation marker's
+    template (`{path}`, `{shown_lines}`, `{total_lines}`, `{next_offset}`), whether the malware
+    reminder follows the text, the per-file cap (`max_tokens`), the byte cap of a whole read and
+    the leading bytes sniffed for NUL first, the `OversizePolicy`, the counter (exact with its
+    encoding, else rough), the profile's rules (`cap_rendered`: cap a whole file as the model
+    sees it; `api_units`: Claude Code's countTokens estimate, UTF-16 units a token) and whether
+    `FileAttachment.content` is filled."""
+
+    def __new__(
+        cls,
+        *,
+        templates: FileTemplates,
+        marker: str,
+        malware: bool,
+        max_tokens: int,
+        max_bytes: int,
+        sniff_bytes: int,
+        oversize: int,
+        exact: bool,
+        encoding: str,
+        cap_rendered: bool,
+        api_units: int | None,
+        include_content: bool,
+    ) -> RestorePlan: ...
+
+@final
+class FileOutcome:
+    """What became of a restored file."""
+
+    RESTORED: ClassVar[FileOutcome]  # attached whole (its range whole)
+    TRUNCATED: ClassVar[FileOutcome]  # attached cut to the cap, with the marker
+    REFERENCED: ClassVar[FileOutcome]  # over a cap: to be noted by name
+    DROPPED: ClassVar[FileOutcome]  # over a cap: left out (OVERSIZE_POLICY_SKIP)
     def __int__(self) -> int: ...
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
-class ReadLimits:
-    """How the core reads: the byte cap of a whole read, the leading bytes sniffed for NUL
-    first, and (`inline_max`: an inline read, on the event loop) the largest file read, from
-    the page cache only (else WOULD_BLOCK)."""
-
-    def __new__(
-        cls, *, max_bytes: int, sniff_bytes: int, inline_max: int | None = None
-    ) -> ReadLimits: ...
-    @property
-    def max_bytes(self) -> int: ...
-    @property
-    def sniff_bytes(self) -> int: ...
-    @property
-    def inline_max(self) -> int | None: ...
-
-@final
-class FileFrame:
-    """A restored file's result block around its numbered text: `prefix`, the text, `malware`
-    ("" when the policy has none), `suffix` (the caller's templates, rendered)."""
-
-    def __new__(cls, *, prefix: str, malware: str, suffix: str) -> FileFrame: ...
-    def __eq__(self, other: object, /) -> bool: ...
-    def __ne__(self, other: object, /) -> bool: ...
-    @property
-    def prefix(self) -> str: ...
-    @property
-    def malware(self) -> str: ...
-    @property
-    def suffix(self) -> str: ...
-
-@final
 class RestoreSpec:
-    """One file for `restore_files`: the real path to read (checked by the caller), whether its
-    name is binary, the first line (1-based) and the limit (None: to the end), the attachment's
-    path and display path, its first block (the Read call, wrapped); the content the cache held,
-    and the file as the last compaction restored it from that content with the same inputs."""
+    """One file for `restore_files`: its path (`FileAttachment.path`, and what the blocks name),
+    the path to open (its symlinks resolved and checked by the caller, or none on the way), its
+    display path, whether its name is binary; the lines to restore (`ranged`: lines `first`..,
+    `limit` of them, the whole file when that range is now past its end); the content the cache
+    held, and the file as the last compaction restored it whole from that content with the same
+    inputs (read back unchanged, it is not rendered again)."""
 
     def __new__(
         cls,
         *,
-        real: str | PathLike[str],
-        binary_name: bool,
-        start: int,
-        limit: int | None,
         path: str,
+        real: str,
         display: str,
-        call_block: str,
+        binary_name: bool,
+        first: int = 1,
+        limit: int | None = None,
+        ranged: bool = False,
         held: bytes | None = None,
         prior: RestoredFile | None = None,
     ) -> RestoreSpec: ...
     @property
-    def real(self) -> str: ...
-    @property
-    def binary_name(self) -> bool: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def limit(self) -> int | None: ...
-    @property
     def path(self) -> str: ...
+    @property
+    def real(self) -> str: ...
     @property
     def display(self) -> str: ...
     @property
-    def call_block(self) -> str: ...
+    def binary_name(self) -> bool: ...
+    @property
+    def first(self) -> int: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def ranged(self) -> bool: ...
     @property
     def held(self) -> bytes | None: ...
     @property
@@ -498,85 +530,128 @@ class RestoreSpec:
 
 @final
 class RestoredFile:
-    """A file `restore_files` restored: its attachment and its measures.
+    """What `restore_files` made of a file.
 
-    `framed` is the file's `Attachment` as `CompactResponse.attachments` bytes (key, length,
-    message): its kind (FILE) and placement (USER), `tokens` (the rough estimate of the blocks
-    joined by "\\n", whose UTF-16 units are `blocks_units`), the blocks — the Read call block,
-    then the frame's prefix, the text numbered from the first line, its malware and suffix — and
-    the `FileAttachment` (path, display path, the text when `include_content`, the line counts, the
-    first line). The text is the file's bytes with each line's ending "\\r" removed
-    (`render.strip_cr`); `text_units` and `json_units` are the UTF-16 units of it and of its
-    `JSON.stringify`. `content` is the bytes read: the object the cache held when they are the
-    same. `reused`: they are, the spec gave its `prior`, and nothing was rendered: `framed` and
-    the measures are the prior's."""
+    Attached (RESTORED, TRUNCATED): `framed` is its `Attachment` as `CompactResponse.attachments`
+    bytes (kind FILE, placement USER, `tokens` the rough estimate of its blocks joined by "\\n",
+    the blocks, the `FileAttachment`: path, display path, the text when the plan includes
+    content, whether cut, the file's lines, the lines attached, the first line); `content` the
+    cache entry's bytes (the bytes read — the object the cache held when they are the same — or
+    the head of them attached), to be held from `start_line` with `seed_limit`; `json_units` the
+    UTF-16 units of `JSON.stringify` of the text attached and its marker; `content_tokens` the
+    rough estimate of `content`; `reused`: read back unchanged, the spec's prior again (its
+    attachment and measures, the mtime now).
+
+    Why (every outcome): `measured`, the tokens weighed against the cap and whether over it;
+    `over_size` (the whole file is over the byte cap: only a head of it was read); `ranged` (the
+    range asked for, of `range_lines` lines, not the whole file); `no_room` (not even the marker
+    fits the cap); `cut` (attached cut to the cap)."""
 
     @property
-    def framed(self) -> Framed: ...
+    def outcome(self) -> FileOutcome: ...
     @property
-    def content(self) -> bytes: ...
+    def attached(self) -> bool:
+        """RESTORED or TRUNCATED: `framed` and `content` are set."""
+    @property
+    def framed(self) -> Framed | None: ...
+    @property
+    def content(self) -> bytes | None: ...
     @property
     def mtime_ns(self) -> int: ...
     @property
     def total_lines(self) -> int: ...
     @property
+    def start_line(self) -> int: ...
+    @property
     def num_lines(self) -> int: ...
+    @property
+    def seed_limit(self) -> int | None: ...
     @property
     def tokens(self) -> int: ...
     @property
-    def blocks_units(self) -> int: ...
+    def measured(self) -> int: ...
     @property
-    def text_units(self) -> int: ...
+    def over_cap(self) -> bool: ...
+    @property
+    def over_size(self) -> bool: ...
+    @property
+    def ranged(self) -> bool: ...
+    @property
+    def range_lines(self) -> int: ...
+    @property
+    def no_room(self) -> bool: ...
+    @property
+    def cut(self) -> bool: ...
     @property
     def json_units(self) -> int: ...
+    @property
+    def content_tokens(self) -> int: ...
     @property
     def reused(self) -> bool: ...
 
 def restore_files(
-    specs: Sequence[RestoreSpec],
-    frame: FileFrame,
-    limits: ReadLimits,
-    *,
-    include_content: bool,
-) -> list[RestoredFile | Skip | Refusal]:
-    """Compact's restored files in one call, read and rendered without the GIL: per spec, a
-    `RestoredFile` (a user-placed file attachment), or why the caller's general
-    path must take the file: the read's `Refusal` (WOULD_BLOCK for an inline read to retry on a
-    thread), or a `Skip` (NOT_UTF8, EMPTY, BOM, ESCAPE, HEAD_ONLY). The file is read as
-    `read_whole` reads it from line 1 (a limit then only bounds the lines: a file with more is
-    HEAD_ONLY), else as `read_range`."""
+    specs: Sequence[RestoreSpec], plan: RestorePlan, *, inline_max: int | None = None
+) -> list[RestoredFile | Refusal]:
+    """Compact's restored files in one call, read and rendered without the GIL: per spec, what
+    became of it, or the read's `Refusal` (WOULD_BLOCK: `inline_max` set, the read would wait
+    for the disk or the file is larger; retry on a thread).
+
+    A range is capped as the model sees it, and so is a whole file under `cap_rendered`: the
+    attachment's `tokens`, and with the exact counter or a JSON file the counter's count of its
+    blocks, at most the cap; over it (or a head the agent saw of a longer file, or a file over
+    the byte cap), the most whole lines that fit with the marker, else as much of the first line
+    as fits, else REFERENCED (OVERSIZE_POLICY_REFERENCE: at once; SKIP: DROPPED). Otherwise a
+    whole file is capped as Claude Code measures its text and cut to the longest head within the
+    cap with the marker."""
 
 @final
-class ReadSpec:
-    """One ReadFile answer for `read_answer`: the real path, whether its name is binary, the
-    first line and the limit, the answer's path, what follows the numbered text (the malware
-    reminder, or ""), the entry's timestamp (None: the file's mtime in ms), and the largest
-    answer (None: any)."""
+class ReadPlan:
+    """What ReadFile does with a file: the templates, the malware reminder, `max_read_tokens`
+    (a whole read over it is answered with its first page when `page`, else refused), the byte
+    cap of a whole read and the bytes sniffed for NUL, the counter, Claude Code's countTokens
+    estimate (`api_units`)."""
 
     def __new__(
         cls,
         *,
-        real: str | PathLike[str],
+        templates: FileTemplates,
+        malware: bool,
+        max_tokens: int,
+        max_bytes: int,
+        sniff_bytes: int,
+        exact: bool,
+        encoding: str,
+        api_units: int | None,
+        page: bool,
+    ) -> ReadPlan: ...
+
+@final
+class ReadSpec:
+    """One ReadFile for `read_file`: the path to open, whether its name is binary, the answer's
+    path, lines [start, start+limit) (from line 1 without a limit: the whole file), the entry's
+    timestamp (None: the file's mtime in ms), and the largest answer (None: any)."""
+
+    def __new__(
+        cls,
+        *,
+        real: str,
         binary_name: bool,
-        start: int,
-        limit: int | None,
         path: str,
-        malware: str,
-        timestamp_ms: int | None,
-        max_answer: int | None,
+        start: int = 1,
+        limit: int | None = None,
+        timestamp_ms: int | None = None,
+        max_answer: int | None = None,
     ) -> ReadSpec: ...
     @property
     def real(self) -> str: ...
     @property
     def binary_name(self) -> bool: ...
     @property
+    def path(self) -> str: ...
+    @property
     def start(self) -> int: ...
     @property
     def limit(self) -> int | None: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def malware(self) -> str: ...
     @property
     def timestamp_ms(self) -> int | None: ...
     @property
@@ -584,10 +659,9 @@ class ReadSpec:
 
 @final
 class ReadAnswer:
-    """ReadFile's answer: `wire` is the `ReadFileResponse` (`path`, `text` — the content
-    numbered from the first line, lines split on "\\r?\\n", then the malware reminder —
-    `content`, `timestamp_ms`, the lines, `tokens`: the rough estimate of `text`); `content` the
-    bytes read; `text_units` the UTF-16 units of the content."""
+    """ReadFile's answer: `wire` is the `ReadFileResponse` (`path`, `text` — the tool result —,
+    `content`, `timestamp_ms`, the lines, `tokens`: the rough estimate of `text`, `partial`);
+    `content` the bytes answered (a first page's when `partial`)."""
 
     @property
     def wire(self) -> bytes: ...
@@ -600,12 +674,62 @@ class ReadAnswer:
     @property
     def num_lines(self) -> int: ...
     @property
-    def text_units(self) -> int: ...
+    def partial(self) -> bool: ...
 
-def read_answer(spec: ReadSpec, limits: ReadLimits) -> ReadAnswer | Skip | Refusal:
-    """ReadFile's answer for `spec`, read and rendered without the GIL, or why the caller's
-    general path must take it: the read's `Refusal`, or a `Skip` (as `restore_files`, and
-    ANSWER_TOO_LARGE: over the spec's `max_answer`)."""
+@final
+class ReadTokensExceeded:
+    """A whole ReadFile over `max_read_tokens`, refused: the file's tokens."""
+
+    @property
+    def tokens(self) -> int: ...
+
+def read_file(
+    spec: ReadSpec, plan: ReadPlan, *, inline_max: int | None = None
+) -> ReadAnswer | Refusal | ReadTokensExceeded:
+    """ReadFile's answer, read and rendered without the GIL: the lines asked for as the Read
+    tool shows them, or the first page of a whole read over the token limit (the longest head
+    of whole lines within it, with the page marker); the read's `Refusal` (as `read_whole` and
+    `read_range`, ANSWER_TOO_LARGE over the spec's `max_answer`); or ReadTokensExceeded."""
+
+def file_blocks(
+    templates: FileTemplates,
+    path: str,
+    text: str,
+    *,
+    total_lines: int,
+    malware: bool = True,
+    marker: str = "",
+    start_line: int = 1,
+    read_limit: int | None = None,
+) -> list[str]:
+    """A restored file's blocks of `text` (lines `start_line`.. of a file of `total_lines`),
+    as `restore_files` renders them; a range (`start_line` > 1) has the offset and `read_limit`
+    in its Read call."""
+
+def read_tool_result(
+    templates: FileTemplates,
+    text: str,
+    *,
+    start_line: int = 1,
+    total_lines: int = 0,
+    malware: bool = True,
+    marker: str = "",
+) -> str:
+    """A Read tool result of `text`, as `read_file` renders it."""
+
+def truncation_marker(template: str, path: str, *, shown_lines: int, total_lines: int) -> str:
+    """A truncation marker (the path made safe for a note), as `restore_files` renders it."""
+
+def page_marker(
+    templates: FileTemplates,
+    path: str,
+    *,
+    shown_lines: int,
+    total_lines: int,
+    tokens: int,
+    max_tokens: int,
+) -> str:
+    """The note after the first page of a whole ReadFile, as `read_file` renders it."""
 
 # --- compactwire: compact_tail, Decision, Totals (rust_core/src/py/py_compactwire.rs) ---
 

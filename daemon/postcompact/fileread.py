@@ -48,9 +48,10 @@ __all__ = [
     "effective_deny_globs",
     "is_denied",
     "off_loop",
-    "read_limits",
     "read_text",
     "realpath",
+    "refusal_error",
+    "resolve",
     "resolve_roots",
 ]
 
@@ -332,21 +333,18 @@ def read_text(
     )
 
 
-@functools.lru_cache(maxsize=64)
-def read_limits(max_bytes: int, inline: bool) -> core.ReadLimits:
-    """How the core reads for `read_text`'s callers that read through it: `max_bytes` whole,
-    `SNIFF_BYTES` sniffed, and `inline` as `read_text` reads inline."""
-    return core.ReadLimits(
-        max_bytes=max_bytes,
-        sniff_bytes=SNIFF_BYTES,
-        inline_max=INLINE_READ_BYTES if inline else None,
-    )
-
-
 @functools.lru_cache(maxsize=4096)
 def binary_name(path: str) -> bool:
     """Whether the extension of `path` names a binary file (`BINARY_EXTENSIONS`)."""
     return os.path.splitext(path)[1].lower() in BINARY_EXTENSIONS
+
+
+def resolve(path: str, scope: ReadScope, deny_globs: Sequence[str]) -> tuple[str, str]:
+    """The real path `read_text` reads for `path`, and its extension: FileReadError unless
+    `path` is absolute, it and its real path are inside the roots of `scope`, and neither
+    matches a deny glob (for a caller reading through the core itself)."""
+    _check_absolute(path)
+    return _resolve_checked(path, scope, deny_globs)
 
 
 def _check_absolute(path: str) -> None:

@@ -120,22 +120,24 @@ class Tasks(dict[str, pb.Task]):
 
 class RenderedFile(NamedTuple):
     """A file the core restored from `content` (the very object, which the cache holds) with
-    the inputs `key`: its attachment and measures (`AgentState.rendered`); `held`: the rough
-    estimate of `content` itself, which the next compaction's decisions report
-    (`content_tokens`); `derived`: what the files step made of the measures — (the facts it
-    weighed them by, whether a range, the decision's detail, the cost against the budget) — for
-    a compaction that reads the same content back under the same facts."""
+    the inputs `key` (`AgentState.rendered`): its attachment and measures (`file`); `held`: the
+    rough estimate of `content` itself, which the next compaction's decisions report
+    (`content_tokens`); the decision's `detail` and the `cost` against the budget, for a
+    compaction that reads the same content back under the same inputs."""
 
     content: bytes
     key: tuple[object, ...]
     file: RestoredFile
     held: int
-    derived: tuple[tuple[object, ...], bool, str, int] | None
+    detail: str
+    cost: int
 
     @property
     def framed(self) -> Framed:
         """The file's attachment, serialised."""
-        return self.file.framed
+        framed = self.file.framed
+        assert framed is not None  # a memo is of an attached file
+        return framed
 
 
 @dataclass(slots=True)

@@ -1,18 +1,23 @@
-//! Python bindings of [`crate::fileanswer`]: `restore_files` (Compact's restored files, a batch
-//! in one call) and `read_answer` (ReadFile's answer). Both read and render without the GIL and
-//! return, per file, either the answer's protobuf bytes with the measures the caller decides
-//! on (`RestoredFile`, `ReadAnswer`), or why the caller's general path must take the file (a
-//! `Skip`, or the read's `Refusal`); see `_core.pyi`.
+//! Python bindings of [`crate::fileanswer`] and [`crate::fileview`]: `restore_files` (Compact's
+//! restored files, a batch in one call), `read_file` (ReadFile's answer), and the renderer on
+//! its own (`file_blocks`, `read_tool_result`). The reads and the rendering run without the GIL;
+//! each file's answer is its protobuf bytes with what the caller decides on (`RestoredFile`,
+//! `ReadAnswer`), or why the read failed (`Refusal`); see `_core.pyi`.
 
+use std::borrow::Cow;
 use std::os::raw::c_int;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::fileanswer::{self, FileSpec, Frame, ReadRequest, Restored};
+use crate::fileanswer::{self, FileOutcome as Outcome, Held, ReadOutcome, Restored};
+use crate::fileview::{self, Blocks, Body, TemplateTexts};
 use crate::readfile::{Inline, Limits};
+use crate::template::Template;
+use crate::tokens::{Counter, Encoding};
 
 use super::py_fsutil::{ns, Refusal};
 
@@ -62,106 +67,151 @@ impl Framed {
     }
 }
 
-/// Why the core leaves a file to the caller's general path (the read itself succeeded).
-#[pyclass(frozen, eq, eq_int, hash, module = "postcompact._core")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Skip {
-    /// Not valid UTF-8.
-    #[pyo3(name = "NOT_UTF8")]
-    NotUtf8,
-    /// Nothing to number (the empty-file or past-the-end warning).
-    #[pyo3(name = "EMPTY")]
-    Empty,
-    /// A UTF-8 byte-order mark at the start.
-    #[pyo3(name = "BOM")]
-    Bom,
-    /// A closing reminder tag in the text.
-    #[pyo3(name = "ESCAPE")]
-    Escape,
-    /// A head was asked for and the file has more lines.
-    #[pyo3(name = "HEAD_ONLY")]
-    HeadOnly,
-    /// A ReadFile answer over the answer limit.
-    #[pyo3(name = "ANSWER_TOO_LARGE")]
-    AnswerTooLarge,
-}
-
-/// `Skip` or `Refusal`, as a Python object.
-fn skipped<'py>(py: Python<'py>, skip: &fileanswer::Skip) -> PyResult<Bound<'py, PyAny>> {
-    let s = match skip {
-        fileanswer::Skip::Read(f) => return Bound::new(py, Refusal::of(f)).map(Bound::into_any),
-        fileanswer::Skip::NotUtf8 => Skip::NotUtf8,
-        fileanswer::Skip::Empty => Skip::Empty,
-        fileanswer::Skip::Bom => Skip::Bom,
-        fileanswer::Skip::Escape => Skip::Escape,
-        fileanswer::Skip::HeadOnly => Skip::HeadOnly,
-        fileanswer::Skip::AnswerTooLarge => Skip::AnswerTooLarge,
-    };
-    Bound::new(py, s).map(Bound::into_any)
-}
-
-/// How the core reads: the byte cap of a whole read, the bytes sniffed for NUL first, and (an
-/// inline read, on the event loop) the largest file read from the page cache only.
-#[pyclass(frozen, module = "postcompact._core")]
-#[derive(Clone, Copy, Debug)]
-pub struct ReadLimits {
-    #[pyo3(get)]
-    max_bytes: u64,
-    #[pyo3(get)]
-    sniff_bytes: usize,
-    #[pyo3(get)]
-    inline_max: Option<u64>,
+/// The templates of a file's blocks (`render.Templates`' fields of the same names), parsed.
+#[pyclass(frozen, eq, module = "postcompact._core")]
+#[derive(Debug, PartialEq, Eq)]
+pub struct FileTemplates {
+    inner: fileview::FileTemplates,
+    /// Of the template texts (a `FileTemplates` keys the daemon's caches).
+    hash: u64,
 }
 
 #[pymethods]
-impl ReadLimits {
+impl FileTemplates {
     #[new]
-    #[pyo3(signature = (*, max_bytes, sniff_bytes, inline_max = None))]
-    fn new(max_bytes: u64, sniff_bytes: usize, inline_max: Option<u64>) -> Self {
-        Self {
+    #[pyo3(signature = (
+        *, system_reminder, read_call, read_result, read_path_key, malware_reminder,
+        empty_file_warning, offset_beyond_end_warning, escaped_note, read_page_marker
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        system_reminder: &str,
+        read_call: &str,
+        read_result: &str,
+        read_path_key: &str,
+        malware_reminder: &str,
+        empty_file_warning: &str,
+        offset_beyond_end_warning: &str,
+        escaped_note: &str,
+        read_page_marker: &str,
+    ) -> Self {
+        let texts = TemplateTexts {
+            system_reminder,
+            read_call,
+            read_result,
+            read_path_key,
+            malware_reminder,
+            empty_file_warning,
+            offset_beyond_end_warning,
+            escaped_note,
+            read_page_marker,
+        };
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&texts, &mut hasher);
+        FileTemplates {
+            inner: fileview::FileTemplates::new(&texts),
+            hash: std::hash::Hasher::finish(&hasher),
+        }
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.hash
+    }
+}
+
+fn counter(exact: bool, encoding: &str) -> PyResult<Counter> {
+    let enc = Encoding::from_name(encoding).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(if exact {
+        Counter::Exact(enc)
+    } else {
+        Counter::Rough
+    })
+}
+
+fn limits(max_bytes: u64, sniff_bytes: usize, inline_max: Option<u64>) -> Limits {
+    Limits {
+        max_bytes,
+        sniff_bytes,
+        binary_name: false,
+        inline: inline_max.map(|max_size| Inline { max_size }),
+    }
+}
+
+/// What a restoration does with a file (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct RestorePlan {
+    templates: Py<FileTemplates>,
+    marker: Template,
+    malware: bool,
+    max_tokens: i64,
+    max_bytes: u64,
+    sniff_bytes: usize,
+    oversize: i32,
+    counter: Counter,
+    cap_rendered: bool,
+    api_units: Option<u64>,
+    include_content: bool,
+}
+
+#[pymethods]
+impl RestorePlan {
+    #[new]
+    #[pyo3(signature = (
+        *, templates, marker, malware, max_tokens, max_bytes, sniff_bytes, oversize, exact,
+        encoding, cap_rendered, api_units, include_content
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        templates: Py<FileTemplates>,
+        marker: &str,
+        malware: bool,
+        max_tokens: i64,
+        max_bytes: u64,
+        sniff_bytes: usize,
+        oversize: i32,
+        exact: bool,
+        encoding: &str,
+        cap_rendered: bool,
+        api_units: Option<u64>,
+        include_content: bool,
+    ) -> PyResult<Self> {
+        Ok(RestorePlan {
+            templates,
+            marker: Template::parse(marker),
+            malware,
+            max_tokens,
             max_bytes,
             sniff_bytes,
-            inline_max,
-        }
+            oversize,
+            counter: counter(exact, encoding)?,
+            cap_rendered,
+            api_units: api_units.filter(|&u| u > 0),
+            include_content,
+        })
     }
 }
 
-impl ReadLimits {
-    fn of(&self, binary_name: bool, max_answer: Option<u64>) -> fileanswer::ReadLimits {
-        fileanswer::ReadLimits {
-            limits: Limits {
-                max_bytes: self.max_bytes,
-                sniff_bytes: self.sniff_bytes,
-                binary_name,
-                inline: self.inline_max.map(|max_size| Inline { max_size }),
-            },
-            max_answer,
-        }
-    }
+/// What became of a restored file.
+#[pyclass(frozen, eq, eq_int, hash, module = "postcompact._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileOutcome {
+    #[pyo3(name = "RESTORED")]
+    Restored,
+    #[pyo3(name = "TRUNCATED")]
+    Truncated,
+    #[pyo3(name = "REFERENCED")]
+    Referenced,
+    #[pyo3(name = "DROPPED")]
+    Dropped,
 }
 
-/// A restored file's result block around its numbered text (the caller's templates, rendered):
-/// `prefix`, the text, `malware` ("" when the policy has none), `suffix`.
-#[pyclass(frozen, eq, module = "postcompact._core")]
-#[derive(Debug, PartialEq)]
-pub struct FileFrame {
-    #[pyo3(get)]
-    prefix: String,
-    #[pyo3(get)]
-    malware: String,
-    #[pyo3(get)]
-    suffix: String,
-}
-
-#[pymethods]
-impl FileFrame {
-    #[new]
-    #[pyo3(signature = (*, prefix, malware, suffix))]
-    fn new(prefix: String, malware: String, suffix: String) -> Self {
-        Self {
-            prefix,
-            malware,
-            suffix,
+impl From<Outcome> for FileOutcome {
+    fn from(o: Outcome) -> Self {
+        match o {
+            Outcome::Restored => FileOutcome::Restored,
+            Outcome::Truncated => FileOutcome::Truncated,
+            Outcome::Referenced => FileOutcome::Referenced,
+            Outcome::Dropped => FileOutcome::Dropped,
         }
     }
 }
@@ -169,30 +219,22 @@ impl FileFrame {
 /// One file for `restore_files`.
 #[pyclass(frozen, module = "postcompact._core")]
 pub struct RestoreSpec {
-    /// The real path to read (symlinks resolved, checked by the caller).
+    #[pyo3(get)]
+    path: Py<PyString>,
     #[pyo3(get)]
     real: Py<PyString>,
     #[pyo3(get)]
-    binary_name: bool,
-    /// The first line, 1-based.
+    display: Py<PyString>,
     #[pyo3(get)]
-    start: u64,
-    /// How many lines (None: to the end).
+    binary_name: bool,
+    #[pyo3(get)]
+    first: u64,
     #[pyo3(get)]
     limit: Option<u64>,
-    /// `FileAttachment.path`.
     #[pyo3(get)]
-    path: Py<PyString>,
-    /// `FileAttachment.display_path`.
-    #[pyo3(get)]
-    display: Py<PyString>,
-    /// The attachment's first block (the Read call, wrapped).
-    #[pyo3(get)]
-    call_block: Py<PyString>,
-    /// The content the cache held.
+    ranged: bool,
     #[pyo3(get)]
     held: Option<Py<PyBytes>>,
-    /// The file as the last compaction restored it, from `held` with the same inputs.
     #[pyo3(get)]
     prior: Option<Py<RestoredFile>>,
 }
@@ -201,118 +243,222 @@ pub struct RestoreSpec {
 impl RestoreSpec {
     #[new]
     #[pyo3(signature = (
-        *, real, binary_name, start, limit, path, display, call_block, held = None, prior = None
+        *, path, real, display, binary_name, first = 1, limit = None, ranged = false, held = None,
+        prior = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        real: Py<PyString>,
-        binary_name: bool,
-        start: u64,
-        limit: Option<u64>,
         path: Py<PyString>,
+        real: Py<PyString>,
         display: Py<PyString>,
-        call_block: Py<PyString>,
+        binary_name: bool,
+        first: u64,
+        limit: Option<u64>,
+        ranged: bool,
         held: Option<Py<PyBytes>>,
         prior: Option<Py<RestoredFile>>,
     ) -> Self {
-        Self {
-            real,
-            binary_name,
-            start,
-            limit,
+        RestoreSpec {
             path,
+            real,
             display,
-            call_block,
+            binary_name,
+            first,
+            limit,
+            ranged,
             held,
             prior,
         }
     }
 }
 
-/// A restored file: its attachment (`framed`) and its measures (see `_core.pyi`).
+/// A file `restore_files` restored, noted or left out (see `_core.pyi`).
 #[pyclass(frozen, module = "postcompact._core")]
 pub struct RestoredFile {
     #[pyo3(get)]
-    framed: Py<Framed>,
-    /// The bytes read (the object the cache held when they are the same).
+    outcome: FileOutcome,
     #[pyo3(get)]
-    content: Py<PyBytes>,
+    framed: Option<Py<Framed>>,
+    #[pyo3(get)]
+    content: Option<Py<PyBytes>>,
     #[pyo3(get)]
     mtime_ns: i64,
     #[pyo3(get)]
     total_lines: u64,
     #[pyo3(get)]
+    start_line: u64,
+    #[pyo3(get)]
     num_lines: u64,
-    /// `Attachment.tokens`: the rough estimate of the blocks joined by "\n".
+    #[pyo3(get)]
+    seed_limit: Option<u64>,
     #[pyo3(get)]
     tokens: u64,
-    /// UTF-16 units of the blocks joined by "\n".
     #[pyo3(get)]
-    blocks_units: u64,
-    /// UTF-16 units of the text as attached.
+    measured: u64,
     #[pyo3(get)]
-    text_units: u64,
-    /// UTF-16 units of `JSON.stringify` of that text.
+    over_cap: bool,
+    #[pyo3(get)]
+    over_size: bool,
+    #[pyo3(get)]
+    ranged: bool,
+    #[pyo3(get)]
+    range_lines: u64,
+    #[pyo3(get)]
+    no_room: bool,
+    #[pyo3(get)]
+    cut: bool,
     #[pyo3(get)]
     json_units: u64,
-    /// The bytes read are the spec's `held` and `framed` is its `prior`'s, not rendered again.
+    #[pyo3(get)]
+    content_tokens: u64,
     #[pyo3(get)]
     reused: bool,
 }
 
-/// Each file of `specs` restored (see `fileanswer::restored_file` and `_core.pyi`): a
-/// `RestoredFile`, or why the general path must take it (a `Skip`, or the read's `Refusal`).
+#[pymethods]
+impl RestoredFile {
+    /// Attached (RESTORED or TRUNCATED): `framed` and `content` are set.
+    #[getter]
+    fn attached(&self) -> bool {
+        self.framed.is_some()
+    }
+}
+
+impl RestoredFile {
+    /// The prior's file again, read back unchanged now (as a range or not, as read now: the
+    /// range of a whole file from line 1 renders as the file does).
+    fn again(&self, py: Python<'_>, held: &Py<PyBytes>, mtime_ns: i128, ranged: bool) -> Self {
+        RestoredFile {
+            outcome: self.outcome,
+            framed: self.framed.as_ref().map(|f| f.clone_ref(py)),
+            content: Some(held.clone_ref(py)),
+            mtime_ns: ns(mtime_ns),
+            total_lines: self.total_lines,
+            start_line: self.start_line,
+            num_lines: self.num_lines,
+            seed_limit: self.seed_limit,
+            tokens: self.tokens,
+            measured: self.measured,
+            over_cap: self.over_cap,
+            over_size: self.over_size,
+            ranged,
+            range_lines: self.num_lines,
+            no_room: self.no_room,
+            cut: self.cut,
+            json_units: self.json_units,
+            content_tokens: self.content_tokens,
+            reused: true,
+        }
+    }
+
+    fn of(
+        py: Python<'_>,
+        f: fileanswer::RestoredFile,
+        held: Option<&Py<PyBytes>>,
+    ) -> PyResult<Self> {
+        let attached = matches!(f.outcome, Outcome::Restored | Outcome::Truncated);
+        let content = if attached {
+            Some(match held {
+                Some(held) if held.bind(py).as_bytes() == f.seed.as_slice() => held.clone_ref(py),
+                _ => PyBytes::new(py, &f.seed).unbind(),
+            })
+        } else {
+            None
+        };
+        let framed = if attached {
+            Some(Py::new(py, Framed { data: f.framed })?)
+        } else {
+            None
+        };
+        Ok(RestoredFile {
+            outcome: f.outcome.into(),
+            framed,
+            content,
+            mtime_ns: ns(f.mtime_ns),
+            total_lines: f.total_lines,
+            start_line: f.start_line,
+            num_lines: f.num_lines,
+            seed_limit: f.seed_limit,
+            tokens: f.tokens,
+            measured: f.measured,
+            over_cap: f.over_cap,
+            over_size: f.over_size,
+            ranged: f.ranged,
+            range_lines: f.range_lines,
+            no_room: f.no_room,
+            cut: f.cut,
+            json_units: f.json_units,
+            content_tokens: f.content_tokens,
+            reused: false,
+        })
+    }
+}
+
+/// Each file of `specs` restored under `plan` (see `fileanswer::restore_file` and `_core.pyi`):
+/// a `RestoredFile`, or the read's `Refusal`.
 #[pyfunction]
-#[pyo3(signature = (specs, frame, limits, *, include_content))]
+#[pyo3(signature = (specs, plan, *, inline_max = None))]
 fn restore_files<'py>(
     py: Python<'py>,
     specs: Vec<Bound<'py, RestoreSpec>>,
-    frame: &Bound<'py, FileFrame>,
-    limits: &ReadLimits,
-    include_content: bool,
+    plan: &Bound<'py, RestorePlan>,
+    inline_max: Option<u64>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let f = frame.get();
-    let frame = Frame {
-        prefix: &f.prefix,
-        malware: &f.malware,
-        suffix: &f.suffix,
+    let p = plan.get();
+    let core_plan = fileanswer::RestorePlan {
+        templates: &p.templates.get().inner,
+        marker: &p.marker,
+        malware: p.malware,
+        cap: p.max_tokens,
+        limits: limits(p.max_bytes, p.sniff_bytes, inline_max),
+        oversize: p.oversize,
+        counter: p.counter,
+        cap_rendered: p.cap_rendered,
+        api_units: p.api_units,
+        include_content: p.include_content,
     };
-    // The held bytes a re-read may be skipped for (read-only views of live `bytes` objects,
-    // which `specs` keeps alive until the end).
-    let held: Vec<Option<&[u8]>> = specs
-        .iter()
-        .map(|s| s.get().held.as_ref().map(|h| h.bind(py).as_bytes()))
-        .collect();
     let refs: Vec<&RestoreSpec> = specs.iter().map(Bound::get).collect();
-    // The strings' UTF-8, borrowed from the objects `specs` keeps alive.
-    let texts: Vec<[&str; 4]> = refs
+    // What each spec names, borrowed from the objects `specs` keeps alive: its strings' UTF-8,
+    // and the bytes the cache held when its prior (a file restored whole) may stand again.
+    let borrowed: Vec<([&str; 3], Option<Held<'_>>)> = refs
         .iter()
         .map(|s| {
-            Ok([
-                s.real.bind(py).to_str()?,
-                s.path.bind(py).to_str()?,
-                s.display.bind(py).to_str()?,
-                s.call_block.bind(py).to_str()?,
-            ])
+            let unchanged = match (&s.held, &s.prior) {
+                (Some(held), Some(prior)) if prior.get().outcome == FileOutcome::Restored => {
+                    let p = prior.get();
+                    Some(Held {
+                        content: held.bind(py).as_bytes(),
+                        total_lines: p.total_lines,
+                        ranged: p.ranged,
+                    })
+                }
+                _ => None,
+            };
+            Ok((
+                [
+                    s.path.bind(py).to_str()?,
+                    s.real.bind(py).to_str()?,
+                    s.display.bind(py).to_str()?,
+                ],
+                unchanged,
+            ))
         })
         .collect::<PyResult<_>>()?;
     let done: Vec<_> = py.detach(|| {
         refs.iter()
-            .zip(&held)
-            .zip(&texts)
-            .map(|((s, held), [real, path, display, call_block])| {
-                let spec = FileSpec {
+            .zip(&borrowed)
+            .map(|(s, ([path, real, display], unchanged))| {
+                let spec = fileanswer::RestoreSpec {
                     real: Path::new(real),
                     binary_name: s.binary_name,
-                    start: s.start,
-                    limit: s.limit,
                     path,
                     display,
-                    call_block,
+                    first: s.first,
+                    limit: s.limit,
+                    ranged: s.ranged,
+                    unchanged_if: *unchanged,
                 };
-                let skip_if = if s.prior.is_some() { *held } else { None };
-                let lim = limits.of(s.binary_name, None);
-                fileanswer::restored_file(&spec, &frame, include_content, lim, skip_if)
+                fileanswer::restore_file(&spec, &core_plan)
             })
             .collect()
     });
@@ -320,78 +466,81 @@ fn restore_files<'py>(
         .zip(refs)
         .map(|(r, spec)| match r {
             Ok(Restored::Unchanged {
-                mtime_ns,
-                total_lines,
-                num_lines,
+                mtime_ns, ranged, ..
             }) => {
                 let (Some(prior), Some(held)) = (&spec.prior, &spec.held) else {
                     unreachable!("only a spec with a prior is read unchanged")
                 };
-                let p = prior.get();
-                let file = RestoredFile {
-                    framed: p.framed.clone_ref(py),
-                    content: held.clone_ref(py),
-                    mtime_ns: ns(mtime_ns),
-                    total_lines,
-                    num_lines,
-                    tokens: p.tokens,
-                    blocks_units: p.blocks_units,
-                    text_units: p.text_units,
-                    json_units: p.json_units,
-                    reused: true,
-                };
-                Bound::new(py, file).map(Bound::into_any)
+                let again = prior.get().again(py, held, mtime_ns, ranged);
+                Bound::new(py, again).map(Bound::into_any)
             }
-            Ok(Restored::Rendered(f)) => {
-                let content = match &spec.held {
-                    Some(held) if held.bind(py).as_bytes() == f.content.as_slice() => {
-                        held.clone_ref(py)
-                    }
-                    _ => PyBytes::new(py, &f.content).unbind(),
-                };
-                let file = RestoredFile {
-                    framed: Py::new(py, Framed { data: f.framed })?,
-                    content,
-                    mtime_ns: ns(f.mtime_ns),
-                    total_lines: f.total_lines,
-                    num_lines: f.num_lines,
-                    tokens: f.tokens,
-                    blocks_units: f.blocks_units,
-                    text_units: f.text_units,
-                    json_units: f.json_units,
-                    reused: false,
-                };
-                Bound::new(py, file).map(Bound::into_any)
+            Ok(Restored::File(f)) => {
+                Bound::new(py, RestoredFile::of(py, f, spec.held.as_ref())?).map(Bound::into_any)
             }
-            Err(skip) => skipped(py, &skip),
+            Err(f) => Bound::new(py, Refusal::of(&f)).map(Bound::into_any),
         })
         .collect()
 }
 
-/// One ReadFile answer for `read_answer`.
+/// What ReadFile does with a file (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadPlan {
+    templates: Py<FileTemplates>,
+    malware: bool,
+    max_tokens: i64,
+    max_bytes: u64,
+    sniff_bytes: usize,
+    counter: Counter,
+    api_units: Option<u64>,
+    page: bool,
+}
+
+#[pymethods]
+impl ReadPlan {
+    #[new]
+    #[pyo3(signature = (
+        *, templates, malware, max_tokens, max_bytes, sniff_bytes, exact, encoding, api_units, page
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        templates: Py<FileTemplates>,
+        malware: bool,
+        max_tokens: i64,
+        max_bytes: u64,
+        sniff_bytes: usize,
+        exact: bool,
+        encoding: &str,
+        api_units: Option<u64>,
+        page: bool,
+    ) -> PyResult<Self> {
+        Ok(ReadPlan {
+            templates,
+            malware,
+            max_tokens,
+            max_bytes,
+            sniff_bytes,
+            counter: counter(exact, encoding)?,
+            api_units: api_units.filter(|&u| u > 0),
+            page,
+        })
+    }
+}
+
+/// One ReadFile for `read_file`.
 #[pyclass(frozen, module = "postcompact._core")]
 pub struct ReadSpec {
-    /// The real path to read.
     #[pyo3(get)]
-    real: PathBuf,
+    real: Py<PyString>,
     #[pyo3(get)]
     binary_name: bool,
-    /// The first line, 1-based.
+    #[pyo3(get)]
+    path: Py<PyString>,
     #[pyo3(get)]
     start: u64,
-    /// How many lines (None: to the end).
     #[pyo3(get)]
     limit: Option<u64>,
-    /// `ReadFileResponse.path`.
-    #[pyo3(get)]
-    path: String,
-    /// After the numbered lines ("" when the policy has none).
-    #[pyo3(get)]
-    malware: String,
-    /// The entry's timestamp (None: the file's mtime in milliseconds).
     #[pyo3(get)]
     timestamp_ms: Option<i64>,
-    /// Refuse an answer over this many bytes (`Skip.ANSWER_TOO_LARGE`).
     #[pyo3(get)]
     max_answer: Option<u64>,
 }
@@ -400,26 +549,24 @@ pub struct ReadSpec {
 impl ReadSpec {
     #[new]
     #[pyo3(signature = (
-        *, real, binary_name, start, limit, path, malware, timestamp_ms, max_answer
+        *, real, binary_name, path, start = 1, limit = None, timestamp_ms = None, max_answer = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        real: PathBuf,
+        real: Py<PyString>,
         binary_name: bool,
+        path: Py<PyString>,
         start: u64,
         limit: Option<u64>,
-        path: String,
-        malware: String,
         timestamp_ms: Option<i64>,
         max_answer: Option<u64>,
     ) -> Self {
-        Self {
+        ReadSpec {
             real,
             binary_name,
+            path,
             start,
             limit,
-            path,
-            malware,
             timestamp_ms,
             max_answer,
         }
@@ -429,10 +576,8 @@ impl ReadSpec {
 /// A ReadFile answer (see `_core.pyi`).
 #[pyclass(frozen, module = "postcompact._core")]
 pub struct ReadAnswer {
-    /// The `ReadFileResponse`, serialised.
     #[pyo3(get)]
     wire: Py<PyBytes>,
-    /// The bytes read.
     #[pyo3(get)]
     content: Py<PyBytes>,
     #[pyo3(get)]
@@ -441,57 +586,165 @@ pub struct ReadAnswer {
     total_lines: u64,
     #[pyo3(get)]
     num_lines: u64,
-    /// UTF-16 units of the content, decoded.
     #[pyo3(get)]
-    text_units: u64,
+    partial: bool,
 }
 
-/// ReadFile's answer for `spec` (see `fileanswer::read_answer` and `_core.pyi`): a
-/// `ReadAnswer`, or why the general path must take it (a `Skip`, or the read's `Refusal`).
+/// A whole ReadFile over the token limit, refused: the file's tokens.
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadTokensExceeded {
+    #[pyo3(get)]
+    tokens: u64,
+}
+
+/// ReadFile's answer for `spec` under `plan` (see `fileanswer::read_file` and `_core.pyi`).
 #[pyfunction]
-fn read_answer<'py>(
+#[pyo3(signature = (spec, plan, *, inline_max = None))]
+fn read_file<'py>(
     py: Python<'py>,
     spec: &Bound<'py, ReadSpec>,
-    limits: &ReadLimits,
+    plan: &Bound<'py, ReadPlan>,
+    inline_max: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let s = spec.get();
-    let req = ReadRequest {
-        real: &s.real,
+    let p = plan.get();
+    let real = s.real.bind(py).to_str()?;
+    let path = s.path.bind(py).to_str()?;
+    let req = fileanswer::ReadSpec {
+        real: Path::new(real),
         binary_name: s.binary_name,
+        path,
         start: s.start,
         limit: s.limit,
-        path: &s.path,
-        malware: &s.malware,
         timestamp_ms: s.timestamp_ms,
+        max_answer: s.max_answer,
     };
-    let lim = limits.of(s.binary_name, s.max_answer);
-    match py.detach(|| fileanswer::read_answer(&req, lim)) {
-        Ok(a) => {
+    let core_plan = fileanswer::ReadPlan {
+        templates: &p.templates.get().inner,
+        malware: p.malware,
+        cap: p.max_tokens,
+        limits: limits(p.max_bytes, p.sniff_bytes, inline_max),
+        counter: p.counter,
+        api_units: p.api_units,
+        page: p.page,
+    };
+    match py.detach(|| fileanswer::read_file(&req, &core_plan)) {
+        Ok(ReadOutcome::Answer(a)) => {
             let answer = ReadAnswer {
                 wire: PyBytes::new(py, &a.wire).unbind(),
                 content: PyBytes::new(py, &a.content).unbind(),
                 mtime_ns: ns(a.mtime_ns),
                 total_lines: a.total_lines,
                 num_lines: a.num_lines,
-                text_units: a.text_units,
+                partial: a.partial,
             };
             Bound::new(py, answer).map(Bound::into_any)
         }
-        Err(skip) => skipped(py, &skip),
+        Ok(ReadOutcome::TooManyTokens(tokens)) => {
+            Bound::new(py, ReadTokensExceeded { tokens }).map(Bound::into_any)
+        }
+        Err(f) => Bound::new(py, Refusal::of(&f)).map(Bound::into_any),
     }
 }
 
-/// Adds the file answers to `postcompact._core`.
+/// A restored file's blocks (`render.file_blocks`), from the renderer `restore_files` uses.
+#[pyfunction]
+#[pyo3(signature = (
+    templates, path, text, *, total_lines, malware = true, marker = "", start_line = 1,
+    read_limit = None
+))]
+#[allow(clippy::too_many_arguments)]
+fn file_blocks(
+    templates: &Bound<'_, FileTemplates>,
+    path: &str,
+    text: &str,
+    total_lines: u64,
+    malware: bool,
+    marker: &str,
+    start_line: u64,
+    read_limit: Option<u64>,
+) -> Vec<String> {
+    let tpl = &templates.get().inner;
+    Blocks::new(
+        tpl,
+        path,
+        text,
+        start_line,
+        total_lines,
+        malware,
+        Cow::Borrowed(marker),
+        read_limit,
+    )
+    .to_strings()
+}
+
+/// A Read tool result (`render.read_tool_result`), from the renderer `read_file` uses.
+#[pyfunction]
+#[pyo3(signature = (
+    templates, text, *, start_line = 1, total_lines = 0, malware = true, marker = ""
+))]
+fn read_tool_result(
+    templates: &Bound<'_, FileTemplates>,
+    text: &str,
+    start_line: u64,
+    total_lines: u64,
+    malware: bool,
+    marker: &str,
+) -> String {
+    let tpl = &templates.get().inner;
+    Body::new(
+        tpl,
+        text,
+        start_line,
+        total_lines,
+        malware,
+        Cow::Borrowed(marker),
+        false,
+    )
+    .to_text()
+}
+
+/// A truncation marker (`render.file_truncation_marker`): `template` with the path made safe
+/// for a note and the lines shown, as `restore_files` renders it.
+#[pyfunction]
+#[pyo3(signature = (template, path, *, shown_lines, total_lines))]
+fn truncation_marker(template: &str, path: &str, shown_lines: u64, total_lines: u64) -> String {
+    fileview::truncation_marker(&Template::parse(template), path, shown_lines, total_lines)
+}
+
+/// The note after the first page of a whole ReadFile (`render.read_page_marker`), as
+/// `read_file` renders it.
+#[pyfunction]
+#[pyo3(signature = (templates, path, *, shown_lines, total_lines, tokens, max_tokens))]
+fn page_marker(
+    templates: &Bound<'_, FileTemplates>,
+    path: &str,
+    shown_lines: u64,
+    total_lines: u64,
+    tokens: u64,
+    max_tokens: u64,
+) -> String {
+    let tpl = &templates.get().inner;
+    tpl.page_marker(path, shown_lines, total_lines, tokens, max_tokens)
+}
+
+/// Adds the file answers and the renderer to `postcompact._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Framed>()?;
-    m.add_class::<Skip>()?;
-    m.add_class::<ReadLimits>()?;
-    m.add_class::<FileFrame>()?;
+    m.add_class::<FileTemplates>()?;
+    m.add_class::<FileOutcome>()?;
+    m.add_class::<RestorePlan>()?;
     m.add_class::<RestoreSpec>()?;
     m.add_class::<RestoredFile>()?;
+    m.add_class::<ReadPlan>()?;
     m.add_class::<ReadSpec>()?;
     m.add_class::<ReadAnswer>()?;
+    m.add_class::<ReadTokensExceeded>()?;
     m.add_function(wrap_pyfunction!(restore_files, m)?)?;
-    m.add_function(wrap_pyfunction!(read_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(read_file, m)?)?;
+    m.add_function(wrap_pyfunction!(file_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(read_tool_result, m)?)?;
+    m.add_function(wrap_pyfunction!(truncation_marker, m)?)?;
+    m.add_function(wrap_pyfunction!(page_marker, m)?)?;
     Ok(())
 }
