@@ -89,7 +89,7 @@ impl FileTemplates {
         })
     }
 
-    /// The Read call block (`render.wrapped_read_call`): the call with its input as JSON (the
+    /// The Read call block (a restored file's first): the call with its input as JSON (the
     /// path, and the range's offset and limit when given), escaped, wrapped.
     pub fn call_block(&self, path: &str, offset: Option<u64>, limit: Option<u64>) -> String {
         let mut json = String::from("{");
