@@ -1,5 +1,9 @@
 """The daemon's file-read backend for ReadFile and restoration's re-reads
-(docs/architecture.md §4, §5).
+(docs/architecture.md §4, §5): the checks of a path (`resolve`: roots, deny globs, symlinks),
+what a refused read raises (`refusal_error`), reads on the event loop (`off_loop`), and
+`read_text`, a file's bytes for the callers that do not render them (CheckWrite's comparison).
+ReadFile and restoration read through the core, which renders as it reads (`core.read_file`,
+`core.restore_files`).
 
 `read_text` is synchronous. Callers on the event loop use `off_loop`: the read runs inline when it
 is small and every byte is in the page cache (`inline=True`: `preadv2(RWF_NOWAIT)`, which fails
@@ -281,7 +285,7 @@ def read_text(
       root, and neither may match a deny glob.
     - A whole-file read of a file larger than `max_bytes` raises `too_large`; a ranged read
       (offset > 1 or a limit) streams and keeps only the range.
-    - `head_bytes` (restoration's TRUNCATE_HEAD of a file over the size cap): read at most this
+    - `head_bytes` (a head of a file over the size cap, as TRUNCATE_HEAD has): read at most this
       many bytes of the range, cut back to a line boundary (or to a UTF-8 character boundary when
       the first line alone is longer), and set `truncated`. `total_lines` is still exact.
     - `scope`: `ReadScope.of(roots)`, shared by a caller reading several files.
