@@ -286,11 +286,14 @@ class FileStep:
             rules.api_units_per_token,
             self.include_content,
         )
-        object.__setattr__(self, "plan", _plan(*inputs))
+        plan = _plan(*inputs)
         what = "the lines seen since the last compaction" if p.restore_seen else ""
-        object.__setattr__(
-            self, "facts", (inputs, what or "the range last read", rules.payload_cost)
-        )
+        facts = (inputs, what or "the range last read", rules.payload_cost)
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "facts", facts)
+        if len(_STEPS) >= 256:
+            _STEPS.clear()  # policies come and go: forget the old ones now and then
+        _STEPS[key] = (p, self.templates, rules, plan, facts)
 
     def _display(self, path: str) -> str:
         return display_path(path, self.session.cwd, relative=self.rules.payload_cost)
@@ -393,15 +396,13 @@ class FileStep:
     def _restore(
         self, taken: Sequence[_Taken], inline: bool
     ) -> Iterable[tuple[_Taken, core.RestoredFile | core.Refusal]]:
-        """The core's answer for each of `taken`; `fileread.WouldBlock` for an inline read that
-        would wait for the disk (the batch is read again on a worker thread)."""
+        """The core's answer for each of `taken` (an inline read that would wait for the disk
+        is refused WOULD_BLOCK: `_refused` raises `fileread.WouldBlock`, and the batch is read
+        again on a worker thread)."""
         if not taken:
             return []
         inline_max = fileread.INLINE_READ_BYTES if inline else None
         results = core.restore_files([t.spec for t in taken], self.plan, inline_max=inline_max)
-        for res in results:
-            if isinstance(res, core.Refusal) and res.kind == core.RefusalKind.WOULD_BLOCK:
-                raise fileread.WouldBlock()
         return zip(taken, results, strict=True)
 
     def _resolved(
@@ -906,10 +907,10 @@ async def restore_files(
     memo: dict[str, RenderedFile] = {}
     kept = 0
     for r in seeds:  # the restored files the core rendered, in rank order, within the bound
-        made = r.rendered
-        if made is not None and kept + len(made.framed) <= MAX_RENDERED_BYTES:
+        made, framed = r.rendered, r.wire
+        if made is not None and framed is not None and kept + len(framed) <= MAX_RENDERED_BYTES:
             memo[r.path] = made
-            kept += len(made.framed)
+            kept += len(framed)
     if policy.left_out_index:
         left = [path for path, _, _ in ranked if path not in attached]
         if left:

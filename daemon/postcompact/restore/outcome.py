@@ -30,6 +30,10 @@ DROPPED = frozenset(
 )
 
 
+# A category with nothing in it (immutable: one each, shared by every answer).
+_NONE = {c: core.Totals(c) for c in CATEGORIES}
+
+
 @dataclass(slots=True)
 class _Totals:
     attachments: int = 0
@@ -188,7 +192,8 @@ class Outcome:
         out = []
         for c in CATEGORIES:
             t = used.get(c)
-            out.append(
-                core.Totals(c) if t is None else core.Totals(c, t.attachments, t.dropped, t.tokens)
-            )
+            if t is None:
+                out.append(_NONE[c])
+            else:
+                out.append(core.Totals(c, t.attachments, t.dropped, t.tokens))
         return out
