@@ -15,26 +15,42 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-core serve test test-rust test-python test-postgres postgres-server ripgrep test-bench-core test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table clean
+.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-lru serve test test-rust test-python test-postgres postgres-server ripgrep test-bench test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table policy-table clean
 
 help:
-	@echo "make serve   build everything and start the daemon on its default socket"
-	@echo "make test    build everything and run every test (cargo, pytest, clients)"
-	@echo "make test-bench-core  the LruCache tests (pytest -m bench_core) on the core's bench build"
-	@echo "make test-postgres    the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
-	@echo "make test-packaging   each client installed as its README says, every README snippet run"
-	@echo "make lint    rustfmt, clippy, ruff, mypy --strict, stubtest, proto and client drift"
-	@echo "make bench   run the benchmarks and rewrite docs/benchmarks.md"
-	@echo "make eval    measure restoration policies on ../shared/transcripts, rewrite docs/eval.md"
-	@echo "make soak    8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md (not in test)"
+	@echo "make help                 this list (every target; make lint checks that it is)"
+	@echo "make setup                create .venv with the pinned Python dependencies"
+	@echo "make build                build the Rust core (release) into .venv, incrementally"
+	@echo "make serve                build everything and start the daemon on its default socket"
+	@echo "make test                 build everything and run every test (cargo, pytest, clients)"
+	@echo "make test-rust            the cargo tests (the core, the Rust client)"
+	@echo "make test-python          pytest (without the PostgreSQL cases)"
+	@echo "make test-postgres        the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
+	@echo "make test-go              the Go client: go vet, its tests, the conformance scenarios"
+	@echo "make test-node            the Node client: tsc, its tests, the conformance scenarios"
+	@echo "make test-packaging       each client installed as its README says, every README snippet run"
+	@echo "make test-bench           the benchmarks' LruCache (bench/lru_py): stubtest and its tests"
+	@echo "make build-bench-lru      build the benchmarks' LruCache into .venv (not in make build)"
+	@echo "make lint                 rustfmt, clippy, ruff, mypy --strict, stubtest, proto, client and policy-table drift"
+	@echo "make fmt                  rustfmt, ruff format and ruff --fix, in place"
+	@echo "make bench                run the benchmarks and rewrite docs/benchmarks.md"
+	@echo "make eval                 restoration policies on ../shared/transcripts; rewrites docs/eval.md"
+	@echo "make soak                 8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md"
 	@echo "make soak STORE=postgresql  the same on a throwaway PostgreSQL cluster (docs/fleet.md)"
-	@echo "make parity         the real Claude Code offline, beside the daemon (docs/parity.md)"
-	@echo "make parity-corpus  replay every shared Claude Code transcript (docs/parity.md)"
-	@echo "make protos  regenerate the committed gRPC code and the core's field numbers"
-	@echo "make claude-code-plugin  build the Claude Code plugin's hook (clients/claude-code)"
-	@echo "make codex-plugin        the same plugin, for Codex CLI (clients/codex/README.md)"
+	@echo "make soak HOSTILE=0       without the hostile run (issues 11 and 37's inputs) and its imports"
+	@echo "make parity               the real Claude Code offline, beside the daemon (docs/parity.md)"
+	@echo "make parity-corpus        replay every shared Claude Code transcript (docs/parity.md)"
+	@echo "make parity-table         rewrite docs/parity.md's tables from the shared transcripts"
+	@echo "make protos               regenerate the committed gRPC code and the core's field numbers"
+	@echo "make check-protos         fail when regenerating the gRPC code changes what is committed"
+	@echo "make policy-table         rewrite the policy fields' docs from the policy table (restore/policy.py)"
+	@echo "make unasync              regenerate the sync Python client from the asyncio one"
+	@echo "make claude-code-plugin   build the Claude Code plugin's hook (clients/claude-code)"
+	@echo "make codex-plugin         the same plugin, for Codex CLI (clients/codex/README.md)"
 	@echo "make gemini-cli-extension  build the Gemini CLI extension's hook (clients/gemini-cli)"
-	@echo "make unasync regenerate the sync Python client from the asyncio one"
+	@echo "make ripgrep              install ripgrep when missing (Debian's package; tests/opencode)"
+	@echo "make postgres-server      install PostgreSQL's server when missing (Debian's; no cluster)"
+	@echo "make clean                remove .venv, target/, the node_modules and the Node client's dist"
 
 $(VENV_STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,29 +72,21 @@ $(NODE_CLIENT_STAMP): $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.js
 
 setup: $(VENV_STAMP)
 
-# Incremental: cargo rebuilds only what changed, maturin reinstalls the module in .venv. The
-# default variant of the core: what the daemon serves, without the `bench` feature.
+# Incremental: cargo rebuilds only what changed, maturin reinstalls the module in .venv.
 build: $(VENV_STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 
-# The core with its `bench` feature (rust_core/Cargo.toml: the Python LruCache, which only B1 and
-# its tests use), in its own cargo target dir so that both variants stay built, unpacked into
-# BENCH_SITE; BENCH_PY runs Python with it first on PYTHONPATH. .venv keeps the default variant
-# throughout. (maturin's --features replaces pyproject's `features`; `bench` implies `python`.)
-BENCH_TARGET := target/bench
-BENCH_SITE := $(BENCH_TARGET)/site
-BENCH_PY := PYTHONPATH=$(abspath $(BENCH_SITE)) $(PY)
-
-build-bench-core: $(VENV_STAMP)
-	rm -rf $(BENCH_TARGET)/wheels $(BENCH_SITE)
-	VIRTUAL_ENV=$(abspath $(VENV)) CARGO_TARGET_DIR=$(BENCH_TARGET) $(VENV)/bin/maturin build \
-	  --release --quiet --features bench --out $(BENCH_TARGET)/wheels
-	$(PY) -m zipfile -e $(BENCH_TARGET)/wheels/postcompact-*.whl $(BENCH_SITE)
+# The benchmarks' Python LruCache (bench/lru_py: a crate of its own over the core's LRU, which
+# only B1 and its tests use), installed into .venv as `postcompact_bench_lru`. `make bench` and
+# `make test-bench` build it; `make build` and `make test` never do.
+build-bench-lru: $(VENV_STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet \
+	  -m bench/lru_py/Cargo.toml
 
 serve: build
 	$(VENV)/bin/postcompact serve
 
-test: build $(NODE_STAMP) test-rust test-python test-postgres test-bench-core test-go test-node test-packaging
+test: build $(NODE_STAMP) test-rust test-python test-postgres test-go test-node test-packaging
 
 test-rust:
 	cargo test --workspace --quiet
@@ -110,11 +118,12 @@ postgres-server:
 test-postgres: build postgres-server
 	$(PY) -m pytest -m postgresql tests/daemon
 
-# The tests marked bench_core (LruCache; the default run deselects them) and the stub of LruCache
-# (tests/_bench_core.pyi), against the featured core.
-test-bench-core: build-bench-core $(NODE_STAMP)
-	$(BENCH_PY) -m mypy.stubtest tests._bench_core
-	$(BENCH_PY) -m pytest -m bench_core
+# The benchmarks' LruCache: stubtest of its stub (bench/lru_py/python/postcompact_bench_lru), then
+# its tests (bench/lru_py/tests: its Python surface, fuzz, and lru-cache parity). `make bench`
+# runs them before it measures; the LRU itself is tested by `make test` (cargo and tests/core).
+test-bench: build-bench-lru $(NODE_STAMP)
+	$(PY) -m mypy.stubtest postcompact_bench_lru
+	$(PY) -m pytest bench/lru_py/tests
 
 # Every transcript of the shared corpus replayed and checked against what Claude Code recorded
 # (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
@@ -175,7 +184,6 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy -p postcompact-core --features python --all-targets --quiet -- -D warnings
-	cargo clippy -p postcompact-core --features bench --all-targets --quiet -- -D warnings
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -183,6 +191,8 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	$(PY) scripts/unasync.py --check
 	$(PY) scripts/check_citations.py
 	$(PY) scripts/check_layers.py
+	$(PY) scripts/policy_table.py --check
+	$(PY) scripts/check_make_help.py
 	@test -z "$$($(GOFMT) -l clients/go)" || ($(GOFMT) -l clients/go; echo "gofmt: run 'gofmt -w clients/go'" >&2; exit 1)
 	cd clients/go && $(GO) vet ./...
 	cd $(NODE_CLIENT) && npm run --silent lint
@@ -192,12 +202,11 @@ fmt: $(VENV_STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# B1 measures LruCache, so it runs on the featured core; every other benchmark on the default
-# one, the daemon as `make serve` runs it.
-bench: build build-bench-core $(NODE_STAMP)
+# B1 measures the benchmarks' LruCache (test-bench builds and tests it first); every other
+# benchmark runs the daemon as `make serve` does.
+bench: build test-bench $(NODE_STAMP)
 	$(PY) -m pip install -q -r requirements/bench.txt
-	$(BENCH_PY) -m bench b1
-	$(PY) -m bench --skip b1
+	$(PY) -m bench
 
 # Restoration quality on real Claude Code transcripts (docs/eval.md): every policy and every
 # configuration of the rule families measured, the selection procedure cross-validated (leave one
@@ -215,11 +224,14 @@ eval-no-transcripts:
 
 # The soak run (docs/reliability.md), not part of `make test`: SOAK_SECONDS (default 120),
 # SOAK_KILLS (5), SOAK_PYTHON_AGENTS / SOAK_GO_AGENTS (4 + 4). STORE=postgresql: the state in a
-# throwaway PostgreSQL cluster (docs/fleet.md).
+# throwaway PostgreSQL cluster (docs/fleet.md). HOSTILE=1 (the default): the hostile run first,
+# the inputs of issues 11 and 37 at full size (the transcript imports among them), and imports
+# beside the kills; HOSTILE=0 skips both.
 STORE ?= sqlite
+HOSTILE ?= 1
 soak: build $(if $(filter postgresql,$(STORE)),postgres-server)
 	$(PY) -m pip install -q -r requirements/bench.txt
-	GO=$(GO) SOAK_STORE=$(STORE) $(PY) -m bench.soak
+	GO=$(GO) SOAK_STORE=$(STORE) SOAK_HOSTILE=$(HOSTILE) $(PY) -m bench.soak
 
 protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py
@@ -228,6 +240,11 @@ protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 check-protos: protos
 	@git diff --exit-code --stat -- daemon/postcompact/v1 clients rust_core/src/pbwire/fields.rs || \
 	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
+
+# docs/profiles.md's "Policy fields" and config.py's [policy] example, from the policy table
+# (restore/policy.py); `make lint` checks them.
+policy-table: $(VENV_STAMP)
+	$(PY) scripts/policy_table.py
 
 # The sync Python client (_client.py) is generated from the asyncio one (_aio.py).
 unasync: $(VENV_STAMP)

@@ -3,8 +3,8 @@ docs/benchmarks.md.
 
 Each benchmark module exposes `run(quick: bool) -> Section`. With names, only those run (with
 `--skip`, all but those) and the other sections of docs/benchmarks.md are kept as they were.
-`make bench` runs B1 on the core built with its `bench` feature (B1 measures its LruCache) and
-the others, with `--skip b1`, on the default build.
+B1 needs the benchmarks' LruCache (bench/lru_py), which `make bench` builds first (`make
+build-bench-lru`).
 """
 
 from __future__ import annotations

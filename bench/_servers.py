@@ -107,6 +107,37 @@ async def serve_grpc_aio(address: str) -> None:
     await server.wait_for_termination()
 
 
+FRONT_TOKEN = "bench-front-token"
+
+
+async def serve_grpc_aio_fronted(address: str) -> None:
+    """The aio echo behind the daemon's own TCP front (`postcompact.tcpfront`, in this process's
+    event loop as in the daemon's): the front's cost alone, beside the bare echo. Callers show
+    `FRONT_TOKEN`."""
+    import tempfile
+    from pathlib import Path
+
+    from postcompact.tcpfront import TcpFront
+
+    async def echo(req: bytes, _ctx: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        return _payload(_size(req))
+
+    with tempfile.TemporaryDirectory(prefix="pcfront-") as tmp:
+        upstream = Path(tmp) / "echo.sock"
+        server = grpc.aio.server(options=OPTIONS)
+        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(echo)
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("bench.Echo", {"Echo": handler}),)
+        )
+        server.add_insecure_port(f"unix://{upstream}")
+        await server.start()
+        host, port = address.rsplit(":", 1)
+        front = TcpFront(FRONT_TOKEN, upstream, max_authenticated=64)
+        await front.start(host, int(port))
+        print("READY", flush=True)
+        await server.wait_for_termination()
+
+
 def pin_to_bench_cpu() -> None:
     """Run on the CPU `BENCH_CPU` names, when it names one (`_measure.spawn` sets it)."""
     if os.environ.get("BENCH_CPU"):
@@ -122,6 +153,8 @@ def main() -> None:
         serve_grpc_sync(address)
     elif kind == "grpc-aio":
         asyncio.run(serve_grpc_aio(address))
+    elif kind == "grpc-aio-fronted":
+        asyncio.run(serve_grpc_aio_fronted(address))
     else:
         sys.exit(f"unknown server kind {kind!r}")
 

@@ -6,7 +6,10 @@ a raw length-prefixed socket ping-pong as the floor; and the daemon's own small 
 (EstimateTokens on 100 B) beside the aio echo. Target: the small real RPC's p50 at most 1.2x the
 bare echo's. For the target the two are measured alternately, in five rounds with both servers
 up (echo first, then the daemon first, ...), and each side's median run counts (the matrix's echo
-rows come from earlier in the run).
+rows come from earlier in the run). Over TCP the daemon accepts through its own front
+(`postcompact.tcpfront`: connections are authenticated by their first header block and bounded
+apart until then, issue 37), a hop the bare echo does not take; a third side in the same rounds,
+the aio echo behind that same front, shows the hop's cost and the daemon's own cost without it.
 
 Server CPU per call: the CPU time (user + system, every thread, from /proc) the server process
 spends per serial call, for a ReadFile of a 20 KB source file against the bare aio echo of a 20 KB
@@ -65,7 +68,7 @@ from postcompact.v1 import postcompact_pb2_grpc as pbg
 from bench import _bare_readfile, _readfile_cold
 from bench import _measure as m
 from bench._daemon import Daemon, running_daemon
-from bench._servers import ECHO_METHOD
+from bench._servers import ECHO_METHOD, FRONT_TOKEN
 from bench.report import Section, Table, bar_chart, verdict
 
 Metadata = tuple[tuple[str, str], ...]
@@ -78,12 +81,12 @@ _LINE = "export function handler(input: string): number { return input.length + 
 FILE_TEXT = _LINE * (SIZES["20 KB"] // len(_LINE))
 
 
-def _echo_call(size: int) -> CallFactory:
+def _echo_call(size: int, metadata: Metadata = ()) -> CallFactory:
     req = m.echo_request(size)
 
     def make(ch: grpc.aio.Channel) -> Callable[[], Awaitable[object]]:
         method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(ECHO_METHOD)
-        return lambda: method(req)
+        return lambda: method(req, metadata=metadata or None)
 
     return make
 
@@ -98,11 +101,13 @@ def _estimate_call(metadata: Metadata) -> CallFactory:
     return make
 
 
-def _sync_echo(address: str, size: int, calls: int, warmup: int) -> m.Stats:
+def _sync_echo(
+    address: str, size: int, calls: int, warmup: int, metadata: Metadata = ()
+) -> m.Stats:
     with grpc.insecure_channel(address, options=m.GRPC_OPTIONS) as ch:
         method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(ECHO_METHOD)
         req = m.echo_request(size)
-        return m.sync_serial(lambda: method(req), calls, warmup)
+        return m.sync_serial(lambda: method(req, metadata=metadata or None), calls, warmup)
 
 
 def _sync_estimate(address: str, metadata: Metadata, calls: int, warmup: int) -> m.Stats:
@@ -424,12 +429,16 @@ def run(quick: bool = False) -> Section:
         # slow run on either side moved a ratio by 0.1 from one full run to the next.
         rounds = 1 if quick else 5
         paired: dict[tuple[str, int], tuple[float, float]] = {}
+        fronted: dict[int, float] = {}  # TCP: the echo behind the daemon's front, p50 µs
         (tmp / "daemon").mkdir(mode=0o700)
         echo_addrs = {"UDS": f"unix://{tmp}/pair.sock", "TCP": "127.0.0.1:47933"}
+        front_address = "127.0.0.1:47934"
+        front_md = (("authorization", f"Bearer {FRONT_TOKEN}"),)
         with (
             running_daemon(tmp / "daemon", tcp=True) as d,
             m.spawn(m.baseline_server("grpc-aio", echo_addrs["UDS"])),
             m.spawn(m.baseline_server("grpc-aio", echo_addrs["TCP"])),
+            m.spawn(m.baseline_server("grpc-aio-fronted", front_address)),
         ):
             targets: list[tuple[str, str, Metadata]] = [("UDS", d.address, ())]
             if d.tcp_address:
@@ -439,7 +448,8 @@ def run(quick: bool = False) -> Section:
                 for conc in CONCURRENCY:
                     echo_runs: list[m.Stats] = []
                     real_runs: list[m.Stats] = []
-                    sides = (
+                    front_runs: list[m.Stats] = []
+                    sides: tuple[tuple[list[m.Stats], Callable[..., m.Stats]], ...] = (
                         (
                             echo_runs,
                             partial(
@@ -459,11 +469,36 @@ def run(quick: bool = False) -> Section:
                             ),
                         ),
                     )
+                    if transport == "TCP":  # the front's own cost, in the same rounds
+                        front = partial(
+                            _measure,
+                            front_address,
+                            _echo_call(SIZES["100 B"], front_md),
+                            partial(
+                                _sync_echo, front_address, 100, calls, warmup, metadata=front_md
+                            ),
+                        )
+                        sides = (*sides, (front_runs, front))
                     for r in range(rounds):
                         for runs, measure in sides if r % 2 == 0 else sides[::-1]:
                             runs.append(measure(conc, calls, warmup))
                     echo_st, real_st = m.median_run(echo_runs), m.median_run(real_runs)
                     paired[(transport, conc)] = (real_st.p50_us, echo_st.p50_us)
+                    if front_runs:
+                        front_st = m.median_run(front_runs)
+                        fronted[conc] = front_st.p50_us
+                        rows.append(
+                            [
+                                "echo grpc-aio behind the TCP front",
+                                transport,
+                                "100 B",
+                                conc,
+                                front_st.p50_us,
+                                front_st.p99_us,
+                                front_st.p999_us,
+                                front_st.qps,
+                            ]
+                        )
                     rows.append(
                         [
                             "daemon EstimateTokens",
@@ -486,6 +521,15 @@ def run(quick: bool = False) -> Section:
                 real_p50 / echo_p50,
                 1.2,
             )
+        )
+    for conc, front_p50 in fronted.items():
+        real_p50, echo_p50 = paired[("TCP", conc)]
+        verdicts.append(
+            f"TCP, concurrency {conc}: the aio echo behind the daemon's TCP front (issue 37's "
+            f"connection bounds) / the bare echo: {front_p50 / echo_p50:.2f}x, "
+            f"{front_p50 - echo_p50:+.0f} µs; the small real RPC / that fronted echo: "
+            f"{real_p50 / front_p50:.2f}x (informational: the front's hop, and the daemon's "
+            "own cost over TCP without it)"
         )
     verdicts.extend(cpu_verdicts)
     floor = echo_small[("grpc-aio", "UDS", 1)] / raw_p50[("UDS", "100 B")]

@@ -28,6 +28,7 @@ BASE = (
     "postcompact.fileread",
     "postcompact.profiles",
     "postcompact.refusals",
+    "postcompact.units",
 )
 TOP = ("postcompact.server", "postcompact.cli", "postcompact.__main__", "postcompact.demo")
 

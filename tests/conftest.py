@@ -6,15 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import _bench_core
 from tests._tiktoken_offline import seed_cache
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A selected `bench_core` test (of the bench-only `LruCache`) fails, saying how to build the
-    core with its `bench` feature, when the imported core lacks it: never a skip."""
-    if item.get_closest_marker("bench_core") is not None and not _bench_core.AVAILABLE:
-        pytest.fail(_bench_core.MISSING, pytrace=False)
 
 
 @pytest.fixture(scope="session")

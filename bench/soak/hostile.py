@@ -1,5 +1,6 @@
-"""The soak's hostile client (docs/reliability.md, "The hostile run"): every input of issue 11 at
-its full size, one after another, against the live daemon the agents are using.
+"""The soak's hostile client (docs/reliability.md, "The hostile run"): every input of issue 11, and
+issue 37's transcripts (bench/soak/imports.py) through ImportTranscript, replay and eval, at
+their full size, one after another, against the live daemon the agents are using.
 
 `python -m bench.soak.hostile --address unix:///d.sock --tcp-port N --token-file F --dir DIR
 --log FILE --out result.json`. Each attack records what the daemon answered and whether that is
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
+import functools
 import json
 import os
 import shutil
@@ -32,6 +35,8 @@ from postcompact_client import Client, PostcompactError, RetryPolicy
 from postcompact_client.types import Subject
 from postcompact_client.v1 import postcompact_pb2 as pb
 from postcompact_client.v1 import postcompact_pb2_grpc as pb_grpc
+
+from bench.soak import imports
 
 MIB = 1 << 20
 REASON = "postcompact-error-reason"
@@ -400,6 +405,77 @@ class Hostile:
     def _log_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.log.parent.glob(self.log.name + "*"))
 
+    # --- issue 37: transcripts ----------------------------------------------------------------
+
+    def transcript(self, inp: imports.Input) -> None:
+        """One of issue 37's hostile transcripts, imported at full size."""
+        data = inp.make()
+        got = imports.run_import(self.client, inp, data, str(self.dir), self.log)
+        self.record(
+            f"ImportTranscript: {inp.what}",
+            got.ok,
+            f"{got.answer} in {got.seconds:.1f}s",
+        )
+
+    def replay_disk(self) -> None:
+        """`replay` of the testers' 2 KB transcript: 4 x "(1.0GB)" and `totalLines` 10**9 wrote
+        4 GB and 5 GiB; the budget is 512 MiB a replay, the tree removed after."""
+        src = self.dir / "amplifying.jsonl"
+        src.write_bytes(imports.amplifying())
+        tmp = self.dir / "replay-tmp"
+        tmp.mkdir(exist_ok=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "postcompact", "replay", "--json", str(src)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(tmp)},
+        )
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _allocated(tmp))
+            time.sleep(0.01)
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode(errors="replace")
+        left = list(tmp.iterdir())
+        self.record(
+            "replay of the testers' 2 KB transcript (4 x (1.0GB), totalLines 10**9)",
+            proc.returncode == 0 and peak <= 512 * MIB and not left and "Traceback" not in err,
+            f"exit {proc.returncode}, at most {peak / MIB:.1f} MiB on disk, temporary tree "
+            f"{'LEFT' if left else 'removed'}",
+        )
+
+    def replay_refusals(self) -> None:
+        """A "(1e400GB)" claim through replay and eval, and an eval no compaction of which can
+        be scored (257 agents): each one named refusal, exit 2 (before: tracebacks, a
+        TypeError)."""
+        bad = self.dir / "claim.jsonl"
+        bad.write_bytes(imports.bad_claim())
+        unscored = self.dir / "unscored.jsonl"
+        unscored.write_bytes(imports.unscored())
+        outs = []
+        for argv in (
+            ["replay", str(bad)],
+            ["eval", "--quiet", str(bad)],
+            ["eval", "--quiet", str(unscored)],
+        ):
+            out = subprocess.run(
+                [sys.executable, "-m", "postcompact", *argv],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            err = out.stderr.strip().replace(f"{self.dir}/", "")
+            outs.append((out.returncode, "Traceback" in err, err.splitlines()[-1:]))
+        self.record(
+            "replay and eval of a (1e400GB) claim; eval of 257 agents (nothing to score)",
+            all(rc == 2 and not tb and last for rc, tb, last in outs),
+            "; ".join(
+                f"exit {rc}{' (a traceback)' if tb else ''}: {' '.join(last)[:100]}"
+                for rc, tb, last in outs
+            ),
+        )
+
     # --- 15. overload ----------------------------------------------------------------------
 
     def flood(self) -> None:
@@ -443,6 +519,15 @@ class Hostile:
                 await c.close()
 
 
+def _allocated(root: Path) -> int:
+    """The bytes the files under `root` take on disk (a file gone meanwhile: none)."""
+    total = 0
+    for path in root.rglob("*"):
+        with contextlib.suppress(OSError):
+            total += path.lstat().st_blocks * 512
+    return total
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--address", required=True)
@@ -453,7 +538,7 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     h = Hostile(args)
-    attacks = [
+    attacks: list[tuple[str, Callable[[], None]]] = [
         ("reads", h.big_reads),
         ("truncate", h.big_truncate),
         ("roots", h.many_roots),
@@ -466,9 +551,14 @@ def main() -> int:
         ("idle", h.idle_connections),
         ("log", h.log_growth),
         ("flood", h.flood),
+        *((f"import-{inp.name}", functools.partial(h.transcript, inp)) for inp in imports.INPUTS),
+        ("replay-disk", h.replay_disk),
+        ("replay-refusals", h.replay_refusals),
     ]
+    only = set(filter(None, os.environ.get("SOAK_HOSTILE_ONLY", "").split(",")))
     for name, fn in attacks:
-        h.run(name, fn)
+        if not only or name in only or name.split("-")[0] in only:
+            h.run(name, fn)
     Path(args.out).write_text(json.dumps(h.results, indent=1))
     shutil.rmtree(h.dir, ignore_errors=True)
     return 0

@@ -65,9 +65,8 @@ __version__: str
 # key; keys()/snapshot() are most recently used first. Values are held by reference: `get`
 # returns the very object that was stored. Bad arguments raise ValueError.
 #
-# `LruCache` (the same LRU over arbitrary values with explicit sizes) exists only in a build with
-# the core's `bench` feature, which the benchmarks and its tests use: its stub is
-# tests/_bench_core.pyi.
+# `LruCache` (the same LRU over arbitrary values with explicit sizes), which only the benchmarks
+# use, is not here: it is `postcompact_bench_lru` (bench/lru_py), outside the product.
 
 def held_bytes() -> int:
     """Bytes of content held by live `FileState`s and `Charge`s (the daemon's content ledger)."""

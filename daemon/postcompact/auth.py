@@ -25,12 +25,18 @@ AUTH_METADATA_KEY = "authorization"
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
+def bearer_ok(value: bytes, token: bytes) -> bool:
+    """Whether one `authorization` value shows the token (the TCP front's first look at a
+    connection asks this too: one rule for both)."""
+    scheme, _, given = value.partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
+
+
 def _token_ok(metadata: Any, token: bytes) -> bool:
     for key, value in metadata or ():
         if key == AUTH_METADATA_KEY:
             raw = value if isinstance(value, bytes) else str(value).encode()
-            scheme, _, given = raw.partition(b" ")
-            if scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token):
+            if bearer_ok(raw, token):
                 return True
     return False
 

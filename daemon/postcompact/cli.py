@@ -31,7 +31,7 @@ from typing import IO, Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from postcompact import __version__
+from postcompact import API_VERSION, __version__
 from postcompact.config import Config, ConfigError, load_config, socket_only, state_location
 from postcompact.errors import REASON_METADATA_KEY
 from postcompact.evaluation import commands as eval_commands
@@ -47,7 +47,6 @@ from postcompact.transcript import commands as transcript_commands
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pb_grpc
 
-API_VERSION = "postcompact.v1"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_NOT_RUNNING = 3

@@ -36,7 +36,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_content_bytes = 268435456     # recorded content the daemon holds, all sessions (256 MiB)
     max_calls_in_flight = 256         # more at once: OVERLOADED with a RetryInfo
     max_hooks_running = 32            # hook processes at once; the rest wait within their timeout
-    max_tcp_connections = 64          # the TCP listener's own cap (the Unix socket has none)
+    max_tcp_connections = 64          # authenticated TCP connections (the Unix socket has no cap)
     max_answer_bytes_in_flight = 50331648  # answers not yet read by their clients (48 MiB)
     session_ttl_s = 604800            # idle sessions expire after 7 days (0 = never)
     sweep_interval_s = 60             # how often expired sessions are swept
@@ -45,27 +45,33 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_transcript_events = 1000000   # the events they make (a kept record counts again),
     max_transcript_boundaries = 1000  # and its compactions (each one runs the pipeline)
 
-    [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's)
-    max_files = 20                    # the default profile's; Claude Code's 5 (docs/eval.md)
-    file_token_budget = 50000         # Claude Code's; the default profile matches its spend
-    max_tokens_per_file = 5000        # Claude Code's and the default profile's
-    max_tokens_per_skill = 5000
-    skills_token_budget = 25000
-    max_file_size_bytes = 262144      # a file over it is restored by `oversize` (at most 64 MiB)
-    max_read_tokens = 25000           # a whole ReadFile over it: refused or its first page
-    oversize = "skip"                 # or "truncate_head", "reference" (profile default)
-    counter = "rough"                 # or "exact"
-    encoding = "o200k_base"           # for counter = "exact" (or "cl100k_base")
-    malware_reminder = false          # the Read result's malware reminder (profile default)
-    carry_read_state = true           # Edit/Write checks trust reads from before a compaction
-    restore_seen = true               # restore the lines seen since the last compaction
-    ranking = "recency"               # or "edits_first", "mtime", "claude_code_first"
-    left_out_index = false            # an attachment naming the files left out
-    complement = "none"               # or "claude_code": only what Claude Code leaves out
-    match_budget = "claude_code"      # the default profile's: the file budget Claude Code
-                                      # spends at each compaction; or "none": file_token_budget
-    # file_truncation_marker = "..."  # {path} {shown_lines} {total_lines} {next_offset}
-    # skill_truncation_marker = "..."
+    [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's);
+                                      # shown: the default profile's (what each does, and the
+                                      # defaults of each profile: docs/profiles.md, "Policy fields")
+    # generated: policy
+    max_files = 20                    # files, 0 or more; claude-code, claude-code-2.1.88: 5
+    file_token_budget = 50000         # tokens, 0 or more
+    max_tokens_per_file = 5000        # tokens, 1 or more
+    max_tokens_per_skill = 5000       # tokens, 1 or more
+    skills_token_budget = 25000       # tokens, 0 or more
+    oversize = "skip"                 # "truncate_head", "reference" or "skip"; claude-code,
+                                      # claude-code-2.1.88: "reference"
+    # skill_truncation_marker = "..." # text without a NUL
+    # file_truncation_marker = "..."  # text; placeholders {path}, {shown_lines}, {total_lines},
+                                      # {next_offset}
+    counter = "rough"                 # "rough" or "exact"
+    encoding = "o200k_base"           # o200k_base or cl100k_base
+    max_file_size_bytes = 262144      # bytes, 1 to 67,108,864 (64 MiB)
+    malware_reminder = false          # true or false; claude-code-2.1.88: true
+    carry_read_state = true           # true or false; claude-code-2.1.88: false
+    max_read_tokens = 25000           # tokens, 1 or more
+    restore_seen = true               # true or false; claude-code, claude-code-2.1.88: false
+    ranking = "recency"               # "recency", "edits_first", "mtime" or "claude_code_first"
+    left_out_index = false            # true or false
+    complement = "none"               # "none" or "claude_code"
+    match_budget = "claude_code"      # "none" or "claude_code"; claude-code, claude-code-2.1.88:
+                                      # "none"
+    # end: policy
 
     [templates]                       # the wording (docs/profiles.md, "Wording")
     preset = "neutral"                # no Claude Code tool named; unset: the profile's wording
@@ -90,8 +96,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
-
 from postcompact import profiles
 from postcompact.errors import PostcompactError
 from postcompact.lifecycle import (
@@ -101,37 +105,16 @@ from postcompact.lifecycle import (
     loopback_host,
 )
 from postcompact.render import TemplateError
-from postcompact.restore.policy import validate_policy
+from postcompact.restore.policy import FIELDS as POLICY_FIELDS
+from postcompact.restore.policy import PolicyField, validate_policy
+from postcompact.units import INT32_MAX, INT64_MAX, MIB
 from postcompact.v1 import postcompact_pb2 as pb
 
-MIB = 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
-_INT_POLICY_KEYS = (
-    "max_read_tokens",
-    "max_files",
-    "file_token_budget",
-    "max_tokens_per_file",
-    "max_tokens_per_skill",
-    "skills_token_budget",
-    "max_file_size_bytes",
-)
-_STR_POLICY_KEYS = ("skill_truncation_marker", "file_truncation_marker", "encoding")
-_OVERSIZE = {
-    "truncate_head": pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
-    "reference": pb.OVERSIZE_POLICY_REFERENCE,
-    "skip": pb.OVERSIZE_POLICY_SKIP,
-}
-_RANKING = {
-    "recency": pb.FILE_RANKING_RECENCY,
-    "edits_first": pb.FILE_RANKING_EDITS_FIRST,
-    "mtime": pb.FILE_RANKING_MTIME,
-    "claude_code_first": pb.FILE_RANKING_CLAUDE_CODE_FIRST,
-}
-_HARNESS_RULE = {"none": pb.HARNESS_RULE_NONE, "claude_code": pb.HARNESS_RULE_CLAUDE_CODE}
-_BOOL_POLICY_KEYS = ("malware_reminder", "carry_read_state", "restore_seen", "left_out_index")
-_COUNTER = {"rough": pb.TOKEN_COUNTER_ROUGH, "exact": pb.TOKEN_COUNTER_EXACT}
+# [policy]'s keys: the policy table's (restore/policy.py).
+POLICY_KEYS: dict[str, PolicyField] = {f.config_key: f for f in POLICY_FIELDS}
 
 
 class ConfigError(Exception):
@@ -198,10 +181,6 @@ class Config:
 def default_config_path(env: Mapping[str, str]) -> Path:
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "postcompact" / "config.toml"
-
-
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
 
 
 def _int(name: str, value: Any, minimum: int = 0, maximum: int = INT64_MAX) -> int:
@@ -298,28 +277,20 @@ def _templates_from_table(table: Any) -> pb.TemplateSpec:
 
 def _policy_from_table(table: Mapping[str, Any]) -> pb.RestorePolicy:
     p = pb.RestorePolicy()
-    for key, value in table.items():
-        if key in _INT_POLICY_KEYS:
-            int32 = p.DESCRIPTOR.fields_by_name[key].type == FieldDescriptor.TYPE_INT32
-            setattr(p, key, _int(f"policy.{key}", value, 0, INT32_MAX if int32 else INT64_MAX))
-        elif key in _STR_POLICY_KEYS:
-            if not isinstance(value, str):
-                raise ConfigError(f"policy.{key}: expected a string")
-            setattr(p, key, value)
-        elif key == "oversize":
-            p.oversize = _choice("policy.oversize", value, _OVERSIZE)
-        elif key == "counter":
-            p.counter = _choice("policy.counter", value, _COUNTER)
-        elif key == "ranking":
-            p.ranking = _choice("policy.ranking", value, _RANKING)
-        elif key in ("complement", "match_budget"):
-            setattr(p, key, _choice(f"policy.{key}", value, _HARNESS_RULE))
-        elif key in _BOOL_POLICY_KEYS:
-            if not isinstance(value, bool):
-                raise ConfigError(f"policy.{key}: expected true or false")
-            setattr(p, key, value)
-        else:
+    for key, given in table.items():
+        f = POLICY_KEYS.get(key)
+        if f is None:
             raise ConfigError(f"unknown key policy.{key}")
+        name, value = f"policy.{key}", given
+        if f.kind == "int":
+            value = _int(name, given, 0, INT32_MAX if f.int32 else INT64_MAX)
+        elif f.kind == "enum":  # by its config spelling: "truncate_head", "claude_code"
+            value = _choice(name, given, f.choices)
+        elif f.kind == "str" and not isinstance(given, str):
+            raise ConfigError(f"{name}: expected a string")
+        elif f.kind == "bool" and not isinstance(given, bool):
+            raise ConfigError(f"{name}: expected true or false")
+        setattr(p, f.name, value)
     return p
 
 

@@ -8,9 +8,12 @@
   answers it never reads.
 - A connection with no call for `UNIX_IDLE_MS` (Unix socket) or `TCP_IDLE_MS` (TCP) is closed
   (GOAWAY); clients reconnect on their next call.
-- The TCP listener is its own server with its own cap, `limits.max_tcp_connections`: gRPC
-  closes connections over it at once, so TCP clients (which may be another user's) can never
-  take the descriptors the owner's Unix socket needs.
+- TCP connections are accepted by the daemon's front (tcpfront.py), which bounds the
+  authenticated ones (`limits.max_tcp_connections`) and the others apart, so TCP clients (which
+  may be another user's) can never take the descriptors the owner's Unix socket needs nor the
+  owner's TCP slots. The gated gRPC server behind it has no cap of its own: only the front
+  reaches it, and connections the front has just closed would count against one until gRPC
+  noticed, refusing the owner's next one under a flood.
 - At start the soft RLIMIT_NOFILE is raised to the hard limit, and `watch_descriptors` logs a
   warning while more than `DESCRIPTOR_WARN` of them are in use.
 """
@@ -31,7 +34,6 @@ __all__ = [
     "UNIX_IDLE_MS",
     "listener_options",
     "raise_descriptor_limit",
-    "tcp_connections",
     "watch_descriptors",
 ]
 
@@ -47,7 +49,7 @@ WATCH_INTERVAL_S = 2.0
 _WARN_EVERY_S = 60.0
 
 
-def listener_options(*, tcp: bool, max_tcp_connections: int) -> list[tuple[str, Any]]:
+def listener_options(*, tcp: bool) -> list[tuple[str, Any]]:
     """The gRPC server arguments of one listener (the message limits are added by the caller)."""
     options: list[tuple[str, Any]] = [
         ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_MS),
@@ -58,8 +60,6 @@ def listener_options(*, tcp: bool, max_tcp_connections: int) -> list[tuple[str, 
         ("grpc.http2.max_pings_without_data", 0),  # keep pinging a client that sends nothing
         ("grpc.max_connection_idle_ms", TCP_IDLE_MS if tcp else UNIX_IDLE_MS),
     ]
-    if tcp:
-        options.append(("grpc.max_allowed_incoming_connections", max_tcp_connections))
     return options
 
 
@@ -83,53 +83,21 @@ def _open_descriptors() -> int | None:
         return None
 
 
-def tcp_connections(port: int) -> int:
-    """Established connections to our TCP `port` (this host's /proc/net/tcp and tcp6)."""
-    local = f":{port:04X}"
-    n = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                next(f, None)
-                for line in f:
-                    fields = line.split()
-                    if len(fields) > 3 and fields[1].endswith(local) and fields[3] == "01":
-                        n += 1
-        except OSError:
-            continue
-    return n
-
-
-async def watch_descriptors(limit: int, tcp_port: int = 0, tcp_cap: int = 0) -> None:
-    """Log a warning (at most once a minute each) while descriptors run short, or while the TCP
-    listener is at its cap: the signs of a flood of connections, which the handshake and idle
-    timeouts (and, over TCP, the cap) then deal with."""
+async def watch_descriptors(limit: int) -> None:
+    """Log a warning (at most once a minute) while descriptors run short: the sign of a flood of
+    connections, which the handshake and idle timeouts (and, over TCP, the front's bounds) then
+    deal with."""
     loop = asyncio.get_running_loop()
-    warned = {"fds": -_WARN_EVERY_S, "tcp": -_WARN_EVERY_S}
-
-    def due(kind: str) -> bool:
-        if loop.time() - warned[kind] < _WARN_EVERY_S:
-            return False
-        warned[kind] = loop.time()
-        return True
-
+    warned = -_WARN_EVERY_S
     while True:
         await asyncio.sleep(WATCH_INTERVAL_S)
         used = _open_descriptors()
         if used is None:
             return
-        if used > DESCRIPTOR_WARN * limit and due("fds"):
+        if used > DESCRIPTOR_WARN * limit and loop.time() - warned >= _WARN_EVERY_S:
+            warned = loop.time()
             log.warning(
                 "file descriptors running short: connections that finish no handshake within "
                 f"{HANDSHAKE_TIMEOUT_MS // 1000}s or stay idle are being closed",
                 extra={"descriptors": used, "limit": limit},
             )
-        if tcp_port:
-            held = await asyncio.to_thread(tcp_connections, tcp_port)
-            if held >= tcp_cap and due("tcp"):
-                log.warning(
-                    "the TCP listener is at limits.max_tcp_connections: new TCP connections are "
-                    f"closed at once; idle ones close after {TCP_IDLE_MS // 1000}s (the Unix "
-                    "socket is not affected)",
-                    extra={"tcp_connections": held, "limit": tcp_cap},
-                )

@@ -11,6 +11,8 @@ Layout of the runtime directory (default `$XDG_RUNTIME_DIR/postcompact/`, fallba
                   started_at_ms
                   (written atomically once serving; removed on shutdown) — see docs/clients.md
     token         the bearer token TCP clients must send (0600), only with --tcp-port
+    tcp.sock      the gRPC server the TCP front forwards to (0600), only with --tcp-port
+                  (tcpfront.py: the daemon itself accepts on the TCP port)
 
 The directory must be owned by the current user with no group/other permissions; an existing
 directory that is not is refused, never "fixed".
@@ -31,12 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from postcompact.errors import FailedPrecondition, InvalidArgument
-
 SOCKET_NAME = "daemon.sock"
 LOCK_NAME = "daemon.lock"
 SERVER_JSON = "server.json"
 TOKEN_NAME = "token"
+TCP_SOCKET_NAME = "tcp.sock"
 # sockaddr_un.sun_path is 108 bytes including the terminating NUL.
 MAX_SOCKET_PATH_BYTES = 107
 
@@ -69,12 +70,13 @@ class RuntimePaths:
     lock: Path
     server_json: Path
     token: Path
+    tcp_socket: Path
 
     @classmethod
     def for_socket(cls, socket: Path) -> RuntimePaths:
         socket = Path(os.path.abspath(socket))
         d = socket.parent
-        return cls(d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME)
+        return cls(d, socket, d / LOCK_NAME, d / SERVER_JSON, d / TOKEN_NAME, d / TCP_SOCKET_NAME)
 
 
 def check_socket_path(socket: Path) -> None:
@@ -282,13 +284,6 @@ def create_token(path: Path) -> str:
     return token
 
 
-def read_token(path: Path) -> str:
-    st = os.stat(path)
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        raise FailedPrecondition("TOKEN_FILE_NOT_PRIVATE", f"token file {path} must have mode 0600")
-    return path.read_text().strip()
-
-
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -328,15 +323,3 @@ def tcp_bind_address(host: str, port: int) -> str:
     """`host:port` for grpc's add_insecure_port (IPv6 in brackets); the host must be loopback."""
     host = loopback_host(host)
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def parse_tcp_port(value: str | int | None) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        port = int(value)
-    except (TypeError, ValueError):
-        raise InvalidArgument("BAD_TCP_PORT", f"not a TCP port: {value!r}") from None
-    if not 0 <= port <= 65535:
-        raise InvalidArgument("BAD_TCP_PORT", f"TCP port out of range: {port}")
-    return port

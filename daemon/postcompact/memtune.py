@@ -29,9 +29,10 @@ import gc
 import os
 import sys
 
+from postcompact.units import MIB
+
 __all__ = ["MMAP_THRESHOLD", "TRIM_THRESHOLD", "freeze_startup", "tune_malloc"]
 
-MIB = 1024 * 1024
 MMAP_THRESHOLD = 4 * MIB
 TRIM_THRESHOLD = 16 * MIB
 

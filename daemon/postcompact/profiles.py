@@ -1,5 +1,6 @@
 """Profiles: whose rules and words a session gets (docs/profiles.md). The one owner of every
-difference between them.
+difference between them, but for the defaults of the policy fields, which the policy table gives
+per profile (`restore/policy.py`, `Policy`).
 
 - `default`: postcompact's own rules (the design chapter's): ReadFile stores the read time, a
   re-read of an unchanged range is the "unchanged" stub, an oversize file is cut to a head with a
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from postcompact.render import CLAUDE_CODE_TEMPLATES, DEFAULT_TEMPLATES, Templates, templates_with
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["NAMES", "Rules", "name_of", "parse", "rules"]
+__all__ = ["ALL", "NAMES", "Rules", "name_of", "parse", "rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,18 +79,6 @@ class Rules:
     api_units_per_token: int | None
     # Per-agent file-state cache entries when limits.cache_max_entries is not configured.
     cache_max_entries: int
-    # Policy defaults where they differ between profiles (the default profile's file rule is
-    # the one `postcompact eval` chose, docs/eval.md; the Claude Code profiles keep its own).
-    oversize: pb.OversizePolicy.ValueType
-    malware_reminder: bool
-    carry_read_state: bool
-    max_files: int
-    file_token_budget: int
-    max_tokens_per_file: int
-    restore_seen: bool
-    # The file budget at each compaction is what Claude Code's own rule spends there (the
-    # default profile's: `postcompact eval` chose it, docs/eval.md).
-    match_budget: pb.HarnessRule.ValueType
     templates: Templates
 
 
@@ -114,14 +103,6 @@ _DEFAULT = Rules(
     page_over_read_tokens=True,
     api_units_per_token=None,
     cache_max_entries=100,
-    oversize=pb.OVERSIZE_POLICY_SKIP,
-    malware_reminder=False,
-    carry_read_state=True,
-    max_files=20,
-    file_token_budget=50_000,
-    max_tokens_per_file=5_000,
-    restore_seen=True,
-    match_budget=pb.HARNESS_RULE_CLAUDE_CODE,
     templates=DEFAULT_TEMPLATES,
 )
 
@@ -146,14 +127,6 @@ _CLAUDE_CODE = Rules(
     page_over_read_tokens=True,
     api_units_per_token=3,
     cache_max_entries=5000,
-    oversize=pb.OVERSIZE_POLICY_REFERENCE,
-    malware_reminder=False,
-    carry_read_state=True,
-    max_files=5,
-    file_token_budget=50_000,
-    max_tokens_per_file=5_000,
-    restore_seen=False,
-    match_budget=pb.HARNESS_RULE_NONE,
     templates=CLAUDE_CODE_TEMPLATES,
 )
 
@@ -178,20 +151,14 @@ _CLAUDE_CODE_2_1_88 = Rules(
     page_over_read_tokens=False,
     api_units_per_token=3,
     cache_max_entries=100,
-    oversize=pb.OVERSIZE_POLICY_REFERENCE,
-    malware_reminder=True,
-    carry_read_state=False,
-    max_files=5,
-    file_token_budget=50_000,
-    max_tokens_per_file=5_000,
-    restore_seen=False,
-    match_budget=pb.HARNESS_RULE_NONE,
     templates=DEFAULT_TEMPLATES,
 )
 
 _BY_PROFILE: dict[int, Rules] = {
     r.profile: r for r in (_DEFAULT, _CLAUDE_CODE, _CLAUDE_CODE_2_1_88)
 }
+# Every profile, in the order of docs/profiles.md's tables.
+ALL: tuple[pb.Profile.ValueType, ...] = tuple(r.profile for r in _BY_PROFILE.values())
 
 # Names accepted in config files, environment and flags (the first of each is the canonical one).
 NAMES: dict[str, pb.Profile.ValueType] = {

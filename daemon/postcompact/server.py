@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from postcompact import __version__, core, render, workers
+from postcompact import API_VERSION, __version__, core, render, workers
 from postcompact.admission import Admission, reserved_answer
 from postcompact.auth import TokenGate
 from postcompact.config import Config, state_location
@@ -35,6 +35,7 @@ from postcompact.lifecycle import (
     check_socket_path,
     create_token,
     ensure_socket_dir,
+    loopback_host,
     remove_quietly,
     remove_socket,
     tcp_bind_address,
@@ -54,12 +55,13 @@ from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, catalog_parts
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
+from postcompact.tcpfront import TcpFront
+from postcompact.transcript import importer, parser_process, request
 from postcompact.transcript.importer import import_transcript
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.server")
 
-API_VERSION = "postcompact.v1"
 SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["PostcompactService"]
 SERVICE_NAME = SERVICE_DESCRIPTOR.full_name
 CAPABILITIES = (
@@ -261,11 +263,12 @@ class Servicer:
 
     # --- transcripts -----------------------------------------------------------------------
     async def ImportTranscript(
-        self, req: pb.ImportTranscriptRequest, ctx: Ctx
+        self, req: request.TranscriptRequest, ctx: Ctx
     ) -> pb.ImportTranscriptResponse:
         return await import_transcript(
             self.registry,
-            req,
+            req.req,
+            req.transcript,
             config_policy=self.settings.policy,
             deny_globs=self.settings.deny_globs,
             time_remaining=ctx.time_remaining(),
@@ -329,12 +332,36 @@ def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
         fn: Callable[[Any, Ctx], Awaitable[Any]] = servicer.admission.wrap(
             m.name, servicer.locks.wrap(m.name, getattr(servicer, m.name))
         )
+        limit = servicer.config.max_message_bytes
+        deserialize = (
+            _transcript_deserializer(limit)
+            if m.name == "ImportTranscript"
+            else lenient_deserializer(req_cls, limit)
+        )
         handlers[m.name] = grpc.unary_unary_rpc_method_handler(
             guard(m.name, _serialized(fn)),
-            request_deserializer=lenient_deserializer(req_cls, servicer.config.max_message_bytes),
+            request_deserializer=deserialize,
             response_serializer=None,  # the handler answers bytes
         )
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+
+
+def _transcript_deserializer(max_bytes: int) -> Callable[[bytes], Any]:
+    """ImportTranscript's request with its transcript left in the bytes gRPC received
+    (transcript/request.py: no copy of up to 32 MiB made while the GIL is held)."""
+    plain = lenient_deserializer(pb.ImportTranscriptRequest, max_bytes)
+
+    def deserialize(raw: bytes) -> Any:
+        parts = request.split(raw) if len(raw) <= max_bytes else None
+        if parts is None:
+            return plain(raw)  # over the limit, or not well-formed: answered as any request
+        rest, start, end = parts
+        req = plain(rest)
+        if not isinstance(req, pb.ImportTranscriptRequest):
+            return req  # Undecodable
+        return request.TranscriptRequest(req, memoryview(raw)[start:end])
+
+    return deserialize
 
 
 def server_options(config: Config) -> list[tuple[str, Any]]:
@@ -391,15 +418,14 @@ class Daemon:
         self.health = Health()
         self.servers: list[grpc.aio.Server] = []
         self.tcp_port = 0
+        self.front: TcpFront | None = None
         self.store: Store = NullStore()
 
     def _new_server(self, servicer: Servicer, token: str | None) -> grpc.aio.Server:
-        """A listener serving every service: as they are on the Unix socket, behind the token
-        gate over TCP (`token` given)."""
+        """A server of every service: as they are on the Unix socket, behind the token gate for
+        the TCP front (`token` given), which bounds its connections (tcpfront.py)."""
         tcp = token is not None
-        options = server_options(self.config) + listener_options(
-            tcp=tcp, max_tcp_connections=self.config.max_tcp_connections
-        )
+        options = server_options(self.config) + listener_options(tcp=tcp)
         server = grpc.aio.server(options=options)
         services = HandlerList()
         services.add_generic_rpc_handlers((generic_handler(servicer),))
@@ -424,6 +450,8 @@ class Daemon:
         try:
             return await self._run_locked()
         finally:
+            parser_process.close()  # ImportTranscript's parser processes, if any
+            importer.shutdown()
             for path in self._created:  # only what this run wrote (a user's file stays)
                 remove_quietly(path)
             with contextlib.suppress(LifecycleError):  # not a socket: it was never ours
@@ -492,22 +520,37 @@ class Daemon:
             os.umask(old_umask)
         self.servers.append(uds)
         token_file: str | None = None
+        token: str | None = None
         if cfg.tcp_port is not None:
             token = create_token(self.paths.token)
             self._created.append(self.paths.token)
             token_file = str(self.paths.token)
+            # The gated server listens on a private Unix socket; the TCP port is the front's.
+            check_socket_path(self.paths.tcp_socket)
+            remove_socket(self.paths.tcp_socket)
             tcp = self._new_server(servicer, token)
-            bind = tcp_bind_address(cfg.tcp_host, cfg.tcp_port)  # loopback only, or refused
+            old_umask = os.umask(0o177)
             try:
-                self.tcp_port = tcp.add_insecure_port(bind)
-            except RuntimeError as exc:
-                raise LifecycleError(f"cannot listen on {bind} (in use?): {exc}") from None
-            info.tcp_port = self.tcp_port
-            info.tcp_address = tcp_bind_address(cfg.tcp_host, self.tcp_port)
+                tcp.add_insecure_port(f"unix://{self.paths.tcp_socket}")
+            finally:
+                os.umask(old_umask)
+            self._created.append(self.paths.tcp_socket)
             self.servers.append(tcp)
         for srv in self.servers:
             await srv.start()
         os.chmod(self.paths.socket, 0o600)
+        if token is not None and cfg.tcp_port is not None:
+            os.chmod(self.paths.tcp_socket, 0o600)
+            self.front = TcpFront(token, self.paths.tcp_socket, cfg.max_tcp_connections)
+            host = loopback_host(cfg.tcp_host)  # loopback only, or refused
+            try:
+                self.tcp_port = await self.front.start(host, cfg.tcp_port)
+            except OSError as exc:
+                await asyncio.gather(*(srv.stop(None) for srv in self.servers))
+                bind = tcp_bind_address(host, cfg.tcp_port)
+                raise LifecycleError(f"cannot listen on {bind} (in use?): {exc}") from None
+            info.tcp_port = self.tcp_port
+            info.tcp_address = tcp_bind_address(host, self.tcp_port)
 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -543,14 +586,16 @@ class Daemon:
             },
         )
         sweeper = asyncio.create_task(self._sweep(registry))
-        watcher = asyncio.create_task(
-            watch_descriptors(descriptors, self.tcp_port, cfg.max_tcp_connections)
-        )
+        watcher = asyncio.create_task(watch_descriptors(descriptors))
         await self.stopping.wait()
         watcher.cancel()
         log.info("shutting down", extra={"grace_s": cfg.shutdown_grace_s})
         await self.health.enter_graceful_shutdown()
+        if self.front is not None:
+            self.front.stop_listening()  # open connections drain with the servers' grace
         await asyncio.gather(*(srv.stop(cfg.shutdown_grace_s) for srv in self.servers))
+        if self.front is not None:
+            self.front.close()
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper

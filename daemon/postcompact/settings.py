@@ -4,8 +4,10 @@
 derived once when the daemon starts: the daemon's policy layer parsed and validated, the deny
 globs every read applies (the defaults, then the configured ones), the session-start hooks, and
 the limits (`config`). It is immutable — a changed configuration is a restart — and shared: one
-`Settings` per `Config` (`Settings.of`). The model-facing templates belong to each session's
-profile (`profiles.rules(profile).templates`); no setting changes them.
+`Settings` per `Config` (`Settings.of`). `Settings` holds none of the model-facing wording:
+that is each session's (`Session.templates`), its profile's templates under the daemon's
+`[templates]` (`config.templates_spec`, which the registry gives every session it holds) and
+under the session's own (docs/profiles.md, "Wording").
 """
 
 from __future__ import annotations

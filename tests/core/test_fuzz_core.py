@@ -11,8 +11,8 @@ prefix, expand_path yields an absolute, normalised, NFC, idempotent path, and th
 keeps its bounds and normalised keys whatever the keys and contents.
 
 The oracle comparisons (tiktoken, lru-cache, the JS rounding model) live in the other tests of
-this directory; this file is about robustness. Deterministic: derandomize=True. The cases of
-the bench-only `LruCache` are marked `bench_core` (tests/_bench_core.py).
+this directory; this file is about robustness. Deterministic: derandomize=True. The same for
+the benchmarks' `LruCache` is in bench/lru_py/tests/test_lru_fuzz.py (`make test-bench`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from postcompact import _core
-
-from tests._bench_core import LruCache
 
 FUZZ = settings(
     max_examples=150,
@@ -290,53 +288,18 @@ def test_file_state_cache_on_anything(
             assert cache.has(k)
 
 
-@pytest.mark.bench_core
-@FUZZ
-@given(
-    ops=st.lists(
-        st.tuples(
-            st.sampled_from(["set", "get", "peek", "has", "delete", "size_of"]),
-            st.one_of(ANY_TEXT, ANY_VALUE),
-            st.one_of(HUGE_INT, ANY_VALUE),
-        ),
-        max_size=25,
-    ),
-    bounds=st.tuples(
-        st.one_of(st.integers(1, 5), HUGE_INT), st.one_of(st.integers(1, 50), HUGE_INT)
-    ),
-)
-def test_lru_cache_on_anything(ops: list[tuple[str, Any, Any]], bounds: tuple[Any, Any]) -> None:
-    ok, cache = call_safely(LruCache, *bounds)
-    if not ok:
-        return
-    for op, key, size in ops:
-        if op == "set":
-            ok, stored = call_safely(cache.set, key, object(), size)
-            if ok:
-                assert stored is (max(1, size) <= cache.max_entry_size)
-        else:
-            call_safely(getattr(cache, op), key)
-        keys = cache.keys()
-        assert len(keys) == len(set(keys)) == len(cache) <= cache.max_entries
-        assert cache.total_size <= cache.max_size
-
-
 LOADS: list[Any] = [
-    ("files", [("a", "not a state")]),
-    ("files", [("a", _core.FileState(b"", 0))] * 3),
-    ("files", [("/a", _core.FileState(b"", 0), 3)]),
-    ("files", 5),
-    ("files", [5]),
-    *(
-        pytest.param("lru", entries, marks=pytest.mark.bench_core)
-        for entries in ([("k", 1, -1)], [("k",)], [("k", 1, -(2**70))], [(None, 1, 1)])
-    ),
+    [("a", "not a state")],
+    [("a", _core.FileState(b"", 0))] * 3,
+    [("/a", _core.FileState(b"", 0), 3)],
+    5,
+    [5],
 ]
 
 
-@pytest.mark.parametrize(("kind", "entries"), LOADS)
-def test_load_with_bad_entries_raises_a_documented_error(kind: str, entries: Any) -> None:
-    cache: Any = _core.FileStateCache(cwd="/w") if kind == "files" else LruCache()
+@pytest.mark.parametrize("entries", LOADS)
+def test_load_with_bad_entries_raises_a_documented_error(entries: Any) -> None:
+    cache: Any = _core.FileStateCache(cwd="/w")
     before = cache.keys()
     ok, _ = call_safely(cache.load, entries)
     if not ok:

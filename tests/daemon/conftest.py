@@ -353,20 +353,29 @@ def file_of(att: Attachment) -> FileAttachment:
 
 class Hold:
     """A failpoint held in the daemon (daemon/postcompact/failpoints.py): the worker that reaches
-    it waits until `release()`."""
+    it waits until `release()`. `kind` "gil": it waits holding its process's GIL, as one long C
+    call does."""
 
-    def __init__(self, base: Path, name: str) -> None:
+    def __init__(self, base: Path, name: str, kind: str = "hold") -> None:
         self.name = name
+        self.kind = kind
         self.path = base / f"hold-{name}"
 
     @property
     def env(self) -> str:
-        return f"{self.name}=hold:{self.path}"
+        return f"{self.name}={self.kind}:{self.path}"
+
+    def _marks(self) -> list[str]:
+        marker = Path(f"{self.path}.reached")
+        return marker.read_text().splitlines() if marker.exists() else []
 
     def reached(self) -> int:
         """How many workers have reached the failpoint."""
-        marker = Path(f"{self.path}.reached")
-        return len(marker.read_text().splitlines()) if marker.exists() else 0
+        return len(self._marks())
+
+    def pids(self) -> set[int]:
+        """The processes whose workers reached the failpoint."""
+        return {int(line.split()[0]) for line in self._marks()}
 
     def wait_reached(self, count: int = 1, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -377,11 +386,25 @@ class Hold:
 
     def release(self) -> None:
         self.path.touch()
+        fifo = f"{self.path}.fifo"
+        if self.kind == "gil" and os.path.exists(fifo):
+            # A holder has it open for reading: this never blocks, and its read returns (none
+            # has: ENXIO, nothing to release).
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                return
+            try:
+                os.write(fd, b"r")
+            finally:
+                os.close(fd)
 
 
-def held_daemon(*names: str, config_toml: str | None = None) -> tuple[RunningDaemon, list[Hold]]:
-    """A daemon started with the failpoints `names` held."""
+def held_daemon(
+    *names: str, config_toml: str | None = None, kind: str = "hold"
+) -> tuple[RunningDaemon, list[Hold]]:
+    """A daemon started with the failpoints `names` held (`kind`: Hold's)."""
     base = short_dir("pch")
-    holds = [Hold(base, n) for n in names]
+    holds = [Hold(base, n, kind) for n in names]
     env = {"POSTCOMPACT_FAILPOINTS": ";".join(h.env for h in holds)}
     return start_daemon(env=env, config_toml=config_toml, runtime_dir=base), holds

@@ -187,8 +187,9 @@ def _owner_pings(socket_path: Path, timeout: float) -> int:
 @needs_root
 def test_another_user_holding_tcp_connections_cannot_lock_the_owner_out() -> None:
     """1,100 idle TCP connections from another uid against a daemon whose descriptors are
-    1024:1024: the TCP listener's own cap keeps them off the descriptors the Unix socket needs,
-    so a fresh owner connection is answered within 10 s; the daemon logs the cap."""
+    1024:1024: the TCP front's bound on unauthenticated connections keeps them off the
+    descriptors the Unix socket needs, so a fresh owner connection is answered within 10 s; the
+    daemon logs the bound."""
     base = short_dir("pcn")
     proc = _limited_daemon(base, ["--tcp-port", "0"])
     holder = None
@@ -204,7 +205,7 @@ def test_another_user_holding_tcp_connections_cannot_lock_the_owner_out() -> Non
         assert _owner_pings(base / "d.sock", 10) == proc.pid
         deadline = time.monotonic() + 30
         log = base / "daemon.stderr"
-        while "limits.max_tcp_connections" not in log.read_text():
+        while "unauthenticated TCP connections are at their bound" not in log.read_text():
             assert time.monotonic() < deadline, log.read_text()[-2000:]
             time.sleep(0.1)
     finally:

@@ -7,6 +7,8 @@ shrunk; the mechanisms are theirs."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -20,7 +22,7 @@ from typing import Any
 
 import grpc
 import pytest
-from postcompact.transcript.parse import parse
+from postcompact.transcript.parse import Boundary, parse
 from postcompact_client import Client, PostcompactError
 from postcompact_client.v1 import postcompact_pb2 as pb
 
@@ -438,6 +440,89 @@ def test_a_ping_is_answered_while_an_import_runs(
     assert out[0].session_id == sid
 
 
+@pytest.fixture
+def gil_held_decode() -> Iterator[tuple[RunningDaemon, Hold]]:
+    d, (hold,) = held_daemon("import.decode", kind="gil")
+    yield d, hold
+    hold.release()
+    d.stop()
+
+
+def test_a_line_is_decoded_where_it_cannot_hold_the_daemons_gil(
+    gil_held_decode: tuple[RunningDaemon, Hold], app: Path
+) -> None:
+    """`json.loads` of one multi-megabyte line holds the GIL of the process running it for its
+    whole length (the testers' 8 MB line: a 519 ms stall of every call when the parse ran in a
+    worker thread of the daemon). The failpoint holds the decode of the first line the same way,
+    with the GIL, until released: the daemon still answers, so that GIL is not the daemon's."""
+    d, hold = gil_held_decode
+    sid = new_session_id("gil")
+    importing, out = _in_background(
+        lambda: d.client.stub.ImportTranscript(_request(app, sid), timeout=60)
+    )
+    hold.wait_reached()
+    other = Client(d.address, auto_start=False, timeout=PING_TIMEOUT_S)
+    try:
+        assert other.server_info().pid == d.proc.pid
+        assert importing.is_alive()  # answered while the line's decode is still held
+    finally:
+        other.close()
+    assert d.proc.pid not in hold.pids()
+    hold.release()
+    importing.join(60)
+    assert isinstance(out[0], pb.ImportTranscriptResponse), out
+    assert out[0].session_id == sid
+    assert out[0].events > 0
+
+
+def _parsers(pid: int) -> list[int]:
+    """The parser processes (transcript/parser_process.py) `pid` has started and not reaped."""
+    out = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in children.read_text().split():
+            with contextlib.suppress(OSError):
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"parser_process" in cmdline and _state(int(child)) != "Z":
+                    out.append(int(child))
+    return out
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+def _alive(pid: int) -> bool:
+    return _state(pid) not in ("?", "Z")
+
+
+def test_a_parser_process_ends_with_the_daemon(app: Path) -> None:
+    """kill -9 of the daemon while a parser process is busy with its transcript (held by the
+    failpoint): the parser ends by itself once it goes on, nothing reads its answer."""
+    d, (hold,) = held_daemon("import.decode")
+    try:
+        importing, _ = _in_background(
+            lambda: d.client.stub.ImportTranscript(_request(app, new_session_id("orphan")))
+        )
+        hold.wait_reached()
+        (parser,) = hold.pids()
+        assert parser != d.proc.pid
+        assert _alive(parser)
+        d.proc.kill()
+        d.proc.wait()
+        hold.release()
+        deadline = time.monotonic() + 30
+        while _alive(parser):
+            assert time.monotonic() < deadline, "the parser process outlived its daemon"
+            time.sleep(0.02)
+        importing.join(30)
+    finally:
+        hold.release()
+        d.stop()
+
+
 def test_an_import_stops_when_its_deadline_passes(
     held_import: tuple[RunningDaemon, Hold], app: Path
 ) -> None:
@@ -453,8 +538,141 @@ def test_an_import_stops_when_its_deadline_passes(
         assert time.monotonic() < deadline, d.stderr()
         time.sleep(0.02)
     assert sid not in [s.session_id for s in d.client.list_sessions()]
+    assert _parsers(d.proc.pid) == []  # its parser process was killed, not kept for the next
     again = d.client.import_transcript(_request(app, sid).transcript, cwd=str(app), session_id=sid)
     assert again.session_id == sid
+
+
+# --- the parser process answers what `parse` does ------------------------------------------------
+
+
+def _rich() -> list[Any]:
+    """Records making every kind of event, a boundary keeping some of them."""
+    edit = {"file_path": f"{CWD}/a.ts", "old_string": "a", "new_string": "b"}
+    multi = {"file_path": f"{CWD}/a.ts", "edits": [{"old_string": "b", "new_string": "c"}]}
+    tur = {"originalFile": "a\n", "structuredPatch": [{"newStart": 1, "lines": ["-a", "+b"]}]}
+    delta = {"type": "deferred_tools_delta", "addedNames": ["T"], "addedLines": ["T"]}
+    kept = rec("attachment", "kept", attachment=delta)
+    return [
+        *read("t1", f"{CWD}/a.ts", "a\n"),
+        use("t2", "Edit", edit),
+        result("t2", tur),
+        use("t3", "MultiEdit", multi),
+        result("t3", {**tur, "originalFile": "b\n"}),
+        *_skill("s1"),
+        *_bash("t4"),
+        *_agent_task("t5"),
+        kept,
+        rec("user", permissionMode="plan", message={"role": "user", "content": "go"}),
+        boundary(preservedMessages={"allUuids": ["kept", "missing"]}),
+        rec("attachment", attachment={"type": "file", "filename": f"{CWD}/a.ts"}),
+        *read("t6", f"{CWD}/b.ts", **_sidechain("x1")),
+        *refused_read("t7", "File content (1.5MB) exceeds maximum allowed size (256KB)."),
+    ]
+
+
+def test_the_parser_process_answers_what_parse_does() -> None:
+    """What ImportTranscript builds from (parser_process.parse_elsewhere) is what `parse`, which
+    replay and eval run, returns: the events (a kept record with what a compaction reads of
+    it), the paths, the warnings, the counts, and every refusal as it is."""
+    from postcompact.config import Config
+    from postcompact.transcript import parser_process
+    from postcompact.transcript.parse import Budget, TranscriptError, no_stop
+    from postcompact.transcript.session import touched_paths
+
+    budget = Budget.of(Config())
+    cases = [_rich(), *(r for r, *_ in LIMIT_CASES.values()), *(r for r, *_ in BAD_VALUES.values())]
+
+    def refusal(call: Any) -> tuple[Any, ...] | None:
+        try:
+            call()
+        except TranscriptError as exc:
+            return (exc.line, exc.field, exc.reason, exc.limit, str(exc))
+        return None
+
+    try:
+        for records in cases:
+            data = jsonl(records)
+            refused = refusal(lambda: parse(data, budget))  # noqa: B023 (called at once)
+            if refused is not None:
+                elsewhere = refusal(
+                    lambda: parser_process.parse_elsewhere(data, budget, no_stop)  # noqa: B023
+                )
+                assert elsewhere == refused
+                continue
+            want = parse(data, budget)
+            t, n = parser_process.parse_elsewhere(data, budget, no_stop)
+            assert n == len(want.records)
+            assert list(t.touched or ()) == touched_paths(want.events)
+            assert (t.cwd, t.session_id, t.slug, t.warnings) == (
+                want.cwd,
+                want.session_id,
+                want.slug,
+                want.warnings,
+            )
+            assert len(t.events) == len(want.events)
+            for got, event in zip(t.events, want.events, strict=True):
+                expected = event
+                if isinstance(event, Boundary):
+                    assert isinstance(got, Boundary)
+                    kept = ("type", "message", "attachment")
+                    slim = tuple(
+                        {k: v for k, v in r.data.items() if k in kept} for r in event.preserved
+                    )
+                    assert tuple(r.data for r in got.preserved) == slim
+                    assert [r.line for r in got.preserved] == [r.line for r in event.preserved]
+                    expected = dataclasses.replace(event, preserved=got.preserved)
+                assert got == expected
+        # Past max_agents_per_session the events end with the one the build refuses.
+        agents = jsonl(LIMIT_CASES["agents"][0])
+        t, _ = parser_process.parse_elsewhere(agents, budget, no_stop, max_agents=3)
+        assert [e.agent for e in t.events] == ["x0", "x1", "x2"]  # with the main agent: 3
+        assert list(t.events)[-1].line == 6
+    finally:
+        parser_process.close()
+
+
+def test_the_transcript_is_read_where_grpc_left_it() -> None:
+    """ImportTranscript's request is split on the wire (transcript/request.py): the rest parses
+    as the whole request would, the transcript is the whole request's, the last one winning."""
+    from postcompact.transcript.request import split
+    from postcompact.v1 import postcompact_pb2 as dpb
+
+    full = dpb.ImportTranscriptRequest(
+        transcript=b'{"type":"user"}\n' * 3,
+        session_id="s",
+        cwd="/c",
+        path_map=[dpb.PathMapping(source="/a", target="/b"), dpb.PathMapping(source="/x")],
+        profile=dpb.PROFILE_DEFAULT,
+        policy=dpb.RestorePolicy(max_files=3),
+        home="/h",
+        replace=True,
+        file_mtimes=True,
+    )
+    twice = (
+        full.SerializeToString()
+        + dpb.ImportTranscriptRequest(transcript=b"last", cwd="/d").SerializeToString()
+    )
+    for raw in (
+        full.SerializeToString(),
+        twice,
+        b"",
+        dpb.ImportTranscriptRequest().SerializeToString(),
+    ):
+        parts = split(raw)
+        assert parts is not None
+        rest, start, end = parts
+        whole = dpb.ImportTranscriptRequest.FromString(raw)
+        assert raw[start:end] == whole.transcript
+        whole.ClearField("transcript")
+        assert dpb.ImportTranscriptRequest.FromString(rest) == whole
+    for bad in (
+        b"\x0a\xff",
+        b"\x0a\x05abc",
+        b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+        b"\x0b",
+    ):
+        assert split(bad) is None
 
 
 # --- 5. replay and eval do not amplify ------------------------------------------------------------
@@ -515,6 +733,37 @@ def test_replay_removes_its_tree_on_sigterm(tmp_path: Path) -> None:
         assert proc.poll() is None, proc.stderr
         assert time.monotonic() < deadline
         time.sleep(0.005)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert list(tmp.iterdir()) == []
+    tmp.rmdir()
+
+
+def test_eval_on_two_workers_removes_every_tree_on_sigterm(tmp_path: Path) -> None:
+    """The workers die at once on SIGTERM (their pool is ended by a signal only on the way
+    out: a worker signalled just as it blocked on the pool's lock hung `eval` for good); they
+    name their replay trees in a registry of the parent's before making them, and the parent
+    removes them."""
+    records = [r for n in range(400) for r in (*read(f"t{n}", f"{CWD}/f{n % 7}.ts"), boundary())]
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_bytes(jsonl(records))
+    tmp = short_dir("pce")
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "postcompact", "eval", "--quiet", "--workers", "2", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith("postcompact-replay-") for p in tmp.iterdir()):
+        assert proc.poll() is None, proc.stderr
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    (registry,) = tmp.glob("postcompact-eval-*")
+    made = {p.name for p in tmp.glob("postcompact-replay-*")}
+    assert made <= {p.name for p in registry.iterdir()}
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err

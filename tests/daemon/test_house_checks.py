@@ -1,7 +1,8 @@
-"""The two house rules `make lint` enforces beyond the linters (docs/architecture.md §8): the
-daemon's layers (scripts/check_layers.py) and section citations that name a document of the
-repository (scripts/check_citations.py). Each is shown to pass on the repository as it is and to
-fail, naming the offence, on a tree that breaks it."""
+"""The house rules `make lint` enforces beyond the linters (docs/architecture.md §8): the
+daemon's layers (scripts/check_layers.py), section citations that name a document of the
+repository (scripts/check_citations.py), and a `make help` that lists every target
+(scripts/check_make_help.py). Each is shown to pass on the repository as it is and to fail,
+naming the offence, on a tree that breaks it."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _s(text: str) -> str:
 
 
 def test_the_repository_keeps_its_layers_and_its_citations() -> None:
-    for name in ("check_layers", "check_citations"):
+    for name in ("check_layers", "check_citations", "check_make_help"):
         run = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / f"{name}.py")],
             check=False,
@@ -141,3 +142,18 @@ def test_a_citation_of_a_missing_document_or_section_fails(tmp_path: Path) -> No
     assert cite.problems(root / "README.md", root) == [
         _s("README.md:1: SECT1 of docs/claude-code-current.md, not in the repository")
     ]
+
+
+def test_a_target_make_help_leaves_out_is_named(tmp_path: Path) -> None:
+    check = _script("check_make_help")
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(
+        ".PHONY: help build \\\n  test\n"
+        ".PHONY: clean\n"
+        "help:\n"
+        '\t@echo "make build   build it"\n'
+        '\t@echo "make test X=1  test it"\n'
+        "build test clean:\n\t@true\n"
+    )
+    assert check.missing(makefile) == ["help", "clean"]
+    assert check.main([str(makefile)]) == 1

@@ -142,12 +142,13 @@ def test_another_local_user_can_neither_connect_nor_read_state(public_parent: Pa
         s.record_read(str(public_parent / "x.txt"), "x")  # something in the state store
         token = Path(json.loads(d.server_json.read_text())["token_file"])
         lock = base / "daemon.lock"
+        tcp_sock = base / "tcp.sock"  # the gated gRPC server behind the TCP front
 
-        # Every file of the daemon: the runtime dir 0700, socket/token/server.json/lock 0600,
+        # Every file of the daemon: the runtime dir 0700, sockets/token/server.json/lock 0600,
         # the state directory 0700 and everything in it 0600 (the log, and the SQLite database
         # with its -wal/-shm files when persistence is on).
         assert _mode(base) == 0o700
-        for f in (d.socket_path, token, d.server_json, lock):
+        for f in (d.socket_path, tcp_sock, token, d.server_json, lock):
             assert _mode(f) == 0o600, f
         assert log.exists()
         state_files: list[Path] = []
@@ -161,7 +162,8 @@ def test_another_local_user_can_neither_connect_nor_read_state(public_parent: Pa
         assert log in state_files
 
         private = [str(p) for p in (token, d.server_json, lock, *state_files)]
-        checks = [("connect", str(d.socket_path)), *(("read", p) for p in private)]
+        checks = [("connect", str(d.socket_path)), ("connect", str(tcp_sock))]
+        checks += [("read", p) for p in private]
         checks += [("list", str(base)), ("list", str(state))]
 
         # Positive control: the same child can connect to a socket and read a file that allow it.

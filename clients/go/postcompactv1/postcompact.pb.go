@@ -901,47 +901,47 @@ func (Outcome) EnumDescriptor() ([]byte, []int) {
 }
 
 // Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
-// → the profile's default: Claude Code's constant, or under PROFILE_DEFAULT the file rule
-// `postcompact eval` chose, docs/eval.md; the first three defaults: Claude Code's / default's).
+// → the profile's default). What each field may be set to and its default under each profile:
+// docs/profiles.md, "Policy fields" (the daemon's policy table, restore/policy.py).
 type RestorePolicy struct {
 	state                 protoimpl.MessageState `protogen:"open.v1"`
-	MaxFiles              *int32                 `protobuf:"varint,1,opt,name=max_files,json=maxFiles,proto3,oneof" json:"max_files,omitempty"`                                // 5 / 20
-	FileTokenBudget       *int64                 `protobuf:"varint,2,opt,name=file_token_budget,json=fileTokenBudget,proto3,oneof" json:"file_token_budget,omitempty"`         // 50,000 / 7,000
-	MaxTokensPerFile      *int64                 `protobuf:"varint,3,opt,name=max_tokens_per_file,json=maxTokensPerFile,proto3,oneof" json:"max_tokens_per_file,omitempty"`    // 5,000 / 3,000
-	MaxTokensPerSkill     *int64                 `protobuf:"varint,4,opt,name=max_tokens_per_skill,json=maxTokensPerSkill,proto3,oneof" json:"max_tokens_per_skill,omitempty"` // 5,000
-	SkillsTokenBudget     *int64                 `protobuf:"varint,5,opt,name=skills_token_budget,json=skillsTokenBudget,proto3,oneof" json:"skills_token_budget,omitempty"`   // 25,000
-	Oversize              OversizePolicy         `protobuf:"varint,6,opt,name=oversize,proto3,enum=postcompact.v1.OversizePolicy" json:"oversize,omitempty"`                   // REFERENCE (Claude Code's profiles) / SKIP (default)
+	MaxFiles              *int32                 `protobuf:"varint,1,opt,name=max_files,json=maxFiles,proto3,oneof" json:"max_files,omitempty"`                                // files restored at most, after ranking
+	FileTokenBudget       *int64                 `protobuf:"varint,2,opt,name=file_token_budget,json=fileTokenBudget,proto3,oneof" json:"file_token_budget,omitempty"`         // tokens of all restored files together
+	MaxTokensPerFile      *int64                 `protobuf:"varint,3,opt,name=max_tokens_per_file,json=maxTokensPerFile,proto3,oneof" json:"max_tokens_per_file,omitempty"`    // tokens of one restored file (the per-file cap)
+	MaxTokensPerSkill     *int64                 `protobuf:"varint,4,opt,name=max_tokens_per_skill,json=maxTokensPerSkill,proto3,oneof" json:"max_tokens_per_skill,omitempty"` // tokens of one restored skill
+	SkillsTokenBudget     *int64                 `protobuf:"varint,5,opt,name=skills_token_budget,json=skillsTokenBudget,proto3,oneof" json:"skills_token_budget,omitempty"`   // tokens of all restored skills together
+	Oversize              OversizePolicy         `protobuf:"varint,6,opt,name=oversize,proto3,enum=postcompact.v1.OversizePolicy" json:"oversize,omitempty"`                   // a file over the per-file cap
 	SkillTruncationMarker *string                `protobuf:"bytes,7,opt,name=skill_truncation_marker,json=skillTruncationMarker,proto3,oneof" json:"skill_truncation_marker,omitempty"`
-	FileTruncationMarker  *string                `protobuf:"bytes,8,opt,name=file_truncation_marker,json=fileTruncationMarker,proto3,oneof" json:"file_truncation_marker,omitempty"` // may contain {path} and {next_offset}
-	Counter               TokenCounter           `protobuf:"varint,9,opt,name=counter,proto3,enum=postcompact.v1.TokenCounter" json:"counter,omitempty"`                             // ROUGH
-	Encoding              *string                `protobuf:"bytes,10,opt,name=encoding,proto3,oneof" json:"encoding,omitempty"`                                                      // o200k_base (for TOKEN_COUNTER_EXACT)
-	MaxFileSizeBytes      *int64                 `protobuf:"varint,11,opt,name=max_file_size_bytes,json=maxFileSizeBytes,proto3,oneof" json:"max_file_size_bytes,omitempty"`         // 262,144 (0.25 MiB): larger files are not read whole
-	MalwareReminder       *bool                  `protobuf:"varint,12,opt,name=malware_reminder,json=malwareReminder,proto3,oneof" json:"malware_reminder,omitempty"`                // claude-code-2.1.88: append the reminder
+	// may contain {path}, {shown_lines}, {total_lines} and {next_offset}
+	FileTruncationMarker *string      `protobuf:"bytes,8,opt,name=file_truncation_marker,json=fileTruncationMarker,proto3,oneof" json:"file_truncation_marker,omitempty"`
+	Counter              TokenCounter `protobuf:"varint,9,opt,name=counter,proto3,enum=postcompact.v1.TokenCounter" json:"counter,omitempty"`
+	Encoding             *string      `protobuf:"bytes,10,opt,name=encoding,proto3,oneof" json:"encoding,omitempty"`                                              // for TOKEN_COUNTER_EXACT: o200k_base or cl100k_base
+	MaxFileSizeBytes     *int64       `protobuf:"varint,11,opt,name=max_file_size_bytes,json=maxFileSizeBytes,proto3,oneof" json:"max_file_size_bytes,omitempty"` // larger files are not read whole (at most 64 MiB)
+	MalwareReminder      *bool        `protobuf:"varint,12,opt,name=malware_reminder,json=malwareReminder,proto3,oneof" json:"malware_reminder,omitempty"`        // the malware reminder after Read results, restored files
 	// After a compaction, an Edit/Write check passes for a file fully read before it whose content
-	// still matches disk (claude-code: on; the harness turns it off for the legacy models that
-	// Claude Code keeps strict, docs/claude-code.md §4).
+	// still matches disk (the harness turns it off for the legacy models that Claude Code keeps
+	// strict, docs/claude-code.md §4).
 	CarryReadState *bool `protobuf:"varint,13,opt,name=carry_read_state,json=carryReadState,proto3,oneof" json:"carry_read_state,omitempty"`
-	// 25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
-	// answered with its first page, marked partial (claude-code, default). Rough tokens of the
-	// file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+	// A whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or answered
+	// with its first page, marked partial (claude-code, default). Rough tokens of the file's text,
+	// counted as the file cap counts them (docs/claude-code.md §2, §4).
 	MaxReadTokens *int64 `protobuf:"varint,14,opt,name=max_read_tokens,json=maxReadTokens,proto3,oneof" json:"max_read_tokens,omitempty"`
 	// Restore each file as the lines the agent saw of it since the last compaction (from the first
 	// to the last line its reads showed and its edits changed) instead of the whole file or the
-	// range last read (default: on; the Claude Code profiles: off; docs/eval.md).
+	// range last read (docs/eval.md).
 	RestoreSeen *bool       `protobuf:"varint,15,opt,name=restore_seen,json=restoreSeen,proto3,oneof" json:"restore_seen,omitempty"`
 	Ranking     FileRanking `protobuf:"varint,16,opt,name=ranking,proto3,enum=postcompact.v1.FileRanking" json:"ranking,omitempty"`
 	// After the restored files, one attachment naming the candidates left out (path, lines seen,
-	// edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
+	// edited): what the agent knew, without the text.
 	LeftOutIndex *bool `protobuf:"varint,17,opt,name=left_out_index,json=leftOutIndex,proto3,oneof" json:"left_out_index,omitempty"`
 	// Restore only what the named harness rule leaves out: the daemon computes that rule's own
 	// selection over the agent's files, leaves those files to the harness (OUTCOME_RESTORED_BY_HARNESS)
 	// and restores from the rest within this policy's budgets; files only (everything else is the
-	// harness's own). After the compaction the harness's files are held as restored. Default: NONE.
+	// harness's own). After the compaction the harness's files are held as restored.
 	Complement HarnessRule `protobuf:"varint,18,opt,name=complement,proto3,enum=postcompact.v1.HarnessRule" json:"complement,omitempty"`
 	// The file budget at each compaction is what the named harness rule's own restoration would
 	// cost there (the rough tokens of its file attachments and notes), in place of
-	// file_token_budget: never more tokens than that rule spends (docs/eval.md). Default: CLAUDE_CODE
-	// under the default profile, NONE under the Claude Code profiles. A layer that sets
+	// file_token_budget: never more tokens than that rule spends (docs/eval.md). A layer that sets
 	// file_token_budget and leaves this unset sets it to NONE: the budget given is the one applied.
 	MatchBudget   HarnessRule `protobuf:"varint,19,opt,name=match_budget,json=matchBudget,proto3,enum=postcompact.v1.HarnessRule" json:"match_budget,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -115,7 +115,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _err("no .jsonl transcripts found")
         return EXIT_USAGE
     windows = sorted({args.window, min(SHORT_WINDOW, args.window)})
-    cleanup_on_sigterm()  # the workers' replay trees go too (they inherit it)
+    cleanup_on_sigterm()  # a SIGTERM unwinds: the replay trees are removed (run._pooled)
     try:
         corpus = load(files, max(windows))
     except InputError as exc:

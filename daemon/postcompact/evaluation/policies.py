@@ -22,7 +22,7 @@ from google.protobuf import text_format
 
 from postcompact import profiles
 from postcompact.errors import InvalidArgument
-from postcompact.restore.policy import validate_policy
+from postcompact.restore.policy import profile_policy, validate_policy
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = [
@@ -60,7 +60,7 @@ _OVERSIZE_ABOUT = {
 
 def _about_default() -> str:
     """The default profile's file rule as it is now (the profile's defaults, which change)."""
-    r = profiles.rules(pb.PROFILE_DEFAULT)
+    r = profile_policy(pb.PROFILE_DEFAULT)
     what = "the lines seen" if r.restore_seen else "the whole file or the range last read"
     return (
         f"postcompact's default profile as it is: {what} of the most recently used files, up "

@@ -67,9 +67,9 @@ from postcompact.state.seen import (
     line_count,
     saw,
 )
+from postcompact.units import INT64_MAX
 from postcompact.v1 import postcompact_pb2 as pb
 
-INT64_MAX = 2**63 - 1
 # Bytes of a ReadFile answer besides the path, the content and the numbered text (its numbers,
 # the tags): the room `max_answer` leaves (docs/reliability.md).
 ANSWER_OVERHEAD = 1024

@@ -182,7 +182,3 @@ def cmd_replay(args: argparse.Namespace) -> int:
             else:
                 print("\n".join(_table(path, r)), flush=True)
     return status
-
-
-def profile_value(name: str) -> pb.Profile.ValueType:
-    return profiles.parse(name)

@@ -7,17 +7,22 @@ built in memory (`build.Builder`, timestamps from the records' times, as Claude 
 not run), and only then is the session registered and written to the state database in one
 transaction: nothing is half-imported.
 
-Hostile input (issue 37, docs/reliability.md): the parse and the build run in a worker thread (the
-build on a private event loop there), never on the daemon's loop, so every other call is answered
-while an import runs; both check, every `CHECK_EVERY` records or events, whether the caller's
-deadline passed or it cancelled, and stop then (nothing is applied). The transcript's budget
-(limits.max_transcript_*) and the live calls' limits hold; every refusal names the line.
+Hostile input (issue 37, docs/reliability.md): the parse runs in a parser process of its own
+(parser_process.py: a `json.loads` of a multi-megabyte line holds its process's GIL throughout),
+driven from a thread of the imports' own (`_threads`), and the build in that thread (on a
+private event loop there), never on the daemon's loop, so every other call is answered while an
+import runs; both check whether the caller's deadline passed or it cancelled (the parse every
+`POLL_S` while it waits, the build every `CHECK_EVERY` events), and stop then (the parser
+process killed, nothing applied). The transcript's budget (limits.max_transcript_*) and the
+live calls' limits hold; every refusal names the line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import logging
 import os
 import threading
@@ -25,6 +30,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -53,19 +59,28 @@ from postcompact.transcript.parse import (
     RecordedItem,
     Transcript,
     TranscriptError,
-    parse,
 )
+from postcompact.transcript.parser_process import Events, parse_elsewhere
 from postcompact.transcript.paths import PathMap
 from postcompact.transcript.session import guess_home, new_session
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["import_transcript"]
+__all__ = ["import_transcript", "shutdown"]
 
 MAX_WARNINGS = 50
 # Imports building at once: each holds its transcript parsed (several times its bytes, up to
 # max_message_bytes); the others wait their turn on the loop, their deadline still holding.
 MAX_IMPORTS_AT_ONCE = 2
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+# The threads an import's work runs in, not the default executor's (workers.py), whose threads
+# run at a lower CPU priority: what an import does in the daemon is Python, holding the GIL (the
+# events taken in from its parser process, the build), and a low-priority thread holding the
+# GIL while the machine's other work keeps it off the CPU holds the event loop up too (a
+# priority inversion: 110 ms gaps measured with the machine loaded). Started from the loop's
+# thread, these run at its priority.
+_threads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ThreadPoolExecutor] = (
     weakref.WeakKeyDictionary()
 )
 _R = TypeVar("_R")
@@ -130,25 +145,30 @@ def _path_map(t: Transcript, req: pb.ImportTranscriptRequest, cwd: str) -> PathM
 async def import_transcript(
     registry: Registry,
     req: pb.ImportTranscriptRequest,
+    transcript: bytes | memoryview,
     *,
     config_policy: pb.RestorePolicy,
     deny_globs: tuple[str, ...],
     time_remaining: float | None = None,
 ) -> pb.ImportTranscriptResponse:
-    """`time_remaining`: seconds to the caller's deadline (None: none)."""
-    if not req.transcript:
+    """`transcript`: the request's (`req.transcript` is not read: request.py);
+    `time_remaining`: seconds to the caller's deadline (None: none)."""
+    if not transcript:
         raise InvalidArgument("TRANSCRIPT_REQUIRED", "transcript must not be empty")
     cwd = check_abs_path("cwd", req.cwd)
     home = check_abs_path("home", req.home) if req.home else _user_home()
     deadline = None if time_remaining is None else time.monotonic() + time_remaining
     slots = _slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(MAX_IMPORTS_AT_ONCE))
     async with slots:
-        return await _import(registry, req, cwd, home, deadline, config_policy, deny_globs)
+        return await _import(
+            registry, req, transcript, cwd, home, deadline, config_policy, deny_globs
+        )
 
 
 async def _import(
     registry: Registry,
     req: pb.ImportTranscriptRequest,
+    transcript: bytes | memoryview,
     cwd: str,
     home: str,
     deadline: float | None,
@@ -157,8 +177,16 @@ async def _import(
 ) -> pb.ImportTranscriptResponse:
     watch = _Watch(deadline, threading.Event())
     budget = Budget.of(registry.config)
+    parsed: Transcript | None = None
     try:
-        t = await _in_worker(watch, parse, req.transcript, budget, watch)
+        t, records = await _in_worker(
+            watch,
+            functools.partial(parse_elsewhere, max_agents=registry.config.max_agents_per_session),
+            transcript,
+            budget,
+            watch,
+        )
+        parsed = t
         sid = (
             check_id("session", req.session_id, allow_empty=True)
             or t.session_id
@@ -177,6 +205,11 @@ async def _import(
         raise DeadlineExceeded(
             "IMPORT_STOPPED", f"the import stopped: {exc}; nothing was imported"
         ) from None
+    finally:
+        if parsed is not None and isinstance(parsed.events, Events) and len(parsed.events):
+            # Refused before its build (which frees them): freed in an import thread, never
+            # here on the loop (parser_process.release_rows).
+            _in_thread(parsed.events.release)
     for a in s.agents.values():
         a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
     # What the import built is live (counted) already: it must fit the ceiling as it is.
@@ -185,7 +218,7 @@ async def _import(
     resp = pb.ImportTranscriptResponse(
         session_id=sid,
         session=session_info(s),
-        records=len(t.records),
+        records=records,
         events=builder.applied,
         boundaries=boundaries,
         warnings=warnings[:MAX_WARNINGS],
@@ -212,11 +245,27 @@ def _check_existing(registry: Registry, sid: str, replace: bool) -> Session | No
     return existing
 
 
+def _in_thread(fn: Callable[..., _R], *args: object) -> asyncio.Future[_R]:
+    """`fn(*args)` in one of the import's threads (`_threads`), in a copy of this context."""
+    loop = asyncio.get_running_loop()
+    pool = _threads.get(loop)
+    if pool is None:
+        pool = _threads[loop] = ThreadPoolExecutor(MAX_IMPORTS_AT_ONCE, "postcompact-import")
+    return loop.run_in_executor(pool, functools.partial(contextvars.copy_context().run, fn, *args))
+
+
+def shutdown() -> None:
+    """Let the import threads go (the daemon stops): each ends once its work is done."""
+    for pool in list(_threads.values()):
+        pool.shutdown(wait=False, cancel_futures=True)
+    _threads.clear()
+
+
 async def _in_worker(watch: _Watch, fn: Callable[..., _R], *args: object) -> _R:
-    """`fn` in a worker thread; a cancel of the call (the client's, or its deadline) tells the
+    """`fn` in an import thread; a cancel of the call (the client's, or its deadline) tells the
     worker to stop at its next check."""
     try:
-        return await asyncio.to_thread(fn, *args)
+        return await _in_thread(fn, *args)
     except asyncio.CancelledError:
         watch.cancelled.set()
         log.info("import stopped: the caller cancelled")
@@ -236,7 +285,29 @@ def _build(
     stop: _Watch,
 ) -> tuple[Session, list[pb.TranscriptBoundary], Builder]:
     """The session `t` makes, in memory, each compaction run (in the worker thread, on its own
-    event loop: the session is nobody else's until adopted)."""
+    event loop: the session is nobody else's until adopted). `t`'s events are freed here, in
+    the worker thread, whatever the outcome (parser_process.release_rows)."""
+    try:
+        return _build_session(
+            registry, req, t, paths, sid, cwd, home, config_policy, deny_globs, stop
+        )
+    finally:
+        if isinstance(t.events, Events):
+            t.events.release()
+
+
+def _build_session(
+    registry: Registry,
+    req: pb.ImportTranscriptRequest,
+    t: Transcript,
+    paths: PathMap,
+    sid: str,
+    cwd: str,
+    home: str,
+    config_policy: pb.RestorePolicy,
+    deny_globs: tuple[str, ...],
+    stop: _Watch,
+) -> tuple[Session, list[pb.TranscriptBoundary], Builder]:
     profile = req.profile or registry.config.profile
     policy = pb.RestorePolicy()
     policy.CopyFrom(req.policy)

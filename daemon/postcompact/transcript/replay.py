@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import os
+import secrets
+import shutil
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +149,7 @@ async def replay(
 ) -> list[BoundaryResult]:
     """One result per boundary of `t`, in transcript order (see the module docstring)."""
     if tree is None:
-        with tempfile.TemporaryDirectory(prefix="postcompact-replay-") as tmp:
+        with _tree() as tmp:
             return await replay(t, profile=profile, policy=policy, tree=tmp, observe=observe)
     paths = PathMap.under(tree)
     first = min((r.time_ms for r in t.records if r.time_ms), default=0)
@@ -327,8 +330,43 @@ def edits_without_read(
     return out
 
 
+# Set in a process whose trees another one removes (`eval`'s workers): a directory where each
+# tree's name is written before the tree is made.
+TREE_REGISTRY: str | None = None
+TREE_PREFIX = "postcompact-replay-"
+
+
+@contextlib.contextmanager
+def _tree() -> Iterator[str]:
+    """A fresh temporary directory for one replay, removed on the way out. Its name has the
+    length of `tempfile`'s own (8 random characters): the replayed paths, hence the tokens of
+    what names them, do not depend on who made it."""
+    base = tempfile.gettempdir()
+    while True:
+        name = TREE_PREFIX + secrets.token_hex(4)
+        if TREE_REGISTRY is not None:
+            open(os.path.join(TREE_REGISTRY, name), "x").close()
+        path = os.path.join(base, name)
+        try:
+            os.mkdir(path, 0o700)
+            break
+        except FileExistsError:
+            continue
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_registered(registry: str) -> None:
+    """Remove every tree named in `registry` (made by processes that may have died)."""
+    base = tempfile.gettempdir()
+    for name in os.listdir(registry):
+        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
 def cleanup_on_sigterm() -> None:
-    """SIGTERM (a `timeout`, a pool's terminate) unwinds like an exception: the temporary trees
+    """SIGTERM (`timeout`, `kill`) unwinds like an exception: the temporary trees
     of the replays running are removed on the way out, as on any other exit."""
 
     def unwind(signum: int, frame: object) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from postcompact import core
 from postcompact.service.sessions import DEFAULT_MEMORY_FILE_NAMES, project_dir_name
@@ -23,7 +23,7 @@ from postcompact.transcript.parse import (
 from postcompact.transcript.paths import PathMap, join, split_parts
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["guess_home", "new_session", "touched_paths"]
+__all__ = ["guess_home", "new_session", "touched_paths", "transcript_paths"]
 
 _HOME_POSIX = re.compile(r"\A(/(?:Users|home)/[^/]+)(?:/|\Z)")
 _HOME_WINDOWS = re.compile(r"\A([A-Za-z]:\\Users\\[^\\]+)(?:\\|\Z)", re.IGNORECASE)
@@ -41,10 +41,15 @@ def touched_paths(events: Iterable[Event]) -> list[str]:
     return list(out)
 
 
+def transcript_paths(t: Transcript) -> Sequence[str]:
+    """Every file path `t`'s events name, in first-seen order."""
+    return t.touched if t.touched is not None else touched_paths(t.events)
+
+
 def guess_home(t: Transcript) -> str:
     """The home directory of the machine that wrote `t`: the prefix of a `.claude` folder some
     path names, else the `/Users/x`, `/home/x` or `C:\\Users\\x` its cwd lies in, else ""."""
-    for path in touched_paths(t.events):
+    for path in transcript_paths(t):
         m = _CLAUDE_DIR.search(path)
         if m and m.start() > 0:
             return path[: m.start()]
@@ -81,7 +86,7 @@ def new_session(
     the cwd and the directory of every path the transcript touches; memory files and the plan
     file are where Claude Code would have them on the transcript's machine, mapped."""
     orig_home = guess_home(t)
-    local_paths = [p for p in (paths.local(x) for x in touched_paths(t.events)) if p]
+    local_paths = [p for p in (paths.local(x) for x in transcript_paths(t)) if p]
     inside = [p for p in local_paths if p == cwd or p.startswith(cwd.rstrip("/") + "/")]
     roots = [cwd, *(d for d in _minimal_dirs(set(local_paths) - set(inside)) if d != cwd)]
     memory = {core.expand_path(os.path.join(cwd, n), cwd, home) for n in DEFAULT_MEMORY_FILE_NAMES}

@@ -1,10 +1,9 @@
-//! Python bindings of the file-state cache: `FileState`, `FileStateCache`, `expand_path`; and the
-//! locking and bounds helpers that the bench-only `LruCache` (`py_lru.rs`) shares with them.
+//! Python bindings of the file-state cache: `FileState`, `FileStateCache`, `expand_path`.
 //!
 //! Values are Python objects held by reference (`Py<…>`): a `FileState`'s `content` is the
 //! caller's `bytes` object, never a copy.
 //!
-//! Locking: every cache is a frozen pyclass whose state sits behind an [`Exclusive`] — one
+//! Locking: the cache is a frozen pyclass whose state sits behind an [`Exclusive`] — one
 //! atomic swap to enter, one store to leave — held for the few nanoseconds of each operation. No
 //! Python code runs while it is held: arguments are extracted before, GC-tracked objects (lists,
 //! tuples) are built after. A re-entrant call therefore cannot happen through the cache itself;
@@ -12,14 +11,12 @@
 //! `RuntimeError` instead of deadlocking.
 
 use std::borrow::Cow;
-use std::cell::UnsafeCell;
-use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
+use crate::exclusive::{Exclusive, ExclusiveGuard};
 use crate::filestate::{
     FileStateCache as CoreFileStateCache, FileStateValue, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_SIZE,
 };
@@ -40,83 +37,20 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// Exclusive access through an atomic flag: `try_lock` fails instead of waiting.
-pub(super) struct Exclusive<T> {
-    busy: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is only reached through a guard, and `busy` admits one guard at a time.
-unsafe impl<T: Send> Sync for Exclusive<T> {}
-
-impl<T> Exclusive<T> {
-    pub(super) const fn new(value: T) -> Self {
-        Self {
-            busy: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    #[inline]
-    pub(super) fn try_lock(&self) -> Option<ExclusiveGuard<'_, T>> {
-        if self.busy.swap(true, Ordering::Acquire) {
-            None
-        } else {
-            Some(ExclusiveGuard { cell: self })
-        }
-    }
-
-    #[inline]
-    pub(super) fn lock(&self, what: &str) -> PyResult<ExclusiveGuard<'_, T>> {
-        self.try_lock().ok_or_else(|| {
-            PyRuntimeError::new_err(format!(
-                "{what} is already in use (a re-entrant call or a concurrent call from another \
-                 thread)"
-            ))
-        })
-    }
-}
-
-pub(super) struct ExclusiveGuard<'a, T> {
-    cell: &'a Exclusive<T>,
-}
-
-impl<T> Deref for ExclusiveGuard<'_, T> {
-    type Target = T;
-
-    #[inline]
-    fn deref(&self) -> &T {
-        // SAFETY: this guard is the only one (see `try_lock`).
-        unsafe { &*self.cell.value.get() }
-    }
-}
-
-impl<T> DerefMut for ExclusiveGuard<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: this guard is the only one (see `try_lock`).
-        unsafe { &mut *self.cell.value.get() }
-    }
-}
-
-impl<T> Drop for ExclusiveGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        self.cell.busy.store(false, Ordering::Release);
-    }
+/// The error of a cache entered while in use: a re-entrant call, or a concurrent one from another
+/// thread (the cache's state sits behind an [`Exclusive`], which never waits).
+fn in_use(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "{what} is already in use (a re-entrant call or a concurrent call from another thread)"
+    ))
 }
 
 fn path_err(e: PathError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// The bounds of a cache as Python gives them (`max_entry_size`: `LruCache`'s; None for
-/// `FileStateCache`, whose entries are bounded by `max_size` alone).
-pub(super) fn limits(
-    max_entries: i64,
-    max_size: i64,
-    max_entry_size: Option<i64>,
-) -> PyResult<Limits> {
+/// The bounds of a cache as Python gives them (entries are bounded by `max_size` alone).
+fn limits(max_entries: i64, max_size: i64) -> PyResult<Limits> {
     if max_entries < 1 || max_entries as u64 > MAX_ENTRIES_LIMIT as u64 {
         return Err(PyValueError::new_err(format!(
             "max_entries must be between 1 and {MAX_ENTRIES_LIMIT}, got {max_entries}"
@@ -127,20 +61,11 @@ pub(super) fn limits(
             "max_size must be at least 1, got {max_size}"
         )));
     }
-    let base = Limits::new(max_entries as usize, max_size as u64)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    match max_entry_size {
-        None => Ok(base),
-        Some(n) if n < 1 => Err(PyValueError::new_err(format!(
-            "max_entry_size must be between 1 and max_size ({max_size}), got {n}"
-        ))),
-        Some(n) => base
-            .with_max_entry_size(n as u64)
-            .map_err(|e| PyValueError::new_err(e.to_string())),
-    }
+    Limits::new(max_entries as usize, max_size as u64)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-pub(super) fn non_negative(name: &str, value: i64) -> PyResult<u64> {
+fn non_negative(name: &str, value: i64) -> PyResult<u64> {
     u64::try_from(value)
         .map_err(|_| PyValueError::new_err(format!("{name} must be >= 0, got {value}")))
 }
@@ -296,7 +221,9 @@ pub struct FileStateCache {
 impl FileStateCache {
     #[inline]
     fn lock(&self) -> PyResult<ExclusiveGuard<'_, Fsc>> {
-        self.inner.lock("FileStateCache")
+        self.inner
+            .try_lock()
+            .ok_or_else(|| in_use("FileStateCache"))
     }
 
     fn wrap(inner: Fsc) -> Self {
@@ -316,7 +243,7 @@ impl FileStateCache {
         cwd: Option<&str>,
         home: Option<&str>,
     ) -> PyResult<Self> {
-        let limits = limits(max_entries, max_size, None)?;
+        let limits = limits(max_entries, max_size)?;
         let inner = Fsc::new(limits.max_entries(), limits.max_size(), cwd, home)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Self::wrap(inner))

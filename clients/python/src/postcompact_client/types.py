@@ -396,65 +396,63 @@ _OUTCOME: dict[int, Outcome] = {m.value: m for m in Outcome}
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RestorePolicy:
     """Restoration knobs. Every field is optional: unset inherits (request → session → daemon config
-    → the profile's default: Claude Code's constant, or under PROFILE_DEFAULT the file rule
-    `postcompact eval` chose, docs/eval.md; the first three defaults: Claude Code's / default's).
+    → the profile's default). What each field may be set to and its default under each profile:
+    docs/profiles.md, "Policy fields" (the daemon's policy table, restore/policy.py).
     """
 
     max_files: int | None = None
-    """5 / 20"""
+    """files restored at most, after ranking"""
     file_token_budget: int | None = None
-    """50,000 / 7,000"""
+    """tokens of all restored files together"""
     max_tokens_per_file: int | None = None
-    """5,000 / 3,000"""
+    """tokens of one restored file (the per-file cap)"""
     max_tokens_per_skill: int | None = None
-    """5,000"""
+    """tokens of one restored skill"""
     skills_token_budget: int | None = None
-    """25,000"""
+    """tokens of all restored skills together"""
     oversize: OversizePolicy = OversizePolicy.UNSPECIFIED
-    """REFERENCE (Claude Code's profiles) / SKIP (default)"""
+    """a file over the per-file cap"""
     skill_truncation_marker: str | None = None
     file_truncation_marker: str | None = None
-    """may contain {path} and {next_offset}"""
+    """may contain {path}, {shown_lines}, {total_lines} and {next_offset}"""
     counter: TokenCounter = TokenCounter.UNSPECIFIED
-    """ROUGH"""
     encoding: str | None = None
-    """o200k_base (for TOKEN_COUNTER_EXACT)"""
+    """for TOKEN_COUNTER_EXACT: o200k_base or cl100k_base"""
     max_file_size_bytes: int | None = None
-    """262,144 (0.25 MiB): larger files are not read whole"""
+    """larger files are not read whole (at most 64 MiB)"""
     malware_reminder: bool | None = None
-    """claude-code-2.1.88: append the reminder"""
+    """the malware reminder after Read results, restored files"""
     carry_read_state: bool | None = None
     """After a compaction, an Edit/Write check passes for a file fully read before it whose content
-    still matches disk (claude-code: on; the harness turns it off for the legacy models that
-    Claude Code keeps strict, docs/claude-code.md §4).
+    still matches disk (the harness turns it off for the legacy models that Claude Code keeps
+    strict, docs/claude-code.md §4).
     """
     max_read_tokens: int | None = None
-    """25,000: a whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or
-    answered with its first page, marked partial (claude-code, default). Rough tokens of the
-    file's text, counted as the file cap counts them (docs/claude-code.md §2, §4).
+    """A whole ReadFile over it is refused (claude-code-2.1.88, Claude Code's message) or answered
+    with its first page, marked partial (claude-code, default). Rough tokens of the file's text,
+    counted as the file cap counts them (docs/claude-code.md §2, §4).
     """
     restore_seen: bool | None = None
     """Restore each file as the lines the agent saw of it since the last compaction (from the first
     to the last line its reads showed and its edits changed) instead of the whole file or the
-    range last read (default: on; the Claude Code profiles: off; docs/eval.md).
+    range last read (docs/eval.md).
     """
     ranking: FileRanking = FileRanking.UNSPECIFIED
     left_out_index: bool | None = None
     """After the restored files, one attachment naming the candidates left out (path, lines seen,
-    edited): what the agent knew, without the text (default: on; the Claude Code profiles: off).
+    edited): what the agent knew, without the text.
     """
     complement: HarnessRule = HarnessRule.UNSPECIFIED
     """Restore only what the named harness rule leaves out: the daemon computes that rule's own
     selection over the agent's files, leaves those files to the harness
     (OUTCOME_RESTORED_BY_HARNESS) and restores from the rest within this policy's budgets; files
     only (everything else is the harness's own). After the compaction the harness's files are
-    held as restored. Default: NONE.
+    held as restored.
     """
     match_budget: HarnessRule = HarnessRule.UNSPECIFIED
     """The file budget at each compaction is what the named harness rule's own restoration would
     cost there (the rough tokens of its file attachments and notes), in place of
-    file_token_budget: never more tokens than that rule spends (docs/eval.md). Default:
-    CLAUDE_CODE under the default profile, NONE under the Claude Code profiles. A layer that sets
+    file_token_budget: never more tokens than that rule spends (docs/eval.md). A layer that sets
     file_token_budget and leaves this unset sets it to NONE: the budget given is the one applied.
     """
 

@@ -1,7 +1,6 @@
-"""The Python surface of `LruCache`, the bench-only class of the core (its `bench` feature):
+"""The Python surface of the benchmarks' `LruCache` (`postcompact_bench_lru`, bench/lru_py):
 values by reference, errors, dump/load, finalisers, garbage collection, the fast entry points.
-Marked `bench_core`: `make test-bench-core` runs them against the featured build; the default
-run deselects them (tests/_bench_core.py)."""
+`make test-bench` runs them; the LRU's own semantics are the core's cargo tests'."""
 
 from __future__ import annotations
 
@@ -10,10 +9,7 @@ import inspect
 import weakref
 
 import pytest
-
-from tests._bench_core import LruCache
-
-pytestmark = pytest.mark.bench_core
+from postcompact_bench_lru import LruCache
 
 
 def test_lru_cache_basics() -> None:
@@ -115,7 +111,8 @@ def test_lru_cache_takes_part_in_garbage_collection() -> None:
 
 def test_lru_cache_fast_calls_match_the_generic_ones() -> None:
     """`get`/`set` take positional calls with an exact str key and int size on a fast path
-    (py_lru_fast.rs); every other call form goes to the generic method. Both must agree."""
+    (bench/lru_py/src/fast.rs); every other call form goes to the generic method. Both must
+    agree."""
     fast, generic = LruCache(3, 10), LruCache(3, 10)
 
     class Key(str):

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use super::py_lru::LruCache;
+use crate::LruCache;
 
 /// The `#[pymethods]` versions, called for everything the fast paths do not take.
 static GENERIC_GET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

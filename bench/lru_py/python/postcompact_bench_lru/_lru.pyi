@@ -1,17 +1,13 @@
-"""Typed surface of tests/_bench_core.py: `LruCache`, which `postcompact._core` has only when
-built with the core's `bench` feature (rust_core/src/py/py_lru.rs), so it is not in
-`daemon/postcompact/_core.pyi`. `make test-bench-core` runs stubtest on this stub against that
-build."""
+"""Typed surface of `postcompact_bench_lru._lru` (bench/lru_py/src/lib.rs): `LruCache`, which only
+the benchmarks (B1) and their tests use. `make test-bench` runs stubtest on it."""
 
 from collections.abc import Iterable
 from typing import final
 
-__all__ = ["AVAILABLE", "MISSING", "LruCache"]
+# The module's __all__ (PyO3 adds every registered name); stubtest checks it is complete.
+__all__ = ["LruCache", "__version__"]
 
-#: Whether the imported `postcompact._core` has `LruCache` (was built with the `bench` feature).
-AVAILABLE: bool
-#: What a use of `LruCache` without it raises (as RuntimeError): how to build it.
-MISSING: str
+__version__: str
 
 # lru-cache 11 semantics (Claude Code's readFileState, as FileStateCache): strict LRU bounded by
 # entry count AND total size; an entry is accounted at max(1, size); `get` promotes, `peek`/`has`

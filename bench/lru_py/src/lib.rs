@@ -1,16 +1,16 @@
-//! The Python `LruCache`: the core LRU ([`crate::lru`]) holding arbitrary Python values under
-//! `str` keys. Only the benchmarks (B1, `bench/b1_cache.py`) and its tests use it, the daemon
-//! never does, so it is compiled only with the `bench` feature (`maturin develop --release
-//! --features bench`; `make test` and `make bench` build that variant on their own). Its typed
-//! surface is `tests/_bench_core.pyi`, not `_core.pyi`.
+//! `postcompact_bench_lru._lru`: the Python `LruCache`, postcompact's core LRU
+//! ([`_core::lru`]) holding arbitrary Python values under `str` keys. Only the benchmarks (B1,
+//! `bench/b1_cache.py`) and its tests (`bench/lru_py/tests`) use it; the daemon never does, so it
+//! is a crate of its own beside the product, built by `make bench` and `make test-bench` alone
+//! (`make build-bench-lru`). Its typed surface is `python/postcompact_bench_lru/_lru.pyi`.
 //!
 //! Values are held by reference (`Py<…>`): `get` returns the very object that was `set`. The
-//! cache's state sits behind an [`Exclusive`] as `FileStateCache`'s does (`py_cache.rs`), and
-//! values an operation drops (arbitrary objects, perhaps with finalisers) are released only once
-//! it is free.
+//! cache's state sits behind an [`Exclusive`] as the core's `FileStateCache`'s does, and values
+//! an operation drops (arbitrary objects, perhaps with finalisers) are released only once it is
+//! free.
 //!
-//! `LruCache.get` and `.set` are entered through METH_FASTCALL functions (`py_lru_fast.rs`)
-//! that take the common call and hand everything else to the `#[pymethods]` here.
+//! `LruCache.get` and `.set` are entered through METH_FASTCALL functions (`fast.rs`) that take
+//! the common call and hand everything else to the `#[pymethods]` here.
 //!
 //! Keys are the caller's `str` objects (exact `str`; a subclass is copied): lookups use
 //! Python's cached string hash and compare by identity first, then by text, so a get hashes
@@ -18,17 +18,53 @@
 
 use std::borrow::Cow;
 
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use pyo3::PyTraverseError;
 
-use super::py_cache::{limits, non_negative, Exclusive, ExclusiveGuard};
-use crate::lru::{LruCache as CoreLru, SetOutcome};
+use _core::exclusive::{Exclusive, ExclusiveGuard};
+use _core::lru::{Limits, LruCache as CoreLru, SetOutcome, MAX_ENTRIES_LIMIT};
 
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+mod fast;
+
+#[pymodule]
+fn _lru(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<LruCache>()?;
-    super::py_lru_fast::install(m.py())
+    fast::install(m.py())
+}
+
+/// The bounds as Python gives them, refused with the same words as the core's `FileStateCache`
+/// (`rust_core/src/py/py_cache.rs`), plus `max_entry_size`.
+fn limits(max_entries: i64, max_size: i64, max_entry_size: Option<i64>) -> PyResult<Limits> {
+    if max_entries < 1 || max_entries as u64 > MAX_ENTRIES_LIMIT as u64 {
+        return Err(PyValueError::new_err(format!(
+            "max_entries must be between 1 and {MAX_ENTRIES_LIMIT}, got {max_entries}"
+        )));
+    }
+    if max_size < 1 {
+        return Err(PyValueError::new_err(format!(
+            "max_size must be at least 1, got {max_size}"
+        )));
+    }
+    let base = Limits::new(max_entries as usize, max_size as u64)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    match max_entry_size {
+        None => Ok(base),
+        Some(n) if n < 1 => Err(PyValueError::new_err(format!(
+            "max_entry_size must be between 1 and max_size ({max_size}), got {n}"
+        ))),
+        Some(n) => base
+            .with_max_entry_size(n as u64)
+            .map_err(|e| PyValueError::new_err(e.to_string())),
+    }
+}
+
+fn non_negative(name: &str, value: i64) -> PyResult<u64> {
+    u64::try_from(value)
+        .map_err(|_| PyValueError::new_err(format!("{name} must be >= 0, got {value}")))
 }
 
 /// Values an `LruCache` operation removed, released after the lock: the first two inline (no
@@ -101,7 +137,7 @@ fn same_text(stored: &PyKey, key: &Bound<'_, PyString>) -> bool {
 }
 
 /// A strict LRU bounded by entry count and total size, with npm lru-cache 11's semantics.
-#[pyclass(frozen, module = "postcompact._core")]
+#[pyclass(frozen, module = "postcompact_bench_lru._lru")]
 pub struct LruCache {
     inner: Exclusive<Lru>,
 }
@@ -109,7 +145,12 @@ pub struct LruCache {
 impl LruCache {
     #[inline]
     fn lock(&self) -> PyResult<ExclusiveGuard<'_, Lru>> {
-        self.inner.lock("LruCache")
+        self.inner.try_lock().ok_or_else(|| {
+            PyRuntimeError::new_err(
+                "LruCache is already in use (a re-entrant call or a concurrent call from another \
+                 thread)",
+            )
+        })
     }
 
     /// Store one entry, collecting what it displaces into `doomed`.
@@ -146,13 +187,13 @@ impl LruCache {
     }
 }
 
-/// The bodies of the METH_FASTCALL entry points (`py_cache_fast.rs`) for the common call: an
+/// The bodies of the METH_FASTCALL entry points (`fast.rs`) for the common call: an
 /// exact `str` key, positional arguments, a size within bounds, the cache not in use. `None`
 /// sends the call to the `#[pymethods]` below, which handle (or reject) everything else.
 impl LruCache {
     /// `get(key)`: a new reference to the value, or to None.
     #[inline]
-    pub(super) fn get_exact<'py>(&self, key: &Bound<'py, PyString>) -> Option<Bound<'py, PyAny>> {
+    pub(crate) fn get_exact<'py>(&self, key: &Bound<'py, PyString>) -> Option<Bound<'py, PyAny>> {
         let hash = key.hash().ok()? as u64; // cached in the str after its first hash
         let mut lru = self.inner.try_lock()?;
         let found = lru
@@ -168,7 +209,7 @@ impl LruCache {
     /// `set(key, value, size)` for an entry the cache can hold (`size <= max_entry_size`: the
     /// refusal path stays in `set`).
     #[inline]
-    pub(super) fn set_exact<'py>(
+    pub(crate) fn set_exact<'py>(
         &self,
         key: &Bound<'py, PyString>,
         value: &Bound<'py, PyAny>,
@@ -177,7 +218,7 @@ impl LruCache {
         let py = key.py();
         let hash = key.hash().ok()? as u64;
         let mut lru = self.inner.try_lock()?;
-        if crate::lru::entry_size(size) > lru.limits().max_entry_size() {
+        if _core::lru::entry_size(size) > lru.limits().max_entry_size() {
             return None;
         }
         let mut doomed = Doomed::new();
