@@ -41,7 +41,7 @@ help:
 	@echo "make parity               the real Claude Code offline, beside the daemon (docs/parity.md)"
 	@echo "make parity-corpus        replay every shared Claude Code transcript (docs/parity.md)"
 	@echo "make parity-table         rewrite docs/parity.md's tables from the shared transcripts"
-	@echo "make protos               regenerate the committed gRPC code"
+	@echo "make protos               regenerate the committed gRPC code and the core's field numbers"
 	@echo "make check-protos         fail when regenerating the gRPC code changes what is committed"
 	@echo "make policy-table         rewrite the policy fields' docs from the policy table (restore/policy.py)"
 	@echo "make unasync              regenerate the sync Python client from the asyncio one"
@@ -236,9 +236,9 @@ soak: build $(if $(filter postgresql,$(STORE)),postgres-server)
 protos: $(VENV_STAMP) $(NODE_CLIENT_STAMP)
 	$(PY) scripts/gen_protos.py
 
-# CI: regenerating must not change the committed code.
+# CI: regenerating must not change the committed code (the core's field numbers included).
 check-protos: protos
-	@git diff --exit-code --stat -- daemon/postcompact/v1 clients || \
+	@git diff --exit-code --stat -- daemon/postcompact/v1 clients rust_core/src/pbwire/fields.rs || \
 	  (echo "generated code is stale: run 'make protos' and commit the result" >&2; exit 1)
 
 # docs/profiles.md's "Policy fields" and config.py's [policy] example, from the policy table

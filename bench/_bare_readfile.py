@@ -1,6 +1,6 @@
 """`python -m bench._bare_readfile ADDRESS [DATABASE]`: a bare grpc.aio server whose ReadFile only
-reads the requested file whole and answers it through the core (`core.read_answer`, the one call
-the daemon's ReadFile makes for such a file), as bytes, with none of the daemon around it: no
+reads the requested file whole and answers it through the core (`core.read_file`, the one call
+the daemon's ReadFile makes), as bytes, with none of the daemon around it: no
 session, path resolution, deny rules or roots, no state, no wrappers. B4 measures its CPU per call
 as the least a ReadFile served by Python's grpc.aio can cost.
 
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import grpc
-from postcompact import core, fileread
+from postcompact import core, fileread, render
 from postcompact.config import DEFAULT_MAX_MESSAGE_BYTES
 from postcompact.persist import store
 from postcompact.persist.schema import open_checked
@@ -33,26 +33,31 @@ SESSION, AGENT = "b4-bare", "main"
 
 
 def answer(path: str) -> tuple[bytes, int, int]:
-    """The serialised ReadFileResponse for the whole of `path`, as the daemon's core path builds
-    it under the default policy, the file's mtime in ms and its lines; ValueError when the core
-    would hand the read to the general path (the benchmark's file must be plain UTF-8 text)."""
-    res = core.read_answer(
-        path,
-        fileread.binary_name(path),
-        1,
-        None,
-        path,
-        "",
-        None,
-        Policy().max_file_size_bytes,
-        fileread.SNIFF_BYTES,
-        None,
-        DEFAULT_MAX_MESSAGE_BYTES,
+    """The serialised ReadFileResponse for the whole of `path`, as the daemon's ReadFile builds
+    it under the default policy (without the malware reminder), the file's mtime in ms and its
+    lines; ValueError when the core refuses it (the benchmark's file must be a small text)."""
+    spec = core.ReadSpec(
+        real=path,
+        binary_name=fileread.binary_name(path),
+        path=path,
+        max_answer=DEFAULT_MAX_MESSAGE_BYTES,
     )
-    if isinstance(res, str):
-        raise ValueError(f"the core does not answer {path}: {res}")
-    wire, _content, mtime_ns, _total, num_lines, _units = res
-    return wire, mtime_ns // 1_000_000, num_lines
+    policy = Policy()
+    plan = core.ReadPlan(
+        templates=render.file_templates(render.DEFAULT_TEMPLATES),
+        malware=False,
+        max_tokens=policy.max_read_tokens,
+        max_bytes=policy.max_file_size_bytes,
+        sniff_bytes=fileread.SNIFF_BYTES,
+        exact=False,
+        encoding=policy.encoding,
+        api_units=None,
+        page=False,
+    )
+    res = core.read_file(spec, plan)
+    if not isinstance(res, core.ReadAnswer):
+        raise ValueError(f"the core does not answer {path}: {res!r}")
+    return res.wire, res.mtime_ns // 1_000_000, res.num_lines
 
 
 class Record:

@@ -13,7 +13,7 @@ variants B4 measures to bound the real one from below (`BENCH_READ_VARIANT`):
   appended before the answer, applied to SQLite in batches), which is not built; its batched
   apply and its replay are not measured.
 - `least`: the least a ReadFile can be with this transport and core (run with `--no-persist`):
-  the core reads, numbers and serialises the file (`core.read_answer`, as the real ReadFile
+  the core reads, numbers and serialises the file (`core.read_file`, as the real ReadFile
   does), the entry is set in the agent's cache, and one record of the read (~80 bytes) is
   appended to a log file; no path resolution, deny rules, roots, "unchanged" check, policy,
   admission of the content, marks, seen lines or store bookkeeping.
@@ -21,6 +21,7 @@ variants B4 measures to bound the real one from below (`BENCH_READ_VARIANT`):
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import sys
@@ -29,9 +30,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from postcompact import _core, cli, core, fileread
+from postcompact import _core, cli, core, fileread, render
 from postcompact.paths import now_ms
 from postcompact.persist import store as sqlstore
+from postcompact.restore.policy import Policy
 from postcompact.service.files import FileService
 from postcompact.state.model import AgentState, Session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -96,25 +98,37 @@ async def canned(self: FileService, req: pb.ReadFileRequest) -> pb.ReadFileRespo
     return resp
 
 
+@functools.lru_cache(maxsize=1)
+def _least_plan() -> core.ReadPlan:
+    """What `least` reads with: the default templates without the malware reminder, the default
+    policy's token limit, no byte cap to speak of."""
+    return core.ReadPlan(
+        templates=render.file_templates(render.DEFAULT_TEMPLATES),
+        malware=False,
+        max_tokens=Policy().max_read_tokens,
+        max_bytes=1 << 30,
+        sniff_bytes=fileread.SNIFF_BYTES,
+        exact=False,
+        encoding="o200k_base",
+        api_units=None,
+        page=False,
+    )
+
+
 async def least(self: FileService, req: pb.ReadFileRequest) -> bytes | pb.ReadFileResponse:
     s, a = self.registry.agent(req.session_id, req.agent_id)
     path, stamp = req.path, now_ms()  # B4 names its file by its canonical path
-    got = core.read_answer(
-        path,
-        False,
-        1,
-        None,
-        path,
-        "",
-        stamp,
-        1 << 30,
-        fileread.SNIFF_BYTES,
-        fileread.INLINE_READ_BYTES,
-        self.config.max_message_bytes,
+    spec = core.ReadSpec(
+        real=path,
+        binary_name=False,
+        path=path,
+        timestamp_ms=stamp,
+        max_answer=self.config.max_message_bytes,
     )
-    if isinstance(got, str):  # a read the core does not answer: the real ReadFile does
+    got = core.read_file(spec, _least_plan(), inline_max=fileread.INLINE_READ_BYTES)
+    if not isinstance(got, core.ReadAnswer):  # a read the core does not answer: the real one does
         return await _real_read(self, req)
-    wire, content, mtime_ns = got[0], got[1], got[2]
+    wire, content, mtime_ns = got.wire, got.content, got.mtime_ns
     a.files.set(path, core.FileState(content, stamp, 1, None, False))
     _append(_READS_LOG, (stamp, mtime_ns), (s.session_id, a.agent_id, path))
     return wire

@@ -2,8 +2,10 @@
 
 Python (daemon and the pure-Python client) is generated with grpcio-tools' bundled protoc and
 mypy-protobuf, then the client's typed values (types.py) from that by scripts/gen_py_types.py;
-other languages register their generators in GENERATORS as their clients land. CI runs this and
-fails when the output differs from what is committed.
+other languages register their generators in GENERATORS as their clients land. The Rust core's
+field numbers and enum values (rust_core/src/pbwire/fields.rs), which its hand-written framing
+writes answers with, come from the same descriptors (`gen_rust_core`). CI runs this and fails
+when the output differs from what is committed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
@@ -163,11 +166,168 @@ def gen_node() -> None:
     (out / "index.ts").write_text("\n".join(lines) + "\n")
 
 
+RUST_FIELDS = ROOT / "rust_core" / "src" / "pbwire" / "fields.rs"
+# Rust's keywords: a message or enum named one is written as a raw identifier.
+_RUST_KEYWORDS = frozenset(
+    {
+        "as",
+        "break",
+        "const",
+        "continue",
+        "crate",
+        "else",
+        "enum",
+        "extern",
+        "false",
+        "fn",
+        "for",
+        "if",
+        "impl",
+        "in",
+        "let",
+        "loop",
+        "match",
+        "mod",
+        "move",
+        "mut",
+        "pub",
+        "ref",
+        "return",
+        "self",
+        "static",
+        "struct",
+        "super",
+        "trait",
+        "true",
+        "type",
+        "unsafe",
+        "use",
+        "where",
+        "while",
+        "async",
+        "await",
+        "dyn",
+        "abstract",
+        "become",
+        "box",
+        "do",
+        "final",
+        "macro",
+        "override",
+        "priv",
+        "typeof",
+        "unsized",
+        "virtual",
+        "yield",
+        "try",
+        "gen",
+    }
+)
+
+
+def _snake(name: str) -> str:
+    out = ""
+    for i, c in enumerate(name):
+        if c.isupper() and i > 0 and (not name[i - 1].isupper() or name[i + 1 : i + 2].islower()):
+            out += "_"
+        out += c.lower()
+    return f"r#{out}" if out in _RUST_KEYWORDS else out
+
+
+def _screaming(name: str) -> str:
+    return _snake(name).removeprefix("r#").upper()
+
+
+def _wire_kind(field: Any) -> str:
+    """The pbwire type of a field: how it is keyed on the wire."""
+    from google.protobuf import descriptor_pb2 as d
+
+    t = d.FieldDescriptorProto
+    varint = {t.TYPE_INT32, t.TYPE_INT64, t.TYPE_UINT32, t.TYPE_UINT64, t.TYPE_BOOL, t.TYPE_ENUM}
+    fixed32 = {t.TYPE_FIXED32, t.TYPE_SFIXED32, t.TYPE_FLOAT}
+    fixed64 = {t.TYPE_FIXED64, t.TYPE_SFIXED64, t.TYPE_DOUBLE}
+    repeated = field.label == t.LABEL_REPEATED
+    if field.type in (t.TYPE_STRING, t.TYPE_BYTES, t.TYPE_MESSAGE):
+        return "Len"
+    if repeated:  # a repeated scalar: packed, one length-delimited field (proto3)
+        return "Packed"
+    if field.type in varint:
+        return "Varint"
+    if field.type in (t.TYPE_SINT32, t.TYPE_SINT64):
+        return "ZigZag"
+    if field.type in fixed32:
+        return "Fixed32"
+    if field.type in fixed64:
+        return "Fixed64"
+    raise SystemExit(f"gen_rust_core: field {field.name} has an unknown type {field.type}")
+
+
+def _rust_enum(enum: Any, indent: str, out: list[str]) -> None:
+    prefix = _screaming(enum.name) + "_"
+    out.append(f"{indent}/// `{enum.name}`'s values.")
+    out.append(f"{indent}pub mod {_snake(enum.name)} {{")
+    for v in enum.value:
+        out.append(f"{indent}    pub const {v.name.removeprefix(prefix)}: i32 = {v.number};")
+    out.append(f"{indent}}}")
+
+
+def _rust_message(msg: Any, indent: str, out: list[str]) -> None:
+    if msg.options.map_entry:
+        return
+    kinds = sorted({_wire_kind(f) for f in msg.field})
+    out.append(f"{indent}/// `{msg.name}`'s fields.")
+    out.append(f"{indent}pub mod {_snake(msg.name)} {{")
+    if kinds:
+        out.append(f"{indent}    use crate::pbwire::{{{', '.join(kinds)}}};")
+    for f in msg.field:
+        kind = _wire_kind(f)
+        out.append(f"{indent}    pub const {f.name.upper()}: {kind} = {kind}({f.number});")
+    for e in msg.enum_type:
+        _rust_enum(e, indent + "    ", out)
+    for m in msg.nested_type:
+        _rust_message(m, indent + "    ", out)
+    out.append(f"{indent}}}")
+
+
+def gen_rust_core() -> None:
+    """Write rust_core/src/pbwire/fields.rs: every message of the own protos as a module of its
+    fields' numbers, each typed by how it is keyed on the wire (`pbwire::Varint`, `Len`, ...),
+    and every enum as a module of its values (the enum's prefix left out)."""
+    import tempfile
+
+    from google.protobuf import descriptor_pb2
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out_set = Path(tmp) / "set.pb"
+        _protoc([f"--descriptor_set_out={out_set}", *OWN_PROTOS])
+        files = descriptor_pb2.FileDescriptorSet.FromString(out_set.read_bytes()).file
+    lines = [
+        f"//! Generated from {', '.join('proto/' + p for p in OWN_PROTOS)} by `make protos`",
+        "//! (scripts/gen_protos.py, `gen_rust_core`); do not edit. Every message as a module",
+        "//! of its fields' numbers, typed by how each is keyed on the wire; every enum as a",
+        "//! module of its values, the enum's prefix left out.",
+        "",
+    ]
+    body: list[str] = []
+    for f in files:
+        for e in f.enum_type:
+            _rust_enum(e, "", body)
+            body.append("")
+        for m in f.message_type:
+            _rust_message(m, "", body)
+            body.append("")
+    lines += body[:-1]
+    RUST_FIELDS.parent.mkdir(parents=True, exist_ok=True)
+    RUST_FIELDS.write_text("\n".join(lines) + "\n")
+    subprocess.run(["rustfmt", "--edition", "2021", str(RUST_FIELDS)], check=True)
+
+
 GENERATORS: dict[str, Callable[[], None]] = {
     "python-daemon": lambda: gen_python(ROOT / "daemon"),
     "python-client": gen_python_client,
     "go": gen_go,
     "node": gen_node,
+    "rust-core": gen_rust_core,
 }
 
 

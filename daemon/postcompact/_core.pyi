@@ -2,17 +2,32 @@
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import final, overload
+from typing import ClassVar, final, overload
 
 # The module's __all__ (PyO3 adds every registered name); stubtest checks it is complete.
 __all__ = [
     "ENCODINGS",
     "Charge",
+    "Decision",
+    "FileOutcome",
     "FileState",
     "FileStateCache",
+    "FileTemplates",
     "Framed",
     "LineDiff",
+    "Ranged",
+    "ReadAnswer",
+    "ReadPlan",
     "ReadRefused",
+    "ReadSpec",
+    "ReadTokensExceeded",
+    "Refusal",
+    "RefusalKind",
+    "RestorePlan",
+    "RestoreSpec",
+    "RestoredFile",
+    "Totals",
+    "Whole",
     "__version__",
     "compact_tail",
     "count",
@@ -22,17 +37,21 @@ __all__ = [
     "estimate_batch",
     "estimate_from_utf16_len",
     "expand_path",
+    "file_blocks",
     "held_bytes",
     "json_utf16_len",
     "line_diff",
     "number_lines",
-    "read_answer",
+    "page_marker",
+    "read_file",
     "read_range",
+    "read_tool_result",
     "read_whole",
     "realpath",
     "restore_files",
     "truncate_batch",
     "truncate_to_tokens",
+    "truncation_marker",
     "utf16_len",
 ]
 
@@ -282,8 +301,55 @@ def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None)
     directory (an earlier result), `path` is relative to it: realpath(base + "/" + path), looking
     up only `path`'s own components."""
 
+@final
+class RefusalKind:
+    """Why a read was refused or failed."""
+
+    STAT: ClassVar[RefusalKind]  # stat failed (with the errno)
+    DIRECTORY: ClassVar[RefusalKind]
+    DEVICE: ClassVar[RefusalKind]  # a device, FIFO or socket: not a regular file
+    BINARY_NAME: ClassVar[RefusalKind]  # `binary_name` was set
+    TOO_LARGE: ClassVar[RefusalKind]  # over `max_bytes` at stat time (with the size)
+    WOULD_BLOCK: ClassVar[RefusalKind]  # an inline read that would wait: retry on a thread
+    OPEN: ClassVar[RefusalKind]  # open failed (with the errno)
+    CHANGED: ClassVar[RefusalKind]  # not the file stat saw, or the path holds a symlink now
+    BINARY: ClassVar[RefusalKind]  # a NUL byte
+    GREW: ClassVar[RefusalKind]  # past `max_bytes` since stat
+    ANSWER_TOO_LARGE: ClassVar[RefusalKind]  # over `max_answer` (with the bytes it would take)
+    READ: ClassVar[RefusalKind]  # read failed (with the errno)
+    def __int__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Refusal:
+    """A read refused or failed: its kind, and the errno (STAT, OPEN, READ) or the size
+    (TOO_LARGE, ANSWER_TOO_LARGE) that goes with it (0 otherwise)."""
+
+    @property
+    def kind(self) -> RefusalKind: ...
+    @property
+    def errno(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+
 class ReadRefused(Exception):
-    """read_whole refused or failed: args are (code, errno, size); see `read_whole`."""
+    """A read refused or failed: args are (refusal,), a `Refusal`; see `read_whole`."""
+
+@final
+class Whole:
+    """What `read_whole` read: the file's bytes, its mtime, its size and its lines (newlines
+    + 1, 0 when empty)."""
+
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
 
 def read_whole(
     path: str | PathLike[str],
@@ -291,16 +357,62 @@ def read_whole(
     sniff_bytes: int,
     binary_name: bool = False,
     inline_max: int | None = None,
-) -> tuple[bytes, int, int, int]:
-    """Read the regular file at `path` (a real path) whole, without the GIL:
-    `(content, mtime_ns, size, total_lines)`; total_lines is newlines + 1, 0 when empty.
+) -> Whole:
+    """Read the regular file at `path` (a real path) whole, without the GIL.
 
-    Raises ReadRefused(code, errno, size), code one of: "stat" / "open" / "read" (with the
-    errno), "directory", "device" (not a regular file), "binary_name" (`binary_name` was set),
-    "too_large" (over `max_bytes` at stat time, with the size), "would_block" (`inline_max` set:
-    the file is larger, or a byte is not in the page cache: preadv2 RWF_NOWAIT), "changed" (the
-    file opened is not the one stat saw), "binary" (a NUL byte: in the first `sniff_bytes`, or
-    anywhere once the size is within `max_bytes`), "grew" (past `max_bytes` since stat)."""
+    Raises ReadRefused(refusal): STAT / OPEN / READ (with the errno), DIRECTORY, DEVICE (not a
+    regular file), BINARY_NAME (`binary_name` was set), TOO_LARGE (over `max_bytes` at stat
+    time, with the size), WOULD_BLOCK (`inline_max` set: the file is larger, or a byte is not in
+    the page cache: preadv2 RWF_NOWAIT), CHANGED (the file opened is not the one stat saw),
+    BINARY (a NUL byte: in the first `sniff_bytes`, or anywhere once the size is within
+    `max_bytes`), GREW (past `max_bytes` since stat)."""
+
+@final
+class Ranged:
+    """What `read_range` read: the range's bytes, the file's mtime, size and lines, the range's
+    lines, and whether `head_bytes` cut it short."""
+
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def truncated(self) -> bool: ...
+
+def read_range(
+    path: str | PathLike[str],
+    start: int,
+    limit: int | None,
+    head_bytes: int | None,
+    sniff_bytes: int,
+    binary_name: bool = False,
+    inline_max: int | None = None,
+    max_answer: int | None = None,
+) -> Ranged:
+    """Read lines [start, start+limit) (1-based; limit None: to the end) of the regular file at
+    `path` (a real path), streaming, without the GIL. The range excludes its last line's
+    terminator (and a "\\r" before it) when it ends before EOF; `head_bytes` cuts it to at most
+    that many bytes at a line boundary (a UTF-8 character boundary when the first line is
+    longer) and sets `truncated`. Raises ReadRefused as read_whole does (a NUL anywhere is
+    BINARY; never TOO_LARGE or GREW), and ANSWER_TOO_LARGE (size: the bytes it would take)
+    before reading a range whose answer — its bytes twice, as content and as numbered text,
+    plus each line's number — would be over `max_answer` (not checked with `head_bytes`)."""
+
+# --- fileanswer: restore_files, read_file, the renderer (rust_core/src/py/py_fileanswer.rs) ---
+#
+# The one renderer of a file as the model sees it (rust_core/src/fileview.rs): a restored
+# file's blocks — the Read call (its input as JSON, escaped, wrapped), the Read result (the
+# text numbered from its first line, closing reminder tags escaped, then the marker and the
+# malware reminder; a byte-order mark on line 1 not shown; the empty-file or past-the-end
+# warning when there is no text), the note when tags were escaped — and ReadFile's tool result
+# (the same text, not escaped). Texts are decoded as bytes.decode("utf-8", "replace") does;
+# templates are the `render.Templates` str.format strings.
 
 @final
 class Framed:
@@ -312,101 +424,360 @@ class Framed:
     def __bytes__(self) -> bytes: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
-# (framed attachment, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
-#  text_units, json_units)
-_RestoredFile = tuple[Framed, bytes, int, int, int, int, int, int, int]
+@final
+class FileTemplates:
+    """The templates of a file's blocks and of a Read tool result (the `render.Templates`
+    fields of the same names), parsed."""
 
-_FileSpec = tuple[
-    str | PathLike[str], bool, int, int | None, str, str, str, bytes | None, Framed | None
-]
+    def __new__(
+        cls,
+        *,
+        system_reminder: str,
+        read_call: str,
+        read_result: str,
+        read_path_key: str,
+        malware_reminder: str,
+        empty_file_warning: str,
+        offset_beyond_end_warning: str,
+        escaped_note: str,
+        read_page_marker: str,
+    ) -> FileTemplates: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class RestorePlan:
+    """What a restoration does with each file: the templates and the truncation marker's
+    template (`{path}`, `{shown_lines}`, `{total_lines}`, `{next_offset}`), whether the malware
+    reminder follows the text, the per-file cap (`max_tokens`), the byte cap of a whole read and
+    the leading bytes sniffed for NUL first, the `OversizePolicy`, the counter (exact with its
+    encoding, else rough), the profile's rules (`cap_rendered`: cap a whole file as the model
+    sees it; `api_units`: Claude Code's countTokens estimate, UTF-16 units a token) and whether
+    `FileAttachment.content` is filled."""
+
+    def __new__(
+        cls,
+        *,
+        templates: FileTemplates,
+        marker: str,
+        malware: bool,
+        max_tokens: int,
+        max_bytes: int,
+        sniff_bytes: int,
+        oversize: int,
+        exact: bool,
+        encoding: str,
+        cap_rendered: bool,
+        api_units: int | None,
+        include_content: bool,
+    ) -> RestorePlan: ...
+
+@final
+class FileOutcome:
+    """What became of a restored file."""
+
+    RESTORED: ClassVar[FileOutcome]  # attached whole (its range whole)
+    TRUNCATED: ClassVar[FileOutcome]  # attached cut to the cap, with the marker
+    REFERENCED: ClassVar[FileOutcome]  # over a cap: to be noted by name
+    DROPPED: ClassVar[FileOutcome]  # over a cap: left out (OVERSIZE_POLICY_SKIP)
+    def __int__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class RestoreSpec:
+    """One file for `restore_files`: its path (`FileAttachment.path`, and what the blocks name),
+    the path to open (its symlinks resolved and checked by the caller, or none on the way), its
+    display path, whether its name is binary; the lines to restore (`ranged`: lines `first`..,
+    `limit` of them, the whole file when that range is now past its end); the content the cache
+    held, and the file as the last compaction restored it whole from that content with the same
+    inputs (read back unchanged, it is not rendered again)."""
+
+    def __new__(
+        cls,
+        *,
+        path: str,
+        real: str,
+        display: str,
+        binary_name: bool,
+        first: int = 1,
+        limit: int | None = None,
+        ranged: bool = False,
+        held: bytes | None = None,
+        prior: RestoredFile | None = None,
+    ) -> RestoreSpec: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def real(self) -> str: ...
+    @property
+    def display(self) -> str: ...
+    @property
+    def binary_name(self) -> bool: ...
+    @property
+    def first(self) -> int: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def ranged(self) -> bool: ...
+    @property
+    def held(self) -> bytes | None: ...
+    @property
+    def prior(self) -> RestoredFile | None: ...
+
+@final
+class RestoredFile:
+    """What `restore_files` made of a file.
+
+    Attached (RESTORED, TRUNCATED): `framed` is its `Attachment` as `CompactResponse.attachments`
+    bytes (kind FILE, placement USER, `tokens` the rough estimate of its blocks joined by "\\n",
+    the blocks, the `FileAttachment`: path, display path, the text when the plan includes
+    content, whether cut, the file's lines, the lines attached, the first line); `content` the
+    cache entry's bytes (the bytes read — the object the cache held when they are the same — or
+    the head of them attached), to be held from `start_line` with `seed_limit`; `json_units` the
+    UTF-16 units of `JSON.stringify` of the text attached and its marker; `content_tokens` the
+    rough estimate of `content`; `reused`: read back unchanged, the spec's prior again (its
+    attachment and measures, the mtime now).
+
+    Why (every outcome): `measured`, the tokens weighed against the cap and whether over it;
+    `over_size` (the whole file is over the byte cap: only a head of it was read); `ranged` (the
+    range asked for, of `range_lines` lines, not the whole file); `no_room` (not even the marker
+    fits the cap); `cut` (attached cut to the cap)."""
+
+    @property
+    def outcome(self) -> FileOutcome: ...
+    @property
+    def attached(self) -> bool:
+        """RESTORED or TRUNCATED: `framed` and `content` are set."""
+    @property
+    def framed(self) -> Framed | None: ...
+    @property
+    def content(self) -> bytes | None: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def seed_limit(self) -> int | None: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def measured(self) -> int: ...
+    @property
+    def over_cap(self) -> bool: ...
+    @property
+    def over_size(self) -> bool: ...
+    @property
+    def ranged(self) -> bool: ...
+    @property
+    def range_lines(self) -> int: ...
+    @property
+    def no_room(self) -> bool: ...
+    @property
+    def cut(self) -> bool: ...
+    @property
+    def json_units(self) -> int: ...
+    @property
+    def content_tokens(self) -> int: ...
+    @property
+    def reused(self) -> bool: ...
 
 def restore_files(
-    specs: Sequence[_FileSpec],
-    prefix: str,
-    malware: str,
-    suffix: str,
-    max_bytes: int,
-    sniff_bytes: int,
-    inline_max: int | None,
-    include_content: bool,
-    kind: int,
-    placement: int,
-) -> list[_RestoredFile | str]:
-    """Compact's restored files in one call, read and rendered without the GIL. Each spec is
-    `(real path, binary name, first line, limit, path, display path, Read call block, the
-    content the cache held or None, the attachment rendered of that content or None)`; each
-    result is either `(framed, content, mtime_ns, total_lines, num_lines, tokens, blocks_units,
-    text_units, json_units)` or the code of why the caller's general path must take the file.
+    specs: Sequence[RestoreSpec], plan: RestorePlan, *, inline_max: int | None = None
+) -> list[RestoredFile | Refusal]:
+    """Compact's restored files in one call, read and rendered without the GIL: per spec, what
+    became of it, or the read's `Refusal` (WOULD_BLOCK: `inline_max` set, the read would wait
+    for the disk or the file is larger; retry on a thread).
 
-    `framed` is the file's `Attachment` as `CompactResponse.attachments` bytes (key, length,
-    message): `kind`, `placement`, `tokens` (the rough estimate of the blocks joined by "\n",
-    whose UTF-16 units are `blocks_units`), the blocks — the Read call block, then `prefix`,
-    the text numbered from the first line, `malware`, `suffix` — and the `FileAttachment`
-    (`path`, the display path, the text when `include_content`, the line counts, the first line).
-    The text is the file's bytes with each line's ending "\r" removed (`render.strip_cr`);
-    `text_units` and `json_units` are the UTF-16 units of it and of its `JSON.stringify`.
-    `content` is the bytes read: the object the cache held when they are the same; when the
-    spec gives the attachment rendered of those bytes too, nothing is rendered: `framed` is that
-    object and the four measures are 0 (the caller has them). The file is read as `read_whole`
-    reads it from line 1 (a limit then only bounds the lines: a file with more is "head_only"),
-    else as `read_range`.
+    A range is capped as the model sees it, and so is a whole file under `cap_rendered`: the
+    attachment's `tokens`, and with the exact counter or a JSON file the counter's count of its
+    blocks, at most the cap; over it (or a head the agent saw of a longer file, or a file over
+    the byte cap), the most whole lines that fit with the marker, else as much of the first line
+    as fits, else REFERENCED (OVERSIZE_POLICY_REFERENCE: at once; SKIP: DROPPED). Otherwise a
+    whole file is capped as Claude Code measures its text and cut to the longest head within the
+    cap with the marker."""
 
-    Codes: a `ReadRefused` code of the read ("would_block" for an inline read to retry on a
-    thread), "not_utf8", "empty", "bom" (a byte-order mark on line 1), "escape" (a closing
-    reminder tag in the text), "head_only"."""
+@final
+class ReadPlan:
+    """What ReadFile does with a file: the templates, the malware reminder, `max_read_tokens`
+    (a whole read over it is answered with its first page when `page`, else refused), the byte
+    cap of a whole read and the bytes sniffed for NUL, the counter, Claude Code's countTokens
+    estimate (`api_units`)."""
 
-# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields.
-_DecisionFields = tuple[int, str, int, int, int, str, int]
-# (category, attachments, dropped, tokens): a `CategoryTotals`'s fields.
-_TotalsFields = tuple[str, int, int, int]
+    def __new__(
+        cls,
+        *,
+        templates: FileTemplates,
+        malware: bool,
+        max_tokens: int,
+        max_bytes: int,
+        sniff_bytes: int,
+        exact: bool,
+        encoding: str,
+        api_units: int | None,
+        page: bool,
+    ) -> ReadPlan: ...
 
-def compact_tail(
-    decisions: Sequence[_DecisionFields], totals: Sequence[_TotalsFields], compaction: int
-) -> bytes:
+@final
+class ReadSpec:
+    """One ReadFile for `read_file`: the path to open, whether its name is binary, the answer's
+    path, lines [start, start+limit) (from line 1 without a limit: the whole file), the entry's
+    timestamp (None: the file's mtime in ms), and the largest answer (None: any)."""
+
+    def __new__(
+        cls,
+        *,
+        real: str,
+        binary_name: bool,
+        path: str,
+        start: int = 1,
+        limit: int | None = None,
+        timestamp_ms: int | None = None,
+        max_answer: int | None = None,
+    ) -> ReadSpec: ...
+    @property
+    def real(self) -> str: ...
+    @property
+    def binary_name(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def timestamp_ms(self) -> int | None: ...
+    @property
+    def max_answer(self) -> int | None: ...
+
+@final
+class ReadAnswer:
+    """ReadFile's answer: `wire` is the `ReadFileResponse` (`path`, `text` — the tool result —,
+    `content`, `timestamp_ms`, the lines, `tokens`: the rough estimate of `text`, `partial`);
+    `content` the bytes answered (a first page's when `partial`)."""
+
+    @property
+    def wire(self) -> bytes: ...
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def mtime_ns(self) -> int: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def num_lines(self) -> int: ...
+    @property
+    def partial(self) -> bool: ...
+
+@final
+class ReadTokensExceeded:
+    """A whole ReadFile over `max_read_tokens`, refused: the file's tokens."""
+
+    @property
+    def tokens(self) -> int: ...
+
+def read_file(
+    spec: ReadSpec, plan: ReadPlan, *, inline_max: int | None = None
+) -> ReadAnswer | Refusal | ReadTokensExceeded:
+    """ReadFile's answer, read and rendered without the GIL: the lines asked for as the Read
+    tool shows them, or the first page of a whole read over the token limit (the longest head
+    of whole lines within it, with the page marker); the read's `Refusal` (as `read_whole` and
+    `read_range`, ANSWER_TOO_LARGE over the spec's `max_answer`); or ReadTokensExceeded."""
+
+def file_blocks(
+    templates: FileTemplates,
+    path: str,
+    text: str,
+    *,
+    total_lines: int,
+    malware: bool = True,
+    marker: str = "",
+    start_line: int = 1,
+    read_limit: int | None = None,
+) -> list[str]:
+    """A restored file's blocks of `text` (lines `start_line`.. of a file of `total_lines`),
+    as `restore_files` renders them; a range (`start_line` > 1) has the offset and `read_limit`
+    in its Read call."""
+
+def read_tool_result(
+    templates: FileTemplates,
+    text: str,
+    *,
+    start_line: int = 1,
+    total_lines: int = 0,
+    malware: bool = True,
+    marker: str = "",
+) -> str:
+    """A Read tool result of `text`, as `read_file` renders it."""
+
+def truncation_marker(template: str, path: str, *, shown_lines: int, total_lines: int) -> str:
+    """A truncation marker (the path made safe for a note), as `restore_files` renders it."""
+
+def page_marker(
+    templates: FileTemplates,
+    path: str,
+    *,
+    shown_lines: int,
+    total_lines: int,
+    tokens: int,
+    max_tokens: int,
+) -> str:
+    """The note after the first page of a whole ReadFile, as `read_file` renders it."""
+
+# --- compactwire: compact_tail, Decision, Totals (rust_core/src/py/py_compactwire.rs) ---
+
+@final
+class Decision:
+    """One decision of a Compact: a `Decision` message's fields (`detail` None: "")."""
+
+    def __new__(
+        cls,
+        subject: int,
+        name: str,
+        outcome: int,
+        tokens: int = 0,
+        rank: int = 0,
+        detail: str | None = None,
+        content_tokens: int = 0,
+    ) -> Decision: ...
+    @property
+    def subject(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def outcome(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def detail(self) -> str: ...
+    @property
+    def content_tokens(self) -> int: ...
+
+@final
+class Totals:
+    """One category's totals of a Compact: a `CategoryTotals` message's fields."""
+
+    def __new__(
+        cls, category: str, attachments: int = 0, dropped: int = 0, tokens: int = 0
+    ) -> Totals: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def attachments(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+
+def compact_tail(decisions: Sequence[Decision], totals: Sequence[Totals], compaction: int) -> bytes:
     """`CompactResponse(decisions=..., totals=..., compaction=...)` serialised, byte for byte as
     the protobuf runtime writes it (fields in order, default values left out, negative numbers
     as ten-byte varints): the part of a Compact's answer after its attachments."""
-
-def read_answer(
-    real: str | PathLike[str],
-    binary_name: bool,
-    start: int,
-    limit: int | None,
-    path: str,
-    malware: str,
-    timestamp_ms: int | None,
-    max_bytes: int,
-    sniff_bytes: int,
-    inline_max: int | None,
-    max_answer: int | None,
-) -> tuple[bytes, bytes, int, int, int, int] | str:
-    """ReadFile's answer for lines [start, start+limit) of `real`, read and rendered without the
-    GIL: `(wire, content, mtime_ns, total_lines, num_lines, text_units)`, or the code of why the
-    caller's general path must take it (as `restore_files`, and "answer_too_large": over
-    `max_answer`, see `read_range`).
-
-    `wire` is the `ReadFileResponse`: `path`, `text` (the content numbered from `start`, lines
-    split on "\r?\n", then `malware`), `content`, `timestamp_ms` (the file's mtime in ms when
-    None), the lines, `tokens` (the rough estimate of `text`). `text_units` are the UTF-16 units
-    of the content."""
-
-def read_range(
-    path: str | PathLike[str],
-    start: int,
-    limit: int | None,
-    head_bytes: int | None,
-    sniff_bytes: int,
-    binary_name: bool = False,
-    inline_max: int | None = None,
-    max_answer: int | None = None,
-) -> tuple[bytes, int, int, int, int, bool]:
-    """Read lines [start, start+limit) (1-based; limit None: to the end) of the regular file at
-    `path` (a real path), streaming, without the GIL:
-    `(content, mtime_ns, size, total_lines, num_lines, truncated)`. The range excludes its last
-    line's terminator (and a "\\r" before it) when it ends before EOF; `head_bytes` cuts it to at
-    most that many bytes at a line boundary (a UTF-8 character boundary when the first line is
-    longer) and sets `truncated`. Raises ReadRefused as read_whole does (a NUL anywhere is
-    "binary"; never "too_large" or "grew"), and "answer_too_large" (size: the bytes it would
-    take) before reading a range whose answer — its bytes twice, as content and as numbered
-    text, plus each line's number — would be over `max_answer` (not checked with
-    `head_bytes`)."""

@@ -1,5 +1,9 @@
 """The daemon's file-read backend for ReadFile and restoration's re-reads
-(docs/architecture.md §4, §5).
+(docs/architecture.md §4, §5): the checks of a path (`resolve`: roots, deny globs, symlinks),
+what a refused read raises (`refusal_error`), reads on the event loop (`off_loop`), and
+`read_text`, a file's bytes for the callers that do not render them (CheckWrite's comparison).
+ReadFile and restoration read through the core, which renders as it reads (`core.read_file`,
+`core.restore_files`).
 
 `read_text` is synchronous. Callers on the event loop use `off_loop`: the read runs inline when it
 is small and every byte is in the page cache (`inline=True`: `preadv2(RWF_NOWAIT)`, which fails
@@ -50,6 +54,8 @@ __all__ = [
     "off_loop",
     "read_text",
     "realpath",
+    "refusal_error",
+    "resolve",
     "resolve_roots",
 ]
 
@@ -279,7 +285,7 @@ def read_text(
       root, and neither may match a deny glob.
     - A whole-file read of a file larger than `max_bytes` raises `too_large`; a ranged read
       (offset > 1 or a limit) streams and keeps only the range.
-    - `head_bytes` (restoration's TRUNCATE_HEAD of a file over the size cap): read at most this
+    - `head_bytes` (a head of a file over the size cap, as TRUNCATE_HEAD has): read at most this
       many bytes of the range, cut back to a line boundary (or to a UTF-8 character boundary when
       the first line alone is longer), and set `truncated`. `total_lines` is still exact.
     - `scope`: `ReadScope.of(roots)`, shared by a caller reading several files.
@@ -301,28 +307,48 @@ def read_text(
     ranged = (offset is not None and offset > 1) or limit is not None
     try:
         if not ranged and head_bytes is None:
-            content, mtime_ns, _size, total = core.read_whole(
-                real, max_bytes, SNIFF_BYTES, binary_name, inline_max
-            )
+            w = core.read_whole(real, max_bytes, SNIFF_BYTES, binary_name, inline_max)
+            content, total = w.content, w.total_lines
             if max_answer is not None:
                 need = answer_bytes(len(content), total)
                 if need > max_answer:
-                    raise _refusal(path, ext, max_bytes, "answer_too_large", 0, need, max_answer)
-            return TextFile(real, content, mtime_ns // 1_000_000, total, 1, total, len(content))
+                    raise refusal_error(
+                        core.RefusalKind.ANSWER_TOO_LARGE, path, ext, max_bytes, 0, need, max_answer
+                    )
+            return TextFile(real, content, w.mtime_ns // 1_000_000, total, 1, total, len(content))
         start = offset or 1
-        content, mtime_ns, size, total, num_lines, truncated = core.read_range(
+        r = core.read_range(
             real, start, limit, head_bytes, SNIFF_BYTES, binary_name, inline_max, max_answer
         )
     except core.ReadRefused as exc:
-        code, err, size = exc.args
-        raise _refusal(path, ext, max_bytes, code, err, size, max_answer) from None
-    return TextFile(real, content, mtime_ns // 1_000_000, total, start, num_lines, size, truncated)
+        refusal: core.Refusal = exc.args[0]
+        raise refusal_error(
+            refusal.kind, path, ext, max_bytes, refusal.errno, refusal.size, max_answer
+        ) from None
+    return TextFile(
+        real,
+        r.content,
+        r.mtime_ns // 1_000_000,
+        r.total_lines,
+        start,
+        r.num_lines,
+        r.size,
+        r.truncated,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
 def binary_name(path: str) -> bool:
     """Whether the extension of `path` names a binary file (`BINARY_EXTENSIONS`)."""
     return os.path.splitext(path)[1].lower() in BINARY_EXTENSIONS
+
+
+def resolve(path: str, scope: ReadScope, deny_globs: Sequence[str]) -> tuple[str, str]:
+    """The real path `read_text` reads for `path`, and its extension: FileReadError unless
+    `path` is absolute, it and its real path are inside the roots of `scope`, and neither
+    matches a deny glob (for a caller reading through the core itself)."""
+    _check_absolute(path)
+    return _resolve_checked(path, scope, deny_globs)
 
 
 def _check_absolute(path: str) -> None:
@@ -350,41 +376,56 @@ def answer_bytes(size: int, lines: int, first: int = 1) -> int:
     return 2 * size + lines * (len(str(last)) + 1)
 
 
-def _refusal(
+_KIND = core.RefusalKind
+
+
+def refusal_error(
+    kind: core.RefusalKind,
     path: str,
     ext: str,
     max_bytes: int,
-    code: str,
     err: int,
     size: int,
     max_answer: int | None = None,
 ) -> FileReadError | WouldBlock:
-    """What to raise for the core's `ReadRefused(code, errno, size)` (see `core.read_whole`)."""
-    if code == "would_block":
+    """What to raise for a read the core refused (`core.Refusal`, see `core.read_whole`)."""
+    if kind == _KIND.WOULD_BLOCK:
         return WouldBlock()
-    if code in ("stat", "open", "read"):
-        return _os_error(path, code, err)
-    messages: dict[str, tuple[FileReadErrorKind, str]] = {
-        "directory": ("directory", f"{path} is a directory"),
-        "device": ("device", f"{path} is not a regular file (device, FIFO or socket)"),
-        "binary_name": ("binary", f"{path} is a binary file ({ext})"),
-        "binary": ("binary", f"{path} is a binary file (contains NUL bytes)"),
-        "too_large": (
+    if kind in _OS_PHASES:
+        return _os_error(path, _OS_PHASES[kind], err)
+    messages: dict[core.RefusalKind, tuple[FileReadErrorKind, str]] = {
+        _KIND.DIRECTORY: ("directory", f"{path} is a directory"),
+        _KIND.DEVICE: ("device", f"{path} is not a regular file (device, FIFO or socket)"),
+        _KIND.BINARY_NAME: ("binary", f"{path} is a binary file ({ext})"),
+        _KIND.BINARY: ("binary", f"{path} is a binary file (contains NUL bytes)"),
+        _KIND.TOO_LARGE: (
             "too_large",
             f"{path} is {size} bytes, over the {max_bytes}-byte limit; "
             "read it with an offset and limit",
         ),
-        "grew": ("too_large", f"{path} is over the {max_bytes}-byte limit; read it with a range"),
-        "changed": ("outside_roots", f"{path} changed while reading"),
-        "answer_too_large": (
+        _KIND.GREW: (
+            "too_large",
+            f"{path} is over the {max_bytes}-byte limit; read it with a range",
+        ),
+        _KIND.CHANGED: ("outside_roots", f"{path} changed while reading"),
+        _KIND.ANSWER_TOO_LARGE: (
             "answer_too_large",
             f"the answer for {path} would take {size} bytes (the text twice, as content and "
             f"numbered), over the {max_answer}-byte answer limit; read it in parts with offset "
             "and limit",
         ),
     }
-    kind, message = messages[code]
-    return FileReadError(kind, message, size if code in ("too_large", "answer_too_large") else None)
+    what, message = messages[kind]
+    sized = kind in (_KIND.TOO_LARGE, _KIND.ANSWER_TOO_LARGE)
+    return FileReadError(what, message, size if sized else None)
+
+
+# The refusals that carry an errno, and the phase of the read that failed.
+_OS_PHASES: dict[core.RefusalKind, str] = {
+    _KIND.STAT: "stat",
+    _KIND.OPEN: "open",
+    _KIND.READ: "read",
+}
 
 
 def _os_error(path: str, phase: str, err: int | None) -> FileReadError:

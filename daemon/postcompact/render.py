@@ -58,6 +58,7 @@ __all__ = [
     "deferred_tools_delta",
     "escape_reminder_tags",
     "file_blocks",
+    "file_templates",
     "file_too_large",
     "file_truncation_marker",
     "format_file_size",
@@ -726,6 +727,49 @@ def read_call(path: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
     return escape_reminder_tags(call)
 
 
+def file_templates(templates: Templates) -> core.FileTemplates:
+    """The templates of a file's blocks and of a Read tool result, as the core renders them
+    (`core.restore_files`, `core.read_file`: the one renderer of a file as the model sees it)."""
+    return _file_templates(
+        templates.system_reminder,
+        templates.read_call,
+        templates.read_result,
+        templates.read_path_key,
+        templates.malware_reminder,
+        templates.empty_file_warning,
+        templates.offset_beyond_end_warning,
+        templates.escaped_note,
+        templates.read_page_marker,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _file_templates(
+    system_reminder: str,
+    read_call: str,
+    read_result: str,
+    read_path_key: str,
+    malware_reminder: str,
+    empty_file_warning: str,
+    offset_beyond_end_warning: str,
+    escaped_note: str,
+    read_page_marker: str,
+) -> core.FileTemplates:
+    """`file_templates`, cached on the strings it uses (hashing a whole `Templates` costs more
+    than looking these up)."""
+    return core.FileTemplates(
+        system_reminder=system_reminder,
+        read_call=read_call,
+        read_result=read_result,
+        read_path_key=read_path_key,
+        malware_reminder=malware_reminder,
+        empty_file_warning=empty_file_warning,
+        offset_beyond_end_warning=offset_beyond_end_warning,
+        escaped_note=escaped_note,
+        read_page_marker=read_page_marker,
+    )
+
+
 def read_tool_result(
     content: str,
     *,
@@ -735,119 +779,27 @@ def read_tool_result(
     truncation_marker: str = "",
     templates: Templates = DEFAULT_TEMPLATES,
 ) -> str:
-    """The Read tool_result text: numbered lines (+ truncation marker) + the malware reminder.
+    """The Read tool_result text: numbered lines (+ truncation marker) + the malware reminder,
+    as ReadFile answers it (`core.read_tool_result`, the renderer of `core.read_file`).
 
     Empty content gives the empty-file warning when the file has no lines, and the
     "shorter than the provided offset" warning otherwise (a range past the end). A UTF-8 BOM at
     the start of the file is not shown (Claude Code's reader strips it). The text is not escaped
     (ReadFile returns it as a tool result, not inside a reminder).
     """
-    return "".join(
-        _read_tool_result_parts(
-            content, start_line, total_lines, malware_reminder, truncation_marker, templates
-        )[0]
+    return core.read_tool_result(
+        file_templates(templates),
+        content,
+        start_line=start_line,
+        total_lines=total_lines,
+        malware=malware_reminder,
+        marker=truncation_marker,
     )
-
-
-def _read_tool_result_parts(
-    content: str,
-    start_line: int,
-    total_lines: int,
-    malware_reminder: bool,
-    truncation_marker: str,
-    templates: Templates,
-    escape: bool = False,
-) -> tuple[list[str], bool]:
-    """`read_tool_result` as pieces to join (a file's text is copied once, by the join), and
-    whether `escape` changed the numbered text."""
-    if start_line == 1:
-        content = content.removeprefix("\ufeff")
-    if not content:
-        if total_lines == 0:
-            return [templates.empty_file_warning], False
-        warning = _fmt(
-            templates.offset_beyond_end_warning, start_line=start_line, total_lines=total_lines
-        )
-        return [warning], False
-    numbered = add_line_numbers(content, start_line)
-    escaped = False
-    if escape:
-        safe = escape_reminder_tags(numbered)
-        escaped = safe is not numbered
-        numbered = safe
-    parts = [numbered, truncation_marker]
-    if malware_reminder:
-        parts.append(templates.malware_reminder)
-    return parts, escaped
 
 
 def read_result(tool_result: str, templates: Templates = DEFAULT_TEMPLATES) -> str:
     """`Result of calling the Read tool:\\n{tool_result}` (unwrapped)."""
     return _fmt(templates.read_result, result=tool_result)
-
-
-_SENTINEL = "\0postcompact-placeholder\0"
-
-
-@functools.lru_cache(maxsize=64)
-def _around(template: str, field: str) -> tuple[str, str] | None:
-    """(before, after) of the one `{field}` in `template`, formatted; None unless the
-    placeholder occurs exactly once."""
-    parts = _fmt(template, **{field: _SENTINEL}).split(_SENTINEL)
-    return (parts[0], parts[1]) if len(parts) == 2 else None
-
-
-def wrapped_read_call(
-    path: str,
-    templates: Templates,
-    offset: int | None = None,
-    limit: int | None = None,
-) -> str:
-    """The first block of a restored file: the Read call, with the range when a range is
-    restored."""
-    return _read_call_block(
-        path, templates.read_call, templates.system_reminder, templates.read_path_key, offset, limit
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def _read_call_block(
-    path: str,
-    read_call_template: str,
-    reminder_template: str,
-    path_key: str,
-    offset: int | None,
-    limit: int | None,
-) -> str:
-    """`wrapped_read_call`, cached (the same files come back Compact after Compact) on the
-    three templates it uses: hashing a whole `Templates` costs more than the block."""
-    args: dict[str, object] = {path_key: path}
-    if offset is not None:
-        args["offset"] = offset
-    if limit is not None:
-        args["limit"] = limit
-    call = escape_reminder_tags(_fmt(read_call_template, input_json=js_json_stringify(args)))
-    return _fmt(reminder_template, content=call)
-
-
-def file_result_frame(templates: Templates, malware_reminder: bool) -> tuple[str, str, str] | None:
-    """(prefix, malware, suffix): a restored file's result block around its numbered lines, as
-    `file_blocks` renders it without a truncation marker (the core renders the lines between,
-    `core.restore_files`); None when the templates do not hold each placeholder once."""
-    return _result_frame(
-        templates.system_reminder,
-        templates.read_result,
-        templates.malware_reminder if malware_reminder else "",
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _result_frame(reminder: str, read_result: str, malware: str) -> tuple[str, str, str] | None:
-    outer = _around(reminder, "content")
-    inner = _around(read_result, "result")
-    if outer is None or inner is None:
-        return None
-    return outer[0] + inner[0], malware, inner[1] + outer[1]
 
 
 def file_blocks(
@@ -864,29 +816,18 @@ def file_blocks(
     """A restored file's blocks (always user-placed, each wrapped): the Read call, the Read
     result and, when closing tags in the text had to be escaped, the note saying so. A range
     (`start_line` > 1) is numbered from its first line, and its Read call carries the offset and
-    `read_limit`."""
-    offset = start_line if start_line > 1 else None
-    call = wrapped_read_call(path, templates, offset, read_limit if offset else None)
-    parts, escaped = _read_tool_result_parts(
+    `read_limit`. Rendered by the core (`core.file_blocks`), as `core.restore_files` renders
+    them."""
+    return core.file_blocks(
+        file_templates(templates),
+        path,
         content,
-        start_line,
-        total_lines,
-        malware_reminder,
-        truncation_marker,
-        templates,
-        escape=True,
+        total_lines=total_lines,
+        malware=malware_reminder,
+        marker=truncation_marker,
+        start_line=start_line,
+        read_limit=read_limit,
     )
-    outer = _around(templates.system_reminder, "content")
-    inner = _around(templates.read_result, "result")
-    if outer is None or inner is None:  # a placeholder used twice (or not at all)
-        result = wrap_system_reminder(read_result("".join(parts), templates), templates)
-    else:
-        result = "".join((outer[0], inner[0], *parts, inner[1], outer[1]))
-    out = [call, result]
-    if escaped:
-        note = _fmt(templates.escaped_note, path=note_path(path))
-        out.append(wrap_system_reminder(note, templates))
-    return out
 
 
 def file_truncation_marker(
@@ -897,13 +838,13 @@ def file_truncation_marker(
     template: str | None = None,
     templates: Templates = DEFAULT_TEMPLATES,
 ) -> str:
-    """The TRUNCATE_HEAD marker appended after the numbered head (postcompact's wording)."""
-    return _fmt(
+    """The TRUNCATE_HEAD marker appended after the numbered head (postcompact's wording), as
+    the core renders it (`core.truncation_marker`: its path made safe, `note_path`)."""
+    return core.truncation_marker(
         templates.file_truncation_marker if template is None else template,
-        path=note_path(path),
+        path,
         shown_lines=shown_lines,
         total_lines=total_lines,
-        next_offset=shown_lines + 1,
     )
 
 
@@ -976,13 +917,13 @@ def read_page_marker(
     max_tokens: int,
     templates: Templates = DEFAULT_TEMPLATES,
 ) -> str:
-    """The note after the first page of a whole ReadFile over max_read_tokens ("" for none)."""
-    return _fmt(
-        templates.read_page_marker,
-        path=path,
+    """The note after the first page of a whole ReadFile over max_read_tokens ("" for none), as
+    the core renders it (`core.page_marker`)."""
+    return core.page_marker(
+        file_templates(templates),
+        path,
         shown_lines=shown_lines,
         total_lines=total_lines,
-        next_offset=shown_lines + 1,
         tokens=tokens,
         max_tokens=max_tokens,
     )

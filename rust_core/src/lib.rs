@@ -11,12 +11,15 @@
 //!   calls share ([`pool`]).
 //! - Files: the daemon's reads, whole or a line range, symlink-safe, inline when the page cache
 //!   has them ([`readfile`]); byte scans over their contents, line counts and line ends
-//!   ([`scan`]); `realpath` without the interpreter ([`fsutil`]); the Read result's numbering,
-//!   the reminder-tag escape and JSON lengths ([`render`]); what a write changed, by lines
+//!   ([`scan`]); `realpath` without the interpreter ([`fsutil`]); what a write changed, by lines
 //!   ([`linediff`]).
-//! - Answers as protobuf bytes: a restored file's attachment and a ReadFile answer, read and
-//!   rendered in one pass ([`fileanswer`]); the tail of a `CompactResponse` ([`compactwire`]);
-//!   the little of the wire format they need ([`pbwire`]).
+//! - The one renderer of a file as the model sees it ([`fileview`]), over the daemon's parsed
+//!   templates ([`template`]) and the text helpers of [`render`] (the Read result's numbering,
+//!   the reminder-tag escape, JSON lengths).
+//! - Answers as protobuf bytes, written with that renderer: a restored file's attachment and a
+//!   ReadFile answer, read and rendered in one pass ([`fileanswer`]); the tail of a
+//!   `CompactResponse` ([`compactwire`]); the wire format they need ([`pbwire`], its field
+//!   numbers generated from the `.proto` into `pbwire/fields.rs`).
 //!
 //! (The Python `LruCache` that only the benchmarks use is a crate of its own, `bench/lru_py`,
 //! over [`lru`] and [`exclusive`].)
@@ -26,6 +29,7 @@ pub mod compactwire;
 pub mod exclusive;
 pub mod fileanswer;
 pub mod filestate;
+pub mod fileview;
 pub mod fsutil;
 pub mod linediff;
 pub mod lru;
@@ -36,6 +40,7 @@ pub mod pretok;
 pub mod readfile;
 pub mod render;
 pub mod scan;
+pub mod template;
 pub mod tokens;
 pub mod truncate;
 

@@ -13,6 +13,8 @@
 //!   are not escaped by `JSON.stringify`). [`json_utf16_len_units`] does the same on UTF-16
 //!   code units, where a lone surrogate costs 6 (well-formed `JSON.stringify` writes `\udxxx`).
 
+use std::borrow::Cow;
+
 use crate::scan::{count_newlines, Newlines};
 
 /// What one byte of valid UTF-8 adds to the JSON-escaped UTF-16 length over the byte length:
@@ -481,6 +483,125 @@ pub fn escape_reminder_tags(text: &str, opening: bool) -> Option<String> {
     Some(o)
 }
 
+/// How many `<` of `text` open a closing reminder tag once it is numbered (the `<`s
+/// [`escape_reminder_tags`] rewrites in [`number_lines`] of it): a tag never spans a line
+/// there (a line number follows each `\n`), so each `<` is judged within its own line.
+pub fn closing_tags_by_line(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'<', bytes)
+        .filter(|&at| {
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+            tag_follows(&text[at + 1..end], false)
+        })
+        .count()
+}
+
+/// `render.strip_cr`: each `"\r\n"` (left to right, not overlapping) as `"\n"`, then a final
+/// `"\r"` removed.
+pub fn strip_cr(text: &str) -> Cow<'_, str> {
+    if memchr::memchr(b'\r', text.as_bytes()).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.replace("\r\n", "\n");
+    if out.ends_with('\r') {
+        out.pop();
+    }
+    Cow::Owned(out)
+}
+
+/// `bytes.decode("utf-8", "replace")`: each maximal invalid subpart as one U+FFFD (borrowed
+/// when the bytes are valid).
+pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// `json.dumps(text, ensure_ascii=False)` (= JavaScript's `JSON.stringify` of a well-formed
+/// string) appended to `out`: quotes, `"` and `\` escaped, `\b \f \n \r \t` short, other C0
+/// controls as `\u00xx`, everything else as it is.
+pub fn json_quote(out: &mut String, text: &str) {
+    out.push('"');
+    let mut from = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[from..i]);
+        if short.is_empty() {
+            use std::fmt::Write;
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(short);
+        }
+        from = i + 1;
+    }
+    out.push_str(&text[from..]);
+    out.push('"');
+}
+
+/// Whether `c` may not stand as it is in a path inside a note (`render.note_path`): the tag
+/// brackets, and what does not show (controls, format characters, separators).
+fn note_unsafe(c: char) -> bool {
+    matches!(
+        c,
+        '<' | '>'
+            | '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
+/// `render.note_path(path)` appended to `out`: `<` and `>` as `&lt;` and `&gt;`, invisible
+/// characters as `\uXXXX`, so that a file name can neither close the reminder nor hide in it.
+pub fn note_path(out: &mut String, path: &str) {
+    for c in path.chars() {
+        if !note_unsafe(c) {
+            out.push(c);
+        } else if c == '<' {
+            out.push_str("&lt;");
+        } else if c == '>' {
+            out.push_str("&gt;");
+        } else {
+            use std::fmt::Write;
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+    }
+}
+
+/// The bytes of `raw` that `head` shows (`restore/files.py` seeds keep them, not a re-encoding
+/// of the text: lossy for invalid UTF-8): `head` is a decoded head of `raw` (each line's ending
+/// `\r` removed) cut at a line break or, for a long first line, inside it. The length of that
+/// prefix of `raw`: `head`'s own bytes when `raw` starts with them, else as many whole lines as
+/// `head` has (the last one without its `\r`), or all of `raw`.
+pub fn head_bytes(raw: &[u8], head: &str) -> usize {
+    if raw.starts_with(head.as_bytes()) {
+        return head.len();
+    }
+    let lines = memchr::memchr_iter(b'\n', head.as_bytes()).count() + 1;
+    match memchr::memchr_iter(b'\n', raw).nth(lines - 1) {
+        None => raw.len(),
+        Some(end) if end > 0 && raw[end - 1] == b'\r' => end - 1,
+        Some(end) => end,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,6 +665,27 @@ mod tests {
             };
         }
         n
+    }
+
+    #[test]
+    fn helpers_match_the_python_ones() {
+        assert_eq!(
+            closing_tags_by_line("a</system-reminder>\n< / SYSTEM-reminder"),
+            2
+        );
+        assert_eq!(closing_tags_by_line("<\n/system-reminder"), 0); // numbering splits it
+        assert_eq!(strip_cr("a\r\nb\r\r\nc\r"), "a\nb\r\nc");
+        assert_eq!(lossy(b"caf\xe9!"), "caf\u{fffd}!");
+        let mut q = String::new();
+        json_quote(&mut q, "a\"b\\c\n\u{1}\u{7f}é");
+        assert_eq!(q, "\"a\\\"b\\\\c\\n\\u0001\u{7f}é\"");
+        let mut n = String::new();
+        note_path(&mut n, "/p/<x>\u{200b}\u{7}é");
+        assert_eq!(n, "/p/&lt;x&gt;\\u200b\\u0007é");
+        assert_eq!(head_bytes(b"ab\ncd", "ab"), 2);
+        assert_eq!(head_bytes(b"ab\r\ncd\r\nef", "ab\ncd"), 6);
+        assert_eq!(head_bytes(b"\xe9a\r\nb", "\u{fffd}a"), 2);
+        assert_eq!(head_bytes(b"\xe9a", "\u{fffd}a"), 2);
     }
 
     #[test]

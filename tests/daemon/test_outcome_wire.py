@@ -46,13 +46,15 @@ def test_compact_tail_is_the_runtime_serialisation(
     compaction: int,
 ) -> None:
     want = _message(decisions, totals, compaction).SerializeToString()
-    assert core.compact_tail(decisions, totals, compaction) == want
+    decided = [core.Decision(*d) for d in decisions]
+    counted = [core.Totals(*t) for t in totals]
+    assert core.compact_tail(decided, counted, compaction) == want
 
 
 def test_compact_tail_refuses_what_the_message_refuses() -> None:
     for bad in ("/a/\udcff",):  # a lone surrogate: not UTF-8
         try:
-            core.compact_tail([(1, bad, 1, 0, 0, "", 0)], [], 0)
+            core.compact_tail([core.Decision(1, bad, 1, 0, 0, "", 0)], [], 0)
         except UnicodeEncodeError:
             pass
         else:

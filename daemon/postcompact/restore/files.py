@@ -17,8 +17,10 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
    per file once the files are big enough for the reads to matter (`PARALLEL_READ_BYTES` in all,
    judged by what the cache held). Below that they are read in turn on the event loop when every
    byte is in the page cache (`fileread.off_loop`: a few µs a file, where one thread hop costs
-   ~100 µs), else all on one worker thread. Always through `fileread` with the session roots and
-   deny globs: denied / binary / unreadable files are dropped with the error as detail.
+   ~100 µs), else all on one worker thread. The core reads, caps and renders them all in one
+   call (`core.restore_files`, `FileStep.restore_many`), each path checked first as every read
+   path checks it (the session roots, the deny globs, no symlink out of the roots): denied /
+   binary / unreadable files are dropped with the error as detail.
    A file last read as a range (offset > 1) is re-read as that range under profiles with
    `Rules.restore_ranges` (the default): numbered from its first line, its Read call carrying the
    offset and limit; the whole file when it is now shorter than the range's start.
@@ -28,7 +30,8 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
    truncated file keeps the most whole lines that fit with the marker. Under the Claude Code
    profiles it is measured with the policy's counter (the rough counter uses the per-type rate,
    as Claude Code's `validateContentTokens`) on the text as Claude Code attaches it. Either way
-   the `\r` ending each line is removed (`render.strip_cr`). A file over the cap, or over
+   the `\r` ending each line is removed. The core measures and cuts (rust_core/src/fileanswer.rs);
+   this module says why, in each decision's detail. A file over the cap, or over
    `max_file_size_bytes`, is
    - TRUNCATE_HEAD (default): the longest head within the cap *including* the marker, cut back to
      a line boundary (a first line longer than the cap is cut inside the line), numbered as usual
@@ -72,13 +75,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from postcompact import core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms, within_roots
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
-from postcompact.restore.meter import JSON_EXTS, Meter, file_ext, rough
+from postcompact.restore.meter import Meter, rough
 from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session, content_digest
@@ -117,25 +120,6 @@ def attachment_cost(
     return int(core.estimate_from_utf16_len(units))
 
 
-def file_cost(
-    path: str,
-    display: str,
-    content: str,
-    *,
-    num_lines: int | None,
-    total_lines: int,
-    payload_only: bool = False,
-    start_line: int = 1,
-) -> int:
-    """`attachment_cost` of a file attachment whose `content.file.content` is `content`.
-
-    The content is not serialised: its JSON string costs `core.json_utf16_len(content)` units
-    (what `JSON.stringify(content)` measures), in place of the `""` serialised in its slot.
-    """
-    units = _file_message_units(path, display, num_lines, total_lines, payload_only, start_line)
-    return int(core.estimate_from_utf16_len(units + int(core.json_utf16_len(content)) - 2))
-
-
 @functools.lru_cache(maxsize=1024)
 def _file_message_units(
     path: str,
@@ -161,12 +145,6 @@ def _file_message_units(
         "displayPath": display,
     }
     return int(core.utf16_len(render.js_json_stringify(_message(attachment, payload_only))))
-
-
-def _blocks_tokens(blocks: Sequence[str]) -> int:
-    """`rough("\\n".join(blocks))` without building the joined copy."""
-    units = sum(int(core.utf16_len(b)) for b in blocks) + len(blocks) - 1
-    return int(core.estimate_from_utf16_len(units))
 
 
 def read_paths_in_tail(
@@ -214,28 +192,6 @@ def read_paths_in_tail(
             except ValueError:
                 continue
     return paths
-
-
-def head_bytes(raw: bytes, head: str) -> bytes:
-    """The bytes of `raw` that `head` shows: `head` is a decoded head of `raw` cut at a line
-    break (without the "\r" before it) or, for a long first line, inside it. Seeds keep these
-    bytes, not a re-encoding of the text (lossy for invalid UTF-8), so that they are a prefix of
-    the file that the state database can verify after a restart (persist.verified_content)."""
-    encoded = head.encode()
-    if raw.startswith(encoded):
-        return encoded  # a lossless decode: the common case
-    end = -1
-    for _ in range(head.count("\n") + 1):  # the same whole lines ("\n" is never replaced)
-        end = raw.find(b"\n", end + 1)
-        if end < 0:
-            return raw
-    return raw[:end].removesuffix(b"\r")
-
-
-# (real path, binary name, first line, limit, path, display path, Read call block, the content
-# the cache held, the attachment rendered of it at the last compaction): core.restore_files'
-_Spec = tuple[str, bool, int, int | None, str, str, str, bytes | None, "core.Framed | None"]
-_NO_FRAMED: core.Framed = object()  # type: ignore[assignment]  # a memo entry with no rendering
 
 
 @dataclass(slots=True)
@@ -292,17 +248,57 @@ class FileStep:
     templates: Templates
     deny_globs: tuple[str, ...]
     include_content: bool = True  # fill FileAttachment.content (else only the blocks have it)
-    # The attachments the core rendered at the agent's last compaction (AgentState.rendered).
+    # The files the core restored at the agent's last compaction (AgentState.rendered).
     memo: Mapping[str, RenderedFile] = field(default_factory=dict)
     rules: profiles.Rules = field(init=False)
+    # What the core does with each file (`core.restore_files`), and what an attachment, its
+    # decision's detail and its cost stand for besides the file's bytes and range (a memo's).
+    plan: core.RestorePlan = field(init=False)
+    facts: tuple[object, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rules", self.session.rules)  # looked up once, used per file
+        rules = self.session.rules  # looked up once, used per file
+        object.__setattr__(self, "rules", rules)
+        p, meter = self.policy, self.meter
+        key = (
+            id(p),
+            id(self.templates),
+            id(rules),
+            meter.exact,
+            meter.encoding,
+            self.include_content,
+        )
+        kept = _STEPS.get(key)
+        if kept is not None and kept[0] is p and kept[1] is self.templates and kept[2] is rules:
+            object.__setattr__(self, "plan", kept[3])
+            object.__setattr__(self, "facts", kept[4])
+            return
+        inputs = (
+            render.file_templates(self.templates),
+            p.file_truncation_marker or self.templates.file_truncation_marker,
+            p.malware_reminder,
+            p.max_tokens_per_file,
+            p.max_file_size_bytes,
+            int(p.oversize),
+            self.meter.exact,
+            self.meter.encoding,
+            rules.cap_rendered,
+            rules.api_units_per_token,
+            self.include_content,
+        )
+        plan = _plan(*inputs)
+        what = "the lines seen since the last compaction" if p.restore_seen else ""
+        facts = (inputs, what or "the range last read", rules.payload_cost)
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "facts", facts)
+        if len(_STEPS) >= 256:
+            _STEPS.clear()  # policies come and go: forget the old ones now and then
+        _STEPS[key] = (p, self.templates, rules, plan, facts)
 
     def _display(self, path: str) -> str:
         return display_path(path, self.session.cwd, relative=self.rules.payload_cost)
 
-    # --- one file (worker thread) ----------------------------------------------------------
+    # --- the files (a worker thread, or inline on the event loop) --------------------------
 
     def _reference(self, path: str, rank: int, detail: str) -> _Restored:
         display = self._display(path)
@@ -322,226 +318,6 @@ class FileStep:
         )
         return _Restored.of(path, rank, pb.OUTCOME_REFERENCED, att, cost=cost, detail=detail)
 
-    def restore_one(
-        self,
-        path: str,
-        rank: int,
-        scope: fileread.ReadScope | None = None,
-        read_at: int | None = None,
-        inline: bool = False,
-        span: tuple[int, int | None] | None = None,
-    ) -> _Restored:
-        """`path` re-read and made an attachment (`span`: the (offset, limit) the agent last
-        read, restored as that range under profiles with `Rules.restore_ranges`)."""
-        p = self.policy
-        if scope is None:
-            scope = fileread.ReadScope.of(self.session.read_roots)
-        if span is not None:
-            ranged = self._restore_range(path, rank, span, scope, read_at, inline)
-            if ranged is not None:
-                return ranged
-        over_size = False
-        size_detail = ""
-        try:
-            tf = self._reread(path, scope, inline)
-        except fileread.FileReadError as exc:
-            if exc.kind != "too_large":
-                return _unreadable(path, rank, exc)
-            over_size = True
-            size_detail = f"over the {p.max_file_size_bytes}-byte size cap"
-            if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
-                return self._reference(path, rank, size_detail)
-            if p.oversize == pb.OVERSIZE_POLICY_SKIP:
-                return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=size_detail)
-            try:
-                tf = self._reread(path, scope, inline, head_bytes=p.max_file_size_bytes)
-            except fileread.FileReadError as exc2:
-                return _unreadable(path, rank, exc2)
-        if read_at is None:
-            read_at = now_ms()
-        stamp = tf.mtime_ms if self.rules.mtime_timestamps else read_at
-        # Measured and attached as Claude Code does: each line's "\r" removed.
-        text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
-        if self.rules.cap_rendered:
-            return self._fitted(path, rank, text, tf, stamp, first=1, read=None, why=size_detail)
-        ext = file_ext(path)
-        cap = p.max_tokens_per_file
-        tokens = self.meter.file_tokens(text, ext, cap, self.rules.api_units_per_token)
-
-        if not over_size and tokens <= cap:
-            return self._file(path, rank, text, tf, stamp, limit=None, marker="", detail="")
-        cap_detail = f"{tokens} tokens, over the {cap}-token cap" if tokens > cap else size_detail
-        if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
-            return self._reference(path, rank, cap_detail)
-        if p.oversize == pb.OVERSIZE_POLICY_SKIP:
-            return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=cap_detail)
-
-        template = p.file_truncation_marker or self.templates.file_truncation_marker
-        probe = render.file_truncation_marker(
-            path, shown_lines=tf.total_lines, total_lines=tf.total_lines, template=template
-        )
-        room = cap - self.meter.measure(probe)
-        if room <= 0:
-            return self._reference(path, rank, f"{cap_detail}; the cap cannot hold the marker")
-        head = text
-        if tokens > room:
-            head = self.meter.truncate(text, room, "", ext)
-            cut = head.rfind("\n")
-            if cut > 0:
-                head = head[:cut]
-        shown = head.count("\n") + 1 if head else 0
-        marker = render.file_truncation_marker(
-            path, shown_lines=shown, total_lines=tf.total_lines, template=template
-        )
-        detail = f"{cap_detail}; kept lines 1-{shown} of {tf.total_lines}"
-        return self._file(path, rank, head, tf, stamp, limit=shown, marker=marker, detail=detail)
-
-    def _reread(
-        self,
-        path: str,
-        scope: fileread.ReadScope,
-        inline: bool,
-        *,
-        offset: int | None = None,
-        limit: int | None = None,
-        head_bytes: int | None = None,
-    ) -> fileread.TextFile:
-        """`path` read from disk as every read path reads it (the session's roots and plans
-        directory, the deny globs, the size cap)."""
-        return fileread.read_text(
-            path,
-            roots=self.session.read_roots,
-            max_bytes=self.policy.max_file_size_bytes,
-            offset=offset,
-            limit=limit,
-            deny_globs=self.deny_globs,
-            head_bytes=head_bytes,
-            scope=scope,
-            inline=inline,
-        )
-
-    def _restore_range(
-        self,
-        path: str,
-        rank: int,
-        span: tuple[int, int | None],
-        scope: fileread.ReadScope,
-        read_at: int | None,
-        inline: bool,
-    ) -> _Restored | None:
-        """The lines the agent last read (`span`), re-read from disk; None when the file is now
-        shorter than the range's start (the file is restored from line 1 instead)."""
-        first, limit = span
-        try:
-            tf = self._reread(path, scope, inline, offset=first, limit=limit)
-        except fileread.FileReadError as exc:
-            return _unreadable(path, rank, exc)
-        if not tf.content:
-            return None
-        stamp = tf.mtime_ms if self.rules.mtime_timestamps else (read_at or now_ms())
-        text = render.strip_cr(tf.content.decode("utf-8", errors="replace"))
-        last = first + tf.num_lines - 1
-        what = (
-            "the lines seen since the last compaction"
-            if self.policy.restore_seen
-            else ("the range last read")
-        )
-        why = f"lines {first}-{last} of {tf.total_lines}: {what}"
-        return self._fitted(path, rank, text, tf, stamp, first=first, read=limit, why=why)
-
-    def _fitted(
-        self,
-        path: str,
-        rank: int,
-        text: str,
-        tf: fileread.TextFile,
-        stamp: int,
-        *,
-        first: int,
-        read: int | None,
-        why: str,
-    ) -> _Restored:
-        """`text` (lines `first`.. of the file, `read`: the limit it was read with) restored
-        within the per-file cap as the model sees it (`Rules.cap_rendered`): the whole attachment
-        — the Read call, the numbered text, the wrappers, the marker — at most
-        `max_tokens_per_file` by its rough estimate (the attachment's `tokens`) and by the
-        policy's counter (the per-type rate for JSON; exact counts); over it, the longest run of
-        whole lines from `first` that fits with the marker (TRUNCATE_HEAD), or the reference
-        note."""
-        p = self.policy
-        cap = p.max_tokens_per_file
-        limit = read if first > 1 else None
-        ext = file_ext(path)
-        recount = self.meter.exact or ext in JSON_EXTS  # else the counter is the rough estimate
-
-        def measured(r: _Restored) -> int:
-            att = r.attachment
-            assert att is not None
-            if not recount:
-                return att.tokens
-            return max(att.tokens, self.meter.measure("\n".join(att.blocks), ext))
-
-        # The head of the file the agent saw (lines 1-N of more): shown with the marker saying
-        # where the rest is, like a head cut to the cap.
-        head_only = first == 1 and read is not None and tf.num_lines < tf.total_lines
-        whole = self._file(
-            path, rank, text, tf, stamp, limit=limit, marker="", detail=why, first=first
-        )
-        tokens = measured(whole)
-        if tokens <= cap and not tf.truncated and not head_only:
-            return whole
-        reasons = [why] if why else []
-        if tokens > cap:
-            reasons.append(f"{tokens} tokens as attached, over the {cap}-token cap")
-        over = "; ".join(reasons)
-        if p.oversize == pb.OVERSIZE_POLICY_REFERENCE:
-            return self._reference(path, rank, over)
-        if p.oversize == pb.OVERSIZE_POLICY_SKIP and (tokens > cap or tf.truncated):
-            return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=over)
-        template = p.file_truncation_marker or self.templates.file_truncation_marker
-        lines = text.split("\n")
-        if text.endswith("\n") and first + len(lines) - 1 >= tf.total_lines:
-            # The empty "line" after the file's final newline (Claude Code counts it); a range
-            # that stops before the end keeps its last line even when that line is empty.
-            lines.pop()
-
-        def attempt(count: int, head: str) -> _Restored:
-            marker = render.file_truncation_marker(
-                path, shown_lines=first + count - 1, total_lines=tf.total_lines, template=template
-            )
-            last = first + count - 1
-            detail = f"{over}; kept lines {first}-{last} of {tf.total_lines}"
-            return self._file(
-                path, rank, head, tf, stamp, limit=count, marker=marker, detail=detail, first=first
-            )
-
-        def fits(r: _Restored) -> bool:
-            return measured(r) <= cap
-
-        low, high, best = 1, len(lines), None  # the most whole lines that fit
-        if (tf.truncated or tokens > cap) and not head_only:
-            high = len(lines) - (0 if tf.truncated else 1)
-        while low <= high:
-            mid = (low + high) // 2
-            r = attempt(mid, "\n".join(lines[:mid]))
-            if fits(r):
-                best, low = r, mid + 1
-            else:
-                high = mid - 1
-        if best is not None:
-            return best
-        if p.oversize == pb.OVERSIZE_POLICY_SKIP:
-            return _Restored(path, rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=over)
-        # Not even the first line fits: as much of it as does.
-        line = lines[0] if lines else ""
-        keep = len(line)
-        while keep > 0:
-            keep = keep * 3 // 4
-            r = attempt(1, line[:keep])
-            if fits(r):
-                return r
-        return self._reference(path, rank, f"{over}; the cap cannot hold the marker")
-
     def restore_many(
         self,
         ranked: Sequence[tuple[int, str]],
@@ -551,24 +327,64 @@ class FileStep:
         spans: Mapping[str, tuple[int, int | None]] | None = None,
         held: Mapping[str, bytes] | None = None,
     ) -> list[_Restored]:
-        """`restore_one` for each (rank, path) of `ranked`, on a worker thread (the re-reads and
-        the numbering release the GIL; `restore_files` decides how many threads) or `inline` on
-        the event loop (page cache only: `fileread.WouldBlock` otherwise). With `previous`
-        (path -> the content the cache held), a seed whose content differs from it gets its
-        SHA-256 here, for the state database (persist/store.py). `held` (path -> the content the
-        cache held): a file read back unchanged keeps that very object as its seed's content."""
+        """Each (rank, path) of `ranked` re-read and restored by the core in one call for all
+        of them (`core.restore_files`: read, decoded, capped, numbered, wrapped and serialised
+        without the GIL; `restore_files` decides how many threads), or `inline` on the event
+        loop (page cache only: `fileread.WouldBlock` otherwise). `spans` (path -> (offset,
+        limit)): the lines to restore instead of the whole file. With `previous` (path -> the
+        content the cache held), a seed whose content differs from it gets its SHA-256 here,
+        for the state database (persist/store.py). `held` (path -> the content the cache held):
+        a file read back unchanged keeps that very object as its seed's content, and when the
+        last compaction restored it whole from it (`memo`), its attachment again.
+
+        Paths: the core opens each path as given without following any symlink (readfile.rs,
+        `open_resolved`): a canonical path under a root as given, not denied, is its own real
+        path, inside the real root. Any other path is resolved and checked first
+        (`fileread.resolve`: roots, deny globs), and one the core finds a symlink on ("changed")
+        is resolved and read again."""
         if read_at is None:
             read_at = now_ms()
-        rendered = self._rendered(ranked, read_at, inline, spans, held or {})
+        held = held or {}
+        roots, deny = tuple(self.session.read_roots), self.deny_globs
         scope: fileread.ReadScope | None = None  # resolved once, if any file needs it
+        done: dict[int, _Restored] = {}
+        taken: list[_Taken] = []
+        again: list[_Taken] = []
+        for rank, path in ranked:
+            span = spans.get(path) if spans else None
+            binary = _plain_file(path, roots, deny)
+            if binary is not None:
+                taken.append(self._taken(rank, path, path, binary, span, held.get(path), False))
+                continue
+            if scope is None:
+                scope = fileread.ReadScope.of(self.session.read_roots)
+            t = self._resolved(rank, path, span, held.get(path), scope, done)
+            if t is not None:
+                taken.append(t)
+        for t, res in self._restore(taken, inline):
+            if isinstance(res, core.RestoredFile):
+                done[t.rank] = self._restored(t, res, read_at)
+            elif res.kind == core.RefusalKind.CHANGED and not t.resolved:
+                again.append(t)  # a symlink on the way: resolved, and read again
+            else:
+                done[t.rank] = self._refused(t, res)
+        if again:
+            if scope is None:
+                scope = fileread.ReadScope.of(self.session.read_roots)
+            retaken = [
+                resolved
+                for t in again
+                if (resolved := self._resolved(t.rank, t.path, t.span, t.held, scope, done))
+                is not None
+            ]
+            for t, res in self._restore(retaken, inline):
+                if isinstance(res, core.RestoredFile):
+                    done[t.rank] = self._restored(t, res, read_at)
+                else:
+                    done[t.rank] = self._refused(t, res)
         out = []
         for rank, path in ranked:
-            r = rendered.get(rank)
-            if r is None:
-                if scope is None:
-                    scope = fileread.ReadScope.of(self.session.read_roots)
-                span = spans.get(path) if spans else None
-                r = self.restore_one(path, rank, scope, read_at, inline, span)
+            r = done[rank]
             if previous is not None and r.seed is not None:
                 content = r.seed.content
                 before = previous.get(path)
@@ -577,203 +393,206 @@ class FileStep:
             out.append(r)
         return out
 
-    # --- the core's path: the common case in one call for the batch --------------------------
+    def _restore(
+        self, taken: Sequence[_Taken], inline: bool
+    ) -> Iterable[tuple[_Taken, core.RestoredFile | core.Refusal]]:
+        """The core's answer for each of `taken` (an inline read that would wait for the disk
+        is refused WOULD_BLOCK: `_refused` raises `fileread.WouldBlock`, and the batch is read
+        again on a worker thread)."""
+        if not taken:
+            return []
+        inline_max = fileread.INLINE_READ_BYTES if inline else None
+        results = core.restore_files([t.spec for t in taken], self.plan, inline_max=inline_max)
+        return zip(taken, results, strict=True)
 
-    def _rendered(
+    def _resolved(
         self,
-        ranked: Sequence[tuple[int, str]],
-        read_at: int,
-        inline: bool,
-        spans: Mapping[str, tuple[int, int | None]] | None,
-        held: Mapping[str, bytes],
-    ) -> dict[int, _Restored]:
-        """The files of `ranked` that the core restores whole within the cap, by rank: read,
-        numbered, wrapped and serialised in one call for all of them (`core.restore_files`),
-        byte for byte what `restore_one` builds. The others — a read refused, a file to escape,
-        cut or note, a counter the core does not have — are left to `restore_one`.
-
-        The core opens each path as it is, without following any symlink (readfile.rs,
-        `open_resolved`): a canonical path under a root as given, not denied, is then its own
-        real path and inside the real root, with nothing to resolve. A path through a symlink
-        fails to open that way ("changed") and `restore_one` resolves and checks it."""
-        policy, rules, templates = self.policy, self.rules, self.templates
-        frame = render.file_result_frame(templates, policy.malware_reminder)
-        if frame is None or self.meter.exact or not ranked:
-            return {}
-        roots, deny = tuple(self.session.read_roots), self.deny_globs
-        cwd, relative, memo = self.session.cwd, rules.payload_cost, self.memo
-        specs: list[_Spec] = []
-        taken: list[tuple[int, str, int, int | None, bool, str, RenderedFile]] = []
-        for rank, path in ranked:
-            binary = _plain_file(path, roots, deny)
-            if binary is None:
-                continue
-            span = spans.get(path) if spans else None
-            first, limit = span if span is not None else (1, None)
-            offset = first if first > 1 else None
-            call = render.wrapped_read_call(path, templates, offset, limit if offset else None)
-            display = _display_of(path, cwd, relative)
-            # What the attachment is made of besides the bytes (a head's limit only bounds the
-            # lines, which the core checks on every read): the same, and the cache still holding
-            # the very content it was rendered of, and the core only reads the file (its bytes
-            # unchanged: this attachment again, not rendered).
-            key = (first, limit if offset else None, display, call, frame, self.include_content)
-            content = held.get(path)
-            prior = memo.get(path)
-            if prior is None or prior.content is not content or prior.key != key:
-                prior = RenderedFile(content or b"", key, _NO_FRAMED, 0, 0, 0, 0, 0, None)
-            reuse = prior.framed if prior.framed is not _NO_FRAMED else None
-            specs.append((path, binary, first, limit, path, display, call, content, reuse))
-            taken.append((rank, path, first, limit, span is not None, display, prior))
-        if not specs:
-            return {}
-        results = core.restore_files(
-            specs,
-            *frame,
-            policy.max_file_size_bytes,
-            fileread.SNIFF_BYTES,
-            fileread.INLINE_READ_BYTES if inline else None,
-            self.include_content,
-            pb.ATTACHMENT_KIND_FILE,
-            pb.PLACEMENT_USER,
-        )
-        # Each one measured as `restore_one` would measure it whole: as `_fitted` does under
-        # `Rules.cap_rendered` or for a range, else as the Claude Code profiles measure the text.
-        # Over the cap, `restore_one` cuts it or leaves it out.
-        cap, api = policy.max_tokens_per_file, rules.api_units_per_token
-        by_blocks, mtime_stamps = rules.cap_rendered, rules.mtime_timestamps
-        what = "the lines seen since the last compaction" if policy.restore_seen else ""
-        # What a file's cost and detail depend on besides its rendering and range: a file read
-        # back unchanged under the same ones takes them from its memo (`RenderedFile.derived`).
-        facts = (cap, api, by_blocks, what, relative)
-        out: dict[int, _Restored] = {}
-        for (rank, path, first, limit, ranged, display, prior), res in zip(
-            taken, results, strict=True
-        ):
-            offset = first > 1
-            if isinstance(res, str):
-                if res == "would_block":
-                    raise fileread.WouldBlock()
-                continue
-            framed, content, mtime_ns, total, num, tokens, blocks_units, text_units, json_units = (
-                res
-            )
-            mtime_ms = mtime_ns // 1_000_000
-            seed = core.FileState(
-                content, mtime_ms if mtime_stamps else read_at, first, limit if offset else None
-            )
-            derived = prior.derived
-            if (
-                framed is prior.framed
-                and derived is not None
-                and derived[1] is ranged
-                and derived[0] == facts
-            ):  # read back unchanged, measured alike: within the cap, as the memo says
-                made = prior
-                tokens, detail, cost = prior.tokens, derived[2], derived[3]
-            else:
-                if framed is prior.framed:  # read back unchanged: the measures are the memo's
-                    tokens, blocks_units, text_units, json_units = prior[3:7]
-                    estimate = prior.held
-                else:
-                    estimate = int(core.estimate(content))
-                ext = file_ext(path)
-                if ranged or by_blocks:
-                    measured = tokens
-                    if ext in JSON_EXTS:  # `_fitted` re-measures at the per-type rate
-                        measured = max(tokens, int(core.estimate_from_utf16_len(blocks_units, ext)))
-                else:
-                    measured = int(core.estimate_from_utf16_len(text_units, ext))
-                    if api is not None and measured > cap // 4:  # Meter.file_tokens
-                        measured = (2 * text_units + api) // (2 * api)
-                if measured > cap:
-                    continue
-                detail = ""
-                if ranged:
-                    last = first + num - 1
-                    detail = f"lines {first}-{last} of {total}: {what or 'the range last read'}"
-                units = _file_message_units(path, display, num, total, relative, first)
-                cost = int(core.estimate_from_utf16_len(units + json_units - 2))
-                made = RenderedFile(
-                    content,
-                    prior.key,
-                    framed,
-                    tokens,
-                    blocks_units,
-                    text_units,
-                    json_units,
-                    estimate,
-                    (facts, ranged, detail, cost),
-                )
-            # (path, rank, outcome, attachment, cost, detail, seed, mtime, digest, wire, tokens,
-            # lines, rendered): positional, one per file of every Compact.
-            out[rank] = _Restored(
-                path, rank, _RESTORED, None, cost, detail, seed, mtime_ms, None, framed, tokens,
-                num, made
-            )  # fmt: skip
-        return out
-
-    def _file(
-        self,
-        path: str,
         rank: int,
-        text: str,
-        tf: fileread.TextFile,
-        stamp: int,
-        *,
-        limit: int | None,
-        marker: str,
-        detail: str,
-        first: int = 1,
-    ) -> _Restored:
-        """A restored file: `text` is what is attached (without "\r"; the head when `marker`),
-        lines `first`.. of the file; `limit`: the lines the seed stands for (None: to the end)."""
-        truncated = bool(marker)
-        display = self._display(path)
-        seed_bytes = head_bytes(tf.content, text) if truncated else tf.content
-        num_lines = limit if truncated else tf.num_lines
-        blocks = render.file_blocks(
-            path,
-            text,
-            total_lines=tf.total_lines,
-            malware_reminder=self.policy.malware_reminder,
-            truncation_marker=marker,
-            templates=self.templates,
-            start_line=first,
-            read_limit=limit if first > 1 else None,
+        path: str,
+        span: tuple[int, int | None] | None,
+        content: bytes | None,
+        scope: fileread.ReadScope,
+        done: dict[int, _Restored],
+    ) -> _Taken | None:
+        """`path` resolved and checked for the core (None: refused, its decision in `done`)."""
+        try:
+            real, ext = fileread.resolve(path, scope, self.deny_globs)
+        except fileread.FileReadError as exc:
+            done[rank] = _unreadable(path, rank, exc)
+            return None
+        binary = ext in fileread.BINARY_EXTENSIONS
+        return self._taken(rank, path, real, binary, span, content, True)
+
+    def _taken(
+        self,
+        rank: int,
+        path: str,
+        real: str,
+        binary: bool,
+        span: tuple[int, int | None] | None,
+        content: bytes | None,
+        resolved: bool,
+    ) -> _Taken:
+        """The core's spec of a file, and what its result is judged with."""
+        first, limit = span if span is not None else (1, None)
+        display = _display_of(path, self.session.cwd, self.rules.payload_cost)
+        # What the attachment is made of besides the bytes (a head's limit only bounds the
+        # lines, which the core checks on every read): the same, and the cache still holding
+        # the very content the last compaction restored it from, and the core only reads the
+        # file (its bytes unchanged: that attachment again, not rendered).
+        key: tuple[object, ...] = (first, limit if first > 1 else None, display, self.facts)
+        prior = self.memo.get(path)
+        if prior is not None and (prior.content is not content or prior.key != key):
+            prior = None
+        spec = core.RestoreSpec(
+            path=path,
+            real=real,
+            display=display,
+            binary_name=binary,
+            first=first,
+            limit=limit,
+            ranged=span is not None,
+            held=content,
+            prior=prior.file if prior is not None else None,
         )
-        att = Pending(
-            kind=pb.ATTACHMENT_KIND_FILE,
-            placement=render.USER,
-            blocks=blocks,
-            tokens=_blocks_tokens(blocks),
-            file=pb.FileAttachment(
-                path=path,
-                display_path=display,
-                content=text.encode("utf-8", "surrogatepass") if self.include_content else b"",
-                truncated=truncated,
-                total_lines=tf.total_lines,
-                num_lines=num_lines or 0,
-                start_line=first,
-            ),
-        )
-        cost = file_cost(
-            path,
-            display,
-            text + marker,
-            num_lines=num_lines,
-            total_lines=tf.total_lines,
-            payload_only=self.rules.payload_cost,
-            start_line=first,
-        )
-        seed = core.FileState(seed_bytes, stamp, first, limit, False)
-        outcome = pb.OUTCOME_TRUNCATED if truncated else pb.OUTCOME_RESTORED
-        return _Restored.of(
-            path, rank, outcome, att, cost=cost, detail=detail, seed=seed, mtime_ms=tf.mtime_ms
+        return _Taken(rank, path, real, span, content, resolved, display, key, prior, spec)
+
+    def _refused(self, t: _Taken, res: core.Refusal) -> _Restored:
+        """A file the core could not read: its outcome and why."""
+        ext = os.path.splitext(t.real)[1].lower()
+        max_bytes = self.policy.max_file_size_bytes
+        exc = fileread.refusal_error(res.kind, t.path, ext, max_bytes, res.errno, res.size)
+        if isinstance(exc, fileread.WouldBlock):
+            raise exc
+        return _unreadable(t.path, t.rank, exc)
+
+    def _restored(self, t: _Taken, res: core.RestoredFile, read_at: int) -> _Restored:
+        """What the core made of a file, as the step decides on it."""
+        if not res.attached:
+            detail = self._detail(res)
+            if res.outcome == core.FileOutcome.REFERENCED:
+                return self._reference(t.path, t.rank, detail)
+            return _Restored(t.path, t.rank, pb.OUTCOME_DROPPED_OVER_CAP, detail=detail)
+        content, framed = res.content, res.framed
+        assert content is not None  # attached
+        assert framed is not None
+        prior = t.prior
+        if prior is not None and res.reused and prior.file.ranged == res.ranged:
+            made = prior  # read back unchanged: as the memo has it
+        else:
+            units = _file_message_units(
+                t.path,
+                t.display,
+                res.num_lines,
+                res.total_lines,
+                self.rules.payload_cost,
+                res.start_line,
+            )
+            cost = int(core.estimate_from_utf16_len(units + res.json_units - 2))
+            made = RenderedFile(content, t.key, res, res.content_tokens, self._detail(res), cost)
+        mtime_ms = res.mtime_ns // 1_000_000
+        stamp = mtime_ms if self.rules.mtime_timestamps else read_at
+        seed = core.FileState(content, stamp, res.start_line, res.seed_limit, False)
+        return _Restored(
+            t.path,
+            t.rank,
+            pb.OUTCOME_TRUNCATED if res.outcome == _TRUNCATED else pb.OUTCOME_RESTORED,
+            cost=made.cost,
+            detail=made.detail,
+            seed=seed,
+            mtime_ms=mtime_ms,
+            wire=framed,
+            tokens=res.tokens,
+            lines=res.num_lines,
+            rendered=made,
         )
 
+    def _detail(self, res: core.RestoredFile) -> str:
+        """The decision's detail for what the core made of a file: why it is a range, cut,
+        noted or left out (docs/profiles.md)."""
+        p = self.policy
+        first, total = res.start_line, res.total_lines
+        if res.ranged:
+            why = f"lines {first}-{first + res.range_lines - 1} of {total}: {self.facts[1]}"
+        elif res.over_size:
+            why = f"over the {p.max_file_size_bytes}-byte size cap"
+        else:
+            why = ""
+        cap = p.max_tokens_per_file
+        if res.ranged or self.rules.cap_rendered:  # capped as attached
+            reasons = [why] if why else []
+            if res.over_cap:
+                reasons.append(f"{res.measured} tokens as attached, over the {cap}-token cap")
+            over = "; ".join(reasons)
+        else:  # capped as Claude Code measures the text
+            over = f"{res.measured} tokens, over the {cap}-token cap" if res.over_cap else why
+            why = ""
+        if res.cut:
+            return f"{over}; kept lines {first}-{first + res.num_lines - 1} of {total}"
+        if res.outcome == core.FileOutcome.RESTORED:
+            return why
+        if res.no_room:
+            return f"{over}; the cap cannot hold the marker"
+        return over
 
-_RESTORED = pb.OUTCOME_RESTORED
+
+_TRUNCATED = core.FileOutcome.TRUNCATED
+
+
+_StepKept = tuple[Policy, Templates, profiles.Rules, core.RestorePlan, tuple[object, ...]]
+# The plans and facts `FileStep` made, by the identities of what they are made of (the policy,
+# templates and rules of a session are objects kept and found again, never changed in place):
+# a Compact finds its step's again without hashing them.
+_STEPS: dict[tuple[object, ...], _StepKept] = {}
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(
+    templates: core.FileTemplates,
+    marker: str,
+    malware: bool,
+    max_tokens: int,
+    max_bytes: int,
+    oversize: int,
+    exact: bool,
+    encoding: str,
+    cap_rendered: bool,
+    api_units: int | None,
+    include_content: bool,
+) -> core.RestorePlan:
+    """The core's plan of a file step (the same for every Compact under the same policy)."""
+    return core.RestorePlan(
+        templates=templates,
+        marker=marker,
+        malware=malware,
+        max_tokens=max_tokens,
+        max_bytes=max_bytes,
+        sniff_bytes=fileread.SNIFF_BYTES,
+        oversize=oversize,
+        exact=exact,
+        encoding=encoding,
+        cap_rendered=cap_rendered,
+        api_units=api_units,
+        include_content=include_content,
+    )
+
+
+class _Taken(NamedTuple):
+    """A file given to the core: its rank, path and the path read, its span and the content
+    the cache held, whether it was resolved (not read as given), its display path, what its
+    attachment is made of besides its bytes, its memo when that still stands for it, and the
+    core's spec."""
+
+    rank: int
+    path: str
+    real: str
+    span: tuple[int, int | None] | None
+    held: bytes | None
+    resolved: bool
+    display: str
+    key: tuple[object, ...]
+    prior: RenderedFile | None
+    spec: core.RestoreSpec
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1088,10 +907,10 @@ async def restore_files(
     memo: dict[str, RenderedFile] = {}
     kept = 0
     for r in seeds:  # the restored files the core rendered, in rank order, within the bound
-        made = r.rendered
-        if made is not None and kept + len(made.framed) <= MAX_RENDERED_BYTES:
+        made, framed = r.rendered, r.wire
+        if made is not None and framed is not None and kept + len(framed) <= MAX_RENDERED_BYTES:
             memo[r.path] = made
-            kept += len(made.framed)
+            kept += len(framed)
     if policy.left_out_index:
         left = [path for path, _, _ in ranked if path not in attached]
         if left:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any
 
 from postcompact import core, render
 from postcompact.restore.meter import rough
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["CATEGORIES", "DROPPED", "DecisionView", "Outcome", "Pending", "make"]
+__all__ = ["CATEGORIES", "DROPPED", "Outcome", "Pending", "make"]
 
 # Category names in CategoryTotals, in response order.
 CATEGORIES = ("files", "tasks", "plan", "plan_mode", "skills", "deltas", "hooks")
@@ -30,25 +30,8 @@ DROPPED = frozenset(
 )
 
 
-# (subject, name, outcome, tokens, rank, detail, content_tokens): a `Decision`'s fields, kept
-# as a plain tuple (one per candidate of every Compact; `Outcome.decisions` names them).
-_DecisionFields = tuple[int, str, int, int, int, str, int]
-
-
-class DecisionView(NamedTuple):
-    """A decision made so far, by field name (`Outcome.decisions`)."""
-
-    subject: int
-    name: str
-    outcome: int
-    tokens: int
-    rank: int
-    detail: str
-    content_tokens: int
-
-
-_SUBJECT: Final = 0
-_RANK: Final = 4
+# A category with nothing in it (immutable: one each, shared by every answer).
+_NONE = {c: core.Totals(c) for c in CATEGORIES}
 
 
 @dataclass(slots=True)
@@ -111,9 +94,9 @@ class Outcome:
     _response: pb.CompactResponse = field(default_factory=pb.CompactResponse)
     totals: dict[str, _Totals] = field(default_factory=dict)  # the categories used, by name
     _head: list[bytes | core.Framed] = field(default_factory=list)
-    # The decisions' fields (subject, name, outcome, tokens, rank, detail, content_tokens), in
-    # the order decided: the core writes them into the answer (`wire`), no message built.
-    _decisions: list[_DecisionFields] = field(default_factory=list)
+    # The decisions, in the order decided: the core writes them into the answer (`wire`), no
+    # message built.
+    _decisions: list[core.Decision] = field(default_factory=list)
     _built: bool = False  # an attachment was built in the response (`attach`)
 
     def attach(self, category: str, attachment: pb.Attachment) -> None:
@@ -162,16 +145,18 @@ class Outcome:
         detail: str = "",
         content_tokens: int = 0,
     ) -> None:
-        self._decisions.append((subject, name, outcome, tokens, rank, detail, content_tokens))
+        self._decisions.append(
+            core.Decision(subject, name, outcome, tokens, rank, detail, content_tokens)
+        )
         if outcome in DROPPED:
             t = self.totals.get(category)
             if t is None:
                 t = self.totals[category] = _Totals()
             t.dropped += 1
 
-    def decisions(self) -> list[DecisionView]:
+    def decisions(self) -> list[core.Decision]:
         """The decisions so far, in the order decided."""
-        return [DecisionView(*d) for d in self._decisions]
+        return list(self._decisions)
 
     def wire(self, compaction: int) -> bytes:
         """The serialised response (call once, at the end): the serialised attachments, the
@@ -185,27 +170,30 @@ class Outcome:
         parts.append(core.compact_tail(self._ordered(), self._totals(), compaction))
         return b"".join(parts)
 
-    def _ordered(self) -> list[_DecisionFields]:
+    def _ordered(self) -> list[core.Decision]:
         """The decisions in rank order within each subject (subjects in the order first
         decided; ranked first, then the unranked in the order they were decided)."""
         decisions = self._decisions
-        ranks = [d[_RANK] for d in decisions]
+        ranks = [d.rank for d in decisions]
         if not any(
             ranks[i] > ranks[i + 1] or (ranks[i] == 0 < ranks[i + 1]) for i in range(len(ranks) - 1)
         ):
             return decisions
         first: dict[int, int] = {}
         for d in decisions:
-            first.setdefault(d[_SUBJECT], len(first))
+            first.setdefault(d.subject, len(first))
         return sorted(
-            decisions, key=lambda d: (first[d[_SUBJECT]], d[_RANK] == 0, d[_RANK])
+            decisions, key=lambda d: (first[d.subject], d.rank == 0, d.rank)
         )  # stable: equal keys keep the order decided
 
-    def _totals(self) -> list[tuple[str, int, int, int]]:
+    def _totals(self) -> list[core.Totals]:
         """Every category's totals, in response order."""
         used = self.totals
         out = []
         for c in CATEGORIES:
             t = used.get(c)
-            out.append((c, 0, 0, 0) if t is None else (c, t.attachments, t.dropped, t.tokens))
+            if t is None:
+                out.append(_NONE[c])
+            else:
+                out.append(core.Totals(c, t.attachments, t.dropped, t.tokens))
         return out

@@ -54,7 +54,6 @@ from postcompact.errors import (
 from postcompact.paths import display_path, now_ms, within, within_roots
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
-from postcompact.restore.meter import Meter, file_ext
 from postcompact.restore.pipeline import plan_path
 from postcompact.restore.policy import Policy
 from postcompact.service.sessions import check_path_length
@@ -248,8 +247,8 @@ class FileService:
         return current if current == (entry.timestamp if seen is None else seen) else None
 
     async def read_file(self, req: pb.ReadFileRequest) -> bytes | pb.ReadFileResponse:
-        """ReadFile's answer: serialised when the core built it (the common case), else the
-        message (the "unchanged" stub, the general path)."""
+        """ReadFile's answer: serialised by the core (`_answer`), or the message of the
+        "unchanged" stub."""
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         offset = req.offset if req.HasField("offset") else None
@@ -309,19 +308,16 @@ class FileService:
         change: Change,
     ) -> bytes | pb.ReadFileResponse:
         """The read of a ReadFile that is not answered by the stub, recorded on `change`: the
-        answer, serialised when the core built it (`_core_answer`)."""
+        answer, serialised by the core (`_answer`)."""
         read_at = now_ms()
         policy = session_policy(s, self.settings)
-        roots, max_bytes = s.read_roots, policy.max_file_size_bytes
+        max_bytes = policy.max_file_size_bytes
         hashing = self.registry.keeps_digests
         previous = entry.content if entry is not None else None
 
         # What the answer may take: the message limit less room for the path and the numbers.
         max_answer = self.config.max_message_bytes - 2 * len(path.encode()) - ANSWER_OVERHEAD
-
-        whole = offset == 1 and limit is None
-        rules, templates = s.rules, s.templates
-        stamp = None if rules.mtime_timestamps else read_at
+        stamp = None if s.rules.mtime_timestamps else read_at
 
         def read(inline: bool) -> _Read:
             """The read, and everything proportional to its size (the first page, the content
@@ -329,21 +325,7 @@ class FileService:
             loop: a large answer's work never stalls the other calls."""
             if not inline:
                 failpoints.hit("readfile.worker")
-            done = _core_answer(
-                s, path, offset, limit, policy, stamp, inline, max_answer, whole=whole
-            )
-            if done is None:
-                tf = fileread.read_text(
-                    path,
-                    roots=roots,
-                    max_bytes=max_bytes,
-                    offset=offset,
-                    limit=limit,
-                    deny_globs=deny,
-                    inline=inline,
-                    max_answer=max_answer,
-                )
-                done = _python_answer(tf, path, offset, policy, rules, templates, read_at, whole)
+            done = _answer(s, path, offset, limit, policy, stamp, inline, max_answer, deny)
             # Not needed for the content the entry already held (the store keeps its hash).
             if hashing and done.content != previous:
                 done.digest = content_digest(done.content)
@@ -691,8 +673,8 @@ def _same_content(s: Session, path: str, content: bytes, settings: Settings) -> 
 
 @dataclasses.dataclass(slots=True)
 class _Read:
-    """A ReadFile's read, answered: what is recorded of it and the answer (`size` bytes
-    serialised; `answer` already serialised when the core built it)."""
+    """A ReadFile's read, answered: what is recorded of it and the answer (`size` bytes, as the
+    core serialised it)."""
 
     content: bytes
     mtime_ms: int
@@ -700,12 +682,12 @@ class _Read:
     total_lines: int
     timestamp: int  # the entry's
     paged: bool  # the first page of a whole read over max_read_tokens
-    answer: bytes | pb.ReadFileResponse
+    answer: bytes
     size: int
     digest: bytes | None = None
 
 
-def _core_answer(
+def _answer(
     s: Session,
     path: str,
     offset: int,
@@ -714,133 +696,93 @@ def _core_answer(
     stamp: int | None,
     inline: bool,
     max_answer: int,
-    *,
-    whole: bool,
-) -> _Read | None:
-    """The answer read and built by the core in one call (`core.read_answer`), byte for byte
-    what `_python_answer` builds; None when the general path must answer: a read refused, text
-    that is not plain UTF-8 or empty, a whole read over `max_read_tokens` (the first page), or
-    a counter the core does not have.
+    deny: tuple[str, ...],
+) -> _Read:
+    """ReadFile's answer, read and built by the core in one call (`core.read_file`): the lines
+    asked for, numbered, or the first page of a whole read over `max_read_tokens` (under
+    profiles that page; FailedPrecondition in Claude Code's words otherwise, or when not even
+    the first line fits); FileReadError (or `fileread.WouldBlock`) when the read is refused.
 
     The core opens `path` as it is, without following a symlink (readfile.rs `open_resolved`):
     a canonical path under a root as given, and not denied (checked before), is then its own
-    real path, inside the real root; a path through a symlink fails to open ("changed") and the
-    general path resolves it."""
-    if policy.exact or not within_roots(path, s.read_roots):
-        return None
-    malware = s.templates.malware_reminder if policy.malware_reminder else ""
-    res = core.read_answer(
-        path,
-        fileread.binary_name(path),
-        offset,
-        limit,
-        path,
-        malware,
-        stamp,
-        policy.max_file_size_bytes,
-        fileread.SNIFF_BYTES,
-        fileread.INLINE_READ_BYTES if inline else None,
-        max_answer,
-    )
-    if isinstance(res, str):
-        if res == "would_block":
-            raise fileread.WouldBlock()
-        return None
-    wire, content, mtime_ns, total, num, text_units = res
-    if whole:  # `_first_page`'s measure, from the units the core counted
-        cap, ext = policy.max_read_tokens, file_ext(path)
-        tokens = int(core.estimate_from_utf16_len(text_units, ext))
-        api = s.rules.api_units_per_token
-        if api is not None and tokens > cap // 4:
-            tokens = (2 * text_units + api) // (2 * api)
-        if tokens > cap:
-            return None
-    mtime_ms = mtime_ns // 1_000_000
+    real path, inside the real root. Any other path, and one the core finds a symlink on
+    ("changed"), is resolved and checked first (`fileread.resolve`)."""
+    plan = _read_plan(s, policy)
+    inline_max = fileread.INLINE_READ_BYTES if inline else None
+    real, resolved = path, not within_roots(path, s.read_roots)
+    binary = fileread.binary_name(path)
+    if resolved:
+        real, ext = fileread.resolve(path, fileread.ReadScope.of(s.read_roots), deny)
+        binary = ext in fileread.BINARY_EXTENSIONS
+    while True:
+        spec = core.ReadSpec(
+            real=real,
+            binary_name=binary,
+            path=path,
+            start=offset,
+            limit=limit,
+            timestamp_ms=stamp,
+            max_answer=max_answer,
+        )
+        res = core.read_file(spec, plan, inline_max=inline_max)
+        if isinstance(res, core.ReadAnswer):
+            break
+        if isinstance(res, core.ReadTokensExceeded):
+            cap = policy.max_read_tokens
+            raise FailedPrecondition(
+                "READ_TOKENS_EXCEEDED",
+                render.read_tokens_exceeded(res.tokens, cap, s.templates),
+                {"path": path, "tokens": str(res.tokens), "limit": "max_read_tokens"},
+            )
+        if res.kind == core.RefusalKind.CHANGED and not resolved:  # a symlink on the way
+            real, ext = fileread.resolve(path, fileread.ReadScope.of(s.read_roots), deny)
+            binary = ext in fileread.BINARY_EXTENSIONS
+            resolved = True
+            continue
+        max_bytes = policy.max_file_size_bytes
+        ext = os.path.splitext(real)[1].lower()
+        raise fileread.refusal_error(
+            res.kind, path, ext, max_bytes, res.errno, res.size, max_answer
+        )
+    mtime_ms = res.mtime_ns // 1_000_000
     timestamp = mtime_ms if stamp is None else stamp
-    return _Read(content, mtime_ms, num, total, timestamp, False, wire, len(wire))
-
-
-def _python_answer(
-    tf: fileread.TextFile,
-    path: str,
-    offset: int,
-    policy: Policy,
-    rules: Rules,
-    templates: render.Templates,
-    read_at: int,
-    whole: bool,
-) -> _Read:
-    """The answer for a read done by `fileread.read_text`: the first page of a whole read over
-    `max_read_tokens`, the numbered text, the message."""
-    over = None
-    if whole:
-        tf, over = _first_page(tf, path, policy, rules, templates)
-    marker = ""
-    if over is not None:
-        marker = render.read_page_marker(
-            path,
-            shown_lines=tf.num_lines,
-            total_lines=tf.total_lines,
-            tokens=over,
-            max_tokens=policy.max_read_tokens,
-            templates=templates,
-        )
-    text = render.read_tool_result(
-        tf.content.decode("utf-8", errors="replace"),
-        start_line=offset,
-        total_lines=tf.total_lines,
-        malware_reminder=policy.malware_reminder,
-        truncation_marker=marker,
-        templates=templates,
-    )
-    timestamp = tf.mtime_ms if rules.mtime_timestamps else read_at
-    resp = pb.ReadFileResponse(
-        path=path,
-        unchanged=False,
-        text=text.encode(),
-        content=tf.content,
-        timestamp_ms=timestamp,
-        start_line=offset,
-        num_lines=tf.num_lines,
-        total_lines=tf.total_lines,
-        tokens=core.estimate(text),
-        partial=over is not None,
-    )
+    wire = res.wire
     return _Read(
-        tf.content,
-        tf.mtime_ms,
-        tf.num_lines,
-        tf.total_lines,
+        res.content,
+        mtime_ms,
+        res.num_lines,
+        res.total_lines,
         timestamp,
-        over is not None,
-        resp,
-        resp.ByteSize(),
+        res.partial,
+        wire,
+        len(wire),
     )
 
 
-def _first_page(
-    tf: fileread.TextFile, path: str, policy: Policy, rules: Rules, templates: render.Templates
-) -> tuple[fileread.TextFile, int | None]:
-    """A whole read against `policy.max_read_tokens`, measured as Claude Code measures a file
-    against its cap: `tf` and None when within it; else its first page (the longest head of
-    whole lines within the cap) and the file's tokens, or FailedPrecondition in Claude Code's
-    words when the profile refuses (or not even the first line fits)."""
-    cap, ext = policy.max_read_tokens, file_ext(path)
-    meter = Meter(exact=policy.exact, encoding=policy.encoding)
-    text = tf.content.decode("utf-8", errors="replace")
-    tokens = meter.file_tokens(text, ext, cap, rules.api_units_per_token)
-    if tokens <= cap:
-        return tf, None
-    head = ""
-    if rules.page_over_read_tokens:
-        head = meter.head_lines(text, cap, ext, rules.api_units_per_token)
-    if not head:
-        raise FailedPrecondition(
-            "READ_TOKENS_EXCEEDED",
-            render.read_tokens_exceeded(tokens, cap, templates),
-            {"path": path, "tokens": str(tokens), "limit": "max_read_tokens"},
-        )
-    lines = head.count("\n") + 1
-    # "\n" is one byte in UTF-8 and survives the decoding: the page is the first `lines` lines.
-    content = b"\n".join(tf.content.split(b"\n", lines)[:lines])
-    return dataclasses.replace(tf, content=content, num_lines=lines), tokens
+# The plans `_read_plan` made, by the identities of what they are made of (a session's policy,
+# templates and rules are objects kept and found again, never changed in place).
+_READ_PLANS: dict[tuple[int, int, int], tuple[Policy, render.Templates, Rules, core.ReadPlan]] = {}
+
+
+def _read_plan(s: Session, policy: Policy) -> core.ReadPlan:
+    """The core's plan of a ReadFile under `policy` (the same for every read of a session)."""
+    templates, rules = s.templates, s.rules
+    key = (id(policy), id(templates), id(rules))
+    kept = _READ_PLANS.get(key)
+    if kept is not None and kept[0] is policy and kept[1] is templates and kept[2] is rules:
+        return kept[3]
+    plan = core.ReadPlan(
+        templates=render.file_templates(templates),
+        malware=policy.malware_reminder,
+        max_tokens=policy.max_read_tokens,
+        max_bytes=policy.max_file_size_bytes,
+        sniff_bytes=fileread.SNIFF_BYTES,
+        exact=policy.exact,
+        encoding=policy.encoding,
+        api_units=rules.api_units_per_token,
+        page=rules.page_over_read_tokens,
+    )
+    if len(_READ_PLANS) >= 256:
+        _READ_PLANS.clear()  # policies come and go: forget the old ones now and then
+    _READ_PLANS[key] = (policy, templates, rules, plan)
+    return plan

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from postcompact import profiles
-from postcompact.core import Charge, FileState, FileStateCache, Framed
+from postcompact.core import Charge, FileState, FileStateCache, Framed, RestoredFile
 from postcompact.render import Templates
 from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
@@ -119,22 +119,25 @@ class Tasks(dict[str, pb.Task]):
 
 
 class RenderedFile(NamedTuple):
-    """An attachment the core rendered of `content` (the very object, which the cache holds)
-    with the inputs `key`, and its measures (`AgentState.rendered`); `held`: the rough estimate
-    of `content` itself, which the next compaction's decisions report (`content_tokens`);
-    `derived`: what the files step made of the measures — (the facts it weighed them by, whether
-    a range, the decision's detail, the cost against the budget) — for a compaction that reads
-    the same content back under the same facts."""
+    """A file the core restored from `content` (the very object, which the cache holds) with
+    the inputs `key` (`AgentState.rendered`): its attachment and measures (`file`); `held`: the
+    rough estimate of `content` itself, which the next compaction's decisions report
+    (`content_tokens`); the decision's `detail` and the `cost` against the budget, for a
+    compaction that reads the same content back under the same inputs."""
 
     content: bytes
     key: tuple[object, ...]
-    framed: Framed
-    tokens: int
-    blocks_units: int
-    text_units: int
-    json_units: int
+    file: RestoredFile
     held: int
-    derived: tuple[tuple[object, ...], bool, str, int] | None
+    detail: str
+    cost: int
+
+    @property
+    def framed(self) -> Framed:
+        """The file's attachment, serialised."""
+        framed = self.file.framed
+        assert framed is not None  # a memo is of an attached file
+        return framed
 
 
 @dataclass(slots=True)

@@ -1,20 +1,25 @@
-//! Python bindings of [`crate::fileanswer`]: `restore_files` (Compact's restored files, a batch
-//! in one call) and `read_answer` (ReadFile's answer). Both read and render without the GIL and
-//! return, per file, either the answer's protobuf bytes with the measures the caller decides
-//! on, or the code of why the caller's general path must take the file (see `_core.pyi`).
+//! Python bindings of [`crate::fileanswer`] and [`crate::fileview`]: `restore_files` (Compact's
+//! restored files, a batch in one call), `read_file` (ReadFile's answer), and the renderer on
+//! its own (`file_blocks`, `read_tool_result`). The reads and the rendering run without the GIL;
+//! each file's answer is its protobuf bytes with what the caller decides on (`RestoredFile`,
+//! `ReadAnswer`), or why the read failed (`Refusal`); see `_core.pyi`.
 
+use std::borrow::Cow;
 use std::os::raw::c_int;
-use std::path::PathBuf;
+use std::path::Path;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
-use pyo3::IntoPyObjectExt;
+use pyo3::types::{PyBytes, PyString};
 
-use crate::fileanswer::{self, Codes, FileSpec, Frame, ReadLimits, ReadRequest, Restored, Skip};
+use crate::fileanswer::{self, FileOutcome as Outcome, Held, ReadOutcome, Restored};
+use crate::fileview::{self, Blocks, Body, TemplateTexts};
 use crate::readfile::{Inline, Limits};
+use crate::template::Template;
+use crate::tokens::{Counter, Encoding};
 
-use super::py_fsutil::failure_code;
+use super::py_fsutil::{ns, Refusal};
 
 /// A restored file's attachment bytes as the core wrote them, read through the buffer protocol
 /// (`b"".join` copies them once, into the answer, without a `bytes` copy of their own).
@@ -62,197 +67,684 @@ impl Framed {
     }
 }
 
-fn skip_code(skip: &Skip) -> &'static str {
-    match skip {
-        Skip::Read(f) => failure_code(f),
-        Skip::NotUtf8 => "not_utf8",
-        Skip::Empty => "empty",
-        Skip::Bom => "bom",
-        Skip::Escape => "escape",
-        Skip::HeadOnly => "head_only",
-        Skip::AnswerTooLarge => "answer_too_large",
+/// The templates of a file's blocks (`render.Templates`' fields of the same names), parsed.
+#[pyclass(frozen, eq, module = "postcompact._core")]
+#[derive(Debug, PartialEq, Eq)]
+pub struct FileTemplates {
+    inner: fileview::FileTemplates,
+    /// Of the template texts (a `FileTemplates` keys the daemon's caches).
+    hash: u64,
+}
+
+#[pymethods]
+impl FileTemplates {
+    #[new]
+    #[pyo3(signature = (
+        *, system_reminder, read_call, read_result, read_path_key, malware_reminder,
+        empty_file_warning, offset_beyond_end_warning, escaped_note, read_page_marker
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        system_reminder: &str,
+        read_call: &str,
+        read_result: &str,
+        read_path_key: &str,
+        malware_reminder: &str,
+        empty_file_warning: &str,
+        offset_beyond_end_warning: &str,
+        escaped_note: &str,
+        read_page_marker: &str,
+    ) -> Self {
+        let texts = TemplateTexts {
+            system_reminder,
+            read_call,
+            read_result,
+            read_path_key,
+            malware_reminder,
+            empty_file_warning,
+            offset_beyond_end_warning,
+            escaped_note,
+            read_page_marker,
+        };
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&texts, &mut hasher);
+        FileTemplates {
+            inner: fileview::FileTemplates::new(&texts),
+            hash: std::hash::Hasher::finish(&hasher),
+        }
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.hash
     }
 }
 
-fn read_limits(
+fn counter(exact: bool, encoding: &str) -> PyResult<Counter> {
+    let enc = Encoding::from_name(encoding).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(if exact {
+        Counter::Exact(enc)
+    } else {
+        Counter::Rough
+    })
+}
+
+fn limits(max_bytes: u64, sniff_bytes: usize, inline_max: Option<u64>) -> Limits {
+    Limits {
+        max_bytes,
+        sniff_bytes,
+        binary_name: false,
+        inline: inline_max.map(|max_size| Inline { max_size }),
+    }
+}
+
+/// What a restoration does with a file (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct RestorePlan {
+    templates: Py<FileTemplates>,
+    marker: Template,
+    malware: bool,
+    max_tokens: i64,
     max_bytes: u64,
     sniff_bytes: usize,
-    inline_max: Option<u64>,
-    binary_name: bool,
-    max_answer: Option<u64>,
-) -> ReadLimits {
-    ReadLimits {
-        limits: Limits {
+    oversize: i32,
+    counter: Counter,
+    cap_rendered: bool,
+    api_units: Option<u64>,
+    include_content: bool,
+}
+
+#[pymethods]
+impl RestorePlan {
+    #[new]
+    #[pyo3(signature = (
+        *, templates, marker, malware, max_tokens, max_bytes, sniff_bytes, oversize, exact,
+        encoding, cap_rendered, api_units, include_content
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        templates: Py<FileTemplates>,
+        marker: &str,
+        malware: bool,
+        max_tokens: i64,
+        max_bytes: u64,
+        sniff_bytes: usize,
+        oversize: i32,
+        exact: bool,
+        encoding: &str,
+        cap_rendered: bool,
+        api_units: Option<u64>,
+        include_content: bool,
+    ) -> PyResult<Self> {
+        Ok(RestorePlan {
+            templates,
+            marker: Template::parse(marker),
+            malware,
+            max_tokens,
             max_bytes,
             sniff_bytes,
-            binary_name,
-            inline: inline_max.map(|max_size| Inline { max_size }),
-        },
-        max_answer,
+            oversize,
+            counter: counter(exact, encoding)?,
+            cap_rendered,
+            api_units: api_units.filter(|&u| u > 0),
+            include_content,
+        })
     }
 }
 
-/// (real path, binary name, first line, limit, attachment path, display path, Read call
-/// block, the content the cache held, the attachment rendered of that content before)
-type Spec<'py> = (
-    PathBuf,
-    bool,
-    u64,
-    Option<u64>,
-    String,
-    String,
-    String,
-    Option<Bound<'py, PyBytes>>,
-    Option<Bound<'py, Framed>>,
-);
+/// What became of a restored file.
+#[pyclass(frozen, eq, eq_int, hash, module = "postcompact._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileOutcome {
+    #[pyo3(name = "RESTORED")]
+    Restored,
+    #[pyo3(name = "TRUNCATED")]
+    Truncated,
+    #[pyo3(name = "REFERENCED")]
+    Referenced,
+    #[pyo3(name = "DROPPED")]
+    Dropped,
+}
 
-/// Each file of `specs` restored (see `fileanswer::restored_file`): a tuple `(framed, content,
-/// mtime_ns, total_lines, num_lines, tokens, blocks_units, text_units, json_units)`, or the code
-/// of why the general path must take it. `content` is the object the cache held when the bytes
-/// read are the same (no copy; the caller sees the entry unchanged by identity); and when the
-/// spec also gives the attachment rendered of those bytes, nothing is rendered: `framed` is that
-/// very object and the four measures are 0 (the caller has them).
+impl From<Outcome> for FileOutcome {
+    fn from(o: Outcome) -> Self {
+        match o {
+            Outcome::Restored => FileOutcome::Restored,
+            Outcome::Truncated => FileOutcome::Truncated,
+            Outcome::Referenced => FileOutcome::Referenced,
+            Outcome::Dropped => FileOutcome::Dropped,
+        }
+    }
+}
+
+/// One file for `restore_files`.
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct RestoreSpec {
+    #[pyo3(get)]
+    path: Py<PyString>,
+    #[pyo3(get)]
+    real: Py<PyString>,
+    #[pyo3(get)]
+    display: Py<PyString>,
+    #[pyo3(get)]
+    binary_name: bool,
+    #[pyo3(get)]
+    first: u64,
+    #[pyo3(get)]
+    limit: Option<u64>,
+    #[pyo3(get)]
+    ranged: bool,
+    #[pyo3(get)]
+    held: Option<Py<PyBytes>>,
+    #[pyo3(get)]
+    prior: Option<Py<RestoredFile>>,
+}
+
+#[pymethods]
+impl RestoreSpec {
+    #[new]
+    #[pyo3(signature = (
+        *, path, real, display, binary_name, first = 1, limit = None, ranged = false, held = None,
+        prior = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        path: Py<PyString>,
+        real: Py<PyString>,
+        display: Py<PyString>,
+        binary_name: bool,
+        first: u64,
+        limit: Option<u64>,
+        ranged: bool,
+        held: Option<Py<PyBytes>>,
+        prior: Option<Py<RestoredFile>>,
+    ) -> Self {
+        RestoreSpec {
+            path,
+            real,
+            display,
+            binary_name,
+            first,
+            limit,
+            ranged,
+            held,
+            prior,
+        }
+    }
+}
+
+/// A file `restore_files` restored, noted or left out (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct RestoredFile {
+    #[pyo3(get)]
+    outcome: FileOutcome,
+    #[pyo3(get)]
+    framed: Option<Py<Framed>>,
+    #[pyo3(get)]
+    content: Option<Py<PyBytes>>,
+    #[pyo3(get)]
+    mtime_ns: i64,
+    #[pyo3(get)]
+    total_lines: u64,
+    #[pyo3(get)]
+    start_line: u64,
+    #[pyo3(get)]
+    num_lines: u64,
+    #[pyo3(get)]
+    seed_limit: Option<u64>,
+    #[pyo3(get)]
+    tokens: u64,
+    #[pyo3(get)]
+    measured: u64,
+    #[pyo3(get)]
+    over_cap: bool,
+    #[pyo3(get)]
+    over_size: bool,
+    #[pyo3(get)]
+    ranged: bool,
+    #[pyo3(get)]
+    range_lines: u64,
+    #[pyo3(get)]
+    no_room: bool,
+    #[pyo3(get)]
+    cut: bool,
+    #[pyo3(get)]
+    json_units: u64,
+    #[pyo3(get)]
+    content_tokens: u64,
+    #[pyo3(get)]
+    reused: bool,
+}
+
+#[pymethods]
+impl RestoredFile {
+    /// Attached (RESTORED or TRUNCATED): `framed` and `content` are set.
+    #[getter]
+    fn attached(&self) -> bool {
+        self.framed.is_some()
+    }
+}
+
+impl RestoredFile {
+    /// The prior's file again, read back unchanged now (as a range or not, as read now: the
+    /// range of a whole file from line 1 renders as the file does).
+    fn again(&self, py: Python<'_>, held: &Py<PyBytes>, mtime_ns: i128, ranged: bool) -> Self {
+        RestoredFile {
+            outcome: self.outcome,
+            framed: self.framed.as_ref().map(|f| f.clone_ref(py)),
+            content: Some(held.clone_ref(py)),
+            mtime_ns: ns(mtime_ns),
+            total_lines: self.total_lines,
+            start_line: self.start_line,
+            num_lines: self.num_lines,
+            seed_limit: self.seed_limit,
+            tokens: self.tokens,
+            measured: self.measured,
+            over_cap: self.over_cap,
+            over_size: self.over_size,
+            ranged,
+            range_lines: self.num_lines,
+            no_room: self.no_room,
+            cut: self.cut,
+            json_units: self.json_units,
+            content_tokens: self.content_tokens,
+            reused: true,
+        }
+    }
+
+    fn of(
+        py: Python<'_>,
+        f: fileanswer::RestoredFile,
+        held: Option<&Py<PyBytes>>,
+    ) -> PyResult<Self> {
+        let attached = matches!(f.outcome, Outcome::Restored | Outcome::Truncated);
+        let content = if attached {
+            Some(match held {
+                Some(held) if held.bind(py).as_bytes() == f.seed.as_slice() => held.clone_ref(py),
+                _ => PyBytes::new(py, &f.seed).unbind(),
+            })
+        } else {
+            None
+        };
+        let framed = if attached {
+            Some(Py::new(py, Framed { data: f.framed })?)
+        } else {
+            None
+        };
+        Ok(RestoredFile {
+            outcome: f.outcome.into(),
+            framed,
+            content,
+            mtime_ns: ns(f.mtime_ns),
+            total_lines: f.total_lines,
+            start_line: f.start_line,
+            num_lines: f.num_lines,
+            seed_limit: f.seed_limit,
+            tokens: f.tokens,
+            measured: f.measured,
+            over_cap: f.over_cap,
+            over_size: f.over_size,
+            ranged: f.ranged,
+            range_lines: f.range_lines,
+            no_room: f.no_room,
+            cut: f.cut,
+            json_units: f.json_units,
+            content_tokens: f.content_tokens,
+            reused: false,
+        })
+    }
+}
+
+/// Each file of `specs` restored under `plan` (see `fileanswer::restore_file` and `_core.pyi`):
+/// a `RestoredFile`, or the read's `Refusal`.
 #[pyfunction]
-#[pyo3(signature = (
-    specs, prefix, malware, suffix, max_bytes, sniff_bytes, inline_max, include_content, kind,
-    placement
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (specs, plan, *, inline_max = None))]
 fn restore_files<'py>(
     py: Python<'py>,
-    specs: Vec<Spec<'py>>,
-    prefix: &str,
-    malware: &str,
-    suffix: &str,
-    max_bytes: u64,
-    sniff_bytes: usize,
+    specs: Vec<Bound<'py, RestoreSpec>>,
+    plan: &Bound<'py, RestorePlan>,
     inline_max: Option<u64>,
-    include_content: bool,
-    kind: u64,
-    placement: u64,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let frame = Frame {
-        prefix,
-        malware,
-        suffix,
+    let p = plan.get();
+    let core_plan = fileanswer::RestorePlan {
+        templates: &p.templates.get().inner,
+        marker: &p.marker,
+        malware: p.malware,
+        cap: p.max_tokens,
+        limits: limits(p.max_bytes, p.sniff_bytes, inline_max),
+        oversize: p.oversize,
+        counter: p.counter,
+        cap_rendered: p.cap_rendered,
+        api_units: p.api_units,
+        include_content: p.include_content,
     };
-    let codes = Codes { kind, placement };
-    let (files, known): (Vec<_>, Vec<_>) = specs
-        .into_iter()
-        .map(|(r, b, s, l, p, d, c, held, reuse)| ((r, b, s, l, p, d, c), (held, reuse)))
-        .unzip();
-    // The held bytes a re-read may be skipped for (read-only views of live `bytes` objects,
-    // which `known` keeps alive until the end).
-    let skip_if: Vec<Option<&[u8]>> = known
+    let refs: Vec<&RestoreSpec> = specs.iter().map(Bound::get).collect();
+    // What each spec names, borrowed from the objects `specs` keeps alive: its strings' UTF-8,
+    // and the bytes the cache held when its prior (a file restored whole) may stand again.
+    let borrowed: Vec<([&str; 3], Option<Held<'_>>)> = refs
         .iter()
-        .map(|(held, reuse)| match (held, reuse) {
-            (Some(held), Some(_)) => Some(held.as_bytes()),
-            _ => None,
+        .map(|s| {
+            let unchanged = match (&s.held, &s.prior) {
+                (Some(held), Some(prior)) if prior.get().outcome == FileOutcome::Restored => {
+                    let p = prior.get();
+                    Some(Held {
+                        content: held.bind(py).as_bytes(),
+                        total_lines: p.total_lines,
+                        ranged: p.ranged,
+                    })
+                }
+                _ => None,
+            };
+            Ok((
+                [
+                    s.path.bind(py).to_str()?,
+                    s.real.bind(py).to_str()?,
+                    s.display.bind(py).to_str()?,
+                ],
+                unchanged,
+            ))
         })
-        .collect();
+        .collect::<PyResult<_>>()?;
     let done: Vec<_> = py.detach(|| {
-        files
-            .iter()
-            .zip(&skip_if)
-            .map(
-                |((real, binary_name, start, limit, path, display, call_block), skip_if)| {
-                    let spec = FileSpec {
-                        real,
-                        binary_name: *binary_name,
-                        start: *start,
-                        limit: *limit,
-                        path,
-                        display,
-                        call_block,
-                    };
-                    let lim = read_limits(max_bytes, sniff_bytes, inline_max, *binary_name, None);
-                    fileanswer::restored_file(&spec, &frame, codes, include_content, lim, *skip_if)
-                },
-            )
+        refs.iter()
+            .zip(&borrowed)
+            .map(|(s, ([path, real, display], unchanged))| {
+                let spec = fileanswer::RestoreSpec {
+                    real: Path::new(real),
+                    binary_name: s.binary_name,
+                    path,
+                    display,
+                    first: s.first,
+                    limit: s.limit,
+                    ranged: s.ranged,
+                    unchanged_if: *unchanged,
+                };
+                fileanswer::restore_file(&spec, &core_plan)
+            })
             .collect()
     });
     done.into_iter()
-        .zip(known)
-        .map(|(r, (held, reuse))| match r {
+        .zip(refs)
+        .map(|(r, spec)| match r {
             Ok(Restored::Unchanged {
-                mtime_ns,
-                total_lines,
-                num_lines,
-            }) => (reuse, held, mtime_ns, total_lines, num_lines, 0, 0, 0, 0).into_bound_py_any(py),
-            Ok(Restored::Rendered(f)) => (
-                Bound::new(py, Framed { data: f.framed })?,
-                match held {
-                    Some(held) if held.as_bytes() == f.content.as_slice() => held,
-                    _ => PyBytes::new(py, &f.content),
-                },
-                f.mtime_ns,
-                f.total_lines,
-                f.num_lines,
-                f.tokens,
-                f.blocks_units,
-                f.text_units,
-                f.json_units,
-            )
-                .into_bound_py_any(py),
-            Err(skip) => skip_code(&skip).into_bound_py_any(py),
+                mtime_ns, ranged, ..
+            }) => {
+                let (Some(prior), Some(held)) = (&spec.prior, &spec.held) else {
+                    unreachable!("only a spec with a prior is read unchanged")
+                };
+                let again = prior.get().again(py, held, mtime_ns, ranged);
+                Bound::new(py, again).map(Bound::into_any)
+            }
+            Ok(Restored::File(f)) => {
+                Bound::new(py, RestoredFile::of(py, f, spec.held.as_ref())?).map(Bound::into_any)
+            }
+            Err(f) => Bound::new(py, Refusal::of(&f)).map(Bound::into_any),
         })
         .collect()
 }
 
-/// ReadFile's answer for lines `[start, start + limit)` of `real` (see
-/// `fileanswer::read_answer`): `(wire, content, mtime_ns, total_lines, num_lines, text_units)`,
-/// or the code of why the general path must take it.
-#[pyfunction]
-#[pyo3(signature = (
-    real, binary_name, start, limit, path, malware, timestamp_ms, max_bytes, sniff_bytes,
-    inline_max, max_answer
-))]
-#[allow(clippy::too_many_arguments)]
-fn read_answer<'py>(
-    py: Python<'py>,
-    real: PathBuf,
-    binary_name: bool,
-    start: u64,
-    limit: Option<u64>,
-    path: &str,
-    malware: &str,
-    timestamp_ms: Option<i64>,
+/// What ReadFile does with a file (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadPlan {
+    templates: Py<FileTemplates>,
+    malware: bool,
+    max_tokens: i64,
     max_bytes: u64,
     sniff_bytes: usize,
-    inline_max: Option<u64>,
-    max_answer: Option<u64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let req = ReadRequest {
-        real: &real,
-        binary_name,
-        start,
-        limit,
-        path,
-        malware,
-        timestamp_ms,
-    };
-    let lim = read_limits(max_bytes, sniff_bytes, inline_max, binary_name, max_answer);
-    match py.detach(|| fileanswer::read_answer(&req, lim)) {
-        Ok(a) => PyTuple::new(
-            py,
-            [
-                PyBytes::new(py, &a.wire).into_any(),
-                PyBytes::new(py, &a.content).into_any(),
-                a.mtime_ns.into_bound_py_any(py)?,
-                a.total_lines.into_bound_py_any(py)?,
-                a.num_lines.into_bound_py_any(py)?,
-                a.text_units.into_bound_py_any(py)?,
-            ],
-        )
-        .map(Bound::into_any),
-        Err(skip) => skip_code(&skip).into_bound_py_any(py),
+    counter: Counter,
+    api_units: Option<u64>,
+    page: bool,
+}
+
+#[pymethods]
+impl ReadPlan {
+    #[new]
+    #[pyo3(signature = (
+        *, templates, malware, max_tokens, max_bytes, sniff_bytes, exact, encoding, api_units, page
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        templates: Py<FileTemplates>,
+        malware: bool,
+        max_tokens: i64,
+        max_bytes: u64,
+        sniff_bytes: usize,
+        exact: bool,
+        encoding: &str,
+        api_units: Option<u64>,
+        page: bool,
+    ) -> PyResult<Self> {
+        Ok(ReadPlan {
+            templates,
+            malware,
+            max_tokens,
+            max_bytes,
+            sniff_bytes,
+            counter: counter(exact, encoding)?,
+            api_units: api_units.filter(|&u| u > 0),
+            page,
+        })
     }
 }
 
-/// Adds the file answers to `postcompact._core`.
+/// One ReadFile for `read_file`.
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadSpec {
+    #[pyo3(get)]
+    real: Py<PyString>,
+    #[pyo3(get)]
+    binary_name: bool,
+    #[pyo3(get)]
+    path: Py<PyString>,
+    #[pyo3(get)]
+    start: u64,
+    #[pyo3(get)]
+    limit: Option<u64>,
+    #[pyo3(get)]
+    timestamp_ms: Option<i64>,
+    #[pyo3(get)]
+    max_answer: Option<u64>,
+}
+
+#[pymethods]
+impl ReadSpec {
+    #[new]
+    #[pyo3(signature = (
+        *, real, binary_name, path, start = 1, limit = None, timestamp_ms = None, max_answer = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        real: Py<PyString>,
+        binary_name: bool,
+        path: Py<PyString>,
+        start: u64,
+        limit: Option<u64>,
+        timestamp_ms: Option<i64>,
+        max_answer: Option<u64>,
+    ) -> Self {
+        ReadSpec {
+            real,
+            binary_name,
+            path,
+            start,
+            limit,
+            timestamp_ms,
+            max_answer,
+        }
+    }
+}
+
+/// A ReadFile answer (see `_core.pyi`).
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadAnswer {
+    #[pyo3(get)]
+    wire: Py<PyBytes>,
+    #[pyo3(get)]
+    content: Py<PyBytes>,
+    #[pyo3(get)]
+    mtime_ns: i64,
+    #[pyo3(get)]
+    total_lines: u64,
+    #[pyo3(get)]
+    num_lines: u64,
+    #[pyo3(get)]
+    partial: bool,
+}
+
+/// A whole ReadFile over the token limit, refused: the file's tokens.
+#[pyclass(frozen, module = "postcompact._core")]
+pub struct ReadTokensExceeded {
+    #[pyo3(get)]
+    tokens: u64,
+}
+
+/// ReadFile's answer for `spec` under `plan` (see `fileanswer::read_file` and `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (spec, plan, *, inline_max = None))]
+fn read_file<'py>(
+    py: Python<'py>,
+    spec: &Bound<'py, ReadSpec>,
+    plan: &Bound<'py, ReadPlan>,
+    inline_max: Option<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let s = spec.get();
+    let p = plan.get();
+    let real = s.real.bind(py).to_str()?;
+    let path = s.path.bind(py).to_str()?;
+    let req = fileanswer::ReadSpec {
+        real: Path::new(real),
+        binary_name: s.binary_name,
+        path,
+        start: s.start,
+        limit: s.limit,
+        timestamp_ms: s.timestamp_ms,
+        max_answer: s.max_answer,
+    };
+    let core_plan = fileanswer::ReadPlan {
+        templates: &p.templates.get().inner,
+        malware: p.malware,
+        cap: p.max_tokens,
+        limits: limits(p.max_bytes, p.sniff_bytes, inline_max),
+        counter: p.counter,
+        api_units: p.api_units,
+        page: p.page,
+    };
+    match py.detach(|| fileanswer::read_file(&req, &core_plan)) {
+        Ok(ReadOutcome::Answer(a)) => {
+            let answer = ReadAnswer {
+                wire: PyBytes::new(py, &a.wire).unbind(),
+                content: PyBytes::new(py, &a.content).unbind(),
+                mtime_ns: ns(a.mtime_ns),
+                total_lines: a.total_lines,
+                num_lines: a.num_lines,
+                partial: a.partial,
+            };
+            Bound::new(py, answer).map(Bound::into_any)
+        }
+        Ok(ReadOutcome::TooManyTokens(tokens)) => {
+            Bound::new(py, ReadTokensExceeded { tokens }).map(Bound::into_any)
+        }
+        Err(f) => Bound::new(py, Refusal::of(&f)).map(Bound::into_any),
+    }
+}
+
+/// A restored file's blocks (`render.file_blocks`), from the renderer `restore_files` uses.
+#[pyfunction]
+#[pyo3(signature = (
+    templates, path, text, *, total_lines, malware = true, marker = "", start_line = 1,
+    read_limit = None
+))]
+#[allow(clippy::too_many_arguments)]
+fn file_blocks(
+    templates: &Bound<'_, FileTemplates>,
+    path: &str,
+    text: &str,
+    total_lines: u64,
+    malware: bool,
+    marker: &str,
+    start_line: u64,
+    read_limit: Option<u64>,
+) -> Vec<String> {
+    let tpl = &templates.get().inner;
+    Blocks::new(
+        tpl,
+        path,
+        text,
+        start_line,
+        total_lines,
+        malware,
+        Cow::Borrowed(marker),
+        read_limit,
+    )
+    .to_strings()
+}
+
+/// A Read tool result (`render.read_tool_result`), from the renderer `read_file` uses.
+#[pyfunction]
+#[pyo3(signature = (
+    templates, text, *, start_line = 1, total_lines = 0, malware = true, marker = ""
+))]
+fn read_tool_result(
+    templates: &Bound<'_, FileTemplates>,
+    text: &str,
+    start_line: u64,
+    total_lines: u64,
+    malware: bool,
+    marker: &str,
+) -> String {
+    let tpl = &templates.get().inner;
+    Body::new(
+        tpl,
+        text,
+        start_line,
+        total_lines,
+        malware,
+        Cow::Borrowed(marker),
+        false,
+    )
+    .to_text()
+}
+
+/// A truncation marker (`render.file_truncation_marker`): `template` with the path made safe
+/// for a note and the lines shown, as `restore_files` renders it.
+#[pyfunction]
+#[pyo3(signature = (template, path, *, shown_lines, total_lines))]
+fn truncation_marker(template: &str, path: &str, shown_lines: u64, total_lines: u64) -> String {
+    fileview::truncation_marker(&Template::parse(template), path, shown_lines, total_lines)
+}
+
+/// The note after the first page of a whole ReadFile (`render.read_page_marker`), as
+/// `read_file` renders it.
+#[pyfunction]
+#[pyo3(signature = (templates, path, *, shown_lines, total_lines, tokens, max_tokens))]
+fn page_marker(
+    templates: &Bound<'_, FileTemplates>,
+    path: &str,
+    shown_lines: u64,
+    total_lines: u64,
+    tokens: u64,
+    max_tokens: u64,
+) -> String {
+    let tpl = &templates.get().inner;
+    tpl.page_marker(path, shown_lines, total_lines, tokens, max_tokens)
+}
+
+/// Adds the file answers and the renderer to `postcompact._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Framed>()?;
+    m.add_class::<FileTemplates>()?;
+    m.add_class::<FileOutcome>()?;
+    m.add_class::<RestorePlan>()?;
+    m.add_class::<RestoreSpec>()?;
+    m.add_class::<RestoredFile>()?;
+    m.add_class::<ReadPlan>()?;
+    m.add_class::<ReadSpec>()?;
+    m.add_class::<ReadAnswer>()?;
+    m.add_class::<ReadTokensExceeded>()?;
     m.add_function(wrap_pyfunction!(restore_files, m)?)?;
-    m.add_function(wrap_pyfunction!(read_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(read_file, m)?)?;
+    m.add_function(wrap_pyfunction!(file_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(read_tool_result, m)?)?;
+    m.add_function(wrap_pyfunction!(truncation_marker, m)?)?;
+    m.add_function(wrap_pyfunction!(page_marker, m)?)?;
     Ok(())
 }
