@@ -21,7 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from postcompact import API_VERSION, __version__, core, render, workers
-from postcompact.admission import Admission, reserved_answer
+from postcompact.admission import Admission, reserve_answer, reserved_answer
 from postcompact.auth import TokenGate
 from postcompact.config import Config, state_location
 from postcompact.connections import listener_options, raise_descriptor_limit, watch_descriptors
@@ -45,6 +45,7 @@ from postcompact.memtune import freeze_startup, tune_malloc
 from postcompact.paths import now_ms
 from postcompact.persist import open_store
 from postcompact.restore.catalog import apply_catalog
+from postcompact.restore.context import CompactContext
 from postcompact.restore.hooks import HookSlots
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.files import FileService
@@ -232,19 +233,22 @@ class Servicer:
         policy = self.settings.resolve(s.profile, s.policy, req.policy)
         room = None if preview else ROW_BYTES * (len(a.files) + 1)
         with self.registry.mutate(s, a, room=room) as change:
-            result = await run_compact(
+            ctx = CompactContext.of(
                 s,
-                a,
                 req,
                 policy=policy,
                 hooks=self.settings.hooks,
                 deny_globs=self.settings.deny_globs,
-                preview=preview,
-                hash_contents=self.registry.keeps_digests,
+                hook_slots=self.hook_slots,
                 carry_limit=a.files.max_entries,
                 max_answer=self.config.max_message_bytes,
-                hook_slots=self.hook_slots,
+                hash_contents=self.registry.keeps_digests,
+                preview=preview,
             )
+            result = await run_compact(ctx, s, a, req)
+            # The answer's bytes are held until the client has read them: reserved here, before
+            # anything is applied, so that an answer refused OVERLOADED leaves nothing changed.
+            reserve_answer(len(result.wire))
             # The pipeline awaited: apply only to what is still registered (a concurrent
             # CloseSession or expiry removed the session from memory and disk).
             if not preview and self.registry.live(s, a):
