@@ -31,9 +31,12 @@ client joins the blocks), so every restored byte crosses the socket once.
 
 `run_compact` changes nothing: it returns a `CompactResult`, the answer and what the compaction
 does to the agent (the clear and re-seed of its cache, the announced sets, carried reads,
-rewritten skills, the count), which the caller applies and stores once the answer stands. A
-preview (PreviewCompact) computes the same answer and has nothing to apply. Hooks do run in a
-preview (their output is part of the answer); their stdin JSON then carries `"preview": true`.
+rewritten skills, the count), which the caller applies and stores once the answer stands (the
+caller also reserves the answer's bytes, admission.py: the restoration never refuses a call
+OVERLOADED). A preview (PreviewCompact) computes the same answer and has nothing to apply. Hooks
+do run in a preview (their output is part of the answer); their stdin JSON then carries
+`"preview": true`. Everything the steps read besides the session, the agent and the request is
+the compaction's `CompactContext` (restore/context.py), which the caller builds once.
 """
 
 from __future__ import annotations
