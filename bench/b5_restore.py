@@ -72,6 +72,7 @@ from postcompact import _core, fileread
 from postcompact._core import FileState
 from postcompact.config import Config
 from postcompact.persist import SqliteStore
+from postcompact.restore.context import CompactContext
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import SessionService
 from postcompact.state.model import CarriedRead, content_digest
@@ -178,7 +179,7 @@ def _in_process(
         async def once() -> None:
             # As Compact does: the result applied and (with a store) written in one unit.
             with reg.mutate(s, agent, room=None) as change:
-                result = await run_compact(s, agent, req)
+                result = await run_compact(CompactContext.of(s, req), s, agent, req)
                 result.apply(agent, change)
 
         for _ in range(warmup):

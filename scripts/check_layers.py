@@ -42,6 +42,9 @@ class Rule:
 
 # The state's own unit of work and registry: persistence implements the store they use.
 STATE_UNIT = ("postcompact.state.registry", "postcompact.state.unit")
+# The transport's admission (calls in flight, answer bytes reserved): the services' and the
+# server's; below them nothing may refuse a call OVERLOADED.
+ADMISSION = "postcompact.admission"
 
 RULES = (
     Rule(
@@ -50,13 +53,15 @@ RULES = (
         ("postcompact._core",),
     ),
     Rule(
-        "the restoration is pure: no persistence, no registry, no service, no transport",
+        "the restoration is pure: no persistence, no registry, no service, no admission, no "
+        "transport",
         ("postcompact.restore",),
         (
             "postcompact.persist",
             *STATE_UNIT,
             "postcompact.service",
             "postcompact.transcript",
+            ADMISSION,
             *TOP,
         ),
     ),
@@ -83,6 +88,7 @@ RULES = (
             "postcompact.service",
             "postcompact.restore",
             "postcompact.transcript",
+            ADMISSION,
             *TOP,
         ),
     ),
@@ -105,6 +111,7 @@ RULES = (
             "postcompact.service",
             "postcompact.restore",
             "postcompact.transcript",
+            ADMISSION,
             *TOP,
         ),
     ),

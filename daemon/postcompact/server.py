@@ -20,13 +20,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from postcompact import API_VERSION, __version__, core, render, workers
-from postcompact.admission import Admission, reserved_answer
+from postcompact import API_VERSION, __version__, workers
+from postcompact.admission import Admission, reserve_answer, reserved_answer
 from postcompact.auth import TokenGate
 from postcompact.config import Config, state_location
 from postcompact.connections import listener_options, raise_descriptor_limit, watch_descriptors
 from postcompact.errmap import UnknownMethods, guard, lenient_deserializer
-from postcompact.errors import InvalidArgument, ResourceExhausted
+from postcompact.errors import InvalidArgument
 from postcompact.health import Health
 from postcompact.lifecycle import (
     InstanceLock,
@@ -44,15 +44,17 @@ from postcompact.lifecycle import (
 from postcompact.memtune import freeze_startup, tune_malloc
 from postcompact.paths import now_ms
 from postcompact.persist import open_store
-from postcompact.restore.catalog import apply_catalog
+from postcompact.restore.context import CompactContext
 from postcompact.restore.hooks import HookSlots
 from postcompact.restore.pipeline import run_compact
+from postcompact.service.catalog import CatalogService
 from postcompact.service.files import FileService
 from postcompact.service.locks import AgentLocks
 from postcompact.service.sessions import SessionService, session_info
 from postcompact.service.tokens import TokenService
+from postcompact.service.work import WorkService
 from postcompact.settings import Settings
-from postcompact.state import ROW_BYTES, AgentState, Store, catalog_entries, catalog_parts
+from postcompact.state import ROW_BYTES, Store
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
 from postcompact.tcpfront import TcpFront
@@ -112,6 +114,8 @@ class Servicer:
         self.info = info
         self.sessions = SessionService(registry, config)
         self.files = FileService(registry, config)
+        self.work = WorkService(registry, config)
+        self.catalog = CatalogService(registry, config)
         self.tokens = TokenService()
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
         self.admission = Admission(config.max_calls_in_flight, config.max_answer_bytes_in_flight)
@@ -175,54 +179,20 @@ class Servicer:
 
     # --- skills, plan, mode, tasks ---------------------------------------------------------
     async def RecordSkill(self, req: pb.RecordSkillRequest, ctx: Ctx) -> pb.RecordSkillResponse:
-        return self.files.record_skill(req)
+        return self.work.record_skill(req)
 
     async def SetPlan(self, req: pb.SetPlanRequest, ctx: Ctx) -> pb.SetPlanResponse:
-        return self.files.set_plan(req)
+        return self.work.set_plan(req)
 
     async def SetMode(self, req: pb.SetModeRequest, ctx: Ctx) -> pb.SetModeResponse:
-        return self.files.set_mode(req)
+        return self.work.set_mode(req)
 
     async def UpsertTask(self, req: pb.UpsertTaskRequest, ctx: Ctx) -> pb.UpsertTaskResponse:
-        return self.files.upsert_task(req)
+        return self.work.upsert_task(req)
 
     # --- catalogue and compaction (the restoration pipeline) ---------------------------------
     async def SetCatalog(self, req: pb.SetCatalogRequest, ctx: Ctx) -> pb.SetCatalogResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
-        size = self._check_catalog_limits(a, req)
-        held = a.catalog.charge.size if a.catalog.charge is not None else 0
-        self.registry.admit(size, "SetCatalog", released=held)
-        placement = render.SYSTEM if s.rules.system_sections else render.USER
-        with self.registry.mutate(s, a, room=size + ROW_BYTES) as change:
-            attachments = apply_catalog(a, req, s.templates, placement)
-            a.catalog.charge = core.Charge(size)
-            change.catalog = True
-        return pb.SetCatalogResponse(attachments=attachments)
-
-    def _check_catalog_limits(self, a: AgentState, req: pb.SetCatalogRequest) -> int:
-        """The catalogue as it would be after `req`, checked against the limits; its size."""
-        merged = catalog_parts(a.catalog)
-        for part in ("deferred_tools", "agent_types", "mcp_servers", "skill_listing"):
-            if req.HasField(part):
-                getattr(merged, part).CopyFrom(getattr(req, part))
-        entries, size = catalog_entries(merged), merged.ByteSize()
-        cfg = self.config
-        if entries > cfg.max_catalog_entries:
-            raise ResourceExhausted(
-                "CATALOG_TOO_MANY_ENTRIES",
-                f"the catalogue would hold {entries} entries (deferred tools, agent types, MCP "
-                f"servers and skills together), over limits.max_catalog_entries "
-                f"({cfg.max_catalog_entries})",
-                {"limit": "max_catalog_entries"},
-            )
-        if size > cfg.max_catalog_bytes:
-            raise ResourceExhausted(
-                "CATALOG_TOO_LARGE",
-                f"the catalogue would take {size} bytes, over limits.max_catalog_bytes "
-                f"({cfg.max_catalog_bytes})",
-                {"limit": "max_catalog_bytes"},
-            )
-        return size
+        return self.catalog.set_catalog(req)
 
     async def _compact(self, req: pb.CompactRequest, preview: bool) -> bytes:
         """The serialised answer of a Compact (or, the fields being the same, of a preview)."""
@@ -232,19 +202,22 @@ class Servicer:
         policy = self.settings.resolve(s.profile, s.policy, req.policy)
         room = None if preview else ROW_BYTES * (len(a.files) + 1)
         with self.registry.mutate(s, a, room=room) as change:
-            result = await run_compact(
+            ctx = CompactContext.of(
                 s,
-                a,
                 req,
                 policy=policy,
                 hooks=self.settings.hooks,
                 deny_globs=self.settings.deny_globs,
-                preview=preview,
-                hash_contents=self.registry.keeps_digests,
+                hook_slots=self.hook_slots,
                 carry_limit=a.files.max_entries,
                 max_answer=self.config.max_message_bytes,
-                hook_slots=self.hook_slots,
+                hash_contents=self.registry.keeps_digests,
+                preview=preview,
             )
+            result = await run_compact(ctx, s, a, req)
+            # The answer's bytes are held until the client has read them: reserved here, before
+            # anything is applied, so that an answer refused OVERLOADED leaves nothing changed.
+            reserve_answer(len(result.wire))
             # The pipeline awaited: apply only to what is still registered (a concurrent
             # CloseSession or expiry removed the session from memory and disk).
             if not preview and self.registry.live(s, a):

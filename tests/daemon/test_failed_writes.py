@@ -26,6 +26,7 @@ from postcompact.errors import ResourceExhausted
 from postcompact.persist import SqliteStore
 from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
+from postcompact.service.work import WorkService
 from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as dpb
 from postcompact_client import AsyncClient, PostcompactError
@@ -238,6 +239,7 @@ def test_a_failed_write_re_reads_only_what_it_wrote(tmp_path: Path) -> None:
     try:
         reg = Registry(Config(), store=store)
         files = FileService(reg, Config())
+        work = WorkService(reg, Config())
         sessions = SessionService(reg, reg.config)
         s, _ = sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
         sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
@@ -251,7 +253,7 @@ def test_a_failed_write_re_reads_only_what_it_wrote(tmp_path: Path) -> None:
         main_cache, sub_cache = main.files, sub.files
         store.conn.execute("PRAGMA max_page_count = 1")  # clamped to the pages in use
         with pytest.raises(ResourceExhausted) as exc:
-            files.record_skill(
+            work.record_skill(
                 dpb.RecordSkillRequest(
                     session_id="s", agent_id="sub", name="big", content=b"x" * 200_000
                 )

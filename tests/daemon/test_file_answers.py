@@ -19,6 +19,7 @@ from postcompact import _core, profiles, render
 from postcompact.config import Config
 from postcompact.errors import FailedPrecondition
 from postcompact.restore import files as restore_files_module
+from postcompact.restore.context import CompactContext
 from postcompact.restore.pipeline import run_compact
 from postcompact.restore.policy import profile_policy
 from postcompact.service import files as service_files
@@ -96,7 +97,8 @@ class Case:
             agent.files.set(path, state)
         self.session.agents[""] = agent
         req = pb.CompactRequest(session_id="s1", include_content=include_content)
-        result = await run_compact(self.session, agent, req, base_policy=policy)
+        ctx = CompactContext.of(self.session, req, daemon_policy=policy)
+        result = await run_compact(ctx, self.session, agent, req)
         change = Change()
         result.apply(agent, change)
         cache = [(p, s.content, s.timestamp, s.offset, s.limit) for p, s in agent.files.snapshot()]
@@ -408,7 +410,8 @@ async def test_a_file_read_back_unchanged_keeps_the_content_object(tmp_path: Pat
     changed = case.add("changed.ts", b"before\n", 90)
     held = {p: s.content for p, s in case.agent.files.snapshot()}
     case.rewrite(changed, b"after\n")  # on disk only: the cache still holds b"before\n"
-    result = await run_compact(case.session, case.agent, pb.CompactRequest(session_id="s1"))
+    req = pb.CompactRequest(session_id="s1")
+    result = await run_compact(CompactContext.of(case.session, req), case.session, case.agent, req)
     change = Change()
     result.apply(case.agent, change)
     entries = dict(case.agent.files.snapshot())
@@ -428,7 +431,9 @@ async def test_a_file_unchanged_since_the_last_compaction_reuses_its_attachment(
     kept = case.add("kept.ts", "".join(f"let k{i} = {i};\n" for i in range(200)).encode(), 100)
     changed = case.add("changed.ts", b"before\r\nafter\n", 90)
     req = pb.CompactRequest(session_id="s1")
-    first = await run_compact(case.session, case.agent, req, base_policy=WIDE)
+    first = await run_compact(
+        CompactContext.of(case.session, req, daemon_policy=WIDE), case.session, case.agent, req
+    )
     first.apply(case.agent, Change())
     memo = dict(case.agent.rendered)
     assert set(memo) == {kept, changed}
@@ -436,7 +441,9 @@ async def test_a_file_unchanged_since_the_last_compaction_reuses_its_attachment(
     with_memo = await case.compact(policy=WIDE, carry_memo=True)
     without = await case.compact(policy=WIDE)
     assert with_memo == without
-    second = await run_compact(case.session, case.agent, req, base_policy=WIDE)
+    second = await run_compact(
+        CompactContext.of(case.session, req, daemon_policy=WIDE), case.session, case.agent, req
+    )
     second.apply(case.agent, Change())
     assert case.agent.rendered[kept].framed is memo[kept].framed  # reused, not rendered
     assert case.agent.rendered[changed].framed is not memo[changed].framed
@@ -463,7 +470,9 @@ async def test_a_memo_made_under_other_inputs_is_not_taken(
     case = Case(tmp_path, pb.PROFILE_DEFAULT)
     kept = case.add("kept.ts", "".join(f"let k{i} = {i};\n" for i in range(200)).encode(), 100)
     req = pb.CompactRequest(session_id="s1")
-    first = await run_compact(case.session, case.agent, req, base_policy=WIDE)
+    first = await run_compact(
+        CompactContext.of(case.session, req, daemon_policy=WIDE), case.session, case.agent, req
+    )
     first.apply(case.agent, Change())
     assert kept in case.agent.rendered
     with_memo = await case.compact(policy=second, carry_memo=True)

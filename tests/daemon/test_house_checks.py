@@ -113,6 +113,49 @@ def test_imports_across_a_layer_are_named_with_their_rule(tmp_path: Path) -> Non
     }
 
 
+def test_the_restoration_reserves_no_answer_bytes(tmp_path: Path) -> None:
+    """Admission (answer bytes reserved, OVERLOADED) is the services' and the server's: the
+    pure computation below them never imports it; they may."""
+    layers = _script("check_layers")
+    package = (
+        _tree(
+            tmp_path,
+            {
+                "postcompact/__init__.py": "",
+                "postcompact/admission.py": "from postcompact.errors import ResourceExhausted\n",
+                "postcompact/restore/pipeline.py": (
+                    "from postcompact.errors import check_answer\n"
+                    "from postcompact.admission import reserve_answer\n"
+                ),
+                "postcompact/restore/files.py": "import postcompact.admission\n",
+                "postcompact/state/unit.py": "from postcompact import admission\n",
+                "postcompact/render.py": "from postcompact.admission import Admission\n",
+                "postcompact/service/files.py": (
+                    "from postcompact.admission import reserve_answer\n"
+                ),
+                "postcompact/transcript/importer.py": (
+                    "from postcompact.admission import reserve_answer\n"
+                ),
+                "postcompact/server.py": "from postcompact.admission import Admission\n",
+            },
+        )
+        / "postcompact"
+    )
+    found = layers.offences(package)
+    text = "\n".join(found)
+    assert (
+        "postcompact/restore/pipeline.py:2: postcompact.restore.pipeline imports "
+        "postcompact.admission (the restoration is pure:" in text
+    )
+    assert "restore/files.py:1: postcompact.restore.files imports postcompact.admission" in text
+    assert {f.split(": ", 1)[0] for f in found} == {
+        "postcompact/restore/pipeline.py:2",
+        "postcompact/restore/files.py:1",
+        "postcompact/state/unit.py:1",
+        "postcompact/render.py:1",
+    }
+
+
 def test_a_citation_of_a_missing_document_or_section_fails(tmp_path: Path) -> None:
     cite = _script("check_citations")
     # The section sign is spelled out here, or this file would cite what it shows failing.

@@ -24,6 +24,7 @@ from postcompact.errors import Aborted, Unavailable
 from postcompact.persist.postgres import PostgresStore
 from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
+from postcompact.service.work import WorkService
 from postcompact.state.registry import Registry
 from postcompact.v1 import postcompact_pb2 as dpb
 
@@ -228,7 +229,8 @@ def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
     that agent only, as with SQLite; once another daemon (a second store) has written the
     session, a failed write re-reads all of it, the other daemon's change included."""
     project = write_project(tmp_path / "proj")
-    reg, files, sessions = _in_process(pg_state.url, project)
+    reg, _, sessions = _in_process(pg_state.url, project)
+    work = WorkService(reg, Config())  # RecordSkill's service
     other, other_files, _ = _in_process(pg_state.url, project)
     try:
         s, _ = sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
@@ -246,7 +248,7 @@ def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
         )
         skill = dpb.RecordSkillRequest(session_id="s", agent_id="sub", name="x", content=b"x")
         with pytest.raises(Unavailable):
-            files.record_skill(skill)
+            work.record_skill(skill)
         assert reg.resyncs == 1
         assert "x" not in sub.skills
         assert s.agents["sub"] is sub
@@ -256,7 +258,7 @@ def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
             dpb.RecordReadRequest(session_id="s", path="src/a.py", content=b"alpha = 1\n")
         )
         with pytest.raises(Aborted) as exc:
-            files.record_skill(skill)
+            work.record_skill(skill)
         assert exc.value.reason == "SESSION_CHANGED_ELSEWHERE"
         assert main.files is not main_cache
         assert list(main.files.keys()) == [str(project / "src/a.py")]

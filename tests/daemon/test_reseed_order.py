@@ -15,6 +15,7 @@ import pytest
 from postcompact import _core
 from postcompact.config import Config
 from postcompact.persist import SqliteStore
+from postcompact.restore.context import CompactContext
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import SessionService
 from postcompact.state import AgentState, Session
@@ -55,7 +56,8 @@ def _read_all(a: AgentState, paths: list[str], profile: pb.Profile.ValueType) ->
 
 async def _compact(reg: Registry, s: Session, a: AgentState) -> list[str]:
     with reg.mutate(s, a) as change:  # as Compact applies and stores it
-        result = await run_compact(s, a, pb.CompactRequest(session_id="s", skip_hooks=True))
+        req = pb.CompactRequest(session_id="s", skip_hooks=True)
+        result = await run_compact(CompactContext.of(s, req), s, a, req)
         result.apply(a, change)
     resp = result.response
     return [att.file.path for att in resp.attachments if att.HasField("file")]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from postcompact import _core, render
 from postcompact.restore.catalog import apply_catalog
+from postcompact.restore.context import CompactContext
 from postcompact.restore.hooks import HookSpec
 from postcompact.restore.pipeline import run_compact
 from postcompact.state import AgentState, Change, InvokedSkill, Session
@@ -97,16 +98,16 @@ class World:
             skip_hooks=skip_hooks,
             include_content=include_content,
         )
-        result = await run_compact(
+        ctx = CompactContext.of(
             self.session,
-            agent or self.main,
             req,
-            base_policy=pb.RestorePolicy(),
+            daemon_policy=pb.RestorePolicy(),
             hooks=hooks,
             deny_globs=deny,
             preview=preview,
             hash_contents=hash_contents,
         )
+        result = await run_compact(ctx, self.session, agent or self.main, req)
         self.change = Change()
         result.apply(agent or self.main, self.change)
         return result.response

@@ -1,6 +1,7 @@
 """The restoration pipeline (docs/architecture.md §3): what Compact hands back after a compaction.
 
 - `policy`: RestorePolicy layers resolved into one `Policy` (defaults = Claude Code's constants).
+- `context.CompactContext`: what one compaction runs under (policy, templates, rules, limits).
 - `pipeline.run_compact`: the pipeline, in Claude Code's order.
 - `files`: file selection, parallel re-read, per-file cap, first-fit budget, cache re-seed.
 - `catalog`: SetCatalog and the deferred-tools / agent-listing / MCP-instructions deltas.

@@ -81,7 +81,8 @@ from postcompact import core, fileread, profiles, render
 from postcompact.paths import display_path, now_ms, within_roots
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
-from postcompact.restore.meter import Meter, rough
+from postcompact.restore.context import CompactContext
+from postcompact.restore.meter import rough
 from postcompact.restore.outcome import Outcome, Pending
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session, content_digest
@@ -242,49 +243,56 @@ class _Restored:
 
 @dataclass(frozen=True, slots=True)
 class FileStep:
+    """The file step of one compaction: the session's files (its roots, cwd and home) under
+    `ctx` (its policy, templates, rules, meter, deny globs; `include_content`: fill
+    FileAttachment.content, else only the blocks have it; `preview`, `hash_contents`)."""
+
     session: Session
-    policy: Policy
-    meter: Meter
-    templates: Templates
-    deny_globs: tuple[str, ...]
-    include_content: bool = True  # fill FileAttachment.content (else only the blocks have it)
+    ctx: CompactContext
     # The files the core restored at the agent's last compaction (AgentState.rendered).
     memo: Mapping[str, RenderedFile] = field(default_factory=dict)
+    # The context's, held here: read per file.
+    policy: Policy = field(init=False)
     rules: profiles.Rules = field(init=False)
+    templates: Templates = field(init=False)
+    deny_globs: tuple[str, ...] = field(init=False)
     # What the core does with each file (`core.restore_files`), and what an attachment, its
     # decision's detail and its cost stand for besides the file's bytes and range (a memo's).
     plan: core.RestorePlan = field(init=False)
     facts: tuple[object, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        rules = self.session.rules  # looked up once, used per file
+        ctx = self.ctx
+        p, meter, templates, rules = ctx.policy, ctx.meter, ctx.templates, ctx.rules
+        object.__setattr__(self, "policy", p)
         object.__setattr__(self, "rules", rules)
-        p, meter = self.policy, self.meter
+        object.__setattr__(self, "templates", templates)
+        object.__setattr__(self, "deny_globs", ctx.deny_globs)
         key = (
             id(p),
-            id(self.templates),
+            id(templates),
             id(rules),
             meter.exact,
             meter.encoding,
-            self.include_content,
+            ctx.include_content,
         )
         kept = _STEPS.get(key)
-        if kept is not None and kept[0] is p and kept[1] is self.templates and kept[2] is rules:
+        if kept is not None and kept[0] is p and kept[1] is templates and kept[2] is rules:
             object.__setattr__(self, "plan", kept[3])
             object.__setattr__(self, "facts", kept[4])
             return
         inputs = (
-            render.file_templates(self.templates),
-            p.file_truncation_marker or self.templates.file_truncation_marker,
+            render.file_templates(templates),
+            p.file_truncation_marker or templates.file_truncation_marker,
             p.malware_reminder,
             p.max_tokens_per_file,
             p.max_file_size_bytes,
             int(p.oversize),
-            self.meter.exact,
-            self.meter.encoding,
+            meter.exact,
+            meter.encoding,
             rules.cap_rendered,
             rules.api_units_per_token,
-            self.include_content,
+            ctx.include_content,
         )
         plan = _plan(*inputs)
         what = "the lines seen since the last compaction" if p.restore_seen else ""
@@ -293,7 +301,7 @@ class FileStep:
         object.__setattr__(self, "facts", facts)
         if len(_STEPS) >= 256:
             _STEPS.clear()  # policies come and go: forget the old ones now and then
-        _STEPS[key] = (p, self.templates, rules, plan, facts)
+        _STEPS[key] = (p, templates, rules, plan, facts)
 
     def _display(self, path: str) -> str:
         return display_path(path, self.session.cwd, relative=self.rules.payload_cost)
@@ -699,12 +707,11 @@ async def restore_files(
     *,
     excluded: dict[str, pb.Outcome.ValueType],
     out: Outcome,
-    preview: bool,
-    hashing: bool = True,
     harness: Mapping[str, tuple[int, str]] | None = None,
     harness_order: Sequence[str] = (),
 ) -> tuple[dict[str, int], list[Seed], dict[str, RenderedFile]]:
-    """Steps 1-6 for `snapshot` (MRU first). `excluded` maps cache keys to their exclusion;
+    """Steps 1-6 for `snapshot` (MRU first), under `step.ctx` (a preview re-seeds nothing;
+    `hash_contents`: the changed contents hashed). `excluded` maps cache keys to their exclusion;
     `harness` the files the harness restores itself in complement mode (path -> the tokens of
     its attachment, the decision's detail: `restore.harness`), which are left to it;
     `harness_order` the files its own rule restores, in its order (ranked first under
@@ -715,6 +722,7 @@ async def restore_files(
     the core rendered of restored files, for the next compaction (`AgentState.rendered`)."""
     policy = step.policy
     rules = step.rules
+    preview = step.ctx.preview
     carry_refs = rules.references_stay_candidates
     home = step.session.home
     candidates: list[tuple[str, int, core.FileState | None]] = []
@@ -813,7 +821,7 @@ async def restore_files(
     # One read time for the batch (default profile): taken before the re-reads, so a change
     # made while they run is later than it.
     read_at = now_ms()
-    previous = held if hashing and not preview else None
+    previous = held if step.ctx.hash_contents and not preview else None
     spans = _spans(step, agent, selected)
     if held_bytes >= PARALLEL_READ_BYTES:
         workers = min(len(order), PARALLEL_READ_WORKERS)

@@ -25,13 +25,13 @@ Where Claude Code's state differs from postcompact's:
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from postcompact import core, profiles, render
 from postcompact.paths import now_ms
+from postcompact.restore.context import CompactContext
 from postcompact.restore.files import FileStep, Seed, restore_files
 from postcompact.restore.meter import Meter
 from postcompact.restore.outcome import Outcome
@@ -107,25 +107,28 @@ def _count_tokens_estimate(content: bytes, api_units: int) -> int:
 
 
 async def claude_code_pick(
+    ctx: CompactContext,
     session: Session,
     agent: AgentState,
     snapshot: Sequence[tuple[str, core.FileState]],
     excluded: Mapping[str, pb.Outcome.ValueType],
-    deny_globs: tuple[str, ...],
 ) -> HarnessPick:
-    """Claude Code's file restoration over `agent`'s files (module doc): run, not applied."""
+    """Claude Code's file restoration over `agent`'s files (module doc): run, not applied.
+    `ctx`: the compaction's (its deny globs; its rules stamp what the harness holds)."""
     rules = profiles.rules(pb.PROFILE_CLAUDE_CODE)
-    shadow = dataclasses.replace(session, profile=pb.PROFILE_CLAUDE_CODE, templates_spec=b"")
     policy = profile_policy(pb.PROFILE_CLAUDE_CODE)
-    step = FileStep(
-        shadow,
-        policy,
-        Meter(),
-        rules.templates,
-        deny_globs,
+    # The claude-code profile's own file step, as Claude Code runs it: its policy, wording and
+    # rules; nothing hashed, no content beside the blocks.
+    theirs = CompactContext(
+        policy=policy,
+        templates=rules.templates,
+        rules=rules,
+        meter=Meter(),
+        deny_globs=ctx.deny_globs,
+        hash_contents=False,
         include_content=False,
-        memo=agent.harness_rendered,
     )
+    step = FileStep(session, theirs, memo=agent.harness_rendered)
     scratch = Outcome()
     read_at = now_ms()
     referenced, seeds, rendered = await restore_files(
@@ -134,13 +137,11 @@ async def claude_code_pick(
         harness_candidates(agent, snapshot),
         excluded=dict(excluded),
         out=scratch,
-        preview=False,
-        hashing=False,
     )
     pick = HarnessPick(referenced=referenced, rendered=rendered)
     by_path = {s.path: s for s in seeds}
     cap, api = policy.max_tokens_per_file, rules.api_units_per_token or 3
-    mtime_stamps = session.rules.mtime_timestamps
+    mtime_stamps = ctx.rules.mtime_timestamps
     for d in scratch.decisions():
         if d.outcome in (pb.OUTCOME_RESTORED, pb.OUTCOME_REFERENCED):
             pick.tokens += d.tokens

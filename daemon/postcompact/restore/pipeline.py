@@ -31,9 +31,12 @@ client joins the blocks), so every restored byte crosses the socket once.
 
 `run_compact` changes nothing: it returns a `CompactResult`, the answer and what the compaction
 does to the agent (the clear and re-seed of its cache, the announced sets, carried reads,
-rewritten skills, the count), which the caller applies and stores once the answer stands. A
-preview (PreviewCompact) computes the same answer and has nothing to apply. Hooks do run in a
-preview (their output is part of the answer); their stdin JSON then carries `"preview": true`.
+rewritten skills, the count), which the caller applies and stores once the answer stands (the
+caller also reserves the answer's bytes, admission.py: the restoration never refuses a call
+OVERLOADED). A preview (PreviewCompact) computes the same answer and has nothing to apply. Hooks
+do run in a preview (their output is part of the answer); their stdin JSON then carries
+`"preview": true`. Everything the steps read besides the session, the agent and the request is
+the compaction's `CompactContext` (restore/context.py), which the caller builds once.
 """
 
 from __future__ import annotations
@@ -46,9 +49,7 @@ import re
 from collections.abc import Sequence
 
 from postcompact import core, fileread, render
-from postcompact.admission import reserve_answer
-from postcompact.errors import InvalidArgument, check_answer
-from postcompact.render import Templates
+from postcompact.errors import check_answer
 from postcompact.restore.catalog import (
     Announced,
     announced_in_messages,
@@ -56,12 +57,13 @@ from postcompact.restore.catalog import (
     listed_in_messages,
     skill_listing_again,
 )
+from postcompact.restore.context import CompactContext
 from postcompact.restore.files import FileStep, Seed, read_paths_in_tail, restore_files
 from postcompact.restore.harness import HarnessPick, claude_code_pick
-from postcompact.restore.hooks import HookSlots, HookSpec, run_hooks
-from postcompact.restore.meter import Meter, rough
+from postcompact.restore.hooks import run_hooks
+from postcompact.restore.meter import rough
 from postcompact.restore.outcome import Outcome, make
-from postcompact.restore.policy import Policy, resolve_policy
+from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, CarriedRead, Change, InvokedSkill, Session
 from postcompact.state.model import RenderedFile
 from postcompact.state.seen import Seen
@@ -80,33 +82,17 @@ LOCAL_BASH = "local_bash"
 _MAX_PLAN_BYTES = 16 * 1024 * 1024  # sanity bound only: plan content has no token cap
 
 
-def _check_markers(policy: Policy, meter: Meter, templates: Templates) -> None:
-    marker = policy.skill_truncation_marker
-    if marker is None:
-        marker = templates.skill_truncation_marker
-    if meter.measure(marker) > policy.max_tokens_per_skill:
-        raise InvalidArgument(
-            "MARKER_TOO_LARGE",
-            f"policy.skill_truncation_marker ({meter.measure(marker)} tokens) does not fit "
-            f"policy.max_tokens_per_skill ({policy.max_tokens_per_skill})",
-            {"field": "policy.skill_truncation_marker"},
-        )
-
-
 def _key(agent: AgentState, path: str) -> str:
     return str(agent.files.normalize(path))
 
 
-def _placement(session: Session) -> str:
-    return render.SYSTEM if session.rules.system_sections else render.USER
-
-
 def _exclusions(
+    ctx: CompactContext,
     session: Session,
     agent: AgentState,
     preserved: Sequence[pb.ConversationMessage],
-    templates: Templates,
 ) -> dict[str, pb.Outcome.ValueType]:
+    templates = ctx.templates
     excluded: dict[str, pb.Outcome.ValueType] = {}
     if preserved:
         stubs = (templates.file_unchanged_stub, render.FILE_UNCHANGED_STUB)
@@ -137,15 +123,14 @@ def _is_artifact(path: str) -> bool:
     return name.startswith("artifact-") and os.path.basename(head) == "tool-results"
 
 
-def _attach_task(
-    out: Outcome, task: pb.Task, text: str, summary: str, placement: str, templates: Templates
-) -> None:
+def _attach_task(ctx: CompactContext, out: Outcome, task: pb.Task, text: str, summary: str) -> None:
+    placement = ctx.placement
     out.attach(
         "tasks",
         make(
             pb.ATTACHMENT_KIND_TASK_STATUS,
             placement,
-            render.blocks([text], placement, templates),
+            render.blocks([text], placement, ctx.templates),
             task_status=pb.TaskStatusAttachment(
                 task_id=task.task_id,
                 task_type=task.task_type,
@@ -158,9 +143,8 @@ def _attach_task(
     )
 
 
-def _task_status(session: Session, agent: AgentState, templates: Templates, out: Outcome) -> None:
-    rules = session.rules
-    placement = _placement(session)
+def _task_status(ctx: CompactContext, session: Session, agent: AgentState, out: Outcome) -> None:
+    rules, templates = ctx.rules, ctx.templates
     skipped = {agent.agent_id} if agent.agent_id else set()
     if rules.skip_parent_task and agent.agent_id:
         skipped.add(agent.parent_agent_id)
@@ -182,7 +166,7 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
             output_file_path=task.output_file_path,
             templates=templates,
         )
-        _attach_task(out, task, text, summary, placement, templates)
+        _attach_task(ctx, out, task, text, summary)
     if not rules.shell_status:
         return
     for task in session.tasks.values():
@@ -198,7 +182,7 @@ def _task_status(session: Session, agent: AgentState, templates: Templates, out:
             monitor=task.monitor,
             templates=templates,
         )
-        _attach_task(out, task, text, "", placement, templates)
+        _attach_task(ctx, out, task, text, "")
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -249,16 +233,8 @@ def _read_plan(
     return tf.content
 
 
-async def _plan(
-    session: Session,
-    agent: AgentState,
-    templates: Templates,
-    out: Outcome,
-    deny_globs: Sequence[str] = fileread.DEFAULT_DENY_GLOBS,
-    *,
-    include_content: bool = True,
-) -> None:
-    placement = _placement(session)
+async def _plan(ctx: CompactContext, session: Session, agent: AgentState, out: Outcome) -> None:
+    placement, templates, deny_globs = ctx.placement, ctx.templates, ctx.deny_globs
     path = plan_path(session, agent)
     # Most agents have no plan file: one check on the loop, not a checked read (access() answers
     # without raising, as lexists' lstat does for a missing file).
@@ -276,7 +252,7 @@ async def _plan(
                 placement,
                 render.blocks([text], placement, templates),
                 plan_file_reference=pb.PlanFileReference(
-                    plan_file_path=path, plan_content=content if include_content else b""
+                    plan_file_path=path, plan_content=content if ctx.include_content else b""
                 ),
             ),
         )
@@ -312,23 +288,17 @@ def _skills_in_tail(
 
 
 def _skills(
-    session: Session,
+    ctx: CompactContext,
     agent: AgentState,
-    policy: Policy,
-    meter: Meter,
-    templates: Templates,
     out: Outcome,
     preserved: Sequence[pb.ConversationMessage],
-    *,
-    include_content: bool = True,
 ) -> dict[str, bytes]:
     """The invoked-skills attachment; returns the stored skills to overwrite with what was
     restored (profiles with `Rules.rewrite_skills`; name -> new content, b"" when dropped)."""
-    rules = session.rules
-    placement = _placement(session)
-    marker = policy.skill_truncation_marker
-    if marker is None:
-        marker = templates.skill_truncation_marker
+    rules, policy, meter, templates = ctx.rules, ctx.policy, ctx.meter, ctx.templates
+    placement = ctx.placement
+    marker = ctx.skill_marker
+    include_content = ctx.include_content
     skills = sorted(agent.skills.values(), key=lambda s: -s.invoked_at_ms)  # stable
     used = 0
     kept: list[pb.InvokedSkill] = []
@@ -416,24 +386,21 @@ def _skills(
 
 
 async def _hooks(
+    ctx: CompactContext,
     session: Session,
     agent: AgentState,
     request: pb.CompactRequest | pb.PreviewCompactRequest,
-    hooks: Sequence[HookSpec],
-    templates: Templates,
     out: Outcome,
-    preview: bool,
-    slots: HookSlots | None,
 ) -> None:
     contexts: list[str] = []
     if not request.skip_hooks:
         results = await run_hooks(
-            hooks,
+            ctx.hooks,
             session_id=session.session_id,
             cwd=session.cwd,
             agent_id=agent.agent_id,
-            preview=preview,
-            slots=slots,
+            preview=ctx.preview,
+            slots=ctx.hook_slots,
         )
         for r in results:
             out.decide(
@@ -448,7 +415,7 @@ async def _hooks(
                 contexts.append(r.context)
     contexts.extend(c for c in request.additional_context if c)
     if contexts:
-        placement = _placement(session)
+        placement, templates = ctx.placement, ctx.templates
         text = render.hook_additional_context(contexts, templates)
         out.attach(
             "hooks",
@@ -577,42 +544,31 @@ class CompactResult:
 
 
 async def _steps(
+    ctx: CompactContext,
     session: Session,
     agent: AgentState,
     request: pb.CompactRequest | pb.PreviewCompactRequest,
-    policy: Policy,
-    meter: Meter,
-    templates: Templates,
-    hooks: Sequence[HookSpec],
-    deny_globs: Sequence[str],
     snapshot: Sequence[tuple[str, core.FileState]],
     preserved: Sequence[pb.ConversationMessage] | None,
     excluded: dict[str, pb.Outcome.ValueType],
     out: Outcome,
-    *,
-    preview: bool,
-    hash_contents: bool,
-    hook_slots: HookSlots | None,
 ) -> _Steps:
     """Steps 2-8 into `out` (`preserved`: the kept tail of a PARTIAL compaction, None for
     FULL); what they decided besides the answer."""
     result = _Steps()
-    rules = session.rules
-    placement = _placement(session)
+    templates, placement = ctx.templates, ctx.placement
 
     # 2. Files (complement mode: only those the harness leaves out, restore/harness.py).
-    deny = fileread.effective_deny_globs(deny_globs)
-    include = request.include_content
+    policy = ctx.policy
     pick = None
     if _needs_pick(policy):
-        pick = await claude_code_pick(session, agent, snapshot, excluded, deny)
+        pick = await claude_code_pick(ctx, session, agent, snapshot, excluded)
         result.harness_rendered = pick.rendered
         # In complement mode the budget is the caller's (what it can send), never matched.
         if policy.match_budget == pb.HARNESS_RULE_CLAUDE_CODE and not policy.complement_on:
             policy = dataclasses.replace(policy, file_token_budget=pick.tokens)
-    step = FileStep(
-        session, policy, meter, templates, deny, include_content=include, memo=agent.rendered
-    )
+            ctx = dataclasses.replace(ctx, policy=policy)
+    step = FileStep(session, ctx, memo=agent.rendered)
     complement = pick is not None and policy.complement_on
     result.referenced, result.reseed, result.rendered = await restore_files(
         step,
@@ -620,8 +576,6 @@ async def _steps(
         snapshot,
         excluded=excluded,
         out=out,
-        preview=preview,
-        hashing=hash_contents,
         harness=pick.restored if complement and pick is not None else None,
         harness_order=pick.order if pick is not None else (),
     )
@@ -630,18 +584,16 @@ async def _steps(
         return result
 
     # 3-6. Tasks, plan, plan mode, skills.
-    _task_status(session, agent, templates, out)
-    await _plan(session, agent, templates, out, deny, include_content=include)
+    _task_status(ctx, session, agent, out)
+    await _plan(ctx, session, agent, out)
     tail = preserved or ()
-    result.rewrites = _skills(
-        session, agent, policy, meter, templates, out, tail, include_content=include
-    )
+    result.rewrites = _skills(ctx, agent, out, tail)
 
     # 7. Catalogue re-announcement (current Claude Code: the skill listing among them).
     baseline = announced_in_messages(preserved) if preserved is not None else Announced()
     deltas, result.announced = catalog_deltas(agent.catalog, baseline, templates, placement)
     listing = None
-    if rules.reannounce_skill_listing:
+    if ctx.rules.reannounce_skill_listing:
         listing, result.sent_skills = skill_listing_again(
             agent.catalog, listed_in_messages(tail), templates, placement
         )
@@ -654,7 +606,7 @@ async def _steps(
         out.attach("deltas", listing)
 
     # 8. Session-start hooks.
-    await _hooks(session, agent, request, hooks, templates, out, preview, hook_slots)
+    await _hooks(ctx, session, agent, request, out)
     return result
 
 
@@ -688,91 +640,46 @@ def _left_to_harness(agent: AgentState, pick: HarnessPick, result: _Steps, out: 
 
 
 async def run_compact(
+    ctx: CompactContext,
     session: Session,
     agent: AgentState,
     request: pb.CompactRequest | pb.PreviewCompactRequest,
-    *,
-    policy: Policy | None = None,
-    base_policy: pb.RestorePolicy | None = None,
-    config_policy: pb.RestorePolicy | None = None,
-    hooks: Sequence[HookSpec] = (),
-    deny_globs: Sequence[str] = (),
-    templates: Templates | None = None,
-    preview: bool = False,
-    hash_contents: bool = True,
-    carry_limit: int = 5000,
-    max_answer: int | None = None,
-    hook_slots: HookSlots | None = None,
-    answer: bool = True,
 ) -> CompactResult:
-    """Run the pipeline for `agent` of `session`; see the module docstring. Nothing is
-    changed: the result says what to apply (`CompactResult.apply`).
+    """Run the pipeline for `agent` of `session` under `ctx` (`CompactContext.of`: the policy,
+    templates, rules, limits and hooks, resolved by the caller); see the module docstring.
+    Nothing is changed: the result says what to apply (`CompactResult.apply`).
 
-    `hash_contents`: hash re-read contents that changed, for the state database (off when the
-    daemon keeps no state on disk). `templates`: the session profile's unless given.
-    `carry_limit`: at most this many reads are carried over (the agent's cache bound).
-    `hook_slots`: the daemon's bound on hook processes running at once.
-    `max_answer`: an answer over this many bytes is refused (`RESPONSE_TOO_LARGE`): there is no
-    result to apply. `answer`: the response is the call's answer, its bytes reserved until the
-    client has read it (admission.py); an import's replayed compactions are not.
-
-    `policy`: the policy, when the caller resolved it already; else it is resolved here from the
-    layers `base_policy` (the daemon config; `config_policy` is an alias), the session's and the
-    request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
-    apply, `deny_globs` add to them. For PreviewCompact the caller wraps the response into a
-    PreviewCompactResponse.
+    An answer over `ctx.max_answer` bytes is refused (`RESPONSE_TOO_LARGE`): there is no result
+    to apply. Admission is the caller's: a call's answer is reserved (admission.py) once this
+    returns, before anything is applied. For PreviewCompact (`ctx.preview`) the caller wraps the
+    response into a PreviewCompactResponse.
     """
-    if policy is None:
-        daemon_layer = base_policy if base_policy is not None else config_policy
-        layers = [p for p in (daemon_layer, session.policy, request.policy) if p is not None]
-        policy = resolve_policy(session.profile, *layers)
-    if templates is None:
-        templates = session.templates
-    meter = Meter(exact=policy.exact, encoding=policy.encoding)
-    _check_markers(policy, meter, templates)
     partial = request.kind == pb.COMPACT_KIND_PARTIAL
     preserved = list(request.preserved_messages) if partial else []
     out = Outcome()
 
-    excluded = _exclusions(session, agent, preserved, templates)
+    excluded = _exclusions(ctx, session, agent, preserved)
 
     # 1. Snapshot; the clear is the result's (Claude Code clears after the summary succeeded:
     #    the caller calls Compact once the summary exists).
     snapshot = list(agent.files.snapshot())
     steps = _steps(
-        session,
-        agent,
-        request,
-        policy,
-        meter,
-        templates,
-        hooks,
-        deny_globs,
-        snapshot,
-        preserved if partial else None,
-        excluded,
-        out,
-        preview=preview,
-        hash_contents=hash_contents,
-        hook_slots=hook_slots,
+        ctx, session, agent, request, snapshot, preserved if partial else None, excluded, out
     )
-    if preview:
+    if ctx.preview:
         await steps
-        return CompactResult(_checked(out.wire(agent.compactions), max_answer, answer))
-    carried = carried_reads_of(agent, snapshot, carry_limit) if policy.carry_read_state else None
+        return CompactResult(_checked(out.wire(agent.compactions), ctx.max_answer))
+    carried = (
+        carried_reads_of(agent, snapshot, ctx.carry_limit) if ctx.policy.carry_read_state else None
+    )
     decided = await steps
     return CompactResult(
-        _checked(out.wire(agent.compactions + 1), max_answer, answer), decided, carried
+        _checked(out.wire(agent.compactions + 1), ctx.max_answer), decided, carried
     )
 
 
-def _checked(wire: bytes, max_answer: int | None, answer: bool) -> bytes:
-    """`wire` once it is known to be answerable, before anything is applied: within the message
-    limit, and (when it is the call's `answer`) its bytes reserved until the client has read it
-    (admission.py)."""
-    size = len(wire)
+def _checked(wire: bytes, max_answer: int | None) -> bytes:
+    """`wire` once it is known to be within the message limit, before anything is applied."""
     if max_answer is not None:
-        check_answer(size, max_answer, "Compact")
-    if answer:
-        reserve_answer(size)
+        check_answer(len(wire), max_answer, "Compact")
     return wire

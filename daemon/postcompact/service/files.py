@@ -1,5 +1,6 @@
 """The daemon as the agents' file-read backend: ReadFile, RecordRead, RecordWrite, CheckWrite,
-CheckStale, SetPlan (docs/claude-code.md §4; docs/profiles.md).
+CheckStale (docs/claude-code.md §4; docs/profiles.md). The skills, plan, mode and tasks an agent
+records are service/work.py's; the path rules below are SetPlan's too (`resolve_path`).
 
 Paths. Every path a client names is resolved like Claude Code's `expandPath` (trim, `~`, relative
 to the session cwd, normalise, NFC) and must lie inside the session's roots — or be one of the
@@ -7,7 +8,7 @@ session's memory files, which harnesses legitimately read from `~`. A path outsi
 PERMISSION_DENIED (`PATH_OUTSIDE_ROOTS`), whether it was given absolute or as a relative path
 escaping the roots; an empty path or one with a NUL byte is INVALID_ARGUMENT. The session's plans
 directory counts as a root for its own files (`Session.read_roots`): a plan file there is read,
-recorded and checked like a file of the roots. SetPlan("") answers the default plan file's path.
+recorded and checked like a file of the roots.
 
 Timestamps. The claude-code profiles: ReadFile stores the file's mtime (floor ms), as Claude Code
 does. Default profile: ReadFile stores the read time (design chapter), and remembers the mtime it
@@ -54,11 +55,10 @@ from postcompact.errors import (
 from postcompact.paths import display_path, now_ms, within, within_roots
 from postcompact.profiles import Rules
 from postcompact.refusals import read_error
-from postcompact.restore.pipeline import plan_path
 from postcompact.restore.policy import Policy
 from postcompact.service.sessions import check_path_length
 from postcompact.settings import Settings
-from postcompact.state import ROW_BYTES, AgentState, Change, InvokedSkill, Session, content_digest
+from postcompact.state import AgentState, Change, Session, content_digest
 from postcompact.state.registry import Registry
 from postcompact.state.seen import (
     MAX_CHANGED_RANGES,
@@ -67,7 +67,6 @@ from postcompact.state.seen import (
     line_count,
     saw,
 )
-from postcompact.units import INT64_MAX
 from postcompact.v1 import postcompact_pb2 as pb
 
 # Bytes of a ReadFile answer besides the path, the content and the numbered text (its numbers,
@@ -148,7 +147,8 @@ def _roots_named(roots: tuple[str, ...], shown: int = 3) -> str:
     return f"{len(roots)} roots ({', '.join(roots[:shown])}, and {len(roots) - shown} more)"
 
 
-def _utf8(field: str, data: bytes) -> str:
+def check_utf8(field: str, data: bytes) -> str:
+    """`data` decoded; INVALID_ARGUMENT `NOT_UTF8` naming `field` when it is not UTF-8."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -405,7 +405,7 @@ class FileService:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         self._refuse_denied(path)
-        _utf8("content", req.content)
+        check_utf8("content", req.content)
         offset = req.offset if req.HasField("offset") else None
         limit = req.limit if req.HasField("limit") else None
         _range(offset, limit)
@@ -428,7 +428,7 @@ class FileService:
         s, a = self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         self._refuse_denied(path)
-        _utf8("content", req.content)
+        check_utf8("content", req.content)
         if req.timestamp_ms < 0:
             raise InvalidArgument(
                 "BAD_TIMESTAMP", "timestamp_ms must be >= 0 (0 = the file's mtime)"
@@ -536,112 +536,6 @@ class FileService:
             paths = [display_path(p, s.cwd) for p in stale]
             hint = render.stale_read_hint(paths, s.templates)
         return pb.CheckStaleResponse(stale_paths=stale, hint=hint)
-
-    # --- skills, plan, mode, tasks --------------------------------------------------------------
-
-    def record_skill(self, req: pb.RecordSkillRequest) -> pb.RecordSkillResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
-        if not req.name:
-            raise InvalidArgument("SKILL_NAME_REQUIRED", "name must not be empty")
-        _utf8("content", req.content)
-        if req.invoked_at_ms < 0:
-            raise InvalidArgument("BAD_TIMESTAMP", "invoked_at_ms must be >= 0 (0 = now)")
-        limit = self.config.max_skills_per_agent
-        if req.name not in a.skills and len(a.skills) >= limit:
-            raise ResourceExhausted(
-                "TOO_MANY_SKILLS",
-                f"agent {a.agent_id!r} of session {s.session_id!r} holds {limit} invoked skills "
-                "(limits.max_skills_per_agent)",
-                {"limit": "max_skills_per_agent"},
-            )
-        old = a.skills.get(req.name)
-        self.registry.admit(
-            len(req.content) + len(req.path) + len(req.name),
-            f"RecordSkill of {req.name!r}",
-            released=old.charge.size if old is not None else 0,
-        )
-        with self.registry.mutate(s, a, room=req.ByteSize() + ROW_BYTES) as change:
-            change.skills.append(self._invoke(a, req))
-        return pb.RecordSkillResponse(skills=len(a.skills))
-
-    @staticmethod
-    def _invoke(a: AgentState, req: pb.RecordSkillRequest) -> InvokedSkill:
-        """The skill `req` records, now the agent's (same name: overwritten, refreshed)."""
-        # 0 = now, kept strictly after this agent's latest invocation so that of two calls in
-        # the same millisecond the later one still ranks newer (skills sort newest first).
-        latest = max((sk.invoked_at_ms for sk in a.skills.values()), default=0)
-        # Capped at the int64 maximum (the proto's and SQLite's): after a skill recorded at
-        # 2**63-1, "strictly later" does not exist.
-        at = req.invoked_at_ms or min(max(now_ms(), latest + 1), INT64_MAX)
-        a.skills.pop(req.name, None)  # same name: overwrite and refresh (docs/claude-code.md §5)
-        skill = InvokedSkill(req.name, req.path, req.content, at)
-        a.skills[req.name] = skill
-        return skill
-
-    def set_plan(self, req: pb.SetPlanRequest) -> pb.SetPlanResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
-        if not req.plan_file_path:
-            with self.registry.mutate(s, a, room=None) as change:
-                a.plan_file_path = None
-                change.agent = True
-            return pb.SetPlanResponse(plan_file_path=plan_path(s, a))  # the default's path
-        path = resolve_path(
-            s,
-            req.plan_file_path,
-            field="plan_file_path",
-            memory_files=False,  # a plan file lives in the roots or the plans directory only
-        )
-        with self.registry.mutate(s, a) as change:
-            a.plan_file_path = path
-            change.agent = True
-        return pb.SetPlanResponse(plan_file_path=path)
-
-    def set_mode(self, req: pb.SetModeRequest) -> pb.SetModeResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
-        if req.mode not in pb.PermissionMode.values():
-            raise InvalidArgument("BAD_MODE", f"unknown permission mode {req.mode}")
-        with self.registry.mutate(s, a, room=None) as change:
-            a.mode = req.mode or pb.PERMISSION_MODE_DEFAULT
-            change.agent = True
-        return pb.SetModeResponse()
-
-    def upsert_task(self, req: pb.UpsertTaskRequest) -> pb.UpsertTaskResponse:
-        s = self.registry.session(req.session_id)
-        t = req.task
-        if not t.task_id:
-            raise InvalidArgument("TASK_ID_REQUIRED", "task.task_id must not be empty")
-        if t.status not in pb.TaskStatus.values():
-            raise InvalidArgument("BAD_TASK_STATUS", f"unknown task status {t.status}")
-        self._check_task_limits(s, t)
-        old = s.tasks.get(t.task_id)
-        released = old.ByteSize() if old is not None else 0
-        self.registry.admit(t.ByteSize(), f"UpsertTask of {t.task_id!r}", released=released)
-        with self.registry.mutate(s, room=t.ByteSize() + ROW_BYTES) as change:
-            task = pb.Task()
-            task.CopyFrom(t)
-            s.tasks[t.task_id] = task
-            change.tasks.append(task)
-        return pb.UpsertTaskResponse()
-
-    def _check_task_limits(self, s: Session, t: pb.Task) -> None:
-        old = s.tasks.get(t.task_id)
-        cfg = self.config
-        if old is None and len(s.tasks) >= cfg.max_tasks_per_session:
-            raise ResourceExhausted(
-                "TOO_MANY_TASKS",
-                f"session {s.session_id!r} holds {cfg.max_tasks_per_session} tasks "
-                "(limits.max_tasks_per_session)",
-                {"limit": "max_tasks_per_session"},
-            )
-        if t.agent_id and (old is None or old.agent_id != t.agent_id):
-            n = sum(1 for x in s.tasks.values() if x.agent_id == t.agent_id)
-            if n >= cfg.max_tasks_per_agent:
-                raise ResourceExhausted(
-                    "TOO_MANY_TASKS_FOR_AGENT",
-                    f"session {s.session_id!r} holds {cfg.max_tasks_per_agent} tasks of agent "
-                    f"{t.agent_id!r} (limits.max_tasks_per_agent)",
-                    {"limit": "max_tasks_per_agent"},
-                )
 
 
 def _writes_files(s: Session, command: str) -> bool:

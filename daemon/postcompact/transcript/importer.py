@@ -44,6 +44,7 @@ from postcompact.errors import (
     transcript_refusal,
 )
 from postcompact.paths import now_ms
+from postcompact.restore.context import CompactContext
 from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import check_abs_path, check_path_length, session_info
 from postcompact.state import AgentState, Session, catalog_parts
@@ -344,16 +345,17 @@ def _build_session(
             preserved_messages=preserved,
             skip_hooks=True,
         )
-        result = await run_compact(
+        # Summarised into the import's answer, never sent itself: no answer of its own to
+        # reserve, nor a message limit of its own.
+        ctx = CompactContext.of(
             s,
-            agent,
             creq,
-            config_policy=config_policy,
+            daemon_policy=config_policy,
             deny_globs=deny_globs,
             hash_contents=False,
             carry_limit=agent.files.max_entries,
-            answer=False,  # summarised into the import's answer, never sent itself
         )
+        result = await run_compact(ctx, s, agent, creq)
         result.apply(agent)  # the session is not registered yet: stored whole by adopt
         resp = result.response
         boundaries.append(_boundary(b, resp, paths))

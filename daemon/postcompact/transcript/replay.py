@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from postcompact import core, profiles
+from postcompact.restore.context import CompactContext
 from postcompact.restore.pipeline import run_compact
 from postcompact.state import AgentState, Session
 from postcompact.transcript.build import Builder, restored_items
@@ -226,9 +227,10 @@ async def replay(
             preserved_messages=preserved,
             skip_hooks=True,
         )
-        result = await run_compact(
-            session, agent, req, hash_contents=False, carry_limit=agent.files.max_entries
+        ctx = CompactContext.of(
+            session, req, hash_contents=False, carry_limit=agent.files.max_entries
         )
+        result = await run_compact(ctx, session, agent, req)
         result.apply(agent)  # in memory only: a replay stores nothing
         resp = result.response
         if observe is not None:
