@@ -8,7 +8,7 @@
 //! is what the daemon decides around a file: which files, their paths checked and resolved
 //! (roots, deny globs, symlinks), the budget, the decisions' words, the cache entries.
 //!
-//! Restoration measures a file as the daemon's profiles do (`restore/files.py`):
+//! Restoration measures a file as the daemon's profiles do (`restore/file_step.py`):
 //!
 //! - a range, and under the default profile (`cap_rendered`) any file, is capped as the model
 //!   sees it: the rough estimate of its blocks (the attachment's `tokens`), and with the exact
@@ -490,7 +490,7 @@ struct Built<'t> {
 }
 
 impl<'a, 'p> Ctx<'a, 'p> {
-    /// `restore/files.py`'s attachment of `text` (lines `first`.. of the file): with a marker,
+    /// `restore/file_step.py`'s attachment of `text` (lines `first`.. of the file): with a marker,
     /// `limit` lines of it; `limit` is the entry's (and a range's Read call's).
     fn build<'t>(&self, text: &'t str, marker: String, limit: Option<u64>) -> Built<'t>
     where

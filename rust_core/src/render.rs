@@ -585,7 +585,7 @@ pub fn note_path(out: &mut String, path: &str) {
     }
 }
 
-/// The bytes of `raw` that `head` shows (`restore/files.py` seeds keep them, not a re-encoding
+/// The bytes of `raw` that `head` shows (`restore/file_step.py` seeds keep them, not a re-encoding
 /// of the text: lossy for invalid UTF-8): `head` is a decoded head of `raw` (each line's ending
 /// `\r` removed) cut at a line break or, for a long first line, inside it. The length of that
 /// prefix of `raw`: `head`'s own bytes when `raw` starts with them, else as many whole lines as

@@ -46,7 +46,7 @@ from postcompact.persist.admin import CheckResult, check_rows
 from postcompact.persist.place import StateError
 from postcompact.persist.schema import _COLUMNS, MIGRATIONS, SCHEMA_VERSION, lacking_columns
 from postcompact.persist.sql import Db
-from postcompact.persist.store import SESSION_COLUMNS, SqlStore, _first_line, _insert
+from postcompact.persist.sqlstore import SESSION_COLUMNS, SqlStore, _first_line, _insert
 from postcompact.state.model import Session
 from postcompact.state.store import SessionQuarantined, Written
 

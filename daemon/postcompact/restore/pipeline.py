@@ -4,7 +4,7 @@ Order (Claude Code's, then the hooks):
 
 1. snapshot the agent's file-state cache (MRU first); clear it and the nested-memory set; keep
    the full reads for the Edit/Write check (policy `carry_read_state`);
-2. files (see `restore.files`): full files and too-large notes in one ranked list;
+2. files (see `restore.file_step`): full files and too-large notes in one ranked list;
 3. task_status for the session's `local_agent` tasks (not retrieved, not pending, not the
    compacting agent's own task, nor its parent's under current Claude Code), then the running
    background shells (`local_bash`) the compacting agent started (profiles with
@@ -45,7 +45,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from postcompact import core, fileread, render
+from postcompact import core, diskaccess, render
 from postcompact.admission import reserve_answer
 from postcompact.errors import InvalidArgument, check_answer
 from postcompact.render import Templates
@@ -56,7 +56,7 @@ from postcompact.restore.catalog import (
     listed_in_messages,
     skill_listing_again,
 )
-from postcompact.restore.files import FileStep, Seed, read_paths_in_tail, restore_files
+from postcompact.restore.file_step import FileStep, Seed, read_paths_in_tail, restore_files
 from postcompact.restore.harness import HarnessPick, claude_code_pick
 from postcompact.restore.hooks import HookSlots, HookSpec, run_hooks
 from postcompact.restore.meter import Meter, rough
@@ -241,10 +241,10 @@ def _read_plan(
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
     roots = session.read_roots
     try:
-        tf = fileread.read_text(
+        tf = diskaccess.read_text(
             path, roots=roots, max_bytes=_MAX_PLAN_BYTES, deny_globs=deny_globs, inline=inline
         )
-    except fileread.FileReadError:
+    except diskaccess.FileReadError:
         return None
     return tf.content
 
@@ -254,7 +254,7 @@ async def _plan(
     agent: AgentState,
     templates: Templates,
     out: Outcome,
-    deny_globs: Sequence[str] = fileread.DEFAULT_DENY_GLOBS,
+    deny_globs: Sequence[str] = diskaccess.DEFAULT_DENY_GLOBS,
     *,
     include_content: bool = True,
 ) -> None:
@@ -263,7 +263,7 @@ async def _plan(
     # Most agents have no plan file: one check on the loop, not a checked read (access() answers
     # without raising, as lexists' lstat does for a missing file).
     content = (
-        await fileread.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
+        await diskaccess.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
         if os.access(path, os.F_OK, follow_symlinks=False)
         else None
     )
@@ -601,7 +601,7 @@ async def _steps(
     placement = _placement(session)
 
     # 2. Files (complement mode: only those the harness leaves out, restore/harness.py).
-    deny = fileread.effective_deny_globs(deny_globs)
+    deny = diskaccess.effective_deny_globs(deny_globs)
     include = request.include_content
     pick = None
     if _needs_pick(policy):
@@ -718,7 +718,7 @@ async def run_compact(
 
     `policy`: the policy, when the caller resolved it already; else it is resolved here from the
     layers `base_policy` (the daemon config; `config_policy` is an alias), the session's and the
-    request's, over the profile's defaults. Deny globs: `fileread.DEFAULT_DENY_GLOBS` always
+    request's, over the profile's defaults. Deny globs: `diskaccess.DEFAULT_DENY_GLOBS` always
     apply, `deny_globs` add to them. For PreviewCompact the caller wraps the response into a
     PreviewCompactResponse.
     """

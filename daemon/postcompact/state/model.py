@@ -170,7 +170,7 @@ class AgentState:
     # Entries re-created from the state database whose content could not be verified against the
     # file on disk (changed, missing or unreadable while the daemon was down): path -> the very
     # FileState object loaded (content b""). Such an entry is never "unchanged" (no dedup stub)
-    # while the cache still holds that object (see persist/store.py and docs/persistence.md).
+    # while the cache still holds that object (see persist/sqlstore.py and docs/persistence.md).
     unverified: dict[str, FileState] = field(default_factory=dict)
     # Full reads kept at compaction (path -> what was read), dropped when a live entry for the
     # path exists again; and files restored as too-large notes, which stay candidates at the
@@ -183,7 +183,7 @@ class AgentState:
     harness_unaware: dict[str, int] = field(default_factory=dict)
     # What the agent saw of each cached file since its last compaction (state/seen.py).
     seen: dict[str, Seen] = field(default_factory=dict)
-    # The attachments the core rendered at the last compaction (restore/files.py `Rendered`,
+    # The attachments the core rendered at the last compaction (restore/file_step.py `Rendered`,
     # by path): a file read back unchanged at the next one, restored the same way, is not
     # rendered again. A cache, not state: never stored, replaced (not changed) by each Compact.
     rendered: dict[str, RenderedFile] = field(default_factory=dict)

@@ -37,7 +37,7 @@ fn realpath(py: Python<'_>, path: PathBuf, base: Option<PathBuf>) -> Option<OsSt
     real.map(|v| OsStr::from_bytes(&v).to_owned())
 }
 
-/// Why a read was refused or failed (`readfile::ReadFailure`, named for `fileread.py`).
+/// Why a read was refused or failed (`readfile::ReadFailure`, named for `diskaccess.py`).
 #[pyclass(frozen, eq, eq_int, hash, module = "postcompact._core")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RefusalKind {

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from postcompact import fileread
+from postcompact import diskaccess
 from postcompact.config import StateUrl
 from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.errors import FailedPrecondition, ResourceExhausted, Unavailable
@@ -365,7 +365,7 @@ class SqlStore(abc.ABC):
         self.where = where  # the database as messages name it (a file, a redacted URL)
         self.max_bytes = max_bytes
         # What the start-up re-read of recorded contents refuses, as every read path does.
-        self.deny_globs = fileread.effective_deny_globs(deny_globs)
+        self.deny_globs = diskaccess.effective_deny_globs(deny_globs)
         self._depth = 0
         self._joined = _Joined(self)
         self._after_commit: list[Callable[[], None]] = []
