@@ -38,7 +38,7 @@ is kept with empty content and listed in `AgentState.unverified`, which makes it
 (ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read equality
 exception fail, so a file modified while the daemon was down is MODIFIED.
 
-Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `_*_of`
+Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `*_of`
 decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that does not parse, a
 relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
 missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
