@@ -3,8 +3,9 @@ difference between them, but for the defaults of the policy fields, which the po
 per profile (`restore/policy.py`, `Policy`).
 
 - `default`: postcompact's own rules (the design chapter's): ReadFile stores the read time, a
-  re-read of an unchanged range is the "unchanged" stub, an oversize file is cut to a head with a
-  marker, every attachment is user-placed and wrapped. Read state is carried over compaction and
+  re-read of an unchanged range is the "unchanged" stub, a file over the per-file cap is left out
+  and its budget goes to the files that fit (`oversize = skip`), every attachment is user-placed
+  and wrapped. Read state is carried over compaction and
   running background shells are reported, as in current Claude Code, because its users miss them.
 - `claude-code`: Claude Code as it ships today (2.1.336; docs/claude-code.md).
 - `claude-code-2.1.88`: the Claude Code snapshot postcompact was first built from.

@@ -33,8 +33,10 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
    as Claude Code's `validateContentTokens`) on the text as Claude Code attaches it. Either way
    the `\r` ending each line is removed. The core measures and cuts (rust_core/src/fileanswer.rs);
    this module says why, in each decision's detail. A file over the cap, or over
-   `max_file_size_bytes`, is
-   - TRUNCATE_HEAD (default): the longest head within the cap *including* the marker, cut back to
+   `max_file_size_bytes`, goes by the policy's `oversize` (the default profile's: SKIP; the
+   Claude Code profiles': REFERENCE):
+   - SKIP: left out (`OUTCOME_DROPPED_OVER_CAP`); its budget goes to the files that fit.
+   - TRUNCATE_HEAD: the longest head within the cap *including* the marker, cut back to
      a line boundary (a first line longer than the cap is cut inside the line), numbered as usual
      and followed by the marker (`{shown_lines}` of `{total_lines}`, Read with offset
      `{next_offset}`). A file over the size cap is read only up to `max_file_size_bytes`.
