@@ -25,6 +25,7 @@ PACKAGE = ROOT / "daemon" / "postcompact"
 BASE = (
     "postcompact.core",
     "postcompact.errors",
+    "postcompact.exitcodes",
     "postcompact.paths",
     "postcompact.state.model",
     "postcompact.state.store",

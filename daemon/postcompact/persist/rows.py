@@ -24,6 +24,7 @@ from postcompact.state import (
     InvokedSkill,
     Session,
 )
+from postcompact.state.model import MAX_ID_LEN, MAX_PATH_BYTES
 from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -37,9 +38,6 @@ log = logging.getLogger("postcompact.persist")
 # adds the rows whose session or agent is bad or not stored; the load moves what it finds to the
 # quarantine table, `state check` reports it.
 
-# As service.sessions checks what clients send: ids and paths (Linux's PATH_MAX).
-_MAX_ID_LEN = 256
-_MAX_PATH_BYTES = 4096
 _SHA256_BYTES = 32
 _ANNOUNCED = ("tools", "agent_types", "mcp", "sent_skills")
 _M = TypeVar("_M", bound=Message)
@@ -114,7 +112,7 @@ def _id(value: Any, what: str, *, allow_empty: bool = False) -> str:
     v = _str(value, what)
     if not v and not allow_empty:
         raise BadRow(f"{what} is empty")
-    if len(v) > _MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in v):
+    if len(v) > MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in v):
         raise BadRow(f"{what} {_show(v)} is not an id (at most 256 characters, none a control)")
     return v
 
@@ -125,8 +123,8 @@ def _abs_path(value: Any, what: str) -> str:
         raise BadRow(f"{what} contains a NUL byte")
     if not p.startswith("/"):
         raise BadRow(f"{what} is not an absolute path: {_show(p)}")
-    if len(p.encode()) > _MAX_PATH_BYTES:
-        raise BadRow(f"{what} is over the {_MAX_PATH_BYTES}-byte path limit")
+    if len(p.encode()) > MAX_PATH_BYTES:
+        raise BadRow(f"{what} is over the {MAX_PATH_BYTES}-byte path limit")
     return p
 
 

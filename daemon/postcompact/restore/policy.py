@@ -32,6 +32,7 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from postcompact import profiles, render
 from postcompact.core import ENCODINGS
 from postcompact.errors import InvalidArgument
+from postcompact.units import MIB
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = [
@@ -319,8 +320,7 @@ class PolicyField:
 
 
 def _size(n: int, unit: str) -> str:
-    mib = 1024 * 1024
-    return f" ({n // mib} MiB)" if unit == "bytes" and n >= mib and n % mib == 0 else ""
+    return f" ({n // MIB} MiB)" if unit == "bytes" and n >= MIB and n % MIB == 0 else ""
 
 
 def _rows() -> tuple[PolicyField, ...]:

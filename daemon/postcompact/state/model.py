@@ -18,6 +18,11 @@ from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
+# The longest session or agent id, in characters (none may hold a control character either), and
+# the longest path a session names or stores, in UTF-8 bytes (Linux's PATH_MAX): what a call may
+# send, what an imported transcript may hold, what a stored row may have.
+MAX_ID_LEN = 256
+MAX_PATH_BYTES = 4096
 
 
 def content_digest(content: bytes) -> bytes:
