@@ -340,7 +340,7 @@ class FileStep:
         a file read back unchanged keeps that very object as its seed's content, and when the
         last compaction restored it whole from it (`memo`), its attachment again.
 
-        Paths: the core opens each path as given without following any symlink (readfile.rs,
+        Paths: the core opens each path as given without following any symlink (diskread.rs,
         `open_resolved`): a canonical path under a root as given, not denied, is its own real
         path, inside the real root. Any other path is resolved and checked first
         (`diskaccess.resolve`: roots, deny globs), and one the core finds a symlink on ("changed")

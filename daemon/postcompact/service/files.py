@@ -703,7 +703,7 @@ def _answer(
     profiles that page; FailedPrecondition in Claude Code's words otherwise, or when not even
     the first line fits); FileReadError (or `diskaccess.WouldBlock`) when the read is refused.
 
-    The core opens `path` as it is, without following a symlink (readfile.rs `open_resolved`):
+    The core opens `path` as it is, without following a symlink (diskread.rs `open_resolved`):
     a canonical path under a root as given, and not denied (checked before), is then its own
     real path, inside the real root. Any other path, and one the core finds a symlink on
     ("changed"), is resolved and checked first (`diskaccess.resolve`)."""

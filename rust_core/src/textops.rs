@@ -1,4 +1,5 @@
-//! The data-heavy parts of rendering a Read result and of measuring a file's budget cost.
+//! The text operations a file's view is made of ([`crate::fileview`] renders with them): the
+//! data-heavy parts of a Read result and of measuring a file's budget cost.
 //!
 //! * [`number_lines`]: Claude Code's `addLineNumbers` — every line of the text, split on
 //!   `\r?\n`, as `{n}\t{line}`, joined by `"\n"`; `""` for `""`. The surrounding strings
