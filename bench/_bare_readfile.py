@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 import grpc
-from postcompact import core, fileread, render
+from postcompact import core, diskaccess, render
 from postcompact.config import DEFAULT_MAX_MESSAGE_BYTES
-from postcompact.persist import store
+from postcompact.persist import sqlstore
 from postcompact.persist.schema import open_checked
 from postcompact.restore.policy import Policy
 from postcompact.v1 import postcompact_pb2 as pb
@@ -38,7 +38,7 @@ def answer(path: str) -> tuple[bytes, int, int]:
     lines; ValueError when the core refuses it (the benchmark's file must be a small text)."""
     spec = core.ReadSpec(
         real=path,
-        binary_name=fileread.binary_name(path),
+        binary_name=diskaccess.binary_name(path),
         path=path,
         max_answer=DEFAULT_MAX_MESSAGE_BYTES,
     )
@@ -48,7 +48,7 @@ def answer(path: str) -> tuple[bytes, int, int]:
         malware=False,
         max_tokens=policy.max_read_tokens,
         max_bytes=policy.max_file_size_bytes,
-        sniff_bytes=fileread.SNIFF_BYTES,
+        sniff_bytes=diskaccess.SNIFF_BYTES,
         exact=False,
         encoding=policy.encoding,
         api_units=None,
@@ -79,7 +79,7 @@ class Record:
         self.seq += 1
         self.conn.execute("BEGIN")
         self.conn.execute(
-            store._MOVE_FILE,
+            sqlstore._MOVE_FILE,
             (self.seq, mtime_ms, mtime_ms, mtime_ms, 1, num_lines, 0, SESSION, AGENT, path),
         )
         self.conn.execute("COMMIT")

@@ -16,7 +16,7 @@ loop's thread) that the re-reads and the commit took inside the handler, in µs,
 The commit stays the reference it was when this floor was set: the agent's row and the session's
 activity time, every call (`reference_commit`). With `BENCH_FLOOR_COMMIT=store` it is the commit
 as the store writes it now (the activity time only once it is a second old:
-`persist.store.ACTIVITY_STEP_MS`), the floor's own gain, reported as a row of its own.
+`persist.sqlstore.ACTIVITY_STEP_MS`), the floor's own gain, reported as a row of its own.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import sys
 import time
 from collections.abc import Iterator
 
-from postcompact import _core, cli, fileread, server
-from postcompact.persist import store
+from postcompact import _core, cli, diskaccess, server
+from postcompact.persist import sqlstore
 from postcompact.v1 import postcompact_pb2 as pb
 
 from bench import _canned_compact
@@ -45,12 +45,12 @@ _spent: dict[str, list[int]] = {"reads": [], "commit": []}
 def reference_commit() -> Iterator[None]:
     """Every write stores the session's activity time, as every write did when the floor was
     set: its commit is the agent's row and the session's, each call."""
-    step = store.ACTIVITY_STEP_MS
-    store.ACTIVITY_STEP_MS = 0
+    step = sqlstore.ACTIVITY_STEP_MS
+    sqlstore.ACTIVITY_STEP_MS = 0
     try:
         yield
     finally:
-        store.ACTIVITY_STEP_MS = step
+        sqlstore.ACTIVITY_STEP_MS = step
 
 
 def _record(reads_ns: int, commit_ns: int) -> None:
@@ -70,7 +70,7 @@ async def _canned_with_io(
     t0 = time.thread_time_ns()
     for att in resp.attachments if _READS else ():
         if att.HasField("file"):
-            _core.read_whole(att.file.path, 1 << 20, fileread.SNIFF_BYTES)
+            _core.read_whole(att.file.path, 1 << 20, diskaccess.SNIFF_BYTES)
     t1 = time.thread_time_ns()
     if _COMMIT:
         with self.registry.mutate(s, a, room=None) as change:

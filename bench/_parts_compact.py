@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from postcompact import cli, core, server
-from postcompact.persist.store import SqlStore
+from postcompact.persist.sqlstore import SqlStore
 from postcompact.restore import pipeline
 
 _TIMES = os.environ.get("BENCH_PARTS_TIMES")

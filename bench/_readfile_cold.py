@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from postcompact.config import Config
-from postcompact.persist.store import SqliteStore
+from postcompact.persist.sqlstore import SqliteStore
 from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
 from postcompact.state.registry import Registry

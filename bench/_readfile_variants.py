@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from postcompact import _core, cli, core, fileread, render
+from postcompact import _core, cli, core, diskaccess, render
 from postcompact.paths import now_ms
-from postcompact.persist import store as sqlstore
+from postcompact.persist import sqlstore
 from postcompact.restore.policy import Policy
 from postcompact.service.files import FileService
 from postcompact.state.model import AgentState, Session
@@ -85,7 +85,7 @@ async def canned(self: FileService, req: pb.ReadFileRequest) -> pb.ReadFileRespo
         resp = _first["response"] = got
         return resp
     if VARIANT == "io":
-        _core.read_whole(resp.path, 1 << 20, fileread.SNIFF_BYTES)
+        _core.read_whole(resp.path, 1 << 20, diskaccess.SNIFF_BYTES)
         s, a = self.registry.agent(req.session_id, req.agent_id)
         with self.registry.mutate(s, a) as change:
             # The entry's row rewritten with a new timestamp, as a real re-read rewrites it.
@@ -107,7 +107,7 @@ def _least_plan() -> core.ReadPlan:
         malware=False,
         max_tokens=Policy().max_read_tokens,
         max_bytes=1 << 30,
-        sniff_bytes=fileread.SNIFF_BYTES,
+        sniff_bytes=diskaccess.SNIFF_BYTES,
         exact=False,
         encoding="o200k_base",
         api_units=None,
@@ -125,7 +125,7 @@ async def least(self: FileService, req: pb.ReadFileRequest) -> bytes | pb.ReadFi
         timestamp_ms=stamp,
         max_answer=self.config.max_message_bytes,
     )
-    got = core.read_file(spec, _least_plan(), inline_max=fileread.INLINE_READ_BYTES)
+    got = core.read_file(spec, _least_plan(), inline_max=diskaccess.INLINE_READ_BYTES)
     if not isinstance(got, core.ReadAnswer):  # a read the core does not answer: the real one does
         return await _real_read(self, req)
     wire, content, mtime_ns = got.wire, got.content, got.mtime_ns

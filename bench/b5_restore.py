@@ -68,7 +68,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import grpc
-from postcompact import _core, fileread
+from postcompact import _core, diskaccess
 from postcompact._core import FileState
 from postcompact.config import Config
 from postcompact.persist import SqliteStore
@@ -223,7 +223,7 @@ def _hot_floor(
 
     def reads() -> None:
         for p in paths:
-            _core.read_whole(str(p), 1 << 20, fileread.SNIFF_BYTES)
+            _core.read_whole(str(p), 1 << 20, diskaccess.SNIFF_BYTES)
 
     store = SqliteStore(tmp / "hot-floor.db", max_bytes=1 << 30)
     try:

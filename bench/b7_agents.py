@@ -78,7 +78,7 @@ EXPERIMENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 # Rust core modules whose Python entry points run in `py.detach` (rust_core/src/py): a sample
 # under one of them is GIL-free work on the loop thread.
-_CORE_FREE = re.compile(r"^_core::(readfile|render|fsutil|tokens)::")
+_CORE_FREE = re.compile(r"^_core::(diskread|textops|fsutil|tokens)::")
 _PY_FRAME = re.compile(r"\((\S+?\.py|<frozen [^>]+>):\d+\)$")
 _RPC_FRAME = re.compile(r"^Servicer\.(\w+) \(postcompact/server\.py")
 # py-spy's categories of a loop-thread sample, and whether that work holds the GIL.

@@ -4,6 +4,11 @@ Every module under daemon/postcompact is read (not imported) and each `import` /
 of a postcompact module, at any depth, is checked against the rules below: a module of a layer
 must not import from the packages that layer is forbidden. Exit 1 naming each offence as
 `path:line: <module> imports <module> (<rule>)`.
+
+It also refuses a module importing another module's private name (`from postcompact.x import
+_name`, relative imports alike): what modules share is public where it is defined, as
+`path:line: <module> imports <module>.<name> (a private name of another module)`. A private
+module (`postcompact._core`) is not a private name; the layer rules say who may import it.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ PACKAGE = ROOT / "daemon" / "postcompact"
 BASE = (
     "postcompact.core",
     "postcompact.errors",
+    "postcompact.exitcodes",
     "postcompact.paths",
     "postcompact.state.model",
     "postcompact.state.store",
     "postcompact.state.null",
     "postcompact.render",
-    "postcompact.fileread",
+    "postcompact.diskaccess",
     "postcompact.profiles",
     "postcompact.refusals",
     "postcompact.units",
@@ -74,7 +80,7 @@ RULES = (
             "postcompact.service",
             "postcompact.transcript",
             "postcompact.restore.pipeline",
-            "postcompact.restore.files",
+            "postcompact.restore.file_step",
             "postcompact.restore.catalog",
             "postcompact.restore.hooks",
             *TOP,
@@ -134,11 +140,7 @@ def imports(tree: ast.AST, here: str, is_package: bool) -> list[tuple[int, str]]
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: resolve against this module's package
-                pkg = here.split(".") if is_package else here.split(".")[:-1]
-                pkg = pkg[: len(pkg) - (node.level - 1)]
-                base = ".".join([*pkg, base] if base else pkg)
+            base = _imported_from(node, here, is_package)
             out.append((node.lineno, base))
             out += [(node.lineno, f"{base}.{a.name}") for a in node.names]
     return [(n, m) for n, m in out if m == "postcompact" or m.startswith("postcompact.")]
@@ -166,12 +168,61 @@ def offences(package: Path = PACKAGE) -> list[str]:
     return sorted(found)
 
 
+def private_imports(package: Path = PACKAGE) -> list[str]:
+    """Every `from <postcompact module> import _name` in the package at `package` whose `_name`
+    is not a module of its own, as `path:line: ...`."""
+    found: set[str] = set()
+    for path in sorted(package.rglob("*.py")):
+        if "v1" in path.relative_to(package).parts:  # generated code
+            continue
+        here = module_name(path, package)
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = _imported_from(node, here, path.name == "__init__.py")
+            if not (base == "postcompact" or base.startswith("postcompact.")):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                if _is_module(package, f"{base}.{name}"):
+                    continue
+                rel = path.relative_to(package.parent)
+                found.add(
+                    f"{rel}:{node.lineno}: {here} imports {base}.{name} "
+                    "(a private name of another module)"
+                )
+    return sorted(found)
+
+
+def _imported_from(node: ast.ImportFrom, here: str, is_package: bool) -> str:
+    base = node.module or ""
+    if node.level:  # relative: resolve against this module's package
+        pkg = here.split(".") if is_package else here.split(".")[:-1]
+        pkg = pkg[: len(pkg) - (node.level - 1)]
+        base = ".".join([*pkg, base] if base else pkg)
+    return base
+
+
+def _is_module(package: Path, module: str) -> bool:
+    """Whether `module` is a module or package under `package` (or the Rust core, `_core`)."""
+    if module == "postcompact._core":
+        return True
+    rel = Path(*module.split(".")[1:])
+    return (package / rel).with_suffix(".py").exists() or (package / rel / "__init__.py").exists()
+
+
 def main() -> int:
-    found = offences()
+    found = offences() + private_imports()
     for f in found:
         print(f)
     if found:
-        print(f"check_layers: {len(found)} import(s) across a layer", file=sys.stderr)
+        print(
+            f"check_layers: {len(found)} import(s) across a layer or of a private name",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

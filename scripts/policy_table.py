@@ -24,12 +24,12 @@ from typing import Any
 
 from postcompact import profiles
 from postcompact.restore.policy import FIELDS, PolicyField
+from postcompact.units import MIB
 from postcompact.v1 import postcompact_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES_MD = ROOT / "docs" / "profiles.md"
 CONFIG_PY = ROOT / "daemon" / "postcompact" / "config.py"
-MIB = 1024 * 1024
 # config.py's example: where a key's comment starts, and the longest line.
 COMMENT_COLUMN = 38
 WIDTH = 100

@@ -241,7 +241,8 @@ def truncate_batch(
     encoding: str = "o200k_base",
 ) -> list[str | bytes]: ...
 
-# --- render: number_lines, json_utf16_len, estimate_from_utf16_len (rust_core/src/py/py_render.rs)
+# --- textops: number_lines, json_utf16_len, estimate_from_utf16_len ---
+# (rust_core/src/py/py_textops.rs, textops.rs)
 #
 # The data-heavy part of a Read result and of a file's budget cost. `str` input is used as is
 # (lone surrogates raise UnicodeEncodeError where noted); `bytes` input is decoded like
@@ -293,7 +294,7 @@ class LineDiff:
 def line_diff(old: bytes, new: bytes) -> LineDiff:
     """The change from `old` to `new`, by lines; without the GIL from 64 KB of input on."""
 
-# --- fsutil: realpath, read_whole, read_range (rust_core/src/py/py_fsutil.rs, readfile.rs) ---
+# --- fsutil: realpath, read_whole, read_range (rust_core/src/py/py_fsutil.rs, diskread.rs) ---
 
 def realpath(path: str | PathLike[str], base: str | PathLike[str] | None = None) -> str | None:
     """os.path.realpath(path) for an absolute path; None where the caller must use Python's

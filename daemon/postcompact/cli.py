@@ -35,6 +35,7 @@ from postcompact import API_VERSION, __version__
 from postcompact.config import Config, ConfigError, load_config, socket_only, state_location
 from postcompact.errors import REASON_METADATA_KEY
 from postcompact.evaluation import commands as eval_commands
+from postcompact.exitcodes import EXIT_ALREADY_RUNNING, EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_USAGE
 from postcompact.lifecycle import (
     AlreadyRunning,
     InstanceLock,
@@ -44,13 +45,9 @@ from postcompact.lifecycle import (
     read_server_json,
 )
 from postcompact.transcript import commands as transcript_commands
+from postcompact.units import INT32_MAX
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pb_grpc
-
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_NOT_RUNNING = 3
-EXIT_ALREADY_RUNNING = 4
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -201,7 +198,7 @@ class Connection:
     def __init__(self, socket: Path):
         self.socket = socket
         # Any answer the daemon may send (its max_message_bytes is configurable up to 2 GiB).
-        options = [("grpc.max_receive_message_length", 2**31 - 1)]
+        options = [("grpc.max_receive_message_length", INT32_MAX)]
         self.channel = grpc.insecure_channel(f"unix://{socket}", options=options)
         self.stub = pb_grpc.PostcompactServiceStub(self.channel)
         self.health = health_pb2_grpc.HealthStub(self.channel)
@@ -281,16 +278,6 @@ def detached_log_file(cfg: Config) -> Path:
         f"daemon-{db.stem[len('state-') :]}.log" if db.stem.startswith("state-") else "daemon.log"
     )
     return db.parent / name
-
-
-def _first_error_line(text: str) -> str:
-    """The line of a failed start worth showing: the first `postcompact: ...` line, else the
-    last non-empty one (a traceback's exception)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith("postcompact:"):
-            return line
-    return lines[-1] if lines else ""
 
 
 def ensure_running(args: argparse.Namespace, cfg: Config, timeout: float = 10.0) -> bool:

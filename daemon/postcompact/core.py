@@ -7,6 +7,7 @@ contract (stubtest checks it against the built module).
 from __future__ import annotations
 
 from postcompact._core import (
+    ENCODINGS,
     Charge,
     Decision,
     FileOutcome,
@@ -56,6 +57,7 @@ from postcompact._core import (
 )
 
 __all__ = [
+    "ENCODINGS",
     "Charge",
     "Decision",
     "FileOutcome",

@@ -3,8 +3,9 @@ difference between them, but for the defaults of the policy fields, which the po
 per profile (`restore/policy.py`, `Policy`).
 
 - `default`: postcompact's own rules (the design chapter's): ReadFile stores the read time, a
-  re-read of an unchanged range is the "unchanged" stub, an oversize file is cut to a head with a
-  marker, every attachment is user-placed and wrapped. Read state is carried over compaction and
+  re-read of an unchanged range is the "unchanged" stub, a file over the per-file cap is left out
+  and its budget goes to the files that fit (`oversize = skip`), every attachment is user-placed
+  and wrapped. Read state is carried over compaction and
   running background shells are reported, as in current Claude Code, because its users miss them.
 - `claude-code`: Claude Code as it ships today (2.1.336; docs/claude-code.md).
 - `claude-code-2.1.88`: the Claude Code snapshot postcompact was first built from.
@@ -49,15 +50,15 @@ class Rules:
     skip_parent_task: bool
     # A file restored as a too-large note stays a candidate at the next compaction.
     references_stay_candidates: bool
-    # Claude Code 2.1.333 on (restore/files.py, `saved_result`): a saved tool result (a file of a
-    # `tool-results` folder, any case) is never restored whole; one under Claude Code's projects
+    # Claude Code 2.1.333 on (restore/file_step.py, `saved_result`): a saved tool result (a file of
+    # a `tool-results` folder, any case) is never restored whole; one under Claude Code's projects
     # folder whose name starts neither `artifact-` nor `project-file-` is named in a too-large
     # note after the ranked files (up to `max_files` more, newest first, within the file
     # budget); every saved result stays a candidate at the next compaction. Else only
     # `tool-results/artifact-*` is left out, in every profile.
     saved_result_notes: bool
     # Claude Code 2.1.333 on: files under the upload and download folders and paths through an
-    # `artifact-files` folder are never restored (restore/files.py, `upload_or_download`).
+    # `artifact-files` folder are never restored (restore/file_step.py, `upload_or_download`).
     uploads_excluded: bool
     # CheckStale's write-command markers include `sed -i` / `gsed -i`.
     sed_markers: bool

@@ -1,7 +1,7 @@
 """What each read refusal becomes, in one table: the error a ReadFile answers, and the decision
 outcome a restoration records (docs/security.md, docs/clients.md's errors table).
 
-`fileread` refuses with a kind (`FileReadError.kind`); a ReadFile call turns it into its domain
+`diskaccess` refuses with a kind (`FileReadError.kind`); a ReadFile call turns it into its domain
 error (`read_error`), a Compact's re-read into the outcome of that file's decision
 (`read_outcome`). Every kind has its row; the test checks none is missing.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from postcompact.diskaccess import FileReadError, FileReadErrorKind
 from postcompact.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -18,7 +19,6 @@ from postcompact.errors import (
     PostcompactError,
     ResourceExhausted,
 )
-from postcompact.fileread import FileReadError, FileReadErrorKind
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["REFUSALS", "Refusal", "read_error", "read_outcome"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from postcompact import fileread
+from postcompact import diskaccess
 from postcompact.config import Config
 from postcompact.restore.hooks import HookSpec
 from postcompact.restore.policy import Policy, resolve_policy, validate_policy
@@ -46,7 +46,7 @@ class Settings:
         return Settings(
             config=config,
             policy=policy,
-            deny_globs=fileread.effective_deny_globs(config.deny_globs),
+            deny_globs=diskaccess.effective_deny_globs(config.deny_globs),
             hooks=tuple(HookSpec(h.command, h.timeout_s) for h in config.hooks),
         )
 

@@ -8,7 +8,7 @@
 //! is what the daemon decides around a file: which files, their paths checked and resolved
 //! (roots, deny globs, symlinks), the budget, the decisions' words, the cache entries.
 //!
-//! Restoration measures a file as the daemon's profiles do (`restore/files.py`):
+//! Restoration measures a file as the daemon's profiles do (`restore/file_step.py`):
 //!
 //! - a range, and under the default profile (`cap_rendered`) any file, is capped as the model
 //!   sees it: the rough estimate of its blocks (the attachment's `tokens`), and with the exact
@@ -22,6 +22,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use crate::diskread::{self, Limits, Range, ReadFailure, Whole};
 use crate::fileview::{attached_text, truncation_marker, Blocks, Body, Counted, FileTemplates};
 use crate::pbwire::fields::{
     attachment as att, attachment_kind, compact_response, file_attachment as fa, oversize_policy,
@@ -31,9 +32,8 @@ use crate::pbwire::{
     bytes_field_len, message_field_len, put_bool, put_bytes, put_len, put_uint, signed,
     uint_field_len,
 };
-use crate::readfile::{self, Limits, Range, ReadFailure, Whole};
-use crate::render;
 use crate::template::Template;
+use crate::textops;
 use crate::tokens::{self, estimate_from_units, utf16_len, Counter};
 use crate::truncate::{self, Cut};
 
@@ -297,7 +297,7 @@ impl From<Whole> for Read {
     }
 }
 
-/// Lines `[first, first + limit)` as `readfile::read_range` reads them (the last one without
+/// Lines `[first, first + limit)` as `diskread::read_range` reads them (the last one without
 /// its line end when the range ends before the file does), from one whole read when the range
 /// starts at line 1 and the file is within the byte cap.
 fn read_span(
@@ -307,7 +307,7 @@ fn read_span(
     limit: Option<u64>,
 ) -> Result<Read, ReadFailure> {
     if let (true, Some(n)) = (first <= 1, limit) {
-        match readfile::read_whole(real, limits) {
+        match diskread::read_whole(real, limits) {
             Ok(w) => return Ok(head_lines_of(w.into(), n)),
             Err(ReadFailure::TooLarge(_) | ReadFailure::Grew) => {}
             Err(e) => return Err(e),
@@ -323,7 +323,7 @@ fn read_span(
         max_bytes: u64::MAX,
         ..limits
     };
-    let r = readfile::read_range(real, limits, range)?;
+    let r = diskread::read_range(real, limits, range)?;
     Ok(Read {
         data: r.data,
         mtime_ns: r.mtime_ns,
@@ -398,7 +398,7 @@ pub fn restore_file(
             return Ok(Restored::File(done.with_seed(r.data)));
         }
     }
-    let (r, over_size) = match readfile::read_whole(spec.real, limits) {
+    let (r, over_size) = match diskread::read_whole(spec.real, limits) {
         Ok(w) => (Read::from(w), false),
         Err(ReadFailure::TooLarge(_) | ReadFailure::Grew) => {
             if plan.oversize == oversize_policy::REFERENCE || plan.oversize == oversize_policy::SKIP
@@ -427,7 +427,7 @@ pub fn restore_file(
                 max_bytes: u64::MAX,
                 ..limits
             };
-            let h = readfile::read_range(spec.real, unbounded, range)?;
+            let h = diskread::read_range(spec.real, unbounded, range)?;
             let r = Read {
                 data: h.data,
                 mtime_ns: h.mtime_ns,
@@ -490,7 +490,7 @@ struct Built<'t> {
 }
 
 impl<'a, 'p> Ctx<'a, 'p> {
-    /// `restore/files.py`'s attachment of `text` (lines `first`.. of the file): with a marker,
+    /// `restore/file_step.py`'s attachment of `text` (lines `first`.. of the file): with a marker,
     /// `limit` lines of it; `limit` is the entry's (and a range's Read call's).
     fn build<'t>(&self, text: &'t str, marker: String, limit: Option<u64>) -> Built<'t>
     where
@@ -522,7 +522,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
     {
         let truncated = !marker.is_empty();
         let json_units =
-            (render::json_utf16_len(text) + render::json_utf16_len(&marker) - 2) as u64;
+            (textops::json_utf16_len(text) + textops::json_utf16_len(&marker) - 2) as u64;
         let read_limit = if self.first > 1 { limit } else { None };
         let blocks = Blocks::counted(
             self.plan.templates,
@@ -743,7 +743,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
             FileOutcome::Restored
         };
         let seed_len = if b.truncated {
-            render::head_bytes(&r.data, b.text)
+            textops::head_bytes(&r.data, b.text)
         } else {
             r.data.len()
         };
@@ -845,7 +845,7 @@ pub struct ReadSpec<'a> {
     pub limit: Option<u64>,
     /// The entry's timestamp; `None`: the file's mtime in milliseconds.
     pub timestamp_ms: Option<i64>,
-    /// Refuse an answer that would take more bytes than this (`readfile::answer_bytes`).
+    /// Refuse an answer that would take more bytes than this (`diskread::answer_bytes`).
     pub max_answer: Option<u64>,
 }
 
@@ -879,10 +879,10 @@ pub fn read_file(spec: &ReadSpec<'_>, plan: &ReadPlan<'_>) -> Result<ReadOutcome
     };
     let whole = spec.start <= 1 && spec.limit.is_none();
     let (mut data, mtime_ns, total, mut num_lines) = if whole {
-        let w = readfile::read_whole(spec.real, limits)?;
+        let w = diskread::read_whole(spec.real, limits)?;
         let total = w.total_lines as u64;
         if let Some(max) = spec.max_answer {
-            let need = readfile::answer_bytes(w.data.len() as u64, total, 1);
+            let need = diskread::answer_bytes(w.data.len() as u64, total, 1);
             if need > max {
                 return Err(ReadFailure::AnswerTooLarge(need));
             }
@@ -899,7 +899,7 @@ pub fn read_file(spec: &ReadSpec<'_>, plan: &ReadPlan<'_>) -> Result<ReadOutcome
             max_bytes: u64::MAX,
             ..limits
         };
-        let r = readfile::read_range(spec.real, limits, range)?;
+        let r = diskread::read_range(spec.real, limits, range)?;
         (r.data, r.mtime_ns, r.total_lines, r.num_lines)
     };
     let start = spec.start.max(1);
@@ -912,7 +912,7 @@ pub fn read_file(spec: &ReadSpec<'_>, plan: &ReadPlan<'_>) -> Result<ReadOutcome
             counter: plan.counter,
             ext: file_ext(spec.path),
         };
-        let text = render::lossy(&data);
+        let text = textops::lossy(&data);
         let units = utf16_len(&text);
         let tokens = meter.file_tokens_of(&text, units, plan.cap, plan.api_units);
         if tokens as i64 <= plan.cap {
@@ -942,7 +942,7 @@ pub fn read_file(spec: &ReadSpec<'_>, plan: &ReadPlan<'_>) -> Result<ReadOutcome
         }
     }
     let partial = paged;
-    let text = render::lossy(&data);
+    let text = textops::lossy(&data);
     if counts.is_none() && !data.is_empty() {
         // The lines read (a range's, a page's) are its `\n`s + 1.
         let lines = num_lines as usize;

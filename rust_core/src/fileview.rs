@@ -9,8 +9,8 @@
 
 use std::borrow::Cow;
 
-use crate::render;
 use crate::template::{number, Piece, Template};
+use crate::textops;
 use crate::tokens::utf16_len;
 
 /// The templates of a file's blocks (the `render.Templates` fields of the same names).
@@ -93,9 +93,9 @@ impl FileTemplates {
     /// path, and the range's offset and limit when given), escaped, wrapped.
     pub fn call_block(&self, path: &str, offset: Option<u64>, limit: Option<u64>) -> String {
         let mut json = String::from("{");
-        render::json_quote(&mut json, &self.path_key);
+        textops::json_quote(&mut json, &self.path_key);
         json.push(':');
-        render::json_quote(&mut json, path);
+        textops::json_quote(&mut json, path);
         if let Some(offset) = offset {
             json.push_str(",\"offset\":");
             number(&mut json, offset);
@@ -110,7 +110,7 @@ impl FileTemplates {
                 out.push_str(&json)
             }
         });
-        let call = render::escape_reminder_tags(&call, false).unwrap_or(call);
+        let call = textops::escape_reminder_tags(&call, false).unwrap_or(call);
         self.wrap(&call)
     }
 
@@ -118,7 +118,7 @@ impl FileTemplates {
     pub fn note_block(&self, path: &str) -> String {
         let note = self.escaped_note.render(|name, out| {
             if name == "path" {
-                render::note_path(out, path)
+                textops::note_path(out, path)
             }
         });
         self.wrap(&note)
@@ -171,7 +171,7 @@ impl FileTemplates {
 /// rendered, the path made safe for a note.
 pub fn truncation_marker(marker: &Template, path: &str, shown_lines: u64, total: u64) -> String {
     marker.render(|name, out| match name {
-        "path" => render::note_path(out, path),
+        "path" => textops::note_path(out, path),
         "shown_lines" => number(out, shown_lines),
         "total_lines" => number(out, total),
         "next_offset" => number(out, shown_lines + 1),
@@ -260,11 +260,11 @@ impl<'a> Body<'a> {
         debug_assert_eq!(lines, crate::scan::count_newlines(text.as_bytes()) + 1);
         let units = counts.map_or_else(|| utf16_len(text), |c| c.units);
         debug_assert_eq!(units, utf16_len(text));
-        let numbered_len = render::numbered_len_counted(text, start_line, lines);
+        let numbered_len = textops::numbered_len_counted(text, start_line, lines);
         // What numbering adds (digits, tabs) and removes (a `\r` before a `\n`) is ASCII.
         let numbered_units = units + numbered_len - text.len();
-        let escaped = if escape && render::closing_tags_by_line(text) > 0 {
-            render::escape_reminder_tags(&render::number_lines(text, start_line as i64), false)
+        let escaped = if escape && textops::closing_tags_by_line(text) > 0 {
+            textops::escape_reminder_tags(&textops::number_lines(text, start_line as i64), false)
         } else {
             None
         };
@@ -338,7 +338,7 @@ impl<'a> Body<'a> {
             } => {
                 match escaped {
                     Some(e) => out.extend_from_slice(e.as_bytes()),
-                    None => render::number_lines_hinted(text, *first as i64, *lines, out),
+                    None => textops::number_lines_hinted(text, *first as i64, *lines, out),
                 }
                 out.extend_from_slice(marker.as_bytes());
                 out.extend_from_slice(malware.as_bytes());
@@ -346,7 +346,7 @@ impl<'a> Body<'a> {
         }
     }
 
-    /// The room [`Body::write`] may use past what it writes (see `render::numbering_room`).
+    /// The room [`Body::write`] may use past what it writes (see `textops::numbering_room`).
     pub fn room(&self) -> usize {
         match self {
             Body::Text {
@@ -355,7 +355,7 @@ impl<'a> Body<'a> {
                 lines,
                 escaped: None,
                 ..
-            } => render::numbering_room(text.len(), *first, *lines),
+            } => textops::numbering_room(text.len(), *first, *lines),
             _ => self.len(),
         }
     }
@@ -486,9 +486,9 @@ impl<'a> Blocks<'a> {
 
 /// `Cow` of a decoded file's text as attached: each line's ending `\r` removed.
 pub fn attached_text(data: &[u8]) -> Cow<'_, str> {
-    match render::lossy(data) {
-        Cow::Borrowed(text) => render::strip_cr(text),
-        Cow::Owned(text) => match render::strip_cr(&text) {
+    match textops::lossy(data) {
+        Cow::Borrowed(text) => textops::strip_cr(text),
+        Cow::Owned(text) => match textops::strip_cr(&text) {
             Cow::Borrowed(_) => Cow::Owned(text),
             Cow::Owned(stripped) => Cow::Owned(stripped),
         },

@@ -10,11 +10,11 @@
 //!   ([`bpe_engine`]); truncation to a token budget ([`truncate`]); the worker threads the batch
 //!   calls share ([`pool`]).
 //! - Files: the daemon's reads, whole or a line range, symlink-safe, inline when the page cache
-//!   has them ([`readfile`]); byte scans over their contents, line counts and line ends
+//!   has them ([`diskread`]); byte scans over their contents, line counts and line ends
 //!   ([`scan`]); `realpath` without the interpreter ([`fsutil`]); what a write changed, by lines
 //!   ([`linediff`]).
 //! - The one renderer of a file as the model sees it ([`fileview`]), over the daemon's parsed
-//!   templates ([`template`]) and the text helpers of [`render`] (the Read result's numbering,
+//!   templates ([`template`]) and the text helpers of [`textops`] (the Read result's numbering,
 //!   the reminder-tag escape, JSON lengths).
 //! - Answers as protobuf bytes, written with that renderer: a restored file's attachment and a
 //!   ReadFile answer, read and rendered in one pass ([`fileanswer`]); the tail of a
@@ -26,6 +26,7 @@
 
 pub mod bpe_engine;
 pub mod compactwire;
+pub mod diskread;
 pub mod exclusive;
 pub mod fileanswer;
 pub mod filestate;
@@ -37,10 +38,9 @@ pub mod path;
 pub mod pbwire;
 pub mod pool;
 pub mod pretok;
-pub mod readfile;
-pub mod render;
 pub mod scan;
 pub mod template;
+pub mod textops;
 pub mod tokens;
 pub mod truncate;
 

@@ -38,9 +38,9 @@ def rpc(name: str, *leaf: str) -> list[str]:
         (
             rpc(
                 "ReadFile",
-                "read_text (postcompact/fileread.py:311)",
+                "read_text (postcompact/diskaccess.py:311)",
                 f"_core::py::py_fsutil::__pyfunction_read_whole::h27e04e95fe7d203e {CORE}",
-                f"_core::readfile::Io::read::h9cd237c36dab2a44 {CORE}",
+                f"_core::diskread::Io::read::h9cd237c36dab2a44 {CORE}",
             ),
             "Rust core, GIL released (reads, numbering, realpath, token counts)",
         ),
@@ -51,7 +51,7 @@ def rpc(name: str, *leaf: str) -> list[str]:
         (
             rpc(
                 "RecordWrite",
-                "SqliteStore.tx (postcompact/persist/store.py:227)",
+                "SqliteStore.tx (postcompact/persist/sqlstore.py:227)",
                 "_pysqlite_query_execute (cursor.c:850)",
                 "stmt_step (cursor.c:520)",
                 "0x7f01 (libsqlite3.so.0.8.6)",
@@ -105,7 +105,7 @@ def test_rpc_of() -> None:
 
 def test_profile_counts_only_the_loop_thread(tmp_path: Path) -> None:
     worker = ["thread (101): postcompact-worker_0", "_worker (concurrent/futures/thread.py:81)"]
-    free = rpc("ReadFile", f"_core::render::number_lines::h3 {CORE}")
+    free = rpc("ReadFile", f"_core::textops::number_lines::h3 {CORE}")
     held = rpc("ReadFile", "resolve_path (postcompact/service/files.py:124)")
     raw = tmp_path / "raw.txt"
     raw.write_text(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing
 
-from postcompact.fileread import FileReadError, FileReadErrorKind
+from postcompact.diskaccess import FileReadError, FileReadErrorKind
 from postcompact.refusals import REFUSALS, read_error, read_outcome
 from postcompact.v1 import postcompact_pb2 as pb
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from postcompact import _core, fileread, render
+from postcompact import _core, diskaccess, render
 
 _LINE_SPLIT = re.compile(r"\r?\n")
 
@@ -173,7 +173,7 @@ def test_realpath_matches_python(tmp_path: Path) -> None:
         assert _core.realpath(p) == os.path.realpath(p), rel
     for p in ("/", "//", "///x/..", "/..", "/tmp/../tmp"):
         assert _core.realpath(p) == os.path.realpath(p), p
-    scope = fileread.ReadScope.of([str(tmp_path)])
+    scope = diskaccess.ReadScope.of([str(tmp_path)])
     for rel in [*cases, "loop1", "loop1/x", "a/b/f.txt", "a/rel"]:
         p = os.path.normpath(os.path.join(str(tmp_path), rel))
         assert scope.realpath(p) == os.path.realpath(p), rel

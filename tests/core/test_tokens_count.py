@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from postcompact import _core, tokens
+from postcompact import _core
 
 from bench import corpus
 from tests._tiktoken_offline import ENCODINGS, load_encoding
+from tests.core import token_facade as tokens
 
 Counter = Callable[[str], int]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from postcompact import _core, tokens
+from postcompact import _core
+
+from tests.core import token_facade as tokens
 
 
 def js_length(text: str) -> int:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from postcompact import _core, tokens
+from postcompact import _core
+
+from tests.core import token_facade as tokens
 
 SKILL_MARKER = (
     "\n\n[... skill content truncated for compaction; "

@@ -2,7 +2,7 @@
 both stores.
 
 The daemon changes memory, then writes; when the write fails the call fails, the transaction is
-rolled back and the session is re-read from the database (persist/store.py, `Registry.resync`). The
+rolled back and the session re-read from the database (persist/sqlstore.py, `Registry.resync`). The
 failure here is real (`State.writes_fail`): with SQLite the daemon's RLIMIT_FSIZE is lowered to 0,
 so SQLite's next write to its WAL fails with EFBIG (an I/O error), as on a disk that refuses
 writes; with PostgreSQL the server itself refuses every write to the state's tables with an I/O

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from postcompact import _core, profiles, render
 from postcompact.config import Config
 from postcompact.errors import FailedPrecondition
-from postcompact.restore import files as restore_files_module
+from postcompact.restore import file_step as restore_files_module
 from postcompact.restore.context import CompactContext
 from postcompact.restore.pipeline import run_compact
 from postcompact.restore.policy import profile_policy

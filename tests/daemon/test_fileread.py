@@ -1,4 +1,4 @@
-"""fileread.read_text: refusals (binary, device, directory, symlink escape, deny globs, size) and
+"""diskaccess.read_text: refusals (binary, device, directory, symlink escape, deny globs, size) and
 ranges."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from postcompact import fileread
-from postcompact.fileread import DEFAULT_DENY_GLOBS, FileReadError, TextFile, read_text
+from postcompact import diskaccess
+from postcompact.diskaccess import DEFAULT_DENY_GLOBS, FileReadError, TextFile, read_text
 
 from tests.daemon.conftest import evict_from_page_cache
 
@@ -168,8 +168,8 @@ def test_inline_read_equals_the_blocking_read(tmp_path: Path, kw: dict[str, int]
 
 def test_inline_read_refuses_what_would_block(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
-    big.write_bytes(b"x\n" * (fileread.INLINE_READ_BYTES // 2 + 1))  # over the inline size
-    with pytest.raises(fileread.WouldBlock):
+    big.write_bytes(b"x\n" * (diskaccess.INLINE_READ_BYTES // 2 + 1))  # over the inline size
+    with pytest.raises(diskaccess.WouldBlock):
         _read(big, tmp_path, max_bytes=10**7, inline=True)
     assert _read(big, tmp_path, max_bytes=10**7).size == big.stat().st_size
 
@@ -186,7 +186,7 @@ def test_inline_read_refuses_what_would_block(tmp_path: Path) -> None:
         os.close(probe)
     if cached:
         pytest.skip("this filesystem kept the evicted pages (no page-cache-only miss to test)")
-    with pytest.raises(fileread.WouldBlock):
+    with pytest.raises(diskaccess.WouldBlock):
         _read(cold, tmp_path, max_bytes=10**6, inline=True)
     assert _read(cold, tmp_path, max_bytes=10**6).content == b"cold line\n" * 4000
 
@@ -195,7 +195,7 @@ async def test_off_loop_falls_back_to_a_worker_thread(tmp_path: Path) -> None:
     import threading
 
     big = tmp_path / "big.txt"
-    big.write_bytes(b"y\n" * fileread.INLINE_READ_BYTES)
+    big.write_bytes(b"y\n" * diskaccess.INLINE_READ_BYTES)
     small = tmp_path / "small.txt"
     small.write_bytes(b"z\n")
     loop_thread = threading.get_ident()
@@ -208,9 +208,9 @@ async def test_off_loop_falls_back_to_a_worker_thread(tmp_path: Path) -> None:
 
         return read
 
-    assert (await fileread.off_loop(reader(small, "small"))).content == b"z\n"
+    assert (await diskaccess.off_loop(reader(small, "small"))).content == b"z\n"
     assert threads["small"] == [(True, loop_thread)]
-    assert (await fileread.off_loop(reader(big, "big"))).size == big.stat().st_size
+    assert (await diskaccess.off_loop(reader(big, "big"))).size == big.stat().st_size
     (first, on_loop), (second, worker) = threads["big"]
     assert (first, on_loop, second) == (True, loop_thread, False)
     assert worker != loop_thread

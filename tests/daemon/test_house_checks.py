@@ -156,6 +156,36 @@ def test_the_restoration_reserves_no_answer_bytes(tmp_path: Path) -> None:
     }
 
 
+def test_a_private_name_imported_from_another_module_is_named(tmp_path: Path) -> None:
+    layers = _script("check_layers")
+    package = (
+        _tree(
+            tmp_path,
+            {
+                "postcompact/__init__.py": "",
+                "postcompact/core.py": "from postcompact import _core\n",
+                "postcompact/persist/__init__.py": "from postcompact.persist import _helpers\n",
+                "postcompact/persist/_helpers.py": "",
+                "postcompact/persist/schema.py": "_KEYS = {}\nCOLUMNS = {}\n",
+                "postcompact/persist/rows.py": (
+                    "from postcompact.persist.schema import _KEYS, COLUMNS\n"
+                    "from .schema import _KEYS as keys\n"
+                    "from os import _exit\n"
+                    "from postcompact.persist.schema import __doc__\n"
+                ),
+            },
+        )
+        / "postcompact"
+    )
+    found = layers.private_imports(package)
+    assert found == [
+        "postcompact/persist/rows.py:1: postcompact.persist.rows imports "
+        "postcompact.persist.schema._KEYS (a private name of another module)",
+        "postcompact/persist/rows.py:2: postcompact.persist.rows imports "
+        "postcompact.persist.schema._KEYS (a private name of another module)",
+    ]
+
+
 def test_a_citation_of_a_missing_document_or_section_fails(tmp_path: Path) -> None:
     cite = _script("check_citations")
     # The section sign is spelled out here, or this file would cite what it shows failing.

@@ -99,7 +99,7 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         seen.append(content)
         return real(content)
 
-    monkeypatch.setattr(persist.store, "content_digest", spy)  # where the store hashes
+    monkeypatch.setattr(persist.sqlstore, "content_digest", spy)  # where the store hashes
     return seen
 
 
@@ -274,7 +274,7 @@ async def test_a_read_is_stored_by_its_one_statement_and_a_failed_one_changes_no
     store's error, the row and the agent's entry stay what they were (the registry re-reads
     them, the content verified against the stored hash as at start-up), and the next read
     answers the whole file again, not the "unchanged" stub."""
-    monkeypatch.setattr(persist.store, "ACTIVITY_STEP_MS", 3_600_000)
+    monkeypatch.setattr(persist.sqlstore, "ACTIVITY_STEP_MS", 3_600_000)
     service = FileService(world.reg, world.reg.config)
     path = world.file("a.txt", "one\n")
     req = pb.ReadFileRequest(session_id="s", path=path)
@@ -328,7 +328,7 @@ def test_writes_store_the_activity_time_once_it_is_a_step_old_and_the_flush_stor
     """A write stores the session's activity time with its rows only when the stored one is
     `ACTIVITY_STEP_MS` or more older (else the time waits for the sweep's flush, which stores
     it exactly); a write with nothing else to store does not open a transaction for it."""
-    step = persist.store.ACTIVITY_STEP_MS
+    step = persist.sqlstore.ACTIVITY_STEP_MS
 
     def stored() -> int:
         conn = sqlite3.connect(world.db)

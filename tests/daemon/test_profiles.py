@@ -149,7 +149,7 @@ async def test_cr_is_not_counted_and_not_attached(cc: World) -> None:
 
 
 def test_payload_cost_under_claude_code_whole_message_under_2_1_88() -> None:
-    from postcompact.restore.files import attachment_cost
+    from postcompact.restore.file_step import attachment_cost
 
     payload = {"type": "compact_file_reference", "filename": "/p/x.ts", "displayPath": "x.ts"}
     message = {

@@ -1,4 +1,4 @@
-"""Compact's re-seed keeps the restored rank order (restore/files.py, step 6).
+"""Compact's re-seed keeps the restored rank order (restore/file_step.py, step 6).
 
 Two successive compactions with no reads in between restore the same files in the same order —
 under the default profile (one read time for the whole batch) and under claude-code (the files'

@@ -888,8 +888,8 @@ async def test_where_rereads_run(
     back in rank order every time."""
     import threading
 
-    from postcompact import fileread
-    from postcompact.restore import files as restore_files
+    from postcompact import diskaccess
+    from postcompact.restore import file_step as restore_files
 
     loop_thread = threading.get_ident()
     seen: list[tuple[bool, int]] = []
@@ -906,7 +906,7 @@ async def test_where_rereads_run(
     ) -> object:
         seen.append((inline, threading.get_ident()))
         if inline and blocks:
-            raise fileread.WouldBlock  # as a page-cache miss would
+            raise diskaccess.WouldBlock  # as a page-cache miss would
         # Hold the thread a moment so that concurrent batches cannot reuse one pool thread.
         threading.Event().wait(0.05)
         return original(self, ranked, read_at, previous, inline=inline, spans=spans, held=held)
@@ -935,8 +935,8 @@ async def test_where_rereads_run(
 async def test_changed_contents_are_hashed_only_for_a_state_database(
     world: World, hashing: bool
 ) -> None:
-    """A re-read whose content changed gets its SHA-256 for the store (persist/store.py), unless the
-    daemon keeps no state on disk; an unchanged one is never hashed."""
+    """A re-read whose content changed gets its SHA-256 for the store (persist/sqlstore.py), unless
+    the daemon keeps no state on disk; an unchanged one is never hashed."""
     import hashlib
 
     changed = world.read(world.write("changed.txt", "old\n"), ts=10)

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from postcompact.restore.files import saved_result, upload_or_download
+from postcompact.restore.file_step import saved_result, upload_or_download
 from postcompact.transcript.parse import FileRead, ModeChanged, TranscriptError, parse
 from postcompact.transcript.replay import BoundaryResult, replay
 from postcompact.v1 import postcompact_pb2 as pb

@@ -40,8 +40,8 @@ type Profile int32
 
 const (
 	Profile_PROFILE_UNSPECIFIED Profile = 0 // the daemon's default (PROFILE_DEFAULT unless configured)
-	// postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
-	// with a marker, everything user-placed and wrapped.
+	// postcompact's own: read-time timestamps, the "unchanged" stub, a file over the per-file cap
+	// left out (its budget goes to the files that fit), everything user-placed and wrapped.
 	Profile_PROFILE_DEFAULT Profile = 1
 	// Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
 	// notes for oversize files, no "unchanged" stub, read state carried over compaction, restored

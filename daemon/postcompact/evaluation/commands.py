@@ -14,12 +14,11 @@ from postcompact.evaluation.corpus import TranscriptFile, transcript_files
 from postcompact.evaluation.policies import BASELINE, FAMILIES, NAMED, Policy, parse_policy
 from postcompact.evaluation.policies import configurations as family_configurations
 from postcompact.evaluation.run import Evaluation, InputError, evaluate, load
+from postcompact.exitcodes import EXIT_FAILURE, EXIT_USAGE
 from postcompact.transcript.replay import cleanup_on_sigterm
 
 __all__ = ["add_parser", "cmd_eval"]
 
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 DEFAULT_WINDOW = 30
 SHORT_WINDOW = 10
 DEFAULT_WORKERS = 2

@@ -36,12 +36,12 @@ from postcompact.transcript.parse import (
     Record,
     Transcript,
 )
+from postcompact.units import DAY_MS
 
 __all__ = ["Point", "Touch", "points"]
 
 EDIT_TOOLS = ("Edit", "MultiEdit")
 WRITE_TOOLS = ("Write", "NotebookEdit")
-DAY_MS = 86_400_000
 
 TouchKind = Literal["read", "edit", "write"]
 

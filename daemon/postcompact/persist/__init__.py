@@ -38,7 +38,7 @@ is kept with empty content and listed in `AgentState.unverified`, which makes it
 (ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read equality
 exception fail, so a file modified while the daemon was down is MODIFIED.
 
-Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `_*_of`
+Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `*_of`
 decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that does not parse, a
 relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
 missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
@@ -55,7 +55,7 @@ The package, one module per job: `place` (where the database lives, `StateError`
 (tables, migrations, opening checked, the instance lock), `sql` (the connection interface both
 databases are used through), `verify` (content hashes checked against disk at load), `rows` (the
 row checks shared by the load and `state check`), `jsontext` (the JSON text of an agent row's
-small columns, without `json.dumps`' per-call set-up), `store` (`SqlStore`, `SqliteStore`, the
+small columns, without `json.dumps`' per-call set-up), `sqlstore` (`SqlStore`, `SqliteStore`, the
 codecs of what they write, `open_store`: the one place the store is chosen), `postgres` (the
 PostgreSQL store, its connection, schema and `state check`; imported only when used) and `admin`
 (`state check`, `state reset`).
@@ -67,7 +67,7 @@ from postcompact.persist.admin import CheckResult, check_db, check_rows, reset_d
 from postcompact.persist.place import STATE_DB_NAME, StateError, default_state_dir, state_db_path
 from postcompact.persist.rows import BadRow, RowProblem, scan_rows
 from postcompact.persist.schema import MIGRATIONS, SCHEMA_VERSION, connect, migrate, open_checked
-from postcompact.persist.store import LoadReport, SqliteStore, SqlStore, open_store
+from postcompact.persist.sqlstore import LoadReport, SqliteStore, SqlStore, open_store
 from postcompact.persist.verify import verified_content
 from postcompact.state import ROW_BYTES, Store, Written, content_digest
 from postcompact.state.null import NullStore

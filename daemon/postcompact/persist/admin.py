@@ -15,16 +15,16 @@ from postcompact.persist.place import StateError, side_files
 from postcompact.persist.rows import (
     BadRow,
     RowProblem,
-    _history_of,
-    _rows,
+    history_of,
     scan_rows,
+    select_rows,
 )
 from postcompact.persist.schema import (
-    _TABLES,
     SCHEMA_VERSION,
+    SESSION_TABLES,
     DbLock,
-    _check_is_database,
-    _schema_problems,
+    check_is_database,
+    sqlite_schema_problems,
 )
 from postcompact.persist.sql import Db, SqliteDb
 
@@ -74,7 +74,7 @@ def check_db(path: Path) -> CheckResult:
     if not os.path.lexists(path):
         return CheckResult(path, exists=False, ok=True)
     try:
-        _check_is_database(path)
+        check_is_database(path)
     except StateError as exc:
         return CheckResult(path, exists=True, ok=False, problems=[str(exc)], is_database=False)
     res = CheckResult(path, exists=True, ok=False, size_bytes=path.stat().st_size)
@@ -95,7 +95,7 @@ def check_db(path: Path) -> CheckResult:
             )
         elif not res.problems:
             conn.execute("BEGIN")  # one snapshot of every table (a daemon may be writing)
-            res.problems += _schema_problems(conn, res.version)
+            res.problems += sqlite_schema_problems(conn, res.version)
             check_rows(SqliteDb(conn), res)
             conn.execute("ROLLBACK")
     except sqlite3.Error as exc:
@@ -109,7 +109,7 @@ def check_db(path: Path) -> CheckResult:
 def check_rows(db: Db, res: CheckResult) -> None:
     """Counts, history and the rows `serve` would quarantine (`scan_rows`), unless the tables
     lack what the checks read (`res.problems` says so already). Both stores' `state check`."""
-    for table in _TABLES:
+    for table in SESSION_TABLES:
         if db.has_table(table):
             res.counts[table] = int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     if db.has_table("quarantine"):
@@ -119,9 +119,9 @@ def check_rows(db: Db, res: CheckResult) -> None:
     res.bad_rows = scan_rows(db)
     if db.has_table("schema_history"):
         with db.lenient_text():
-            for _, row in _rows(db, "schema_history", " ORDER BY version"):
+            for _, row in select_rows(db, "schema_history", " ORDER BY version"):
                 with contextlib.suppress(BadRow):  # a bad one is in bad_rows
-                    res.history.append(_history_of(row))
+                    res.history.append(history_of(row))
 
 
 def reset_db(path: Path) -> Path | None:
@@ -132,7 +132,7 @@ def reset_db(path: Path) -> Path | None:
     """
     if not any(os.path.lexists(p) for p in side_files(path)):
         return None
-    _check_is_database(path)
+    check_is_database(path)
     if DbLock(path).held_elsewhere():
         raise StateError(
             f"the state database {path} is in use by a running daemon; stop it first "

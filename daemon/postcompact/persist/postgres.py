@@ -44,9 +44,9 @@ from postcompact.errors import Aborted, ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
 from postcompact.persist.admin import CheckResult, check_rows
 from postcompact.persist.place import StateError
-from postcompact.persist.schema import _COLUMNS, MIGRATIONS, SCHEMA_VERSION, lacking_columns
+from postcompact.persist.schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION, lacking_columns
 from postcompact.persist.sql import Db
-from postcompact.persist.store import SESSION_COLUMNS, SqlStore, _first_line, _insert
+from postcompact.persist.sqlstore import SESSION_COLUMNS, SqlStore, error_text, insert_sql
 from postcompact.state.model import Session
 from postcompact.state.store import SessionQuarantined, Written
 
@@ -68,7 +68,7 @@ _CONFLICT_STATES = ("40001", "40P01")
 _DISK_FULL = "53100"
 # check_room's slack per write: a few pages of index growth (PostgreSQL's pages are 8 KiB).
 _ROOM_SLACK = 8 * 8192
-_TABLES_MEASURED = tuple(_COLUMNS)
+_TABLES_MEASURED = tuple(COLUMNS)
 
 
 def pg_script(script: str) -> str:
@@ -123,7 +123,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
     try:
         psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
-        raise StateError(f"state_url {shown} is not a PostgreSQL URL: {_first_line(exc)}") from None
+        raise StateError(f"state_url {shown} is not a PostgreSQL URL: {error_text(exc)}") from None
     try:
         conn = psycopg.connect(
             url,
@@ -133,7 +133,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
         )
     except psycopg.Error as exc:
         raise StateError(
-            f"cannot connect to the state database {shown}: {_first_line(exc)}"
+            f"cannot connect to the state database {shown}: {error_text(exc)}"
         ) from None
     try:
         conn.execute("SET synchronous_commit = on")
@@ -152,7 +152,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
     except psycopg.Error as exc:
         conn.close()
         raise StateError(
-            f"the state database {shown} refused a setting: {_first_line(exc)}"
+            f"the state database {shown} refused a setting: {error_text(exc)}"
         ) from None
     if encoding is None or str(encoding[0]).upper() not in ("UTF8", "UTF-8"):
         conn.close()
@@ -230,7 +230,7 @@ def migrate(db: PgDb, shown: str) -> tuple[int, int]:
                         db.execute(statement)
         if current < SCHEMA_VERSION:
             db.executemany(
-                _insert("schema_history") + " ON CONFLICT (version) DO NOTHING",
+                insert_sql("schema_history") + " ON CONFLICT (version) DO NOTHING",
                 [(v, at, __version__) for v, _ in MIGRATIONS if current < v],
             )
         db.execute("COMMIT")
@@ -257,7 +257,7 @@ def open_checked(url: str) -> psycopg.Connection[Any]:
     except psycopg.Error as exc:
         conn.close()
         raise StateError(
-            f"the state database {shown} cannot be used ({_first_line(exc)}); " + _hint(shown)
+            f"the state database {shown} cannot be used ({error_text(exc)}); " + _hint(shown)
         ) from None
     return conn
 
@@ -276,7 +276,9 @@ class PostgresStore(SqlStore):
     # Never moved backwards: another daemon may have stored a later one.
     _TOUCH = "UPDATE sessions SET last_active_ms = greatest(last_active_ms, ?) WHERE session_id = ?"
     # A session some other daemon made first is not overwritten (see `_session_put`).
-    _INSERT_SESSION = _insert("sessions", SESSION_COLUMNS) + " ON CONFLICT (session_id) DO NOTHING"
+    _INSERT_SESSION = (
+        insert_sql("sessions", SESSION_COLUMNS) + " ON CONFLICT (session_id) DO NOTHING"
+    )
 
     def __init__(self, url: str, *, max_bytes: int, deny_globs: Sequence[str] = ()):
         self.url = url
@@ -392,12 +394,12 @@ class PostgresStore(SqlStore):
             return Aborted(
                 "SESSION_CHANGED_ELSEWHERE",
                 f"a write to the state database {self.where} met another daemon's "
-                f"({_first_line(exc)}); nothing was changed, the session was re-read: redo the "
+                f"({error_text(exc)}); nothing was changed, the session was re-read: redo the "
                 "call",
             )
         return Unavailable(
             "STATE_WRITE_FAILED",
-            f"writing the state database {self.where} failed: {_first_line(exc)}",
+            f"writing the state database {self.where} failed: {error_text(exc)}",
         )
 
     def _failed(self, written: set[Written], *, busy: bool = False) -> None:
@@ -545,7 +547,7 @@ def check_pg(url: str) -> CheckResult:
             res.size_bytes = _size(db)
         db.execute("ROLLBACK")
     except psycopg.Error as exc:
-        res.problems.append(_first_line(exc))
+        res.problems.append(error_text(exc))
     finally:
         conn.close()
     res.ok = not res.problems and not res.bad_rows

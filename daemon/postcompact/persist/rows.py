@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError, Message
 from postcompact import profiles
 from postcompact.core import expand_path
 from postcompact.errors import InvalidArgument
-from postcompact.persist.schema import _ADDED, _KEYS
+from postcompact.persist.schema import MIGRATION_DEFAULTS, ROW_KEYS
 from postcompact.persist.sql import Db
 from postcompact.render import TemplateError
 from postcompact.restore.policy import validate_policy
@@ -24,6 +24,7 @@ from postcompact.state import (
     InvokedSkill,
     Session,
 )
+from postcompact.state.model import MAX_ID_LEN, MAX_PATH_BYTES
 from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -32,14 +33,11 @@ log = logging.getLogger("postcompact.persist")
 
 # --- row checks: what the daemon can use (the load and `state check` share them) ---------------
 #
-# Each `_*_of` decoder turns a stored row ({column: value}) into what the load builds from it, or
+# Each `*_of` decoder turns a stored row ({column: value}) into what the load builds from it, or
 # raises BadRow saying which value is wrong and why. `scan_rows` runs them over every table and
 # adds the rows whose session or agent is bad or not stored; the load moves what it finds to the
 # quarantine table, `state check` reports it.
 
-# As service.sessions checks what clients send: ids and paths (Linux's PATH_MAX).
-_MAX_ID_LEN = 256
-_MAX_PATH_BYTES = 4096
 _SHA256_BYTES = 32
 _ANNOUNCED = ("tools", "agent_types", "mcp", "sent_skills")
 _M = TypeVar("_M", bound=Message)
@@ -60,7 +58,7 @@ class RowProblem:
     row: dict[str, Any]
 
     def describe(self) -> str:
-        return f"{self.table} {_row_json(self.key)}: {self.reason}"
+        return f"{self.table} {row_json(self.key)}: {self.reason}"
 
 
 def _show(value: Any) -> str:
@@ -114,7 +112,7 @@ def _id(value: Any, what: str, *, allow_empty: bool = False) -> str:
     v = _str(value, what)
     if not v and not allow_empty:
         raise BadRow(f"{what} is empty")
-    if len(v) > _MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in v):
+    if len(v) > MAX_ID_LEN or any(ord(c) < 0x20 or c == "\x7f" for c in v):
         raise BadRow(f"{what} {_show(v)} is not an id (at most 256 characters, none a control)")
     return v
 
@@ -125,8 +123,8 @@ def _abs_path(value: Any, what: str) -> str:
         raise BadRow(f"{what} contains a NUL byte")
     if not p.startswith("/"):
         raise BadRow(f"{what} is not an absolute path: {_show(p)}")
-    if len(p.encode()) > _MAX_PATH_BYTES:
-        raise BadRow(f"{what} is over the {_MAX_PATH_BYTES}-byte path limit")
+    if len(p.encode()) > MAX_PATH_BYTES:
+        raise BadRow(f"{what} is over the {MAX_PATH_BYTES}-byte path limit")
     return p
 
 
@@ -165,7 +163,7 @@ def _message(row: Mapping[str, Any], col: str, cls: type[_M]) -> _M:
         raise BadRow(f"{col} is not a serialised {cls.DESCRIPTOR.full_name} ({exc})") from None
 
 
-def _session_of(row: Mapping[str, Any]) -> Session:
+def session_of(row: Mapping[str, Any]) -> Session:
     sid = _id(row["session_id"], "session_id")
     _int(row, "seq")
     roots = _paths(row, "roots")
@@ -200,7 +198,7 @@ def _session_of(row: Mapping[str, Any]) -> Session:
 
 
 @dataclass(slots=True)
-class _AgentRow:
+class AgentRow:
     session_id: str
     agent_id: str
     plan_file_path: str | None
@@ -214,7 +212,7 @@ class _AgentRow:
     harness_unaware: dict[str, int]
 
 
-def _agent_of(row: Mapping[str, Any]) -> _AgentRow:
+def agent_of(row: Mapping[str, Any]) -> AgentRow:
     aid = _id(row["agent_id"], "agent_id", allow_empty=True)
     _int(row, "seq")
     plan = row["plan_file_path"]
@@ -229,7 +227,7 @@ def _agent_of(row: Mapping[str, Any]) -> _AgentRow:
     carried = _object(_json_col(row, "carried"), "carried")
     reads, refs = _carried_of(carried)
     unaware = _stamps(carried.get("unaware", {}), "carried.unaware")
-    return _AgentRow(
+    return AgentRow(
         session_id=row["session_id"],
         agent_id=aid,
         plan_file_path=None if plan is None else _abs_path(plan, "plan_file_path"),
@@ -277,20 +275,20 @@ def _stamps(value: Any, what: str) -> dict[str, int]:
 
 
 @dataclass(slots=True)
-class _CatalogRow:
+class CatalogRow:
     session_id: str
     agent_id: str
     parts: pb.SetCatalogRequest
     size: int  # of the stored blob (0: nothing set)
 
 
-def _catalog_of(row: Mapping[str, Any]) -> _CatalogRow:
+def catalog_of(row: Mapping[str, Any]) -> CatalogRow:
     parts = _message(row, "parts", pb.SetCatalogRequest)
-    return _CatalogRow(row["session_id"], row["agent_id"], parts, len(row["parts"]))
+    return CatalogRow(row["session_id"], row["agent_id"], parts, len(row["parts"]))
 
 
 @dataclass(slots=True)
-class _FileRow:
+class FileRow:
     path: str
     seq: int
     timestamp: int
@@ -303,7 +301,7 @@ class _FileRow:
     seen: Seen | None = None
 
 
-def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
+def file_of(row: Mapping[str, Any], cwd: str, home: str) -> FileRow:
     """A file row of a session with `cwd` and `home`: its path must be the key the cache gives
     it (a row under another form would be dropped by the cache's load)."""
     path = _abs_path(row["path"], "path")
@@ -330,7 +328,7 @@ def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
     if edited not in (0, 1):
         raise BadRow(f"seen_edited is {edited}, not 0 or 1")
     seen = None if first is None or last is None else Seen(first, last, bool(edited))
-    return _FileRow(
+    return FileRow(
         path=path,
         seq=_int(row, "seq"),
         timestamp=_int(row, "timestamp_ms"),
@@ -345,7 +343,7 @@ def _file_of(row: Mapping[str, Any], cwd: str, home: str) -> _FileRow:
     )
 
 
-def _skill_of(row: Mapping[str, Any]) -> InvokedSkill:
+def skill_of(row: Mapping[str, Any]) -> InvokedSkill:
     name = _str(row["name"], "name")
     if not name:
         raise BadRow("name is empty")
@@ -355,7 +353,7 @@ def _skill_of(row: Mapping[str, Any]) -> InvokedSkill:
     return InvokedSkill(name, _str(row["path"], "path"), content, _int(row, "invoked_at_ms", 0))
 
 
-def _task_of(row: Mapping[str, Any]) -> pb.Task:
+def task_of(row: Mapping[str, Any]) -> pb.Task:
     task_id = _str(row["task_id"], "task_id")
     if not task_id:
         raise BadRow("task_id is empty")
@@ -368,7 +366,7 @@ def _task_of(row: Mapping[str, Any]) -> pb.Task:
     return task
 
 
-def _history_of(row: Mapping[str, Any]) -> tuple[int, int, str]:
+def history_of(row: Mapping[str, Any]) -> tuple[int, int, str]:
     return (
         _int(row, "version", 1),
         _int(row, "applied_at_ms"),
@@ -376,14 +374,14 @@ def _history_of(row: Mapping[str, Any]) -> tuple[int, int, str]:
     )
 
 
-def _rows(
+def select_rows(
     db: Db, table: str, tail: str = "", args: Sequence[Any] = ()
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
     """(rowid, {column: value}) of `table`'s rows, `tail` (WHERE, ORDER BY) applied; a column
     the database lacks because it is not migrated yet has the value the migration gives it."""
     cur = db.execute(f"SELECT {db.rowid}, * FROM {table}{tail}", args)
     names = [d[0] for d in cur.description[1:]]
-    added = _ADDED.get(table, {})
+    added = MIGRATION_DEFAULTS.get(table, {})
     for rowid, *values in cur:
         row = dict(zip(names, values, strict=True))
         for col, value in added.items():
@@ -428,7 +426,7 @@ def scan_rows(db: Db, only: str | None = None) -> list[RowProblem]:
     problems: list[RowProblem] = []
 
     def bad(table: str, rowid: Any, row: dict[str, Any], exc: BadRow) -> None:
-        key = {k: _stored(row.get(k)) for k in _KEYS[table]}  # printable as JSON
+        key = {k: _stored(row.get(k)) for k in ROW_KEYS[table]}  # printable as JSON
         problems.append(RowProblem(table, key, str(exc), rowid, row))
 
     def rows(table: str) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -436,10 +434,10 @@ def scan_rows(db: Db, only: str | None = None) -> list[RowProblem]:
         if not db.has_table(table):
             return iter(())
         if only is None:
-            return _rows(db, table)
+            return select_rows(db, table)
         if table == "schema_history":  # no session's
             return iter(())
-        return _rows(db, table, " WHERE session_id = ?", (only,))
+        return select_rows(db, table, " WHERE session_id = ?", (only,))
 
     sessions: dict[str, tuple[str, str]] = {}
     agents: set[tuple[str, str]] = set()
@@ -448,7 +446,7 @@ def scan_rows(db: Db, only: str | None = None) -> list[RowProblem]:
     with db.lenient_text():
         for rowid, row in rows("sessions"):
             try:
-                s = _session_of(row)
+                s = session_of(row)
             except BadRow as exc:
                 bad("sessions", rowid, row, exc)
                 bad_sessions.add(row["session_id"])
@@ -457,7 +455,7 @@ def scan_rows(db: Db, only: str | None = None) -> list[RowProblem]:
         for rowid, row in rows("agents"):
             try:
                 _session_owner(row, sessions, bad_sessions)
-                a = _agent_of(row)
+                a = agent_of(row)
             except BadRow as exc:
                 bad("agents", rowid, row, exc)
                 bad_agents.add((row["session_id"], row["agent_id"]))
@@ -468,22 +466,22 @@ def scan_rows(db: Db, only: str | None = None) -> list[RowProblem]:
                 try:
                     cwd, home = _agent_owner(row, sessions, bad_sessions, agents, bad_agents)
                     if table == "catalogs":
-                        _catalog_of(row)
+                        catalog_of(row)
                     elif table == "files":
-                        _file_of(row, cwd, home)
+                        file_of(row, cwd, home)
                     else:
-                        _skill_of(row)
+                        skill_of(row)
                 except BadRow as exc:
                     bad(table, rowid, row, exc)
         for rowid, row in rows("tasks"):
             try:
                 _session_owner(row, sessions, bad_sessions)
-                _task_of(row)
+                task_of(row)
             except BadRow as exc:
                 bad("tasks", rowid, row, exc)
         for rowid, row in rows("schema_history"):
             try:
-                _history_of(row)
+                history_of(row)
             except BadRow as exc:
                 bad("schema_history", rowid, row, exc)
     return problems
@@ -499,5 +497,5 @@ def _stored(value: Any) -> Any:
     return value
 
 
-def _row_json(values: Mapping[str, Any]) -> str:
+def row_json(values: Mapping[str, Any]) -> str:
     return json.dumps({k: _stored(v) for k, v in values.items()})

@@ -152,10 +152,10 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 # The tables holding sessions' rows (each has a session_id column).
-_TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
+SESSION_TABLES = ("sessions", "agents", "catalogs", "files", "skills", "tasks")
 
 # Every table's columns at SCHEMA_VERSION, and the key columns naming one of its rows.
-_COLUMNS: dict[str, tuple[str, ...]] = {
+COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": (
         "session_id", "seq", "cwd", "home", "roots", "memory_paths", "plans_directory", "policy",
         "profile", "created_at_ms", "last_active_ms", "templates", "version",
@@ -177,7 +177,7 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
         "id", "table_name", "row_key", "row_data", "reason", "quarantined_at_ms",
     ),
 }  # fmt: skip
-_KEYS: dict[str, tuple[str, ...]] = {
+ROW_KEYS: dict[str, tuple[str, ...]] = {
     "sessions": ("session_id",),
     "agents": ("session_id", "agent_id"),
     "catalogs": ("session_id", "agent_id"),
@@ -200,7 +200,7 @@ _SINCE = {
 }
 # The value a migration gives older rows in the columns it adds: how `state check` reads a
 # database that `serve` has not migrated yet.
-_ADDED: dict[str, dict[str, Any]] = {
+MIGRATION_DEFAULTS: dict[str, dict[str, Any]] = {
     "agents": {"parent_agent_id": "", "carried": "{}"},
     "sessions": {"templates": b"", "version": 1},
     "files": {"seen_first": None, "seen_last": None, "seen_edited": 0},
@@ -240,7 +240,7 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int
     return current, target
 
 
-def _schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
+def sqlite_schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
     """The tables and columns of schema `version` that the database lacks."""
     return lacking_columns(
         lambda table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}, version
@@ -252,7 +252,7 @@ def lacking_columns(columns_of: Callable[[str], set[str]], version: int) -> list
     `columns_of(table)` (empty: no such table); what a migration to SCHEMA_VERSION adds is not
     lacking. Both stores' check."""
     out: list[str] = []
-    for table, columns in _COLUMNS.items():
+    for table, columns in COLUMNS.items():
         if _SINCE.get(table, 1) > version:
             continue
         have = columns_of(table)
@@ -277,7 +277,7 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _reset_hint(path: Path) -> str:
+def reset_hint(path: Path) -> str:
     return (
         f"inspect it with `postcompact state check --state-path {path}`; "
         f"`postcompact state reset --state-path {path}` moves it aside (nothing is deleted) "
@@ -289,7 +289,7 @@ def open_checked(path: Path) -> sqlite3.Connection:
     """Open, verify (version, quick_check) and migrate the database; StateError when unusable."""
     if os.path.lexists(path):
         try:
-            _check_is_database(path)
+            check_is_database(path)
         except StateError as exc:
             raise StateError(f"{exc}; check --state-path / state_dir") from None
     try:
@@ -302,24 +302,24 @@ def open_checked(path: Path) -> sqlite3.Connection:
             raise StateError(
                 f"the state database {path} has schema version {version}, newer than this "
                 f"postcompact {__version__} understands (up to {SCHEMA_VERSION}); run the newer "
-                f"postcompact, or {_reset_hint(path)}"
+                f"postcompact, or {reset_hint(path)}"
             )
         problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
         if problems != ["ok"]:
             raise StateError(
                 f"the state database {path} is corrupt ({'; '.join(problems[:3])}); "
-                + _reset_hint(path)
+                + reset_hint(path)
             )
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StateError(f"the state database {path} cannot use WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
-        lacking = _schema_problems(conn, SCHEMA_VERSION)
+        lacking = sqlite_schema_problems(conn, SCHEMA_VERSION)
         if lacking:
             raise StateError(
                 f"the state database {path} (schema version {version}): {lacking[0]}; "
-                + _reset_hint(path)
+                + reset_hint(path)
             )
     except StateError:
         conn.close()
@@ -327,7 +327,7 @@ def open_checked(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         conn.close()
         raise StateError(
-            f"the state database {path} is unreadable or corrupt ({exc}); " + _reset_hint(path)
+            f"the state database {path} is unreadable or corrupt ({exc}); " + reset_hint(path)
         ) from None
     with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
@@ -354,7 +354,7 @@ class DbLock(FileLock):
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _check_is_database(path: Path) -> None:
+def check_is_database(path: Path) -> None:
     """StateError unless `path` and its side files are what a state database is made of: regular
     files (not symlinks or directories), the database empty or starting with SQLite's header.
     `state reset` renames them; a wrong --state-path must not rename anything else."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from postcompact import fileread
+from postcompact import diskaccess
 from postcompact.state import content_digest
 
 log = logging.getLogger("postcompact.persist")
@@ -17,7 +17,7 @@ MAX_VERIFY_BYTES = 64 * 1024 * 1024
 
 
 def _line_range(data: bytes, offset: int | None, limit: int | None) -> bytes:
-    """fileread's range model: lines split on "\\n", the selected ones joined back."""
+    """diskaccess's range model: lines split on "\\n", the selected ones joined back."""
     start = (offset or 1) - 1
     lines = data.split(b"\n")
     return b"\n".join(lines[start : start + limit] if limit is not None else lines[start:])
@@ -35,14 +35,14 @@ def verified_content(
 ) -> bytes | None:
     """The entry's content re-read from disk when its hash matches `digest`, else None.
 
-    Read as every read path does (`fileread.read_text`: inside `roots`, never a deny-globbed
+    Read as every read path does (`diskaccess.read_text`: inside `roots`, never a deny-globbed
     file, a device or a path swapped on the way): an entry recorded for anything else stays
     unverified, so a restart never reads it, nor answers about its content."""
     try:
-        data = fileread.read_text(
+        data = diskaccess.read_text(
             path, roots=roots, max_bytes=MAX_VERIFY_BYTES, deny_globs=deny_globs
         ).content
-    except fileread.FileReadError:
+    except diskaccess.FileReadError:
         return None
     start = offset or 1
     if start == 1 and limit is None:

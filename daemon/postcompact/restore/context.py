@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from postcompact import fileread, profiles, render
+from postcompact import diskaccess, profiles, render
 from postcompact.errors import InvalidArgument
 from postcompact.render import Templates
 from postcompact.restore.hooks import HookSlots, HookSpec
@@ -67,7 +67,7 @@ class CompactContext:
         `policy`: the policy, when the caller resolved it already (the daemon's `Settings`
         keeps it per session); else it is resolved here from the layers `daemon_policy` (the
         daemon config's), the session's and the request's, over the profile's defaults, each
-        validated (INVALID_ARGUMENT naming the field). Deny globs: `fileread.DEFAULT_DENY_GLOBS`
+        validated (INVALID_ARGUMENT naming the field). Deny globs: `diskaccess.DEFAULT_DENY_GLOBS`
         always apply, `deny_globs` add to them. MARKER_TOO_LARGE when the skill truncation
         marker does not fit the per-skill cap."""
         if policy is None:
@@ -78,7 +78,7 @@ class CompactContext:
             templates=session.templates,
             rules=session.rules,
             meter=Meter(exact=policy.exact, encoding=policy.encoding),
-            deny_globs=fileread.effective_deny_globs(deny_globs),
+            deny_globs=diskaccess.effective_deny_globs(deny_globs),
             hooks=tuple(hooks),
             hook_slots=hook_slots,
             carry_limit=carry_limit,

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from postcompact import core, profiles, render
 from postcompact.paths import now_ms
 from postcompact.restore.context import CompactContext
-from postcompact.restore.files import FileStep, Seed, restore_files
+from postcompact.restore.file_step import FileStep, Seed, restore_files
 from postcompact.restore.meter import Meter
 from postcompact.restore.outcome import Outcome
 from postcompact.restore.policy import profile_policy

@@ -4,7 +4,7 @@ Order (Claude Code's, then the hooks):
 
 1. snapshot the agent's file-state cache (MRU first); clear it and the nested-memory set; keep
    the full reads for the Edit/Write check (policy `carry_read_state`);
-2. files (see `restore.files`): full files and too-large notes in one ranked list;
+2. files (see `restore.file_step`): full files and too-large notes in one ranked list;
 3. task_status for the session's `local_agent` tasks (not retrieved, not pending, not the
    compacting agent's own task, nor its parent's under current Claude Code), then the running
    background shells (`local_bash`) the compacting agent started (profiles with
@@ -48,7 +48,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from postcompact import core, fileread, render
+from postcompact import core, diskaccess, render
 from postcompact.errors import check_answer
 from postcompact.restore.catalog import (
     Announced,
@@ -58,7 +58,7 @@ from postcompact.restore.catalog import (
     skill_listing_again,
 )
 from postcompact.restore.context import CompactContext
-from postcompact.restore.files import FileStep, Seed, read_paths_in_tail, restore_files
+from postcompact.restore.file_step import FileStep, Seed, read_paths_in_tail, restore_files
 from postcompact.restore.harness import HarnessPick, claude_code_pick
 from postcompact.restore.hooks import run_hooks
 from postcompact.restore.meter import rough
@@ -225,10 +225,10 @@ def _read_plan(
     accepts paths there; a symlink out of both is not followed) and never a deny-globbed file."""
     roots = session.read_roots
     try:
-        tf = fileread.read_text(
+        tf = diskaccess.read_text(
             path, roots=roots, max_bytes=_MAX_PLAN_BYTES, deny_globs=deny_globs, inline=inline
         )
-    except fileread.FileReadError:
+    except diskaccess.FileReadError:
         return None
     return tf.content
 
@@ -239,7 +239,7 @@ async def _plan(ctx: CompactContext, session: Session, agent: AgentState, out: O
     # Most agents have no plan file: one check on the loop, not a checked read (access() answers
     # without raising, as lexists' lstat does for a missing file).
     content = (
-        await fileread.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
+        await diskaccess.off_loop(lambda inline: _read_plan(session, path, deny_globs, inline))
         if os.access(path, os.F_OK, follow_symlinks=False)
         else None
     )

@@ -30,11 +30,12 @@ from typing import Any, Literal, TypeVar
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 
 from postcompact import profiles, render
+from postcompact.core import ENCODINGS
 from postcompact.errors import InvalidArgument
+from postcompact.units import MIB
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = [
-    "ENCODINGS",
     "FIELDS",
     "FILE_MARKER_PLACEHOLDERS",
     "MAX_FILE_SIZE_BYTES",
@@ -47,7 +48,6 @@ __all__ = [
     "validate_policy",
 ]
 
-ENCODINGS = ("o200k_base", "cl100k_base")
 FILE_MARKER_PLACEHOLDERS = frozenset({"path", "shown_lines", "total_lines", "next_offset"})
 # The largest file read whole: past it a whole read holds the file (and its numbered copy) in
 # memory for nothing a client could be sent (docs/reliability.md).
@@ -320,8 +320,7 @@ class PolicyField:
 
 
 def _size(n: int, unit: str) -> str:
-    mib = 1024 * 1024
-    return f" ({n // mib} MiB)" if unit == "bytes" and n >= mib and n % mib == 0 else ""
+    return f" ({n // MIB} MiB)" if unit == "bytes" and n >= MIB and n % MIB == 0 else ""
 
 
 def _rows() -> tuple[PolicyField, ...]:

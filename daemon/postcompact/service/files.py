@@ -42,7 +42,7 @@ import dataclasses
 import os
 import re
 
-from postcompact import core, failpoints, fileread, render
+from postcompact import core, diskaccess, failpoints, render
 from postcompact.admission import reserve_answer
 from postcompact.config import Config
 from postcompact.errors import (
@@ -332,8 +332,8 @@ class FileService:
             return done
 
         try:
-            got = await fileread.off_loop(read)
-        except fileread.FileReadError as exc:
+            got = await diskaccess.off_loop(read)
+        except diskaccess.FileReadError as exc:
             if exc.kind == "too_large" and exc.size is not None and s.rules.claude_read_errors:
                 # Current Claude Code's own refusal, word for word (docs/claude-code.md §4).
                 exc.message = render.file_too_large(exc.size, max_bytes)
@@ -376,7 +376,7 @@ class FileService:
         """PERMISSION_DENIED `PATH_DENIED` for a path a deny glob matches: ReadFile never
         answers such a file, and RecordRead/RecordWrite do not take its content from a harness
         either (docs/security.md)."""
-        glob = fileread.is_denied((path,), self.settings.deny_globs)
+        glob = diskaccess.is_denied((path,), self.settings.deny_globs)
         if glob is not None:
             raise PermissionDenied(
                 "PATH_DENIED", f"{path} matches the deny rule {glob!r}", {"path": path}
@@ -545,17 +545,17 @@ def _writes_files(s: Session, command: str) -> bool:
 
 
 def _disk_content(s: Session, path: str, max_bytes: int, settings: Settings) -> bytes | None:
-    """The file's bytes when it holds at most `max_bytes`, else None. Read through `fileread`
+    """The file's bytes when it holds at most `max_bytes`, else None. Read through `diskaccess`
     like every other read: inside the roots (no symlink out), deny globs, regular files only (a
     FIFO must not block the event loop). Anything unreadable is None."""
     try:
-        tf = fileread.read_text(
+        tf = diskaccess.read_text(
             path,
             roots=s.read_roots,
             max_bytes=max_bytes,
             deny_globs=settings.deny_globs,
         )
-    except fileread.FileReadError:
+    except diskaccess.FileReadError:
         return None
     return tf.content
 
@@ -595,19 +595,19 @@ def _answer(
     """ReadFile's answer, read and built by the core in one call (`core.read_file`): the lines
     asked for, numbered, or the first page of a whole read over `max_read_tokens` (under
     profiles that page; FailedPrecondition in Claude Code's words otherwise, or when not even
-    the first line fits); FileReadError (or `fileread.WouldBlock`) when the read is refused.
+    the first line fits); FileReadError (or `diskaccess.WouldBlock`) when the read is refused.
 
-    The core opens `path` as it is, without following a symlink (readfile.rs `open_resolved`):
+    The core opens `path` as it is, without following a symlink (diskread.rs `open_resolved`):
     a canonical path under a root as given, and not denied (checked before), is then its own
     real path, inside the real root. Any other path, and one the core finds a symlink on
-    ("changed"), is resolved and checked first (`fileread.resolve`)."""
+    ("changed"), is resolved and checked first (`diskaccess.resolve`)."""
     plan = _read_plan(s, policy)
-    inline_max = fileread.INLINE_READ_BYTES if inline else None
+    inline_max = diskaccess.INLINE_READ_BYTES if inline else None
     real, resolved = path, not within_roots(path, s.read_roots)
-    binary = fileread.binary_name(path)
+    binary = diskaccess.binary_name(path)
     if resolved:
-        real, ext = fileread.resolve(path, fileread.ReadScope.of(s.read_roots), deny)
-        binary = ext in fileread.BINARY_EXTENSIONS
+        real, ext = diskaccess.resolve(path, diskaccess.ReadScope.of(s.read_roots), deny)
+        binary = ext in diskaccess.BINARY_EXTENSIONS
     while True:
         spec = core.ReadSpec(
             real=real,
@@ -629,13 +629,13 @@ def _answer(
                 {"path": path, "tokens": str(res.tokens), "limit": "max_read_tokens"},
             )
         if res.kind == core.RefusalKind.CHANGED and not resolved:  # a symlink on the way
-            real, ext = fileread.resolve(path, fileread.ReadScope.of(s.read_roots), deny)
-            binary = ext in fileread.BINARY_EXTENSIONS
+            real, ext = diskaccess.resolve(path, diskaccess.ReadScope.of(s.read_roots), deny)
+            binary = ext in diskaccess.BINARY_EXTENSIONS
             resolved = True
             continue
         max_bytes = policy.max_file_size_bytes
         ext = os.path.splitext(real)[1].lower()
-        raise fileread.refusal_error(
+        raise diskaccess.refusal_error(
             res.kind, path, ext, max_bytes, res.errno, res.size, max_answer
         )
     mtime_ms = res.mtime_ns // 1_000_000
@@ -670,7 +670,7 @@ def _read_plan(s: Session, policy: Policy) -> core.ReadPlan:
         malware=policy.malware_reminder,
         max_tokens=policy.max_read_tokens,
         max_bytes=policy.max_file_size_bytes,
-        sniff_bytes=fileread.SNIFF_BYTES,
+        sniff_bytes=diskaccess.SNIFF_BYTES,
         exact=policy.exact,
         encoding=policy.encoding,
         api_units=rules.api_units_per_token,

@@ -21,11 +21,10 @@ from postcompact.paths import now_ms
 from postcompact.render import TemplateError
 from postcompact.restore.policy import validate_policy
 from postcompact.state import MAIN_AGENT, ROW_BYTES, AgentState, Session
+from postcompact.state.model import MAX_PATH_BYTES
 from postcompact.state.registry import Registry, check_id
 from postcompact.v1 import postcompact_pb2 as pb
 
-# Linux's PATH_MAX: no path a session names (cwd, home, roots, plans, memory) may be longer.
-MAX_PATH_BYTES = 4096
 # Memory file names and memory paths of one session, each.
 MAX_MEMORY_ENTRIES = 64
 DEFAULT_MEMORY_FILE_NAMES = ("CLAUDE.md", "CLAUDE.local.md")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from postcompact import core, failpoints
+from postcompact.core import ENCODINGS
 from postcompact.errors import InvalidArgument
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -33,9 +34,6 @@ async def _run(size: int, work: Callable[[], _T]) -> _T:
         return work()
 
     return await asyncio.to_thread(worker)
-
-
-ENCODINGS = ("o200k_base", "cl100k_base")
 
 
 def _text(data: bytes, field: str = "text") -> str:

@@ -18,6 +18,11 @@ from postcompact.state.seen import Seen
 from postcompact.v1 import postcompact_pb2 as pb
 
 MAIN_AGENT = ""
+# The longest session or agent id, in characters (none may hold a control character either), and
+# the longest path a session names or stores, in UTF-8 bytes (Linux's PATH_MAX): what a call may
+# send, what an imported transcript may hold, what a stored row may have.
+MAX_ID_LEN = 256
+MAX_PATH_BYTES = 4096
 
 
 def content_digest(content: bytes) -> bytes:
@@ -170,7 +175,7 @@ class AgentState:
     # Entries re-created from the state database whose content could not be verified against the
     # file on disk (changed, missing or unreadable while the daemon was down): path -> the very
     # FileState object loaded (content b""). Such an entry is never "unchanged" (no dedup stub)
-    # while the cache still holds that object (see persist/store.py and docs/persistence.md).
+    # while the cache still holds that object (see persist/sqlstore.py and docs/persistence.md).
     unverified: dict[str, FileState] = field(default_factory=dict)
     # Full reads kept at compaction (path -> what was read), dropped when a live entry for the
     # path exists again; and files restored as too-large notes, which stay candidates at the
@@ -183,7 +188,7 @@ class AgentState:
     harness_unaware: dict[str, int] = field(default_factory=dict)
     # What the agent saw of each cached file since its last compaction (state/seen.py).
     seen: dict[str, Seen] = field(default_factory=dict)
-    # The attachments the core rendered at the last compaction (restore/files.py `Rendered`,
+    # The attachments the core rendered at the last compaction (restore/file_step.py `Rendered`,
     # by path): a file read back unchanged at the next one, restored the same way, is not
     # rendered again. A cache, not state: never stored, replaced (not changed) by each Compact.
     rendered: dict[str, RenderedFile] = field(default_factory=dict)

@@ -25,12 +25,11 @@ from postcompact.errors import (
     Unavailable,
 )
 from postcompact.paths import now_ms
-from postcompact.state.model import AgentState, Session
+from postcompact.state.model import MAX_ID_LEN, AgentState, Session
 from postcompact.state.null import NullStore
 from postcompact.state.store import ROW_BYTES, SessionQuarantined, Store, Written
 from postcompact.state.unit import Unit
 
-MAX_ID_LEN = 256
 REMEMBER_EXPIRED = 1024  # expired (quarantined) ids remembered for a clearer NOT_FOUND message
 
 log = logging.getLogger("postcompact.sessions")

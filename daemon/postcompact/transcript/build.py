@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from postcompact import core, fileread
+from postcompact import core, diskaccess
 from postcompact.config import Config
 from postcompact.errors import ResourceExhausted
 from postcompact.state import AgentState, InvokedSkill, Session, catalog_parts
@@ -144,7 +144,7 @@ class Builder:
             self._skip(event, path, f"no local place for {path!r} (map its prefix)")
             return None
         check_path(out, event.line, "path (as mapped here)")  # a mapping may lengthen it
-        glob = fileread.is_denied((out,), self.deny_globs)
+        glob = diskaccess.is_denied((out,), self.deny_globs)
         if glob is not None:
             self._skip(event, path, f"{path!r} matches the deny rule {glob!r}")
             return None

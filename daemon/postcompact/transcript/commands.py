@@ -13,16 +13,13 @@ from typing import Any
 
 from postcompact import profiles
 from postcompact.errors import PostcompactError
+from postcompact.exitcodes import EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_USAGE
 from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import TranscriptError, parse
 from postcompact.transcript.replay import BoundaryResult, cleanup_on_sigterm, replay
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = ["add_parsers", "cmd_import", "cmd_replay", "transcript_files"]
-
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_NOT_RUNNING = 3
 
 
 def _err(message: str) -> None:

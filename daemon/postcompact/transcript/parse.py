@@ -36,8 +36,7 @@ from typing import Any
 
 from postcompact import failpoints
 from postcompact.config import Config
-from postcompact.service.sessions import MAX_PATH_BYTES
-from postcompact.state.registry import MAX_ID_LEN
+from postcompact.state.model import MAX_ID_LEN, MAX_PATH_BYTES
 
 __all__ = [
     "Announced",

@@ -16,7 +16,6 @@ it recreates is bounded (`disk.Disk`), and its tree is removed on every way out.
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import contextlib
 import os
@@ -44,20 +43,19 @@ from postcompact.transcript.parse import (
     RecordedItem,
     Resumed,
     Transcript,
-    parse,
 )
 from postcompact.transcript.paths import PathMap
 from postcompact.transcript.session import guess_home, new_session
+from postcompact.units import DAY_MS
 from postcompact.v1 import postcompact_pb2 as pb
 
-__all__ = ["BoundaryResult", "Observer", "cleanup_on_sigterm", "replay", "replay_file"]
+__all__ = ["BoundaryResult", "Observer", "cleanup_on_sigterm", "replay"]
 
 # Called at each boundary once the compaction is applied (the session, the compacted agent, the
 # Compact answer, the path map), with the recreated disk as it was at the boundary: for callers
 # that measure more than `BoundaryResult` holds (`postcompact eval`).
 Observer = Callable[[Boundary, Session, AgentState, pb.CompactResponse, PathMap], None]
 
-DAY_MS = 86_400_000
 # An idle stretch this long before a boundary leaves what the transcript saw of a file before it
 # stale: the files may have changed while nothing was recorded (docs/parity.md).
 STALE_GAP_MS = 8 * 3_600_000
@@ -375,10 +373,3 @@ def cleanup_on_sigterm() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, unwind)
-
-
-def replay_file(path: str, **kw: Any) -> list[BoundaryResult]:
-    """`replay` of the transcript file at `path` (a fresh event loop)."""
-    with open(path, "rb") as f:
-        t = parse(f.read())
-    return asyncio.run(replay(t, **kw))

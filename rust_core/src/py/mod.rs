@@ -11,7 +11,7 @@ mod py_fileanswer;
 mod py_fsutil;
 mod py_ledger;
 mod py_linediff;
-mod py_render;
+mod py_textops;
 mod py_tokens;
 
 #[pymodule]
@@ -19,7 +19,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     py_cache::register(m)?;
     py_tokens::register(m)?;
-    py_render::register(m)?;
+    py_textops::register(m)?;
     py_fsutil::register(m)?;
     py_fileanswer::register(m)?;
     py_compactwire::register(m)?;

@@ -13,9 +13,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use crate::diskread::{Inline, Limits};
 use crate::fileanswer::{self, FileOutcome as Outcome, Held, ReadOutcome, Restored};
 use crate::fileview::{self, Blocks, Body, TemplateTexts};
-use crate::readfile::{Inline, Limits};
 use crate::template::Template;
 use crate::tokens::{Counter, Encoding};
 

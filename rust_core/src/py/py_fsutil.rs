@@ -1,4 +1,4 @@
-//! Python bindings of [`crate::fsutil`] (`realpath`) and [`crate::readfile`] (`read_whole`,
+//! Python bindings of [`crate::fsutil`] (`realpath`) and [`crate::diskread`] (`read_whole`,
 //! `read_range`, their results `Whole` and `Ranged`, and `Refusal`, why a read was refused).
 
 use std::ffi::{OsStr, OsString};
@@ -9,8 +9,8 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::diskread::{self, Inline, Limits, Range, ReadFailure};
 use crate::fsutil;
-use crate::readfile::{self, Inline, Limits, Range, ReadFailure};
 
 pyo3::create_exception!(
     _core,
@@ -37,7 +37,7 @@ fn realpath(py: Python<'_>, path: PathBuf, base: Option<PathBuf>) -> Option<OsSt
     real.map(|v| OsStr::from_bytes(&v).to_owned())
 }
 
-/// Why a read was refused or failed (`readfile::ReadFailure`, named for `fileread.py`).
+/// Why a read was refused or failed (`diskread::ReadFailure`, named for `diskaccess.py`).
 #[pyclass(frozen, eq, eq_int, hash, module = "postcompact._core")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RefusalKind {
@@ -147,7 +147,7 @@ pub struct Whole {
 }
 
 /// Read the regular file at `path` (a real path) whole, without the GIL (see `_core.pyi`).
-/// Raises `ReadRefused(refusal)`; see `readfile.rs`.
+/// Raises `ReadRefused(refusal)`; see `diskread.rs`.
 #[pyfunction]
 #[pyo3(signature = (path, max_bytes, sniff_bytes, binary_name = false, inline_max = None))]
 fn read_whole(
@@ -159,7 +159,7 @@ fn read_whole(
     inline_max: Option<u64>,
 ) -> PyResult<Whole> {
     let limits = limits(max_bytes, sniff_bytes, binary_name, inline_max);
-    match py.detach(|| readfile::read_whole(&path, limits)) {
+    match py.detach(|| diskread::read_whole(&path, limits)) {
         Ok(w) => Ok(Whole {
             content: PyBytes::new(py, &w.data).unbind(),
             mtime_ns: ns(w.mtime_ns),
@@ -230,7 +230,7 @@ fn read_range(
         head_bytes,
         max_answer,
     };
-    match py.detach(|| readfile::read_range(&path, limits, range)) {
+    match py.detach(|| diskread::read_range(&path, limits, range)) {
         Ok(r) => Ok(Ranged {
             content: PyBytes::new(py, &r.data).unbind(),
             mtime_ns: ns(r.mtime_ns),

@@ -145,8 +145,8 @@ class Profile(ProtoEnum):
     UNSPECIFIED = 0
     """the daemon's default (PROFILE_DEFAULT unless configured)"""
     DEFAULT = 1
-    """postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
-    with a marker, everything user-placed and wrapped.
+    """postcompact's own: read-time timestamps, the "unchanged" stub, a file over the per-file cap
+    left out (its budget goes to the files that fit), everything user-placed and wrapped.
     """
     CLAUDE_CODE = 2
     """Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only

@@ -9,8 +9,8 @@ export const Profile = {
    */
   PROFILE_UNSPECIFIED: 'PROFILE_UNSPECIFIED',
   /**
-   * postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
-   * with a marker, everything user-placed and wrapped.
+   * postcompact's own: read-time timestamps, the "unchanged" stub, a file over the per-file cap
+   * left out (its budget goes to the files that fit), everything user-placed and wrapped.
    */
   PROFILE_DEFAULT: 'PROFILE_DEFAULT',
   /**
@@ -35,8 +35,8 @@ export type Profile =
   | 'PROFILE_UNSPECIFIED'
   | 0
   /**
-   * postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
-   * with a marker, everything user-placed and wrapped.
+   * postcompact's own: read-time timestamps, the "unchanged" stub, a file over the per-file cap
+   * left out (its budget goes to the files that fit), everything user-placed and wrapped.
    */
   | 'PROFILE_DEFAULT'
   | 1

@@ -41,8 +41,8 @@ class _ProfileEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Profile.Value
     PROFILE_UNSPECIFIED: _Profile.ValueType  # 0
     """the daemon's default (PROFILE_DEFAULT unless configured)"""
     PROFILE_DEFAULT: _Profile.ValueType  # 1
-    """postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
-    with a marker, everything user-placed and wrapped.
+    """postcompact's own: read-time timestamps, the "unchanged" stub, a file over the per-file cap
+    left out (its budget goes to the files that fit), everything user-placed and wrapped.
     """
     PROFILE_CLAUDE_CODE: _Profile.ValueType  # 2
     """Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only
@@ -62,8 +62,8 @@ class Profile(_Profile, metaclass=_ProfileEnumTypeWrapper):
 PROFILE_UNSPECIFIED: Profile.ValueType  # 0
 """the daemon's default (PROFILE_DEFAULT unless configured)"""
 PROFILE_DEFAULT: Profile.ValueType  # 1
-"""postcompact's own: read-time timestamps, the "unchanged" stub, oversize files cut to a head
-with a marker, everything user-placed and wrapped.
+"""postcompact's own: read-time timestamps, the "unchanged" stub, a file over the per-file cap
+left out (its budget goes to the files that fit), everything user-placed and wrapped.
 """
 PROFILE_CLAUDE_CODE: Profile.ValueType  # 2
 """Claude Code as it ships today (2.1.328, docs/claude-code.md): mtime timestamps, path-only

@@ -1,4 +1,5 @@
-//! The daemon's file reads (`fileread.read_text`): whole files and line ranges.
+//! The daemon's reads from disk, behind the checks of `diskaccess.py`: whole files and line
+//! ranges (`diskaccess.read_text`, and every file the core renders).
 //!
 //! [`read_whole`] and [`read_range`] do what the Python path did in a dozen interpreter calls —
 //! stat, refuse what is not a regular file, open without following a final symlink, check that
@@ -20,7 +21,7 @@ use std::path::Path;
 
 pub use crate::scan::count_newlines;
 
-/// Why a read was refused or failed, named for the caller's message (see `fileread.py`).
+/// Why a read was refused or failed, named for the caller's message (see `diskaccess.py`).
 #[derive(Debug)]
 pub enum ReadFailure {
     /// `stat` failed (`NotFound`, `PermissionDenied` or another error).

@@ -1,4 +1,5 @@
-//! The data-heavy parts of rendering a Read result and of measuring a file's budget cost.
+//! The text operations a file's view is made of ([`crate::fileview`] renders with them): the
+//! data-heavy parts of a Read result and of measuring a file's budget cost.
 //!
 //! * [`number_lines`]: Claude Code's `addLineNumbers` — every line of the text, split on
 //!   `\r?\n`, as `{n}\t{line}`, joined by `"\n"`; `""` for `""`. The surrounding strings
@@ -585,7 +586,7 @@ pub fn note_path(out: &mut String, path: &str) {
     }
 }
 
-/// The bytes of `raw` that `head` shows (`restore/files.py` seeds keep them, not a re-encoding
+/// The bytes of `raw` that `head` shows (`restore/file_step.py` seeds keep them, not a re-encoding
 /// of the text: lossy for invalid UTF-8): `head` is a decoded head of `raw` (each line's ending
 /// `\r` removed) cut at a line break or, for a long first line, inside it. The length of that
 /// prefix of `raw`: `head`'s own bytes when `raw` starts with them, else as many whole lines as

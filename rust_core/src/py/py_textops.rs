@@ -1,4 +1,4 @@
-//! Python bindings of [`crate::render`]: `number_lines`, `escape_reminder_tags`,
+//! Python bindings of [`crate::textops`]: `number_lines`, `escape_reminder_tags`,
 //! `json_utf16_len` and `estimate_from_utf16_len`.
 //!
 //! `str` input is borrowed through CPython's cached UTF-8 (no copy for ASCII); `bytes` input is
@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::render;
+use crate::textops;
 use crate::tokens;
 
 /// Work on at least this many bytes runs without the GIL (~10 µs of numbering).
@@ -55,9 +55,9 @@ fn number_lines<'py>(
 ) -> PyResult<Bound<'py, PyString>> {
     let t = text_of(text)?;
     let out = if t.len() >= DETACH_BYTES {
-        py.detach(|| render::number_lines(&t, start_line))
+        py.detach(|| textops::number_lines(&t, start_line))
     } else {
-        render::number_lines(&t, start_line)
+        textops::number_lines(&t, start_line)
     };
     Ok(PyString::new(py, &out))
 }
@@ -74,9 +74,9 @@ fn escape_reminder_tags<'py>(
 ) -> PyResult<Option<Bound<'py, PyString>>> {
     let t = text.to_str()?;
     let out = if t.len() >= DETACH_BYTES {
-        py.detach(|| render::escape_reminder_tags(t, opening))
+        py.detach(|| textops::escape_reminder_tags(t, opening))
     } else {
-        render::escape_reminder_tags(t, opening)
+        textops::escape_reminder_tags(t, opening)
     };
     Ok(out.map(|o| PyString::new(py, &o)))
 }
@@ -94,14 +94,14 @@ fn json_utf16_len(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<usize> {
                 .chunks_exact(2)
                 .map(|c| u16::from_le_bytes([c[0], c[1]]))
                 .collect();
-            return Ok(render::json_utf16_len_units(&units));
+            return Ok(textops::json_utf16_len_units(&units));
         }
     }
     let t = text_of(text)?;
     Ok(if t.len() >= DETACH_BYTES {
-        py.detach(|| render::json_utf16_len(&t))
+        py.detach(|| textops::json_utf16_len(&t))
     } else {
-        render::json_utf16_len(&t)
+        textops::json_utf16_len(&t)
     })
 }
 

@@ -1,4 +1,6 @@
-"""Token estimation, exact counting and truncation: a typed facade over `postcompact._core`.
+"""The token tests' typed facade over the core's token functions (`postcompact.core`): Literal
+encodings, a `Counter` enum and Python defaults. The daemon calls the core directly (its
+TokenService is `postcompact.service.tokens`); only the tests in tests/core use this.
 
 * `estimate` is Claude Code's rough figure (UTF-16 units / 4, or / 2 for json, jsonl and jsonc
   files, halves rounding up), equal to its `roughTokenCountEstimation(ForFileType)`.
@@ -6,14 +8,15 @@
   `len(encode_ordinary(text))`).
 * `truncate` cuts a text's head to a token budget under either counter, the marker included.
 
-Text is `str` or UTF-8 `bytes`; see `postcompact/_core.pyi` for the exact contracts and errors.
+Text is `str` or UTF-8 `bytes`; see `daemon/postcompact/_core.pyi` for the exact contracts and
+errors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Literal, get_args, overload
+from typing import Literal, cast, overload
 
 from postcompact import core
 
@@ -32,7 +35,7 @@ __all__ = [
 ]
 
 Encoding = Literal["o200k_base", "cl100k_base"]
-ENCODINGS: tuple[Encoding, ...] = get_args(Encoding)
+ENCODINGS = cast(tuple[Encoding, ...], core.ENCODINGS)  # the core's names, its one list
 DEFAULT_ENCODING: Encoding = "o200k_base"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from postcompact import fileread
+from postcompact import diskaccess
 from postcompact.config import StateUrl
 from postcompact.core import Charge, FileState, FileStateCache
 from postcompact.errors import FailedPrecondition, ResourceExhausted, Unavailable
@@ -25,21 +25,28 @@ from postcompact.paths import now_ms
 from postcompact.persist.jsontext import announced_text, carried_text, sorted_strings
 from postcompact.persist.place import RESERVE_BYTES, StateError, check_state_place, state_db_path
 from postcompact.persist.rows import (
+    AgentRow,
     BadRow,
+    CatalogRow,
     RowProblem,
-    _agent_of,
-    _AgentRow,
-    _catalog_of,
-    _CatalogRow,
-    _file_of,
-    _row_json,
-    _rows,
-    _session_of,
-    _skill_of,
-    _task_of,
+    agent_of,
+    catalog_of,
+    file_of,
+    row_json,
     scan_rows,
+    select_rows,
+    session_of,
+    skill_of,
+    task_of,
 )
-from postcompact.persist.schema import _COLUMNS, _KEYS, _TABLES, DbLock, _reset_hint, open_checked
+from postcompact.persist.schema import (
+    COLUMNS,
+    ROW_KEYS,
+    SESSION_TABLES,
+    DbLock,
+    open_checked,
+    reset_hint,
+)
 from postcompact.persist.sql import Db, SqliteDb
 from postcompact.persist.verify import verified_content
 from postcompact.state.model import (
@@ -89,13 +96,13 @@ _READ_ROUNDS = 3
 # --- encoding helpers ----------------------------------------------------------------------------
 
 
-def _first_line(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     """A database error as messages quote it: its first line (psycopg's go on with context)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _restore_catalog(
-    cat: Catalog, stored: _CatalogRow | None, announced: Mapping[str, list[str]]
+    cat: Catalog, stored: CatalogRow | None, announced: Mapping[str, list[str]]
 ) -> None:
     if stored is not None and stored.size:
         cat.charge = Charge(stored.size)
@@ -139,7 +146,7 @@ def _carried_json(a: AgentState, rows: Mapping[str, _Row]) -> str:
     return carried_text(reads, refs, unaware)
 
 
-def _restore_carried(a: AgentState, stored: _AgentRow) -> None:
+def _restore_carried(a: AgentState, stored: AgentRow) -> None:
     for path, (digest, length) in stored.carried_reads.items():
         a.carried_reads[path] = CarriedRead(length, sha256=digest)
     a.carried_refs.update(stored.carried_refs)
@@ -231,14 +238,14 @@ class _Outermost:
 # --- the stores ----------------------------------------------------------------------------------
 
 
-def _insert(table: str, cols: Sequence[str] | None = None) -> str:
+def insert_sql(table: str, cols: Sequence[str] | None = None) -> str:
     """The statement inserting a row of `table` (`cols`, default: all of them)."""
-    cols = _COLUMNS[table] if cols is None else cols
+    cols = COLUMNS[table] if cols is None else cols
     return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
 
 
 # What a session's row is written with: all but its version, which a new row starts at 1.
-SESSION_COLUMNS = tuple(c for c in _COLUMNS["sessions"] if c != "version")
+SESSION_COLUMNS = tuple(c for c in COLUMNS["sessions"] if c != "version")
 
 
 def _upsert(
@@ -247,10 +254,10 @@ def _upsert(
     """The statement inserting a row of `table` (`cols`, default: all), or updating `update`
     (default: every column but the key) of the row already there: the same text for SQLite and
     PostgreSQL."""
-    cols = _COLUMNS[table] if cols is None else cols
-    keys = _KEYS[table]
+    cols = COLUMNS[table] if cols is None else cols
+    keys = ROW_KEYS[table]
     sets = [c for c in cols if c not in keys] if update is None else update
-    return f"{_insert(table, cols)} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET " + ", ".join(
+    return f"{insert_sql(table, cols)} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET " + ", ".join(
         f"{c} = excluded.{c}" for c in sets
     )
 
@@ -365,7 +372,7 @@ class SqlStore(abc.ABC):
         self.where = where  # the database as messages name it (a file, a redacted URL)
         self.max_bytes = max_bytes
         # What the start-up re-read of recorded contents refuses, as every read path does.
-        self.deny_globs = fileread.effective_deny_globs(deny_globs)
+        self.deny_globs = diskaccess.effective_deny_globs(deny_globs)
         self._depth = 0
         self._joined = _Joined(self)
         self._after_commit: list[Callable[[], None]] = []
@@ -410,7 +417,7 @@ class SqlStore(abc.ABC):
         return Unavailable(
             "STATE_BUSY",
             f"the state database {self.where} is busy: a lock held elsewhere was not granted in "
-            f"time ({_first_line(exc)}); nothing was changed: retry the call",
+            f"time ({error_text(exc)}); nothing was changed: retry the call",
             retry_after_ms=BUSY_RETRY_AFTER_MS,
         )
 
@@ -420,7 +427,7 @@ class SqlStore(abc.ABC):
             return self._busy_error(exc)
         return Unavailable(
             "STATE_READ_FAILED",
-            f"reading the state database {self.where} failed: {_first_line(exc)}",
+            f"reading the state database {self.where} failed: {error_text(exc)}",
         )
 
     @abc.abstractmethod
@@ -654,7 +661,7 @@ class SqlStore(abc.ABC):
 
     def _delete_session(self, session_id: str) -> None:
         with self.tx((session_id, None)):
-            for table in _TABLES:
+            for table in SESSION_TABLES:
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._active.pop(session_id, None)
             for key in [k for k in self._files if k[0] == session_id]:
@@ -894,7 +901,7 @@ class SqlStore(abc.ABC):
             at = now_ms()
             db.executemany(
                 _QUARANTINE,
-                [(p.table, _row_json(p.key), _row_json(p.row), p.reason, at) for p in problems],
+                [(p.table, row_json(p.key), row_json(p.row), p.reason, at) for p in problems],
             )
             self._commit()
         except BaseException:
@@ -907,7 +914,7 @@ class SqlStore(abc.ABC):
                 extra={
                     "state_db": self.where,
                     "table": p.table,
-                    "key": _row_json(p.key),
+                    "key": row_json(p.key),
                     "reason": p.reason,
                 },
             )
@@ -1024,18 +1031,18 @@ class SqlStore(abc.ABC):
         c = self.db
         where, args = ("", ()) if only is None else (" WHERE session_id = ?", (only,))
         sessions: dict[str, Session] = {}
-        for _, row in _rows(c, "sessions", f"{where} ORDER BY seq", args):
-            s = _session_of(row)
+        for _, row in select_rows(c, "sessions", f"{where} ORDER BY seq", args):
+            s = session_of(row)
             sessions[s.session_id] = s
             self._active[s.session_id] = s.last_active_ms
             self._stored_session(row)
             self._seq = max(self._seq, row["seq"])
         catalogs = {
             (cat.session_id, cat.agent_id): cat
-            for cat in (_catalog_of(row) for _, row in _rows(c, "catalogs", where, args))
+            for cat in (catalog_of(row) for _, row in select_rows(c, "catalogs", where, args))
         }
-        for _, row in _rows(c, "agents", f"{where} ORDER BY seq", args):
-            r = _agent_of(row)
+        for _, row in select_rows(c, "agents", f"{where} ORDER BY seq", args):
+            r = agent_of(row)
             owner = sessions.get(r.session_id)
             if owner is None or (agents is not None and r.agent_id not in agents):
                 continue
@@ -1053,23 +1060,23 @@ class SqlStore(abc.ABC):
                 s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
             for a in s.agents.values():
                 self._load_files(s, a, report)
-        for _, row in _rows(c, "skills", f"{where} ORDER BY seq", args):
+        for _, row in select_rows(c, "skills", f"{where} ORDER BY seq", args):
             owner = sessions.get(row["session_id"])
             agent = owner.agents.get(row["agent_id"]) if owner is not None else None
             if agent is not None:
-                skill = _skill_of(row)
+                skill = skill_of(row)
                 self._seq = max(self._seq, row["seq"])
                 agent.skills[skill.name] = skill
                 report.skills += 1
-        for _, row in _rows(c, "tasks", f"{where} ORDER BY seq", args):
+        for _, row in select_rows(c, "tasks", f"{where} ORDER BY seq", args):
             if row["session_id"] in sessions:
-                sessions[row["session_id"]].tasks[row["task_id"]] = _task_of(row)
+                sessions[row["session_id"]].tasks[row["task_id"]] = task_of(row)
                 self._seq = max(self._seq, row["seq"])
                 report.tasks += 1
         return list(sessions.values())
 
     def _load_files(self, s: Session, a: AgentState, report: LoadReport) -> None:
-        rows = _rows(
+        rows = select_rows(
             self.db,
             "files",
             " WHERE session_id = ? AND agent_id = ? ORDER BY seq DESC",
@@ -1078,7 +1085,7 @@ class SqlStore(abc.ABC):
         entries: list[tuple[str, FileState]] = []
         loaded: dict[str, _Row] = {}
         for _, row in rows:
-            f = _file_of(row, s.cwd, s.home)
+            f = file_of(row, s.cwd, s.home)
             self._seq = max(self._seq, f.seq)
             content = verified_content(
                 f.path,
@@ -1105,7 +1112,7 @@ class SqlStore(abc.ABC):
         report.files += len(kept)
         self._files[(s.session_id, a.agent_id)] = {p: r for p, r in loaded.items() if p in kept}
         # Entries the cache does not take: its bounds shrank since (every path is its own key,
-        # `_file_of`). Said, then deleted (by `_read`, once it has read everything).
+        # `file_of`). Said, then deleted (by `_read`, once it has read everything).
         dropped = [p for p in loaded if p not in kept]
         if dropped:
             log.info(
@@ -1179,7 +1186,7 @@ class SqliteStore(SqlStore):
         )
 
     def _hint(self) -> str:
-        return _reset_hint(self.path)
+        return reset_hint(self.path)
 
     def _measure(self) -> int:
         return int(self.conn.execute("PRAGMA page_count").fetchone()[0]) * self.page_size

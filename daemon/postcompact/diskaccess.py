@@ -1,7 +1,7 @@
-"""The daemon's file-read backend for ReadFile and restoration's re-reads
-(docs/architecture.md §4, §5): the checks of a path (`resolve`: roots, deny globs, symlinks),
-what a refused read raises (`refusal_error`), reads on the event loop (`off_loop`), and
-`read_text`, a file's bytes for the callers that do not render them (CheckWrite's comparison).
+"""The daemon's guarded access to files on disk, for ReadFile, restoration's re-reads and every
+other read (docs/architecture.md §4, §5): the checks of a path (`resolve`: roots, deny globs,
+symlinks), what a refused read raises (`refusal_error`), reads on the event loop (`off_loop`),
+and `read_text`, a file's bytes for the callers that do not render them (CheckWrite's comparison).
 ReadFile and restoration read through the core, which renders as it reads (`core.read_file`,
 `core.restore_files`).
 

@@ -1,4 +1,5 @@
-"""File restoration (docs/claude-code.md §3; docs/profiles.md).
+"""The pipeline's file step: which files come back, and why (docs/claude-code.md §3,
+docs/profiles.md).
 
 Given the snapshot of the agent's file-state cache (MRU first), plus, under profiles that keep
 them (`Rules.references_stay_candidates`), the files restored as too-large notes last time:
@@ -16,7 +17,7 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
 3. Re-read each kept file from disk, in parallel (Claude Code's `Promise.all`): one worker thread
    per file once the files are big enough for the reads to matter (`PARALLEL_READ_BYTES` in all,
    judged by what the cache held). Below that they are read in turn on the event loop when every
-   byte is in the page cache (`fileread.off_loop`: a few µs a file, where one thread hop costs
+   byte is in the page cache (`diskaccess.off_loop`: a few µs a file, where one thread hop costs
    ~100 µs), else all on one worker thread. The core reads, caps and renders them all in one
    call (`core.restore_files`, `FileStep.restore_many`), each path checked first as every read
    path checks it (the session roots, the deny globs, no symlink out of the roots): denied /
@@ -32,8 +33,10 @@ them (`Rules.references_stay_candidates`), the files restored as too-large notes
    as Claude Code's `validateContentTokens`) on the text as Claude Code attaches it. Either way
    the `\r` ending each line is removed. The core measures and cuts (rust_core/src/fileanswer.rs);
    this module says why, in each decision's detail. A file over the cap, or over
-   `max_file_size_bytes`, is
-   - TRUNCATE_HEAD (default): the longest head within the cap *including* the marker, cut back to
+   `max_file_size_bytes`, goes by the policy's `oversize` (the default profile's: SKIP; the
+   Claude Code profiles': REFERENCE):
+   - SKIP: left out (`OUTCOME_DROPPED_OVER_CAP`); its budget goes to the files that fit.
+   - TRUNCATE_HEAD: the longest head within the cap *including* the marker, cut back to
      a line boundary (a first line longer than the cap is cut inside the line), numbered as usual
      and followed by the marker (`{shown_lines}` of `{total_lines}`, Read with offset
      `{next_offset}`). A file over the size cap is read only up to `max_file_size_bytes`.
@@ -77,7 +80,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
-from postcompact import core, fileread, profiles, render
+from postcompact import core, diskaccess, profiles, render
 from postcompact.paths import display_path, now_ms, within_roots
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
@@ -338,23 +341,23 @@ class FileStep:
         """Each (rank, path) of `ranked` re-read and restored by the core in one call for all
         of them (`core.restore_files`: read, decoded, capped, numbered, wrapped and serialised
         without the GIL; `restore_files` decides how many threads), or `inline` on the event
-        loop (page cache only: `fileread.WouldBlock` otherwise). `spans` (path -> (offset,
+        loop (page cache only: `diskaccess.WouldBlock` otherwise). `spans` (path -> (offset,
         limit)): the lines to restore instead of the whole file. With `previous` (path -> the
         content the cache held), a seed whose content differs from it gets its SHA-256 here,
-        for the state database (persist/store.py). `held` (path -> the content the cache held):
+        for the state database (persist/sqlstore.py). `held` (path -> the content the cache held):
         a file read back unchanged keeps that very object as its seed's content, and when the
         last compaction restored it whole from it (`memo`), its attachment again.
 
-        Paths: the core opens each path as given without following any symlink (readfile.rs,
+        Paths: the core opens each path as given without following any symlink (diskread.rs,
         `open_resolved`): a canonical path under a root as given, not denied, is its own real
         path, inside the real root. Any other path is resolved and checked first
-        (`fileread.resolve`: roots, deny globs), and one the core finds a symlink on ("changed")
+        (`diskaccess.resolve`: roots, deny globs), and one the core finds a symlink on ("changed")
         is resolved and read again."""
         if read_at is None:
             read_at = now_ms()
         held = held or {}
         roots, deny = tuple(self.session.read_roots), self.deny_globs
-        scope: fileread.ReadScope | None = None  # resolved once, if any file needs it
+        scope: diskaccess.ReadScope | None = None  # resolved once, if any file needs it
         done: dict[int, _Restored] = {}
         taken: list[_Taken] = []
         again: list[_Taken] = []
@@ -365,7 +368,7 @@ class FileStep:
                 taken.append(self._taken(rank, path, path, binary, span, held.get(path), False))
                 continue
             if scope is None:
-                scope = fileread.ReadScope.of(self.session.read_roots)
+                scope = diskaccess.ReadScope.of(self.session.read_roots)
             t = self._resolved(rank, path, span, held.get(path), scope, done)
             if t is not None:
                 taken.append(t)
@@ -378,7 +381,7 @@ class FileStep:
                 done[t.rank] = self._refused(t, res)
         if again:
             if scope is None:
-                scope = fileread.ReadScope.of(self.session.read_roots)
+                scope = diskaccess.ReadScope.of(self.session.read_roots)
             retaken = [
                 resolved
                 for t in again
@@ -405,11 +408,11 @@ class FileStep:
         self, taken: Sequence[_Taken], inline: bool
     ) -> Iterable[tuple[_Taken, core.RestoredFile | core.Refusal]]:
         """The core's answer for each of `taken` (an inline read that would wait for the disk
-        is refused WOULD_BLOCK: `_refused` raises `fileread.WouldBlock`, and the batch is read
+        is refused WOULD_BLOCK: `_refused` raises `diskaccess.WouldBlock`, and the batch is read
         again on a worker thread)."""
         if not taken:
             return []
-        inline_max = fileread.INLINE_READ_BYTES if inline else None
+        inline_max = diskaccess.INLINE_READ_BYTES if inline else None
         results = core.restore_files([t.spec for t in taken], self.plan, inline_max=inline_max)
         return zip(taken, results, strict=True)
 
@@ -419,16 +422,16 @@ class FileStep:
         path: str,
         span: tuple[int, int | None] | None,
         content: bytes | None,
-        scope: fileread.ReadScope,
+        scope: diskaccess.ReadScope,
         done: dict[int, _Restored],
     ) -> _Taken | None:
         """`path` resolved and checked for the core (None: refused, its decision in `done`)."""
         try:
-            real, ext = fileread.resolve(path, scope, self.deny_globs)
-        except fileread.FileReadError as exc:
+            real, ext = diskaccess.resolve(path, scope, self.deny_globs)
+        except diskaccess.FileReadError as exc:
             done[rank] = _unreadable(path, rank, exc)
             return None
-        binary = ext in fileread.BINARY_EXTENSIONS
+        binary = ext in diskaccess.BINARY_EXTENSIONS
         return self._taken(rank, path, real, binary, span, content, True)
 
     def _taken(
@@ -469,8 +472,8 @@ class FileStep:
         """A file the core could not read: its outcome and why."""
         ext = os.path.splitext(t.real)[1].lower()
         max_bytes = self.policy.max_file_size_bytes
-        exc = fileread.refusal_error(res.kind, t.path, ext, max_bytes, res.errno, res.size)
-        if isinstance(exc, fileread.WouldBlock):
+        exc = diskaccess.refusal_error(res.kind, t.path, ext, max_bytes, res.errno, res.size)
+        if isinstance(exc, diskaccess.WouldBlock):
             raise exc
         return _unreadable(t.path, t.rank, exc)
 
@@ -575,7 +578,7 @@ def _plan(
         malware=malware,
         max_tokens=max_tokens,
         max_bytes=max_bytes,
-        sniff_bytes=fileread.SNIFF_BYTES,
+        sniff_bytes=diskaccess.SNIFF_BYTES,
         oversize=oversize,
         exact=exact,
         encoding=encoding,
@@ -615,9 +618,9 @@ def _plain_file(path: str, roots: tuple[str, ...], deny: tuple[str, ...]) -> boo
     as given and matching none of the deny globs; None otherwise."""
     if not (os.path.isabs(path) and os.path.normpath(path) == path):
         return None
-    if not within_roots(path, roots) or fileread.is_denied((path,), deny) is not None:
+    if not within_roots(path, roots) or diskaccess.is_denied((path,), deny) is not None:
         return None
-    return fileread.binary_name(path)
+    return diskaccess.binary_name(path)
 
 
 # Saved tool results and uploads (Claude Code 2.1.333 on; `Rules.saved_result_notes`,
@@ -835,7 +838,7 @@ async def restore_files(
         )
     else:
         parts = [
-            await fileread.off_loop(
+            await diskaccess.off_loop(
                 lambda inline: step.restore_many(
                     order, read_at, previous, inline=inline, spans=spans, held=held
                 )
@@ -931,7 +934,7 @@ async def restore_files(
 def _kept_by_name(path: str, home: str) -> bool:
     """Whether Claude Code keeps a path-only entry of `path` over a compaction: a saved result
     or an upload (Claude Code 2.1.333 on), but for notebooks and binary files."""
-    if path.lower().endswith(".ipynb") or fileread.binary_name(path):
+    if path.lower().endswith(".ipynb") or diskaccess.binary_name(path):
         return False
     return saved_result(path) or upload_or_download(path, home) is not None
 
@@ -1062,7 +1065,7 @@ def _left_out(step: FileStep, agent: AgentState, paths: Sequence[str]) -> Pendin
     )
 
 
-def _unreadable(path: str, rank: int, exc: fileread.FileReadError) -> _Restored:
+def _unreadable(path: str, rank: int, exc: diskaccess.FileReadError) -> _Restored:
     """A selected file that could not be re-read: its outcome and why."""
     return _Restored(path, rank, read_outcome(exc.kind), detail=f"{exc.kind}: {exc.message}")
 
