@@ -1,0 +1,1 @@
+"""The state database (daemon/postcompact/persist/): both stores, failed writes, restarts, the fleet."""

@@ -1,0 +1,1 @@
+"""The services (daemon/postcompact/service/): files, ReadFile, CheckWrite, sessions, agents, tokens."""
