@@ -112,9 +112,9 @@ postgres-server:
 	fi
 
 # The tests marked postgresql: both stores' persistence, failed-write and kill -9 tests on
-# PostgreSQL, and the fleet's (tests/daemon/test_fleet.py: two daemons in mount namespaces, so as
-# root), against a cluster the tests start as an unprivileged user (tests/pg_cluster.py). A
-# cluster that cannot start fails them, never skips them.
+# PostgreSQL, and the fleet's (tests/daemon/persist/test_fleet.py: two daemons in mount
+# namespaces, so as root), against a cluster the tests start as an unprivileged user
+# (tests/pg_cluster.py). A cluster that cannot start fails them, never skips them.
 test-postgres: build postgres-server
 	$(PY) -m pytest -m postgresql tests/daemon
 
@@ -128,7 +128,7 @@ test-bench: build-bench-lru $(NODE_STAMP)
 # Every transcript of the shared corpus replayed and checked against what Claude Code recorded
 # (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
 parity-corpus: build
-	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/test_transcripts.py
+	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/transcript/test_transcripts.py
 
 # The real Claude Code (pinned, installed into .cache/ from the npm registry), run offline against
 # a scripted model server, beside the daemon: docs/parity.md §4.

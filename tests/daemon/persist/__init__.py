@@ -1,1 +1,2 @@
-"""The state database (daemon/postcompact/persist/): both stores, failed writes, restarts, the fleet."""
+"""The state database (daemon/postcompact/persist/): both stores, failed writes, restarts,
+the fleet."""

@@ -1,1 +1,2 @@
-"""The restoration pipeline (daemon/postcompact/restore/): Compact's rules, profiles, policy, outcome."""
+"""The restoration pipeline (daemon/postcompact/restore/): Compact's rules, profiles, policy,
+outcome."""

@@ -1,1 +1,2 @@
-"""The transport (server.py, admission, tcpfront, connections, auth, lifecycle): limits, overload, security."""
+"""The transport (server.py, admission, tcpfront, connections, auth, lifecycle): limits,
+overload, security."""

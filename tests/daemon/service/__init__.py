@@ -1,1 +1,2 @@
-"""The services (daemon/postcompact/service/): files, ReadFile, CheckWrite, sessions, agents, tokens."""
+"""The services (daemon/postcompact/service/): files, ReadFile, CheckWrite, sessions, agents,
+tokens."""
