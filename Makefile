@@ -24,7 +24,7 @@ help:
 	@echo "make serve                build everything and start the daemon on its default socket"
 	@echo "make test                 build everything and run every test (cargo, pytest, clients)"
 	@echo "make test-rust            the cargo tests (the core, the Rust client)"
-	@echo "make test-python          pytest (without the PostgreSQL cases)"
+	@echo "make test-python          pytest on every core (PYTEST_WORKERS=0: serial), without the PostgreSQL cases"
 	@echo "make test-postgres        the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
 	@echo "make test-go              the Go client: go vet, its tests, the conformance scenarios"
 	@echo "make test-node            the Node client: tsc, its tests, the conformance scenarios"
@@ -91,8 +91,12 @@ test: build $(NODE_STAMP) test-rust test-python test-postgres test-go test-node 
 test-rust:
 	cargo test --workspace --quiet
 
+# pytest on PYTEST_WORKERS processes (pytest-xdist; `auto`: one per core, 0: serial), each test
+# module a unit run whole on one of them, the real harnesses' tests one unit together (they share
+# .cache/ and the plugins' build outputs): tests/conftest.py. `--dist loadgroup` is in pyproject.toml.
+PYTEST_WORKERS ?= auto
 test-python: build $(NODE_STAMP) ripgrep
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS)
 
 # ripgrep (Debian's package), installed when missing: OpenCode's skill tool lists a skill's files
 # with it (OpenCode downloads it when online), and tests/opencode loads a skill.
