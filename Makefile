@@ -93,7 +93,7 @@ test-rust:
 
 # pytest on PYTEST_WORKERS processes (pytest-xdist; `auto`: one per core, 0: serial), each test
 # module a unit run whole on one of them, the real harnesses' tests one unit together (they share
-# .cache/ and the plugins' build outputs): tests/conftest.py. `--dist loadgroup` is in pyproject.toml.
+# .cache/ and the plugins' build outputs): tests/conftest.py's scheduler.
 PYTEST_WORKERS ?= auto
 test-python: build $(NODE_STAMP) ripgrep
 	$(PY) -m pytest -n $(PYTEST_WORKERS)
