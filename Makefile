@@ -118,9 +118,11 @@ postgres-server:
 # The tests marked postgresql: both stores' persistence, failed-write and kill -9 tests on
 # PostgreSQL, and the fleet's (tests/daemon/persist/test_fleet.py: two daemons in mount
 # namespaces, so as root), against a cluster the tests start as an unprivileged user
-# (tests/pg_cluster.py). A cluster that cannot start fails them, never skips them.
+# (tests/pg_cluster.py). A cluster that cannot start fails them, never skips them. In parallel as
+# test-python is: each worker starts a cluster of its own (the session's fixture, in its own /tmp
+# directory, on a Unix socket only).
 test-postgres: build postgres-server
-	$(PY) -m pytest -m postgresql tests/daemon
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m postgresql tests/daemon
 
 # The benchmarks' LruCache: stubtest of its stub (bench/lru_py/python/postcompact_bench_lru), then
 # its tests (bench/lru_py/tests: its Python surface, fuzz, and lru-cache parity). `make bench`
