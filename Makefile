@@ -24,7 +24,7 @@ help:
 	@echo "make serve                build everything and start the daemon on its default socket"
 	@echo "make test                 build everything and run every test (cargo, pytest, clients)"
 	@echo "make test-rust            the cargo tests (the core, the Rust client)"
-	@echo "make test-python          pytest (without the PostgreSQL cases)"
+	@echo "make test-python          pytest on every core (PYTEST_WORKERS=0: serial), without the PostgreSQL cases"
 	@echo "make test-postgres        the PostgreSQL store's and the fleet's tests (pytest -m postgresql)"
 	@echo "make test-go              the Go client: go vet, its tests, the conformance scenarios"
 	@echo "make test-node            the Node client: tsc, its tests, the conformance scenarios"
@@ -91,8 +91,12 @@ test: build $(NODE_STAMP) test-rust test-python test-postgres test-go test-node 
 test-rust:
 	cargo test --workspace --quiet
 
+# pytest on PYTEST_WORKERS processes (pytest-xdist; `auto`: one per core, 0: serial), each test
+# module a unit run whole on one of them, the real harnesses' tests one unit together (they share
+# .cache/ and the plugins' build outputs): tests/conftest.py's scheduler.
+PYTEST_WORKERS ?= auto
 test-python: build $(NODE_STAMP) ripgrep
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS)
 
 # ripgrep (Debian's package), installed when missing: OpenCode's skill tool lists a skill's files
 # with it (OpenCode downloads it when online), and tests/opencode loads a skill.
@@ -112,11 +116,13 @@ postgres-server:
 	fi
 
 # The tests marked postgresql: both stores' persistence, failed-write and kill -9 tests on
-# PostgreSQL, and the fleet's (tests/daemon/test_fleet.py: two daemons in mount namespaces, so as
-# root), against a cluster the tests start as an unprivileged user (tests/pg_cluster.py). A
-# cluster that cannot start fails them, never skips them.
+# PostgreSQL, and the fleet's (tests/daemon/persist/test_fleet.py: two daemons in mount
+# namespaces, so as root), against a cluster the tests start as an unprivileged user
+# (tests/pg_cluster.py). A cluster that cannot start fails them, never skips them. In parallel as
+# test-python is: each worker starts a cluster of its own (the session's fixture, in its own /tmp
+# directory, on a Unix socket only).
 test-postgres: build postgres-server
-	$(PY) -m pytest -m postgresql tests/daemon
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m postgresql tests/daemon
 
 # The benchmarks' LruCache: stubtest of its stub (bench/lru_py/python/postcompact_bench_lru), then
 # its tests (bench/lru_py/tests: its Python surface, fuzz, and lru-cache parity). `make bench`
@@ -128,7 +134,7 @@ test-bench: build-bench-lru $(NODE_STAMP)
 # Every transcript of the shared corpus replayed and checked against what Claude Code recorded
 # (make test replays a few; .ci/run runs this). POSTCOMPACT_TRANSCRIPTS names another folder.
 parity-corpus: build
-	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/test_transcripts.py
+	POSTCOMPACT_CORPUS=all $(PY) -m pytest -q tests/daemon/transcript/test_transcripts.py
 
 # The real Claude Code (pinned, installed into .cache/ from the npm registry), run offline against
 # a scripted model server, beside the daemon: docs/parity.md §4.

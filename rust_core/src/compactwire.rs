@@ -5,7 +5,7 @@
 //! (`Outcome.wire`), and its decisions as plain values, so the answer is one concatenation. What
 //! is written here is byte for byte what the message would serialise to ([`crate::pbwire`]'s
 //! rules: field order, default values left out, minimal lengths), which
-//! `tests/daemon/test_outcome_wire.py` checks against the protobuf runtime.
+//! `tests/daemon/restore/test_outcome_wire.py` checks against the protobuf runtime.
 
 use crate::pbwire::fields::{category_totals as ct, compact_response as cr, decision as d};
 use crate::pbwire::{

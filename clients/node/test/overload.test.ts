@@ -1,5 +1,5 @@
 // Overload admission (docs/clients.md, "Overload: retried when the daemon says so") against the
-// real daemon, as tests/daemon/test_overload.py does for Python: two ReadFiles held in their
+// real daemon, as tests/daemon/server/test_overload.py does for Python: two ReadFiles held in their
 // worker fill limits.max_calls_in_flight = 2; the next call is refused OVERLOADED with a RetryInfo
 // of 100 ms, which the error exposes (NO_RETRY) and the client retries for any call, Compact
 // included, within its policy; a permanent limit (TOO_MANY_SESSIONS) is not retried.

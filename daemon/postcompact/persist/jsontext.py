@@ -5,7 +5,7 @@ few short strings, and an agent's row has three such columns, written at every C
 event loop. These functions write the very text `json.dumps` writes for the same values (its
 default separators unless a function says otherwise; strings escaped by the function it uses
 itself with `ensure_ascii`, so non-ASCII text and surrogate escapes come out the same), which
-tests/daemon/test_persist_jsontext.py checks against `json.dumps` on generated values.
+tests/daemon/persist/test_persist_jsontext.py checks against `json.dumps` on generated values.
 """
 
 from __future__ import annotations

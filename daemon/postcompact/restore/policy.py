@@ -143,8 +143,8 @@ def _skill_marker(marker: str) -> None:
 @dataclass(frozen=True, slots=True)
 class Policy:
     """A resolved policy, and the policy table: a row per `RestorePolicy` field, named as the
-    field (a row the proto lacks fails the import; tests/daemon/test_policy_table.py fails for a
-    field without its row). Rows are in the order a layer's fields are checked in: numbers,
+    field (a row the proto lacks fails the import; tests/daemon/restore/test_policy_table.py fails
+    for a field without its row). Rows are in the order a layer's fields are checked in: numbers,
     enums, strings, flags. A row's default is its value under claude-code-2.1.88."""
 
     max_read_tokens: int = knob(

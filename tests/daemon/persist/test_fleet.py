@@ -38,8 +38,9 @@ from tests.daemon.conftest import (
 
 pytestmark = pytest.mark.postgresql
 
-# Where both daemons see their own copy of the repository.
-REPO = "/srv/pc-repo"
+# Where both daemons see their own copy of the repository: a mount point of this process's own
+# (the fixture makes and removes it; a run beside this one, e.g. in another checkout, has its own).
+REPO = f"/srv/pc-repo-{os.getpid()}"
 # The load tests record many skills per agent (a restart reads the config file again).
 LIMITS = "[limits]\nmax_skills_per_agent = 1000000\n"
 # The one byte the copies differ in: src/a.py's first line.

@@ -16,7 +16,7 @@ from postcompact_client import join
 from postcompact_client.types import WriteCheck
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, set_mtime, text_of
-from tests.daemon.test_restore_pipeline import World, kinds, outcome, restored
+from tests.daemon.restore.test_restore_pipeline import World, kinds, outcome, restored
 
 CC = pb.PROFILE_CLAUDE_CODE
 CC88 = pb.PROFILE_CLAUDE_CODE_2_1_88
@@ -554,7 +554,7 @@ def test_sessions_stored_as_profile_2_get_current_behaviour(tmp_path: Path) -> N
 
 async def test_saved_tool_result_artifacts_are_never_restored(cc88: World) -> None:
     """In every profile; claude-code leaves out every saved result of a folder not Claude
-    Code's (tests/daemon/test_saved_results.py)."""
+    Code's (tests/daemon/restore/test_saved_results.py)."""
     cc88.write("tool-results/artifact-1a2b.txt", "a saved tool output\n")
     cc88.write("tool-results/notes.txt", "an ordinary file\n")
     cc88.read("tool-results/artifact-1a2b.txt", 2)

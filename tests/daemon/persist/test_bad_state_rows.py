@@ -15,8 +15,8 @@ import pytest
 from postcompact import persist
 from postcompact_client.types import WriteCheck
 
+from tests.daemon.cli.test_cli import cli
 from tests.daemon.conftest import RunningDaemon, new_session_id, start_daemon, write_project
-from tests.daemon.test_cli import cli
 
 # Every table holding a session's rows: a bad session row takes all of them along.
 SESSION_TABLES = {"sessions", "agents", "catalogs", "files", "skills", "tasks"}

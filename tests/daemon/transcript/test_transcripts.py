@@ -30,7 +30,7 @@ def _corpus_dir() -> Path:
     env = os.environ.get("POSTCOMPACT_TRANSCRIPTS")
     candidates = [Path(env)] if env else []
     candidates += [
-        Path(__file__).resolve().parents[3] / "shared" / "transcripts",
+        Path(__file__).resolve().parents[4] / "shared" / "transcripts",
         Path("/work/shared/transcripts"),
     ]
     return next((c for c in candidates if c.is_dir()), candidates[0])

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from postcompact_client import Client
 
+from tests.daemon.cli.test_cli import cli
 from tests.daemon.conftest import daemon_env, start_daemon, write_project
-from tests.daemon.test_cli import cli
 
 
 def _one_line_error(r: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:

@@ -52,9 +52,9 @@ from postcompact_client.types import (
 )
 
 from tests.daemon.conftest import RunningDaemon, file_of, new_session_id, payload_of
-from tests.daemon.test_transcripts import _jsonl, _read
+from tests.daemon.transcript.test_transcripts import _jsonl, _read
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Client methods that are plumbing, not calls answering a value (checked on their own below).
 PLUMBING = {"call", "close", "health", "wait_for_health", "start_daemon"}

@@ -77,7 +77,7 @@ def test_a_write_adds_every_line_of_a_file_not_held_and_what_it_changed_of_one_h
 ) -> None:
     """A file the agent held nothing of was written whole: every line seen. A write of a file
     it read carries the span over and widens it by the lines the write changed (here named by
-    the request; tests/daemon/test_seen_writes.py has the rest)."""
+    the request; tests/daemon/state/test_seen_writes.py has the rest)."""
     path = project / "edit.py"
     text = _lines(800)
     path.write_text(text)

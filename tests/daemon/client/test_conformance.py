@@ -19,7 +19,7 @@ from postcompact_client import PostcompactError, Session, join, pb, rendered_tex
 
 from tests.daemon.conftest import RunningDaemon, new_session_id, short_dir, text_of
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "conformance"
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "conformance"
 SCENARIOS = sorted(SCENARIO_DIR.glob("*.json"))
 
 Step = Mapping[str, Any]

@@ -23,7 +23,7 @@ from postcompact.restore.policy import (
 )
 from postcompact.v1 import postcompact_pb2 as pb
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROTO_FIELDS = [f.name for f in pb.RestorePolicy.DESCRIPTOR.fields]
 
 

@@ -1,0 +1,1 @@
+"""The `postcompact` command line (cli.py)."""

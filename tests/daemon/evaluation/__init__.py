@@ -1,0 +1,1 @@
+"""`postcompact eval` (daemon/postcompact/evaluation/)."""

@@ -1,0 +1,1 @@
+"""How a restored file and the wording read (render.py, the core's file renderer, [templates])."""

@@ -1,0 +1,1 @@
+"""The repository's own rules: make lint's house checks, the README."""

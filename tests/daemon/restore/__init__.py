@@ -1,0 +1,2 @@
+"""The restoration pipeline (daemon/postcompact/restore/): Compact's rules, profiles, policy,
+outcome."""

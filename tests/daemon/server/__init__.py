@@ -1,0 +1,2 @@
+"""The transport (server.py, admission, tcpfront, connections, auth, lifecycle): limits,
+overload, security."""

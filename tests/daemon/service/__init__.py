@@ -1,0 +1,2 @@
+"""The services (daemon/postcompact/service/): files, ReadFile, CheckWrite, sessions, agents,
+tokens."""

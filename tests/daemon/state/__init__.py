@@ -1,0 +1,1 @@
+"""The in-memory state (daemon/postcompact/state/): the lines seen, the content ceiling."""

@@ -1,0 +1,1 @@
+"""Transcripts (daemon/postcompact/transcript/): parsing, import, replay, hostile input."""
