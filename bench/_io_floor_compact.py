@@ -66,14 +66,14 @@ async def _canned_with_io(
     self: server.Servicer, req: pb.CompactRequest, preview: bool
 ) -> pb.CompactResponse:
     resp = await _canned_compact.canned(self, req, preview)
-    s, a = self.registry.agent(req.session_id, req.agent_id)
+    s, a = await self.registry.agent(req.session_id, req.agent_id)
     t0 = time.thread_time_ns()
     for att in resp.attachments if _READS else ():
         if att.HasField("file"):
             _core.read_whole(att.file.path, 1 << 20, diskaccess.SNIFF_BYTES)
     t1 = time.thread_time_ns()
     if _COMMIT:
-        with self.registry.mutate(s, a, room=None) as change:
+        async with self.registry.mutate(s, a, room=None) as change:
             change.agent = True
     _record(t1 - t0, time.thread_time_ns() - t1)
     return resp

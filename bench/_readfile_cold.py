@@ -52,7 +52,7 @@ async def _run(
     store: SqliteStore, root: Path, path: Path, calls: int, block: int
 ) -> dict[str, float]:
     registry = Registry(Config(), store=store)
-    SessionService(registry, registry.config).open(
+    await SessionService(registry, registry.config).open(
         pb.OpenSessionRequest(session_id="b4-cold", cwd=str(root))
     )
     files = FileService(registry, registry.config)

@@ -86,8 +86,8 @@ async def canned(self: FileService, req: pb.ReadFileRequest) -> pb.ReadFileRespo
         return resp
     if VARIANT == "io":
         _core.read_whole(resp.path, 1 << 20, diskaccess.SNIFF_BYTES)
-        s, a = self.registry.agent(req.session_id, req.agent_id)
-        with self.registry.mutate(s, a) as change:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
+        async with self.registry.mutate(s, a) as change:
             # The entry's row rewritten with a new timestamp, as a real re-read rewrites it.
             e = a.files.peek(resp.path)
             if e is not None:
@@ -116,7 +116,7 @@ def _least_plan() -> core.ReadPlan:
 
 
 async def least(self: FileService, req: pb.ReadFileRequest) -> bytes | pb.ReadFileResponse:
-    s, a = self.registry.agent(req.session_id, req.agent_id)
+    s, a = await self.registry.agent(req.session_id, req.agent_id)
     path, stamp = req.path, now_ms()  # B4 names its file by its canonical path
     spec = core.ReadSpec(
         real=path,

@@ -77,6 +77,7 @@ from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import SessionService
 from postcompact.state.model import CarriedRead, content_digest
 from postcompact.state.registry import Registry
+from postcompact.state.worker import finish_inline
 from postcompact.v1 import postcompact_pb2 as pb
 from postcompact.v1 import postcompact_pb2_grpc as pbg
 
@@ -169,7 +170,7 @@ def _in_process(
     async def main(store: SqliteStore | None) -> m.Stats:
         reg = Registry(Config()) if store is None else Registry(Config(), store=store)
         open_req = pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy())
-        s, _ = SessionService(reg, reg.config).open(open_req)
+        s, _ = await SessionService(reg, reg.config).open(open_req)
         agent = s.agents[""]
         now = time.time_ns() // 1_000_000
         for i, p in enumerate(paths):
@@ -178,7 +179,7 @@ def _in_process(
 
         async def once() -> None:
             # As Compact does: the result applied and (with a store) written in one unit.
-            with reg.mutate(s, agent, room=None) as change:
+            async with reg.mutate(s, agent, room=None) as change:
                 result = await run_compact(CompactContext.of(s, req), s, agent, req)
                 result.apply(agent, change)
 
@@ -229,14 +230,17 @@ def _hot_floor(
     try:
         reg = Registry(Config(), store=store)
         open_req = pb.OpenSessionRequest(session_id="b5", cwd=str(root), policy=_policy())
-        s, _ = SessionService(reg, reg.config).open(open_req)
+        s, _ = finish_inline(SessionService(reg, reg.config).open(open_req))
         agent = s.agents[""]
         for i, p in enumerate(paths):
             agent.files.set(str(p), _state(p.read_bytes(), 1_000 + i))
 
-        def commit() -> None:
-            with reg.mutate(s, agent, room=None) as change:
+        async def commit_unit() -> None:
+            async with reg.mutate(s, agent, room=None) as change:
                 change.agent = True
+
+        def commit() -> None:
+            finish_inline(commit_unit())
 
         # A Compact's write-through: the five entries re-seeded with a new read time (the same
         # contents: each row moves, as `_MOVE_FILE`), the agent's row with its carried reads.
@@ -246,12 +250,15 @@ def _hot_floor(
         }
         tick = [2_000]
 
-        def compact_write() -> None:
+        async def compact_unit() -> None:
             tick[0] += 10
-            with reg.mutate(s, agent, room=None) as change:
+            async with reg.mutate(s, agent, room=None) as change:
                 for i, (path, content) in enumerate(reversed(contents.items())):
                     agent.files.set(path, _state(content, tick[0] + i))
                 change.agent = change.files = True
+
+        def compact_write() -> None:
+            finish_inline(compact_unit())
 
         out = {"reads": _median_cpu_us(reads, calls, warmup)}
         out["commit"] = _median_cpu_us(commit, calls, warmup)

@@ -76,6 +76,11 @@ def _add_state_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_serve_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
+        "--state-pool-size",
+        type=int,
+        help="connections to a PostgreSQL state database (default 4; docs/fleet.md)",
+    )
+    p.add_argument(
         "--tcp-port",
         type=int,
         help="also listen on loopback PORT (tcp_host, default 127.0.0.1; 0 = pick), token required",
@@ -170,6 +175,7 @@ def _config(args: argparse.Namespace) -> Config:
         "state_dir",
         "state_path",
         "state_url",
+        "state_pool_size",
         "persist",
     ):
         if getattr(args, name, None) is not None:
@@ -245,6 +251,7 @@ def spawn_detached(
         "state_dir",
         "state_path",
         "state_url",
+        "state_pool_size",
     )
     for flag in flags:
         value = getattr(args, flag, None)

@@ -21,6 +21,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     # state_url = "postgresql:///postcompact?host=/run/postgresql"   (docs/fleet.md)
     # state_dir = "~/.local/state/postcompact"   # aliases of a sqlite: URL (not with state_url):
     # state_path = "/path/to/state.db"           # the directory of state.db, or the file
+    state_pool_size = 4               # PostgreSQL connections per daemon (SQLite: one writer)
 
     [limits]                          # every limit is answered with a clear error naming it
     max_sessions = 1000
@@ -170,6 +171,9 @@ class Config:
     state_dir: Path | None = None  # None = $XDG_STATE_HOME/postcompact
     state_path: Path | None = None  # the database file; overrides state_dir
     state_url: str | None = None  # sqlite: / postgresql://...; not with state_dir or state_path
+    # Connections to a PostgreSQL state database, each its own thread (docs/fleet.md); SQLite
+    # has one writer whatever this says.
+    state_pool_size: int = 4
     shutdown_grace_s: float = 5.0
     config_file: Path | None = None
 
@@ -202,6 +206,8 @@ def _choice(name: str, value: Any, choices: Mapping[str, Any]) -> Any:
         raise ConfigError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
     return choices[value]
 
+
+MAX_STATE_POOL = 64  # connections of one daemon to its state database
 
 _INT_LIMITS = (
     "max_sessions",
@@ -386,6 +392,8 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
                 raise ConfigError(f"{source}: state_url must be a string")
             parse_state_url(value, f"{source} state_url")  # checked now, used by the daemon
             changes[key] = value
+        elif key == "state_pool_size":
+            changes[key] = _int(f"{source} {key}", value, 1, MAX_STATE_POOL)
         elif key in ("state_dir", "state_path"):
             if not isinstance(value, str | Path) or not str(value):
                 raise ConfigError(f"{source}: {key} must be a non-empty path")
@@ -408,6 +416,7 @@ ENV_KEYS = {
     "POSTCOMPACT_STATE_DIR": "state_dir",
     "POSTCOMPACT_STATE_PATH": "state_path",
     "POSTCOMPACT_STATE_URL": "state_url",
+    "POSTCOMPACT_STATE_POOL_SIZE": "state_pool_size",
 }
 
 

@@ -57,6 +57,7 @@ from postcompact.settings import Settings
 from postcompact.state import ROW_BYTES, Store
 from postcompact.state.null import NullStore
 from postcompact.state.registry import Registry
+from postcompact.state.worker import StoreWorker
 from postcompact.tcpfront import TcpFront
 from postcompact.transcript import importer, parser_process, request
 from postcompact.transcript.importer import import_transcript
@@ -118,6 +119,7 @@ class Servicer:
         self.catalog = CatalogService(registry, config)
         self.tokens = TokenService()
         self.locks = AgentLocks()  # Compact never interleaves with another change of its agent
+        registry.pinned = self.locks.holds  # a session a call is using never leaves memory
         self.admission = Admission(config.max_calls_in_flight, config.max_answer_bytes_in_flight)
         self.hook_slots = HookSlots(config.max_hooks_running)
 
@@ -135,30 +137,30 @@ class Servicer:
 
     # --- sessions --------------------------------------------------------------------------
     async def OpenSession(self, req: pb.OpenSessionRequest, ctx: Ctx) -> pb.OpenSessionResponse:
-        s, resumed = self.sessions.open(req)
+        s, resumed = await self.sessions.open(req)
         return pb.OpenSessionResponse(
             session_id=s.session_id, resumed=resumed, session=session_info(s)
         )
 
     async def CloseSession(self, req: pb.CloseSessionRequest, ctx: Ctx) -> pb.CloseSessionResponse:
-        self.registry.close(req.session_id)
+        await self.registry.close(req.session_id)
         return pb.CloseSessionResponse()
 
     async def ListSessions(self, req: pb.ListSessionsRequest, ctx: Ctx) -> pb.ListSessionsResponse:
-        return self.sessions.list_page(req)
+        return await self.sessions.list_page(req)
 
     # --- agents ----------------------------------------------------------------------------
     async def StartAgent(self, req: pb.StartAgentRequest, ctx: Ctx) -> pb.StartAgentResponse:
-        a = self.sessions.start_agent(req)
+        a = await self.sessions.start_agent(req)
         return pb.StartAgentResponse(agent_id=a.agent_id, cached_entries=len(a.files))
 
     async def EndAgent(self, req: pb.EndAgentRequest, ctx: Ctx) -> pb.EndAgentResponse:
-        return self.sessions.end_agent(req)
+        return await self.sessions.end_agent(req)
 
     async def MergeFileState(
         self, req: pb.MergeFileStateRequest, ctx: Ctx
     ) -> pb.MergeFileStateResponse:
-        merged, kept = self.sessions.merge(req)
+        merged, kept = await self.sessions.merge(req)
         return pb.MergeFileStateResponse(merged=merged, kept=kept)
 
     # --- files -----------------------------------------------------------------------------
@@ -166,42 +168,42 @@ class Servicer:
         return await self.files.read_file(req)
 
     async def RecordRead(self, req: pb.RecordReadRequest, ctx: Ctx) -> pb.RecordReadResponse:
-        return self.files.record_read(req)
+        return await self.files.record_read(req)
 
     async def RecordWrite(self, req: pb.RecordWriteRequest, ctx: Ctx) -> pb.RecordWriteResponse:
-        return self.files.record_write(req)
+        return await self.files.record_write(req)
 
     async def CheckWrite(self, req: pb.CheckWriteRequest, ctx: Ctx) -> pb.CheckWriteResponse:
-        return self.files.check_write(req)
+        return await self.files.check_write(req)
 
     async def CheckStale(self, req: pb.CheckStaleRequest, ctx: Ctx) -> pb.CheckStaleResponse:
-        return self.files.check_stale(req)
+        return await self.files.check_stale(req)
 
     # --- skills, plan, mode, tasks ---------------------------------------------------------
     async def RecordSkill(self, req: pb.RecordSkillRequest, ctx: Ctx) -> pb.RecordSkillResponse:
-        return self.work.record_skill(req)
+        return await self.work.record_skill(req)
 
     async def SetPlan(self, req: pb.SetPlanRequest, ctx: Ctx) -> pb.SetPlanResponse:
-        return self.work.set_plan(req)
+        return await self.work.set_plan(req)
 
     async def SetMode(self, req: pb.SetModeRequest, ctx: Ctx) -> pb.SetModeResponse:
-        return self.work.set_mode(req)
+        return await self.work.set_mode(req)
 
     async def UpsertTask(self, req: pb.UpsertTaskRequest, ctx: Ctx) -> pb.UpsertTaskResponse:
-        return self.work.upsert_task(req)
+        return await self.work.upsert_task(req)
 
     # --- catalogue and compaction (the restoration pipeline) ---------------------------------
     async def SetCatalog(self, req: pb.SetCatalogRequest, ctx: Ctx) -> pb.SetCatalogResponse:
-        return self.catalog.set_catalog(req)
+        return await self.catalog.set_catalog(req)
 
     async def _compact(self, req: pb.CompactRequest, preview: bool) -> bytes:
         """The serialised answer of a Compact (or, the fields being the same, of a preview)."""
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         if req.kind not in _COMPACT_KINDS:
             raise InvalidArgument("BAD_COMPACT_KIND", f"unknown compaction kind {req.kind}")
         policy = self.settings.resolve(s.profile, s.policy, req.policy)
         room = None if preview else ROW_BYTES * (len(a.files) + 1)
-        with self.registry.mutate(s, a, room=room) as change:
+        async with self.registry.mutate(s, a, room=room) as change:
             ctx = CompactContext.of(
                 s,
                 req,
@@ -445,36 +447,37 @@ class Daemon:
             deny_globs=Settings.of(cfg).deny_globs,
         )
         try:
-            return await self._run_with_store(started)
-        finally:
+            stores = self.store.pool(cfg.state_pool_size)
+        except BaseException:
             self.store.close()
+            raise
+        worker = StoreWorker(stores, inline=self.store.where is None)
+        try:
+            return await self._run_with_store(started, worker)
+        finally:
+            await asyncio.to_thread(worker.close)
 
     async def _sweep(self, registry: Registry) -> None:
         """Expire idle sessions (limits.session_ttl_s) and store read-only activity times."""
         while True:
-            await asyncio.sleep(self.config.sweep_interval_s)
             try:
-                expired = registry.expire_idle()
+                expired = await registry.expire_idle()
                 if expired:
                     log.info("expired idle sessions", extra={"sessions": expired})
-                registry.maintain()
+                await registry.maintain()
             except Exception:
                 log.exception("session sweep failed")
+            await asyncio.sleep(self.config.sweep_interval_s)
 
-    async def _run_with_store(self, started: int) -> int:
+    async def _run_with_store(self, started: int, worker: StoreWorker) -> int:
         cfg = self.config
         descriptors, _hard = raise_descriptor_limit()
-        registry = Registry(cfg, started_at_ms=started, store=self.store)
-        registry.load()
-        expired = registry.expire_idle()
+        # Nothing of the sessions is read here: each is read when a call first names it.
+        registry = Registry(cfg, started_at_ms=started, store=self.store, worker=worker)
         if self.store.where is not None:
             log.info(
-                "state loaded",
-                extra={
-                    "state_db": self.store.where,
-                    "sessions": len(registry.sessions),
-                    "expired": len(expired),
-                },
+                "state database opened",
+                extra={"state_db": self.store.where, "connections": worker.connections},
             )
         info = pb.GetServerInfoResponse(
             version=__version__,
@@ -572,7 +575,10 @@ class Daemon:
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
-        registry.flush_activity()
+        try:
+            await registry.flush_activity()
+        except Exception:
+            log.exception("storing the sessions' activity times at shutdown failed")
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(sig)

@@ -143,7 +143,7 @@ def restored_of(resp: pb.CompactResponse, paths: PathMap) -> Restored:
     return out
 
 
-def _allowed(
+async def _allowed(
     checker: FileService,
     session: Session,
     agent: AgentState,
@@ -169,7 +169,7 @@ def _allowed(
                 continue
             req = pb.CheckWriteRequest(session_id=session.session_id, agent_id=PROBE_AGENT)
             req.path = local
-            if checker.check_write(req).result == pb.WRITE_CHECK_ALLOWED:
+            if (await checker.check_write(req)).result == pb.WRITE_CHECK_ALLOWED:
                 out.add(path)
         return out
     finally:
@@ -219,7 +219,7 @@ async def _restorations(
     checker = FileService(Registry(Config()), Config())
     got: dict[int, Restored] = {}
 
-    def observe(
+    async def observe(
         b: Boundary, session: Session, agent: AgentState, resp: pb.CompactResponse, paths: PathMap
     ) -> None:
         point = by_line.get(b.line)
@@ -227,7 +227,7 @@ async def _restorations(
             return
         restored = restored_of(resp, paths)
         edits = [p for p, x in point.first_touches(widest).items() if x.kind != "read"]
-        restored.allowed = _allowed(checker, session, agent, paths, edits)
+        restored.allowed = await _allowed(checker, session, agent, paths, edits)
         got[b.line] = restored
 
     await replay(t, profile=profile, policy=policy, observe=observe)

@@ -46,7 +46,13 @@ from postcompact.persist.admin import CheckResult, check_rows
 from postcompact.persist.place import StateError
 from postcompact.persist.schema import COLUMNS, MIGRATIONS, SCHEMA_VERSION, lacking_columns
 from postcompact.persist.sql import Db
-from postcompact.persist.sqlstore import SESSION_COLUMNS, SqlStore, error_text, insert_sql
+from postcompact.persist.sqlstore import (
+    SESSION_COLUMNS,
+    RowMemo,
+    SqlStore,
+    error_text,
+    insert_sql,
+)
 from postcompact.state.model import Session
 from postcompact.state.store import SessionQuarantined, Written
 
@@ -280,14 +286,42 @@ class PostgresStore(SqlStore):
         insert_sql("sessions", SESSION_COLUMNS) + " ON CONFLICT (session_id) DO NOTHING"
     )
 
-    def __init__(self, url: str, *, max_bytes: int, deny_globs: Sequence[str] = ()):
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_bytes: int,
+        deny_globs: Sequence[str] = (),
+        memo: RowMemo | None = None,
+    ):
         self.url = url
-        self.conn = open_checked(url)
+        # The first connection migrates and checks the schema; the pool's others only connect.
+        self.conn = open_checked(url) if memo is None else connect(url)
         super().__init__(
-            PgDb(self.conn), redact_url(url), max_bytes=max_bytes, deny_globs=deny_globs
+            PgDb(self.conn), redact_url(url), max_bytes=max_bytes, deny_globs=deny_globs, memo=memo
         )
-        self._versions: dict[str, int] = {}  # session id -> version last read or written here
+        self._versions = self._memo.versions  # session id -> version last read or written here
         self._conflict: str | None = None  # the session the failing transaction found changed
+
+    def pool(self, size: int) -> Sequence[PostgresStore]:
+        """This store and `size - 1` more connections to its database, sharing what it knows
+        of the rows (each runs one session's calls at a time: `state.worker.StoreWorker`)."""
+        more: list[PostgresStore] = []
+        try:
+            for _ in range(size - 1):
+                more.append(
+                    PostgresStore(
+                        self.url,
+                        max_bytes=self.max_bytes,
+                        deny_globs=self.deny_globs,
+                        memo=self._memo,
+                    )
+                )
+        except BaseException:
+            for store in more:
+                store.close()
+            raise
+        return [self, *more]
 
     # --- the connection ---------------------------------------------------------------------
 
@@ -432,7 +466,7 @@ class PostgresStore(SqlStore):
 
     def _agents_of(self, sid: str) -> set[str]:
         """Every agent of the session this daemon holds or the database has."""
-        agents = {aid for s, aid in self._files if s == sid}
+        agents = {aid for _, aid in self._files.keys_of(sid)}
         if self._scope is not None and self._scope.session_id == sid:
             agents |= set(self._scope.agents)
         with contextlib.suppress(psycopg.Error, Unavailable):

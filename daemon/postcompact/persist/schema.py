@@ -138,6 +138,12 @@ _V7 = """
 ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 """
 
+# Sessions are found by their activity time: expiry deletes the idle ones from the database, not
+# from what a daemon holds in memory (sessions load on first use: docs/persistence.md).
+_V8 = """
+CREATE INDEX sessions_by_activity ON sessions (last_active_ms);
+"""
+
 # (version reached, SQL script), written for SQLite; PostgreSQL runs the same steps in its types
 # (persist/postgres.py, `pg_script`). Append only; never edit a released step.
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -148,6 +154,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (5, _V5),
     (6, _V6),
     (7, _V7),
+    (8, _V8),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

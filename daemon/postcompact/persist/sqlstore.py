@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 import json
 import logging
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +22,7 @@ from typing import Any
 from postcompact import diskaccess
 from postcompact.config import StateUrl
 from postcompact.core import Charge, FileState, FileStateCache
-from postcompact.errors import FailedPrecondition, ResourceExhausted, Unavailable
+from postcompact.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable
 from postcompact.paths import now_ms
 from postcompact.persist.jsontext import announced_text, carried_text, sorted_strings
 from postcompact.persist.place import RESERVE_BYTES, StateError, check_state_place, state_db_path
@@ -336,6 +338,95 @@ def _seen_columns(seen: Seen | None) -> tuple[int | None, int | None, int]:
     return seen.first, seen.last, int(seen.edited)
 
 
+class _Mirror:
+    """The stored file rows this store mirrors: (session id, agent id) -> path -> row, kept per
+    session so that one session's are found and forgotten without a scan of all (and without
+    iterating a dict other connections of the pool change meanwhile)."""
+
+    __slots__ = ("_by_session",)
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, dict[str, dict[str, _Row]]] = {}
+
+    def get(self, key: tuple[str, str], default: dict[str, _Row] | None = None) -> Any:
+        agents = self._by_session.get(key[0])
+        return default if agents is None else agents.get(key[1], default)
+
+    def __getitem__(self, key: tuple[str, str]) -> dict[str, _Row]:
+        return self._by_session[key[0]][key[1]]
+
+    def __setitem__(self, key: tuple[str, str], rows: dict[str, _Row]) -> None:
+        self._by_session.setdefault(key[0], {})[key[1]] = rows
+
+    def setdefault(self, key: tuple[str, str], rows: dict[str, _Row]) -> dict[str, _Row]:
+        return self._by_session.setdefault(key[0], {}).setdefault(key[1], rows)
+
+    def pop(self, key: tuple[str, str], default: Any = None) -> Any:
+        agents = self._by_session.get(key[0])
+        return default if agents is None else agents.pop(key[1], default)
+
+    def __delitem__(self, key: tuple[str, str]) -> None:
+        del self._by_session[key[0]][key[1]]
+
+    def update(self, rows: Mapping[tuple[str, str], dict[str, _Row]]) -> None:
+        for key, value in rows.items():
+            self[key] = value
+
+    def keys_of(self, sid: str, agents: frozenset[str] | None = None) -> list[tuple[str, str]]:
+        """The (session, agent) keys of `sid` (of `agents` only, unless None)."""
+        return [
+            (sid, aid)
+            for aid in list(self._by_session.get(sid, ()))
+            if agents is None or aid in agents
+        ]
+
+    def forget(self, sid: str) -> None:
+        self._by_session.pop(sid, None)
+
+    def sessions(self) -> int:
+        return len(self._by_session)
+
+
+class RowMemo:
+    """What a store knows of the rows stored (the file rows it mirrors, activity times, the
+    hashes of entries loaded unverified, the last row sequence number, its room estimate): one
+    per database, shared by the connections of a pool, each of which runs one session's calls
+    at a time (`state.worker.StoreWorker`). Dict operations are atomic; the sequence is locked."""
+
+    __slots__ = (
+        "_lock",
+        "active",
+        "files",
+        "orig_hash",
+        "room_bound",
+        "room_checks",
+        "seq",
+        "versions",
+    )
+
+    def __init__(self) -> None:
+        self.files = _Mirror()
+        self.active: dict[str, int] = {}  # session id -> last_active_ms as stored
+        # Session id -> entries loaded unverified, which keep their stored hash for later copies.
+        self.orig_hash: dict[str, dict[int, tuple[FileState, bytes, int]]] = {}
+        self.versions: dict[str, int] = {}  # session id -> version (PostgreSQL's)
+        self.room_bound = 0  # upper bound of the bytes used (see check_room)
+        self.room_checks = _ROOM_CHECKS  # measure at the first check
+        self.seq = 0
+        self._lock = threading.Lock()
+
+    def next_seq(self) -> int:
+        with self._lock:
+            self.seq += 1
+            return self.seq
+
+    def saw_seq(self, seq: int) -> None:
+        """A row read has `seq`: later rows are numbered after it (rows of one agent are in
+        the order of their numbers; a session's are read before any of them is written)."""
+        with self._lock:
+            self.seq = max(self.seq, seq)
+
+
 @dataclass(slots=True)
 class LoadReport:
     sessions: int = 0
@@ -367,7 +458,15 @@ class SqlStore(abc.ABC):
     _TOUCH = "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?"
     _INSERT_SESSION = _upsert("sessions", ("last_active_ms",), SESSION_COLUMNS)
 
-    def __init__(self, db: Db, where: str, *, max_bytes: int, deny_globs: Sequence[str] = ()):
+    def __init__(
+        self,
+        db: Db,
+        where: str,
+        *,
+        max_bytes: int,
+        deny_globs: Sequence[str] = (),
+        memo: RowMemo | None = None,
+    ):
         self.db = db
         self.where = where  # the database as messages name it (a file, a redacted URL)
         self.max_bytes = max_bytes
@@ -377,13 +476,12 @@ class SqlStore(abc.ABC):
         self._joined = _Joined(self)
         self._after_commit: list[Callable[[], None]] = []
         self._tx_written: set[Written] = set()  # what the open transaction writes
-        self._room_bound = 0  # upper bound of the bytes used (see check_room)
-        self._room_checks = _ROOM_CHECKS  # measure at the first check
-        self._seq = 0
-        self._files: dict[tuple[str, str], dict[str, _Row]] = {}
-        self._active: dict[str, int] = {}  # session id -> last_active_ms as stored
-        # Loaded entries that could not be verified keep their stored hash for later copies.
-        self._orig_hash: dict[int, tuple[FileState, bytes, int]] = {}
+        # What this store knows of the stored rows, shared with the other connections of its
+        # pool (`StoreWorker`): it is per session, and one session's calls run one at a time.
+        self._memo = RowMemo() if memo is None else memo
+        self._files = self._memo.files
+        self._active = self._memo.active
+        self._orig_hash = self._memo.orig_hash
         self._scope: Session | None = None  # the session the running write is of
         self._dropped: list[tuple[str, str, list[str]]] = []  # see _load_files
         self.report = LoadReport()
@@ -491,8 +589,18 @@ class SqlStore(abc.ABC):
             self.on_failed_write = callback
 
     def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+        return self._memo.next_seq()
+
+    def room_known(self, extra: int = ROW_BYTES) -> bool:
+        """Whether `extra` more bytes fit by the bound alone (see `check_room`), counted if so:
+        no database call, so the registry asks it on the event loop first."""
+        step = extra + self._room_slack
+        memo = self._memo
+        if memo.room_checks < _ROOM_CHECKS and memo.room_bound + step <= self.max_bytes:
+            memo.room_checks += 1
+            memo.room_bound += step
+            return True
+        return False
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
         """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit.
@@ -504,14 +612,13 @@ class SqlStore(abc.ABC):
         check nothing, like SetMode, only rewrite small rows). Each statement on the event loop
         costs ~20 µs inside the daemon with SQLite, several times its cost alone.
         """
-        step = extra + self._room_slack
-        if self._room_checks < _ROOM_CHECKS and self._room_bound + step <= self.max_bytes:
-            self._room_checks += 1
-            self._room_bound += step
+        if self.room_known(extra):
             return
+        step = extra + self._room_slack
+        memo = self._memo
         try:
-            self._room_bound, self._room_checks = self._measure() + step, 0
-            if self._room_bound <= self.max_bytes:
+            memo.room_bound, memo.room_checks = self._measure() + step, 0
+            if memo.room_bound <= self.max_bytes:
                 return  # fits even without counting the free pages
             used = self.used_bytes()
         except self._errors as exc:  # PostgreSQL's sizes wait for a lock on each table
@@ -536,8 +643,14 @@ class SqlStore(abc.ABC):
         stored = self._active.get(s.session_id)
         if stored is None:
             # Rows of a session that is not stored would outlive it (and come back with a
-            # session reopened under its id): a caller wrote for a closed session.
-            raise RuntimeError(f"write for session {s.session_id!r}, which is not stored")
+            # session reopened under its id): the session was closed (or expired) while the
+            # call that wrote ran; its transaction is rolled back.
+            raise NotFound(
+                "SESSION_CLOSED",
+                f"session {s.session_id!r} was closed or expired while the call ran; nothing was "
+                "recorded",
+                {"session_id": s.session_id},
+            )
         now = s.last_active_ms
         if now != stored and (exact or now - stored >= ACTIVITY_STEP_MS):
             self.db.execute(self._TOUCH, (now, s.session_id))
@@ -664,8 +777,8 @@ class SqlStore(abc.ABC):
             for table in SESSION_TABLES:
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self._active.pop(session_id, None)
-            for key in [k for k in self._files if k[0] == session_id]:
-                del self._files[key]
+            self._files.forget(session_id)
+            self._orig_hash.pop(session_id, None)
 
     def flush_activity(self, sessions: Iterable[Session]) -> None:
         """Store last_active_ms of sessions touched by read-only calls since their last write."""
@@ -678,6 +791,113 @@ class SqlStore(abc.ABC):
     def _activity_tx(self, *written: Written) -> contextlib.AbstractContextManager[None]:
         """The transaction storing activity times alone."""
         return self.tx(*written)
+
+    # --- what is stored, from the database (not from memory) ----------------------------------
+
+    def forget(self, session_id: str) -> None:
+        """The session left memory (evicted, not deleted): what this store knows of its rows
+        goes too; it is read again when next named."""
+        self._forget(session_id, None)
+
+    def idle_sessions(self, before_ms: int, limit: int) -> list[str]:
+        """Up to `limit` stored sessions whose last activity is before `before_ms`, the oldest
+        first (the `sessions_by_activity` index)."""
+        rows = self.db.execute(
+            "SELECT session_id FROM sessions WHERE last_active_ms < ? "
+            "ORDER BY last_active_ms LIMIT ?",
+            (before_ms, limit),
+        )
+        return [str(row[0]) for row in rows]
+
+    def expire_session(self, session_id: str, before_ms: int) -> bool:
+        """Delete the session's rows in one transaction if its stored activity is still before
+        `before_ms` (False: it was used since — through another daemon too — and stays)."""
+        with self._activity_tx((session_id, None)):
+            cur = self.db.execute(
+                "DELETE FROM sessions WHERE session_id = ? AND last_active_ms < ?",
+                (session_id, before_ms),
+            )
+            if cur.rowcount != 1:
+                return False
+            for table in SESSION_TABLES:
+                if table != "sessions":
+                    self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            self._after_commit.append(functools.partial(self._forget, session_id, None))
+        return True
+
+    def count_sessions(self) -> int:
+        row = self.db.execute("SELECT count(*) FROM sessions").fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
+        """Up to `limit` stored sessions in id order after `after` (None: from the first), as
+        ListSessions reports them: their agents, file entries and compactions counted from
+        their rows. A session row this daemon cannot decode is listed by its id and times
+        (it is quarantined when the session is first used)."""
+        where, args = ("", ()) if after is None else (" WHERE session_id > ?", (after,))
+        rows = list(
+            select_rows(self.db, "sessions", f"{where} ORDER BY session_id LIMIT ?", (*args, limit))
+        )
+        if not rows:
+            return []
+        ids = [str(row["session_id"]) for _, row in rows]
+        marks = ", ".join("?" * len(ids))
+        agents: dict[str, list[tuple[str, int]]] = {}
+        for sid, aid, compactions in self.db.execute(
+            f"SELECT session_id, agent_id, compactions FROM agents WHERE session_id IN ({marks}) "
+            "ORDER BY session_id, seq",
+            ids,
+        ):
+            agents.setdefault(str(sid), []).append((str(aid), int(compactions)))
+        files: dict[str, tuple[int, int]] = {}
+        for sid, entries, size in self.db.execute(
+            f"SELECT session_id, count(*), coalesce(sum(content_len), 0) FROM files "
+            f"WHERE session_id IN ({marks}) GROUP BY session_id",
+            ids,
+        ):
+            files[str(sid)] = (int(entries), int(size))
+        out: list[pb.SessionInfo] = []
+        for _, row in rows:
+            sid = str(row["session_id"])
+            members = agents.get(sid, [])
+            ids_of = [aid for aid, _ in members]
+            if MAIN_AGENT not in ids_of:
+                ids_of.insert(0, MAIN_AGENT)
+            entries, size = files.get(sid, (0, 0))
+            info = pb.SessionInfo(
+                session_id=sid,
+                agent_ids=ids_of,
+                cached_entries=entries,
+                cached_bytes=size,
+                compactions=sum(c for _, c in members),
+            )
+            try:
+                s = session_of(row)
+            except BadRow:
+                info.last_active_ms = int(row["last_active_ms"] or 0)
+            else:
+                info.cwd, info.created_at_ms = s.cwd, s.created_at_ms
+                info.last_active_ms, info.profile = s.last_active_ms, s.profile
+                info.roots.extend(s.roots)
+            out.append(info)
+        return out
+
+    def totals(self) -> tuple[int, int, int, int, int]:
+        """(sessions, agents, file entries, their content bytes, compactions) stored."""
+        row = self.db.execute(
+            "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM agents), "
+            "(SELECT count(*) FROM files), (SELECT coalesce(sum(content_len), 0) FROM files), "
+            "(SELECT coalesce(sum(compactions), 0) FROM agents)"
+        ).fetchone()
+        if row is None:
+            return 0, 0, 0, 0, 0
+        sessions, agents, entries, size, compactions = (int(v) for v in row)
+        return sessions, agents, entries, size, compactions
+
+    def pool(self, size: int) -> Sequence[SqlStore]:
+        """The connections the store's calls run on (`state.worker.StoreWorker`): this one (a
+        database with one writer); PostgreSQL's are `size`."""
+        return [self]
 
     # --- agents -------------------------------------------------------------------------------
 
@@ -735,14 +955,14 @@ class SqlStore(abc.ABC):
     # --- file-state cache mirror ----------------------------------------------------------------
 
     def _hash_of(
-        self, st: FileState, prev: _Row | None, hint: tuple[bytes, bytes] | None
+        self, sid: str, st: FileState, prev: _Row | None, hint: tuple[bytes, bytes] | None
     ) -> tuple[bytes, int]:
         """The digest and length to store for `st`, hashing only when nothing else knows it:
         an unverified loaded entry keeps its stored hash; a hash computed off the event loop
         (`Change.digests`) is taken when it is of this very content object; an entry whose
         content equals the row it replaces (a re-read, a Compact re-seed) keeps that row's."""
         content = st.content
-        orig = self._orig_hash.get(id(st))
+        orig = self._orig_hash.get(sid, {}).get(id(st))
         if orig is not None and orig[0] is st:
             return orig[1], orig[2]
         if hint is not None and hint[0] is content:
@@ -794,7 +1014,7 @@ class SqlStore(abc.ABC):
                     row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
                     moves.append(_move_args(key, path, row))
             else:
-                digest, size = self._hash_of(st, prev, hints.get(path))
+                digest, size = self._hash_of(s.session_id, st, prev, hints.get(path))
                 row = _Row(st, self._next_seq(), mark, digest, size, seen)
                 upserts.append(_upsert_args(key, path, row))
             new[path] = row
@@ -836,7 +1056,7 @@ class SqlStore(abc.ABC):
             row = _Row(st, self._next_seq(), mark, prev.digest, prev.size, seen)
             sql, args = _MOVE_FILE, _move_args(key, path, row)
         else:
-            digest, size = self._hash_of(st, prev, hints.get(path))
+            digest, size = self._hash_of(s.session_id, st, prev, hints.get(path))
             row = _Row(st, self._next_seq(), mark, digest, size, seen)
             sql, args = _UPSERT_FILE, _upsert_args(key, path, row)
         touch = self._activity_due(s)  # (always for a session not stored: `_touch` refuses it)
@@ -855,35 +1075,6 @@ class SqlStore(abc.ABC):
         return True
 
     # --- loading ------------------------------------------------------------------------------
-
-    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
-        """Every stored session, rebuilt (see the package docstring), once the rows it cannot use
-        are quarantined. StateError (one line naming the file) when even that cannot be done."""
-        self.report = LoadReport()
-        try:
-            try:
-                self.report.quarantined = len(self._quarantine())
-            except self._errors as exc:
-                raise StateError(
-                    "moving the unusable rows of the state database "
-                    f"{self.where} to its quarantine table failed ({exc}); " + self._hint()
-                ) from None
-            self._seq = max(
-                int(self.db.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0])
-                for table in ("sessions", "agents", "files", "skills", "tasks")
-            )
-            sessions = self._read(new_cache, self.report)
-        except StateError:
-            raise
-        except Exception as exc:  # the database failed under the load, or a check missed a value
-            log.debug("loading the state database failed", exc_info=True)
-            raise StateError(
-                f"loading the state database {self.where} failed ({type(exc).__name__}: {exc}); "
-                + self._hint()
-            ) from None
-        self.report.sessions = len(sessions)
-        self.report.agents = sum(len(s.agents) for s in sessions)
-        return sessions
 
     def _quarantine(self, only: str | None = None) -> list[RowProblem]:
         """Move every row `scan_rows` finds (of the session `only`, or of all) to the quarantine
@@ -942,7 +1133,7 @@ class SqlStore(abc.ABC):
         still holds the session so, and a later read starts again (a read half done must not
         pass for the session read, or the session would never be read again)."""
         only = None if agents is None else frozenset(agents)
-        keys = [k for k in self._files if k[0] == session_id and (only is None or k[1] in only)]
+        keys = self._files.keys_of(session_id, only)
         active, files = self._active.get(session_id), {k: self._files[k] for k in keys}
         try:
             found = self._read_quarantining(new_cache, session_id, only)
@@ -964,9 +1155,11 @@ class SqlStore(abc.ABC):
         None), before they are read (again)."""
         self._active.pop(session_id, None)
         self._dropped = []
-        for key in [
-            k for k in self._files if k[0] == session_id and (agents is None or k[1] in agents)
-        ]:
+        if agents is None:
+            self._files.forget(session_id)
+            self._orig_hash.pop(session_id, None)
+            return
+        for key in self._files.keys_of(session_id, agents):
             del self._files[key]
 
     def _read_quarantining(
@@ -975,26 +1168,63 @@ class SqlStore(abc.ABC):
         session_id: str,
         agents: frozenset[str] | None,
     ) -> list[Session]:
-        """`_read` of the one session; when a row fails the checks, the session's unusable
-        rows are quarantined (`_quarantine`) and it is read again."""
+        """`_read` of the one session; when a row fails the checks (or cannot even be read:
+        text that does not decode), the session's unusable rows are quarantined (`_quarantine`)
+        and it is read again. Rows of a session whose own row is missing are quarantined too
+        (SessionQuarantined: its rows were set aside)."""
         why = ""
         for _ in range(_READ_ROUNDS):
             self._forget(session_id, agents)
+            failed: Exception | None = None
+            orphans = False
             try:
-                return self._read(new_cache, LoadReport(), session_id, agents)
+                found = self._read(new_cache, LoadReport(), session_id, agents)
             except BadRow as exc:
                 why = str(exc)
-            problems = self._quarantine(session_id)
+            except self._errors as exc:
+                if self._is_busy(exc):
+                    raise
+                why, failed = error_text(exc), exc
+            else:
+                if found or agents is not None or not self._has_rows(session_id):
+                    return found
+                orphans, why = True, "its session is not stored"
+            try:
+                problems = self._quarantine(session_id)
+            except self._errors as exc:
+                if self._is_busy(exc):
+                    raise
+                raise FailedPrecondition(
+                    "STATE_ROW_UNUSABLE",
+                    f"moving an unusable row of session {session_id!r} to the quarantine table "
+                    f"failed ({error_text(exc)}); " + self._hint() + f"; the row: {why}",
+                    {"session_id": session_id},
+                ) from None
             own = [p for p in problems if p.table == "sessions"]
             if own:
                 raise SessionQuarantined(session_id, own[0].reason, self.where)
+            if orphans and problems:
+                raise SessionQuarantined(session_id, problems[0].reason, self.where)
             if not problems:
+                if failed is not None:
+                    raise failed  # not a row's fault: the store's error
                 break  # the checks pass what the load refuses: no way to go on
         raise FailedPrecondition(
             "STATE_ROW_UNUSABLE",
             f"a stored row of session {session_id!r} cannot be used ({why}) and could not be "
             f"moved to the quarantine table of the state database {self.where}; " + self._hint(),
             {"session_id": session_id},
+        )
+
+    def _has_rows(self, session_id: str) -> bool:
+        """Whether any table holds rows of `session_id` (whose own row is not stored)."""
+        return any(
+            self.db.execute(
+                f"SELECT 1 FROM {table} WHERE session_id = ? LIMIT 1", (session_id,)
+            ).fetchone()
+            is not None
+            for table in SESSION_TABLES
+            if table != "sessions"
         )
 
     def _read(
@@ -1036,7 +1266,7 @@ class SqlStore(abc.ABC):
             sessions[s.session_id] = s
             self._active[s.session_id] = s.last_active_ms
             self._stored_session(row)
-            self._seq = max(self._seq, row["seq"])
+            self._memo.saw_seq(row["seq"])
         catalogs = {
             (cat.session_id, cat.agent_id): cat
             for cat in (catalog_of(row) for _, row in select_rows(c, "catalogs", where, args))
@@ -1046,7 +1276,7 @@ class SqlStore(abc.ABC):
             owner = sessions.get(r.session_id)
             if owner is None or (agents is not None and r.agent_id not in agents):
                 continue
-            self._seq = max(self._seq, row["seq"])
+            self._memo.saw_seq(row["seq"])
             a = AgentState(r.agent_id, new_cache(owner), parent_agent_id=r.parent_agent_id)
             _restore_carried(a, r)
             a.plan_file_path = r.plan_file_path
@@ -1060,20 +1290,41 @@ class SqlStore(abc.ABC):
                 s.agents = {MAIN_AGENT: AgentState(MAIN_AGENT, new_cache(s)), **s.agents}
             for a in s.agents.values():
                 self._load_files(s, a, report)
+        whole = agents is None  # every row of the session read: one of no agent is unusable
+        if whole:
+            for sid, aid in catalogs:
+                owner = sessions.get(sid)
+                if owner is not None and aid not in owner.agents:
+                    raise BadRow("its agent is not stored")
+            self._check_file_owners(sessions, where, args)
         for _, row in select_rows(c, "skills", f"{where} ORDER BY seq", args):
             owner = sessions.get(row["session_id"])
             agent = owner.agents.get(row["agent_id"]) if owner is not None else None
             if agent is not None:
                 skill = skill_of(row)
-                self._seq = max(self._seq, row["seq"])
+                self._memo.saw_seq(row["seq"])
                 agent.skills[skill.name] = skill
                 report.skills += 1
+            elif whole and owner is not None:
+                raise BadRow("its agent is not stored")
         for _, row in select_rows(c, "tasks", f"{where} ORDER BY seq", args):
             if row["session_id"] in sessions:
                 sessions[row["session_id"]].tasks[row["task_id"]] = task_of(row)
-                self._seq = max(self._seq, row["seq"])
+                self._memo.saw_seq(row["seq"])
                 report.tasks += 1
         return list(sessions.values())
+
+    def _check_file_owners(
+        self, sessions: Mapping[str, Session], where: str, args: Sequence[Any]
+    ) -> None:
+        """BadRow when a file row of the sessions read is of an agent that is not stored (the
+        files are read agent by agent, so such a row is not otherwise met)."""
+        for sid, aid in self.db.execute(
+            f"SELECT DISTINCT session_id, agent_id FROM files{where}", args
+        ):
+            owner = sessions.get(str(sid))
+            if owner is not None and aid not in owner.agents:
+                raise BadRow("its agent is not stored")
 
     def _load_files(self, s: Session, a: AgentState, report: LoadReport) -> None:
         rows = select_rows(
@@ -1086,7 +1337,7 @@ class SqlStore(abc.ABC):
         loaded: dict[str, _Row] = {}
         for _, row in rows:
             f = file_of(row, s.cwd, s.home)
-            self._seq = max(self._seq, f.seq)
+            self._memo.saw_seq(f.seq)
             content = verified_content(
                 f.path,
                 f.offset,
@@ -1099,7 +1350,7 @@ class SqlStore(abc.ABC):
             st = FileState(content or b"", f.timestamp, f.offset, f.limit, f.partial_view)
             if content is None:
                 a.unverified[f.path] = st
-                self._orig_hash[id(st)] = (st, f.digest, f.size)
+                self._orig_hash.setdefault(s.session_id, {})[id(st)] = (st, f.digest, f.size)
                 report.unverified += 1
             if f.mark is not None:
                 a.read_mtimes[f.path] = f.mark

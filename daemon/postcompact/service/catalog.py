@@ -25,13 +25,13 @@ class CatalogService:
         self.registry = registry
         self.config = config
 
-    def set_catalog(self, req: pb.SetCatalogRequest) -> pb.SetCatalogResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def set_catalog(self, req: pb.SetCatalogRequest) -> pb.SetCatalogResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         size = self._check_limits(a, req)
         held = a.catalog.charge.size if a.catalog.charge is not None else 0
-        self.registry.admit(size, "SetCatalog", released=held)
+        await self.registry.admit(size, "SetCatalog", released=held, keep=s)
         placement = render.SYSTEM if s.rules.system_sections else render.USER
-        with self.registry.mutate(s, a, room=size + ROW_BYTES) as change:
+        async with self.registry.mutate(s, a, room=size + ROW_BYTES) as change:
             attachments = apply_catalog(a, req, s.templates, placement)
             a.catalog.charge = core.Charge(size)
             change.catalog = True

@@ -249,7 +249,7 @@ class FileService:
     async def read_file(self, req: pb.ReadFileRequest) -> bytes | pb.ReadFileResponse:
         """ReadFile's answer: serialised by the core (`_answer`), or the message of the
         "unchanged" stub."""
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         offset = req.offset if req.HasField("offset") else None
         limit = req.limit if req.HasField("limit") else None
@@ -276,7 +276,7 @@ class FileService:
             # Under claude-code-2.1.88 the timestamp stays the file's mtime; only the recency
             # moves.
             stamp = entry.timestamp
-            with self.registry.mutate(s, a, room=None) as change:
+            async with self.registry.mutate(s, a, room=None) as change:
                 if not s.rules.mtime_timestamps:
                     stamp = max(now_ms(), entry.timestamp)
                     a.files.set(path, core.FileState(entry.content, stamp, offset, limit, False))
@@ -293,7 +293,7 @@ class FileService:
                 start_line=offset,
                 tokens=core.estimate(stub),
             )
-        with self.registry.mutate(s, a) as change:
+        async with self.registry.mutate(s, a) as change:
             return await self._read(s, a, path, offset, limit, entry, deny, change)
 
     async def _read(
@@ -349,7 +349,7 @@ class FileService:
                 "nothing was recorded",
                 {"session_id": s.session_id, "path": path},
             )
-        self._admit(a, path, len(got.content), "ReadFile")
+        await self._admit(s, a, path, len(got.content), "ReadFile")
         # An answer gRPC would refuse to send must not be recorded: the retry would get the
         # "unchanged" stub for content the client never received.
         size, cap = got.size, self.config.max_message_bytes
@@ -382,12 +382,14 @@ class FileService:
                 "PATH_DENIED", f"{path} matches the deny rule {glob!r}", {"path": path}
             )
 
-    def _admit(self, a: AgentState, path: str, size: int, what: str) -> None:
+    async def _admit(self, s: Session, a: AgentState, path: str, size: int, what: str) -> None:
         """The content ceiling for a new entry of `size` bytes under `path` (its old entry's
         bytes are released by it)."""
         old = a.files.peek(path)
         released = len(old.content) if old is not None else 0
-        self.registry.admit(size, f"{what} of {path} ({size} bytes)", released=released)
+        await self.registry.admit(
+            size, f"{what} of {path} ({size} bytes)", released=released, keep=s
+        )
 
     @staticmethod
     def _prune_marks(a: AgentState) -> None:
@@ -401,8 +403,8 @@ class FileService:
 
     # --- RecordRead / RecordWrite ------------------------------------------------------------
 
-    def record_read(self, req: pb.RecordReadRequest) -> pb.RecordReadResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def record_read(self, req: pb.RecordReadRequest) -> pb.RecordReadResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         self._refuse_denied(path)
         check_utf8("content", req.content)
@@ -410,8 +412,8 @@ class FileService:
         limit = req.limit if req.HasField("limit") else None
         _range(offset, limit)
         ts = _timestamp(req.timestamp_ms)
-        self._admit(a, path, len(req.content), "RecordRead")
-        with self.registry.mutate(s, a) as change:
+        await self._admit(s, a, path, len(req.content), "RecordRead")
+        async with self.registry.mutate(s, a) as change:
             a.files.set(path, core.FileState(req.content, ts, offset, limit, req.partial_view))
             a.read_mtimes.pop(path, None)
             first = offset or 1
@@ -424,8 +426,8 @@ class FileService:
                 change.agent = True
         return pb.RecordReadResponse(path=path)
 
-    def record_write(self, req: pb.RecordWriteRequest) -> pb.RecordWriteResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def record_write(self, req: pb.RecordWriteRequest) -> pb.RecordWriteResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         self._refuse_denied(path)
         check_utf8("content", req.content)
@@ -446,8 +448,8 @@ class FileService:
         changed = _changed_lines(req)
         if req.HasField("if_entry_timestamp_ms"):
             _check_entry(a, path, req.if_entry_timestamp_ms)
-        self._admit(a, path, len(req.content), "RecordWrite")
-        with self.registry.mutate(s, a) as change:
+        await self._admit(s, a, path, len(req.content), "RecordWrite")
+        async with self.registry.mutate(s, a) as change:
             held = a.files.peek(path)
             verified = held is None or a.unverified.get(path) is not held
             a.files.set(path, core.FileState(req.content, ts, None, None, False))
@@ -462,9 +464,9 @@ class FileService:
 
     # --- CheckWrite ---------------------------------------------------------------------------
 
-    def check_write(self, req: pb.CheckWriteRequest) -> pb.CheckWriteResponse:
+    async def check_write(self, req: pb.CheckWriteRequest) -> pb.CheckWriteResponse:
         """docs/claude-code.md §4 A file that does not exist yet may be written without a read."""
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         path = resolve_path(s, req.path)
         current = mtime_ms(path)
         if current is None:
@@ -475,7 +477,7 @@ class FileService:
                 entry_timestamp_ms=known.timestamp if known is not None else 0,
             )
         templates = s.templates
-        with self.registry.mutate(s, a, room=None) as change:
+        async with self.registry.mutate(s, a, room=None) as change:
             entry = a.files.get(path)
             change.files = entry is not None  # the get made it the most recently used
         if entry is None and self._carried(s, a, path):
@@ -519,8 +521,8 @@ class FileService:
 
     # --- CheckStale ---------------------------------------------------------------------------
 
-    def check_stale(self, req: pb.CheckStaleRequest) -> pb.CheckStaleResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def check_stale(self, req: pb.CheckStaleRequest) -> pb.CheckStaleResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         if req.started_at_ms < 0:
             raise InvalidArgument("BAD_TIMESTAMP", "started_at_ms must be >= 0 (0 = any)")
         stale: list[str] = []

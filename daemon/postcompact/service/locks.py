@@ -7,6 +7,10 @@ or SetPlan between the snapshot and the end of the pipeline. `AgentLocks` gives 
 (session, agent) one `asyncio.Lock`, held for the whole call by every mutating RPC (and by
 PreviewCompact, so that a preview sees one consistent state). Calls for different agents never
 wait for each other. A lock lives only while some call holds or waits for it.
+
+While a call holds or waits for a lock of one of a session's agents — or runs one of the
+session's calls that take no agent lock (`SESSION_CALLS`) — the session is in use (`holds`): the
+registry never evicts it from memory then (state/registry.py), since the call holds its objects.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-__all__ = ["AGENT_KEYS", "AgentLocks"]
+__all__ = ["AGENT_KEYS", "SESSION_CALLS", "AgentLocks"]
 
 Key = tuple[str, str]
 Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
@@ -36,6 +40,9 @@ def _start(req: Any) -> tuple[Key, ...]:
 
 
 # RPC name -> the (session_id, agent_id) keys of the agents whose state it changes or copies.
+# RPCs of a session that hold no agent's lock: their session stays in memory while they run.
+SESSION_CALLS = frozenset(("OpenSession", "UpsertTask", "CloseSession"))
+
 AGENT_KEYS: dict[str, Callable[[Any], tuple[Key, ...]]] = {
     "StartAgent": _start,
     "EndAgent": _agent,  # never while a call of that agent is half-way
@@ -57,9 +64,32 @@ class AgentLocks:
     def __init__(self) -> None:
         # key -> [lock, number of calls holding or waiting for it]
         self._locks: dict[Key, list[Any]] = {}
+        self._sessions: dict[str, int] = {}  # session id -> calls holding or waiting for a lock
 
     def __len__(self) -> int:
         return len(self._locks)
+
+    def _holding(self, fn: Handler) -> Handler:
+        async def holding(req: Any, ctx: Any) -> Any:
+            sid = getattr(req, "session_id", "")
+            if not isinstance(sid, str) or not sid:
+                return await fn(req, ctx)
+            self._sessions[sid] = self._sessions.get(sid, 0) + 1
+            try:
+                return await fn(req, ctx)
+            finally:
+                left = self._sessions[sid] - 1
+                if left:
+                    self._sessions[sid] = left
+                else:
+                    del self._sessions[sid]
+
+        return holding
+
+    def holds(self, session_id: str) -> bool:
+        """Whether a call holds or waits for a lock of one of the session's agents (the
+        registry never evicts such a session: the call holds its objects)."""
+        return session_id in self._sessions
 
     def locked(self, session_id: str, agent_id: str) -> bool:
         entry = self._locks.get((session_id, agent_id))
@@ -84,6 +114,8 @@ class AgentLocks:
         if entry is None:
             entry = self._locks[key] = [asyncio.Lock(), 0]
         entry[1] += 1
+        sid = key[0]
+        self._sessions[sid] = self._sessions.get(sid, 0) + 1
         try:
             async with entry[0]:
                 return await fn(*args)
@@ -91,10 +123,18 @@ class AgentLocks:
             entry[1] -= 1
             if entry[1] == 0:
                 del self._locks[key]
+            left = self._sessions[sid] - 1
+            if left:
+                self._sessions[sid] = left
+            else:
+                del self._sessions[sid]
 
     def wrap(self, name: str, fn: Handler) -> Handler:
-        """`fn` serialised per agent when `name` is in AGENT_KEYS, else `fn` itself."""
+        """`fn` serialised per agent when `name` is in AGENT_KEYS; its session held in memory
+        while it runs when `name` is in SESSION_CALLS; else `fn` itself."""
         key_of = AGENT_KEYS.get(name)
+        if key_of is None and name in SESSION_CALLS:
+            return self._holding(fn)
         if key_of is None:
             return fn
 

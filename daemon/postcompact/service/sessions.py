@@ -1,7 +1,9 @@
 """The session requests: OpenSession (ids, paths, memory files, defaults), StartAgent,
 MergeFileState, ListSessions (paged) and GetStats, over the registry (state/registry.py).
 
-Everything here is synchronous and runs on the daemon's one event loop, so no locking is needed.
+Everything here runs on the daemon's one event loop; what it awaits is the store, off the loop.
+ListSessions and GetStats report what is stored (every session of the database, in memory or
+not); with nothing stored (`--no-persist`) they report memory.
 """
 
 from __future__ import annotations
@@ -196,21 +198,21 @@ class SessionService:
         self.registry = registry
         self.config = config
 
-    def open(self, req: pb.OpenSessionRequest) -> tuple[Session, bool]:
+    async def open(self, req: pb.OpenSessionRequest) -> tuple[Session, bool]:
         """A new session, or the existing one of that id (resumed). Resuming, a setting the
         request states must be the session's (else SESSION_CWD_MISMATCH or
         SESSION_SETTINGS_MISMATCH, naming what differs): settings are never silently dropped.
         With its id and no cwd the request joins the session as it is (attach). With a shared
         store, a session changed through another daemon is read again first (docs/fleet.md)."""
         if req.session_id:
-            self.registry.refresh(check_id("session", req.session_id))
+            await self.registry.refresh(check_id("session", req.session_id))
         if req.session_id and not req.cwd:
-            s = self.registry.session(check_id("session", req.session_id))  # NOT_FOUND if none
-            self.registry.resume(s)
+            s = await self.registry.session(check_id("session", req.session_id))  # or NOT_FOUND
+            await self.registry.resume(s)
             return s, True
         sid = check_id("session", req.session_id, allow_empty=True) or uuid.uuid4().hex
         cwd = check_abs_path("cwd", req.cwd)
-        existing = self.registry.sessions.get(sid)
+        existing = await self.registry.find(sid) if req.session_id else None
         if existing is not None:
             if existing.cwd != cwd:
                 raise InvalidArgument(
@@ -228,9 +230,15 @@ class SessionService:
                     "empty cwd) to take it as it is",
                     {"session_id": sid, "fields": ",".join(differ)},
                 )
-            self.registry.resume(existing)
+            await self.registry.resume(existing)
             return existing, True
-        self.registry.check_capacity()
+        await self.registry.make_room()
+        s = self._new_session(req, sid, cwd)
+        await self.registry.add(s, room=req.ByteSize() + 2 * ROW_BYTES)
+        return s, False
+
+    def _new_session(self, req: pb.OpenSessionRequest, sid: str, cwd: str) -> Session:
+        """The session `req` opens, checked (INVALID_ARGUMENT naming what is wrong)."""
         home = check_abs_path("home", req.home) if req.home else os.path.expanduser("~")
         self.registry.check_roots(len(req.roots))
         roots = [check_abs_path("roots[]", os.path.join(cwd, r)) for r in req.roots] or [cwd]
@@ -263,15 +271,14 @@ class SessionService:
         s.agents[MAIN_AGENT] = AgentState(MAIN_AGENT, self.registry.new_cache(s))
         answer = pb.OpenSessionResponse(session_id=sid, session=session_info(s)).ByteSize()
         check_answer(answer, self.config.max_message_bytes, f"opening session {sid}")
-        self.registry.add(s, room=req.ByteSize() + 2 * ROW_BYTES)
-        return s, False
+        return s
 
     # --- agents -----------------------------------------------------------------------------
 
-    def start_agent(self, req: pb.StartAgentRequest) -> AgentState:
-        s = self.registry.session(req.session_id)
+    async def start_agent(self, req: pb.StartAgentRequest) -> AgentState:
+        s = await self.registry.session(req.session_id)
         check_id("agent", req.agent_id)
-        _, parent = self.registry.agent(req.session_id, req.parent_agent_id)
+        _, parent = await self.registry.agent(req.session_id, req.parent_agent_id)
         if req.agent_id in s.agents:
             raise AlreadyExists(
                 "AGENT_EXISTS",
@@ -296,13 +303,13 @@ class SessionService:
             a.harness_unaware = dict(parent.harness_unaware)
         else:
             raise InvalidArgument("BAD_AGENT_MODE", f"unknown agent mode {req.mode}")
-        with self.registry.mutate(s, a, room=ROW_BYTES * (1 + len(a.files))) as change:
+        async with self.registry.mutate(s, a, room=ROW_BYTES * (1 + len(a.files))) as change:
             change.agent = change.files = True
         s.agents[req.agent_id] = a
         return a
 
-    def end_agent(self, req: pb.EndAgentRequest) -> pb.EndAgentResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def end_agent(self, req: pb.EndAgentRequest) -> pb.EndAgentResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         if a.agent_id == MAIN_AGENT:
             raise InvalidArgument(
                 "MAIN_AGENT",
@@ -310,16 +317,16 @@ class SessionService:
                 {"session_id": s.session_id},
             )
         held = len(a.files)
-        self.registry.end_agent(s, a)
+        await self.registry.end_agent(s, a)
         return pb.EndAgentResponse(cached_entries=held, agents=len(s.agents))
 
-    def merge(self, req: pb.MergeFileStateRequest) -> tuple[int, int]:
+    async def merge(self, req: pb.MergeFileStateRequest) -> tuple[int, int]:
         """Entries of `from` that are missing in `into` or strictly newer replace them."""
-        _, src = self.registry.agent(req.session_id, req.from_agent_id)
-        s, dst = self.registry.agent(req.session_id, req.into_agent_id)
+        _, src = await self.registry.agent(req.session_id, req.from_agent_id)
+        s, dst = await self.registry.agent(req.session_id, req.into_agent_id)
         if src is dst:
             raise InvalidArgument("MERGE_SAME_AGENT", "from_agent_id and into_agent_id are equal")
-        with self.registry.mutate(s, dst, room=ROW_BYTES * len(src.files)) as change:
+        async with self.registry.mutate(s, dst, room=ROW_BYTES * len(src.files)) as change:
             merged = self._merge_into(src, dst)
             change.files = True
         return merged, len(dst.files) - merged
@@ -344,39 +351,82 @@ class SessionService:
 
     # --- reporting --------------------------------------------------------------------------
 
-    def list_page(self, req: pb.ListSessionsRequest) -> pb.ListSessionsResponse:
+    async def list_page(self, req: pb.ListSessionsRequest) -> pb.ListSessionsResponse:
         """One page of sessions in id order, at most `page_size` and within the message limit
-        (docs/reliability.md): the answer is bounded whatever the daemon holds."""
+        (docs/reliability.md): the answer is bounded whatever is stored. The sessions are the
+        store's (paged by its key), each as memory holds it when it is there."""
         if req.page_size < 0:
             raise InvalidArgument(
                 "BAD_PAGE_SIZE", f"page_size must be >= 0 (0 = {DEFAULT_PAGE}), got {req.page_size}"
             )
         size = min(req.page_size or DEFAULT_PAGE, MAX_PAGE)
         after = _page_after(req.page_token)
-        ids = sorted(self.registry.sessions)
-        start = bisect.bisect_right(ids, after) if after is not None else 0
+        if self.registry.keeps_sessions:
+            page = await self.registry.stored_page(after, size + 1)
+            total = await self.registry.stored_count()
+            infos = [self._current(info) for info in page]
+        else:
+            ids = sorted(self.registry.sessions)
+            start = bisect.bisect_right(ids, after) if after is not None else 0
+            infos = [
+                session_info(self.registry.sessions[sid]) for sid in ids[start : start + size + 1]
+            ]
+            total = len(ids)
+        more = len(infos) > size
         budget = self.config.max_message_bytes - PAGE_OVERHEAD
-        resp = pb.ListSessionsResponse(total_sessions=len(ids))
-        used, end = 0, start
-        for sid in ids[start : start + size]:
-            info = session_info(self.registry.sessions[sid])
+        resp = pb.ListSessionsResponse(total_sessions=total)
+        used = 0
+        for info in infos[:size]:
             cost = info.ByteSize() + 8  # the field's tag and length
             if used + cost > budget:
                 if resp.sessions:
+                    more = True
                     break
                 del info.roots[:], info.agent_ids[:]  # alone it does not fit: the rest of it
                 info.partial = True
                 cost = info.ByteSize() + 8
             resp.sessions.append(info)
-            used, end = used + cost, end + 1
-        if end < len(ids):
-            resp.next_page_token = _page_token(ids[end - 1]) if end > start else req.page_token
+            used += cost
+        if more:
+            resp.next_page_token = (
+                _page_token(resp.sessions[-1].session_id) if resp.sessions else req.page_token
+            )
         reserve_answer(resp.ByteSize())
         return resp
 
+    def _current(self, stored: pb.SessionInfo) -> pb.SessionInfo:
+        """A stored session as memory holds it now, when it is there (its activity time may be
+        newer than the stored one)."""
+        s = self.registry.sessions.get(stored.session_id)
+        return stored if s is None else session_info(s)
+
     async def stats(self) -> pb.GetStatsResponse:
-        """The daemon's totals. Summing every agent is O(agents): the loop is yielded to other
+        """The daemon's totals: what is stored (every session of the database), or with nothing
+        stored what memory holds. Summing memory is O(agents): the loop is yielded to other
         calls every STATS_SLICE agents, so a daemon with many agents stalls nobody."""
+        registry = self.registry
+        if registry.keeps_sessions:
+            sessions, agents, entries, size, compactions = await registry.stored_totals()
+            evictions = registry.evictions_of_closed + sum(
+                a.files.evictions
+                for s in list(registry.sessions.values())
+                for a in s.agents.values()
+            )
+        else:
+            sessions, agents, entries, size, compactions, evictions = await self._memory_totals()
+        return pb.GetStatsResponse(
+            sessions=sessions,
+            agents=agents,
+            cached_entries=entries,
+            cached_bytes=size,
+            compactions=compactions,
+            evictions=evictions,
+            uptime_ms=now_ms() - registry.started_at_ms,
+            content_bytes=core.held_bytes(),
+            max_content_bytes=self.config.max_content_bytes,
+        )
+
+    async def _memory_totals(self) -> tuple[int, int, int, int, int, int]:
         agents = entries = size = compactions = evictions = 0
         sessions = list(self.registry.sessions.values())
         for s in sessions:
@@ -389,17 +439,8 @@ class SessionService:
             agents += len(members)
             if agents // STATS_SLICE != (agents - len(members)) // STATS_SLICE:
                 await asyncio.sleep(0)
-        return pb.GetStatsResponse(
-            sessions=len(sessions),
-            agents=agents,
-            cached_entries=entries,
-            cached_bytes=size,
-            compactions=compactions,
-            evictions=self.registry.evictions_of_closed + evictions,
-            uptime_ms=now_ms() - self.registry.started_at_ms,
-            content_bytes=core.held_bytes(),
-            max_content_bytes=self.config.max_content_bytes,
-        )
+        evictions += self.registry.evictions_of_closed
+        return len(sessions), agents, entries, size, compactions, evictions
 
 
 DEFAULT_PAGE = 100

@@ -27,8 +27,8 @@ class WorkService:
         self.registry = registry
         self.config = config
 
-    def record_skill(self, req: pb.RecordSkillRequest) -> pb.RecordSkillResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def record_skill(self, req: pb.RecordSkillRequest) -> pb.RecordSkillResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         if not req.name:
             raise InvalidArgument("SKILL_NAME_REQUIRED", "name must not be empty")
         check_utf8("content", req.content)
@@ -43,12 +43,12 @@ class WorkService:
                 {"limit": "max_skills_per_agent"},
             )
         old = a.skills.get(req.name)
-        self.registry.admit(
+        await self.registry.admit(
             len(req.content) + len(req.path) + len(req.name),
             f"RecordSkill of {req.name!r}",
             released=old.charge.size if old is not None else 0,
         )
-        with self.registry.mutate(s, a, room=req.ByteSize() + ROW_BYTES) as change:
+        async with self.registry.mutate(s, a, room=req.ByteSize() + ROW_BYTES) as change:
             change.skills.append(self._invoke(a, req))
         return pb.RecordSkillResponse(skills=len(a.skills))
 
@@ -66,10 +66,10 @@ class WorkService:
         a.skills[req.name] = skill
         return skill
 
-    def set_plan(self, req: pb.SetPlanRequest) -> pb.SetPlanResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def set_plan(self, req: pb.SetPlanRequest) -> pb.SetPlanResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         if not req.plan_file_path:
-            with self.registry.mutate(s, a, room=None) as change:
+            async with self.registry.mutate(s, a, room=None) as change:
                 a.plan_file_path = None
                 change.agent = True
             return pb.SetPlanResponse(plan_file_path=plan_path(s, a))  # the default's path
@@ -79,22 +79,22 @@ class WorkService:
             field="plan_file_path",
             memory_files=False,  # a plan file lives in the roots or the plans directory only
         )
-        with self.registry.mutate(s, a) as change:
+        async with self.registry.mutate(s, a) as change:
             a.plan_file_path = path
             change.agent = True
         return pb.SetPlanResponse(plan_file_path=path)
 
-    def set_mode(self, req: pb.SetModeRequest) -> pb.SetModeResponse:
-        s, a = self.registry.agent(req.session_id, req.agent_id)
+    async def set_mode(self, req: pb.SetModeRequest) -> pb.SetModeResponse:
+        s, a = await self.registry.agent(req.session_id, req.agent_id)
         if req.mode not in pb.PermissionMode.values():
             raise InvalidArgument("BAD_MODE", f"unknown permission mode {req.mode}")
-        with self.registry.mutate(s, a, room=None) as change:
+        async with self.registry.mutate(s, a, room=None) as change:
             a.mode = req.mode or pb.PERMISSION_MODE_DEFAULT
             change.agent = True
         return pb.SetModeResponse()
 
-    def upsert_task(self, req: pb.UpsertTaskRequest) -> pb.UpsertTaskResponse:
-        s = self.registry.session(req.session_id)
+    async def upsert_task(self, req: pb.UpsertTaskRequest) -> pb.UpsertTaskResponse:
+        s = await self.registry.session(req.session_id)
         t = req.task
         if not t.task_id:
             raise InvalidArgument("TASK_ID_REQUIRED", "task.task_id must not be empty")
@@ -103,8 +103,8 @@ class WorkService:
         self._check_task_limits(s, t)
         old = s.tasks.get(t.task_id)
         released = old.ByteSize() if old is not None else 0
-        self.registry.admit(t.ByteSize(), f"UpsertTask of {t.task_id!r}", released=released)
-        with self.registry.mutate(s, room=t.ByteSize() + ROW_BYTES) as change:
+        await self.registry.admit(t.ByteSize(), f"UpsertTask of {t.task_id!r}", released=released)
+        async with self.registry.mutate(s, room=t.ByteSize() + ROW_BYTES) as change:
             task = pb.Task()
             task.CopyFrom(t)
             s.tasks[t.task_id] = task

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from postcompact.core import FileStateCache
 from postcompact.state.model import AgentState, Session
 from postcompact.state.store import ROW_BYTES, Change, OnFailedWrite
+from postcompact.v1 import postcompact_pb2 as pb
 
 
 class NullStore:
@@ -16,6 +17,9 @@ class NullStore:
     shared = False
     keeps_digests = False
     on_failed_write: OnFailedWrite | None = None
+
+    def room_known(self, extra: int = ROW_BYTES) -> bool:
+        return True
 
     def check_room(self, extra: int = ROW_BYTES) -> None:
         return None
@@ -44,8 +48,26 @@ class NullStore:
     def changed_elsewhere(self, session_id: str) -> bool:
         return False
 
-    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]:
+    def forget(self, session_id: str) -> None:
+        return None
+
+    def idle_sessions(self, before_ms: int, limit: int) -> list[str]:
         return []
+
+    def expire_session(self, session_id: str, before_ms: int) -> bool:
+        return False
+
+    def count_sessions(self) -> int:
+        return 0
+
+    def session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
+        return []
+
+    def totals(self) -> tuple[int, int, int, int, int]:
+        return 0, 0, 0, 0, 0
+
+    def pool(self, size: int) -> Sequence[NullStore]:
+        return [self]
 
     def load_session(
         self,

@@ -1,18 +1,29 @@
 """The registry: the sessions and agents in memory, behind which the `Store` keeps them
 (docs/architecture.md §2, §5).
 
-Everything here is synchronous and runs on the daemon's one event loop, so no locking is needed.
-A change of state is one unit of work (`mutate`): the room check, the change in memory, one
-transaction naming what changed, and after a failed write the re-read of exactly that
-(`resync`), at once or, when the database was busy, before the session is next served
-(`stale`). The services change state only that way; they never see the store.
+Memory changes on the daemon's one event loop, so it needs no locking; the store is called only
+through the `StoreWorker`, off the loop, so a slow or locked database delays the calls that need
+its rows and nothing else. A change of state is one unit of work (`mutate`): the room check, the
+change in memory, one transaction naming what changed, and after a failed write the re-read of
+exactly that (`resync`), at once or, when the database was busy, before the session is next
+served (`stale`). The services change state only that way; they never see the store.
+
+Sessions load on first use. Start-up reads nothing of them; a call naming a session that is not
+in memory reads it from the store (its agents, files, skills, tasks; bad rows quarantined then).
+Memory holds at most limits.max_sessions of them and limits.max_content_bytes of recorded
+content: past either, the least recently used session no call is using leaves memory (evicted,
+not deleted: the next call naming it reads it back). Without a store (`--no-persist`) nothing can
+be read back, so nothing is evicted and the limits refuse instead. Expiry, ListSessions and
+GetStats work from the store (docs/persistence.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from postcompact import core
@@ -27,10 +38,13 @@ from postcompact.errors import (
 from postcompact.paths import now_ms
 from postcompact.state.model import MAX_ID_LEN, AgentState, Session
 from postcompact.state.null import NullStore
-from postcompact.state.store import ROW_BYTES, SessionQuarantined, Store, Written
+from postcompact.state.store import ROW_BYTES, Change, SessionQuarantined, Store, Written
 from postcompact.state.unit import Unit
+from postcompact.state.worker import Failures, StoreWorker, T
+from postcompact.v1 import postcompact_pb2 as pb
 
 REMEMBER_EXPIRED = 1024  # expired (quarantined) ids remembered for a clearer NOT_FOUND message
+EXPIRE_BATCH = 500  # sessions one sweep expires at most (the next sweep goes on)
 
 log = logging.getLogger("postcompact.sessions")
 
@@ -56,11 +70,16 @@ class Registry:
     config: Config
     started_at_ms: int = 0
     store: Store = field(default_factory=NullStore)
+    # The worker the store's calls run on; None: they run inline (tools, tests, benches).
+    worker: StoreWorker | None = None
 
     def __post_init__(self) -> None:
-        self.sessions: dict[str, Session] = {}
+        # Sessions in memory, the least recently used first.
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.started_at_ms = self.started_at_ms or now_ms()
         self.evictions_of_closed = 0
+        self.evicted = 0  # sessions that left memory for room (and stayed stored)
+        self.loaded = 0  # sessions read from the store
         self.expired: OrderedDict[str, int] = OrderedDict()  # session id -> expired at (ms)
         # Session id -> why its calls answer NOT_FOUND `SESSION_QUARANTINED` (see `_reread`).
         self.quarantined: OrderedDict[str, str] = OrderedDict()
@@ -68,13 +87,27 @@ class Registry:
         # re-read then (the database busy or failing): re-read before the session is served.
         self.stale: dict[str, set[str] | None] = {}
         self.resyncs = 0
-        self.store.on_failed_write = self.resync
+        # Whether a call is using the session now (the servicer's agent locks): never evicted.
+        self.pinned: Callable[[str], bool] = lambda sid: False
+        self._loading: dict[str, asyncio.Event] = {}  # sessions being read from the store
+        if self.worker is None:
+            self.worker = StoreWorker([self.store], inline=True)
+        self.worker.on_failures = self._on_failures
 
-    def load(self) -> None:
-        """Re-create the sessions kept by the store (start-up)."""
-        for s in self.store.load(self.new_cache):
-            s.daemon_templates = self.config.templates_spec
-            self.sessions[s.session_id] = s
+    @property
+    def keeps_sessions(self) -> bool:
+        """Whether sessions are stored, so that one can leave memory and be read back."""
+        return self.store.where is not None
+
+    @property
+    def keeps_digests(self) -> bool:
+        """Whether what a call reads should be hashed with the read (the store keeps digests)."""
+        return self.store.keeps_digests
+
+    async def call(self, sid: str | None, fn: Callable[[Store], T]) -> T:
+        """`fn(store)` off the event loop, in order with the other calls of session `sid`."""
+        assert self.worker is not None
+        return await self.worker.call(sid, fn)
 
     # --- the unit of work -------------------------------------------------------------------
 
@@ -82,23 +115,32 @@ class Registry:
         self, s: Session, a: AgentState | None = None, *, room: int | None = ROW_BYTES
     ) -> Unit:
         """One unit of work on `s` (and its agent `a`): see `Unit`."""
-        return Unit(self.store, s, a, room)
+        return Unit(self, s, a, room)
 
-    @property
-    def keeps_digests(self) -> bool:
-        """Whether what a call reads should be hashed with the read (the store keeps digests)."""
-        return self.store.keeps_digests
+    async def check_room(self, s: Session, extra: int) -> None:
+        """RESOURCE_EXHAUSTED when the store has no room for about `extra` more bytes."""
+        if not self.store.room_known(extra):
+            await self.call(s.session_id, lambda st: st.check_room(extra))
 
-    def flush_activity(self, sessions: Iterable[Session] | None = None) -> None:
+    async def write(self, s: Session, a: AgentState | None, change: Change) -> None:
+        await self.call(s.session_id, lambda st: st.write(s, a, change))
+
+    async def flush_activity(self, sessions: Iterable[Session] | None = None) -> None:
         """Store the activity time of sessions read-only calls touched (all: None)."""
-        self.store.flush_activity(list(self.sessions.values()) if sessions is None else sessions)
+        batch = list(self.sessions.values()) if sessions is None else list(sessions)
+        if batch:
+            await self.call(None, lambda st: st.flush_activity(batch))
 
-    def maintain(self) -> None:
+    async def maintain(self) -> None:
         """The periodic sweep's store work: activity times, the disk reserve."""
-        self.flush_activity()
-        self.store.restore_reserve()
+        await self.flush_activity()
+        await self.call(None, lambda st: st.restore_reserve())
 
-    def resync(self, written: set[Written], busy: bool = False) -> None:
+    async def _on_failures(self, failures: Failures) -> None:
+        for written, busy in failures:
+            await self.resync(written, busy)
+
+    async def resync(self, written: set[Written], busy: bool = False) -> None:
         """After a failed write: what it wrote becomes in memory what the database holds.
 
         The call that failed had changed memory first; without this, a later call would see its
@@ -107,7 +149,7 @@ class Registry:
         have it. `written` holds (session id, agent id) for an agent's state and (session id,
         None) for the session's own. Agents are updated in place, since calls awaiting a read
         hold them; an agent or session that is not stored leaves memory. File contents are
-        re-read and verified as at start-up.
+        re-read and verified as at a first read.
 
         `busy`: the write failed because a lock held elsewhere was not granted in time; a read
         now would wait as long again, so the session is marked `stale`, as when the re-read
@@ -121,17 +163,15 @@ class Registry:
             self.resyncs += 1
             s = self.sessions.get(sid)
             agents = None if s is None else {p for p in parts if p is not None}
+            if s is not None:  # marked at once: no call is served from it until re-read
+                self._mark_stale(sid, agents)
             if busy:
-                if s is not None:  # (one not in memory is read when named, if stored)
-                    self._mark_stale(sid, agents)
                 log.warning("the state database was busy: session %s re-read when next used", sid)
                 continue
             try:
-                fresh = self._reread(sid, agents)
+                fresh = await self._reread(sid, agents)
             except Exception:
                 log.exception("re-reading session %s after a failed write failed", sid)
-                if self.sessions.get(sid) is not None:  # read again when next named
-                    self._mark_stale(sid, agents)
                 continue
             log.warning(
                 "a write failed: %s re-read from the state database",
@@ -146,28 +186,36 @@ class Registry:
             agents = None if had is None or agents is None else had | agents
         self.stale[sid] = agents
 
-    def _reread(self, sid: str, agents: set[str] | None) -> Session | None:
+    async def _reread(self, sid: str, agents: set[str] | None) -> Session | None:
         """The session as stored becomes what memory holds: only `agents` of it (None: all,
         and the session's own), updated in place; None when it is not stored (then it leaves),
         or when its row could not be used (quarantined by the store: its calls then answer
         NOT_FOUND `SESSION_QUARANTINED`, as for an expired one). The store's error (STATE_BUSY,
         STATE_READ_FAILED) when it cannot be read now; memory is left as it was then."""
-        s = self.sessions.get(sid)
+        new_cache = self.new_cache
         try:
-            fresh = self.store.load_session(sid, self.new_cache, agents)
+            fresh = await self.call(sid, lambda st: st.load_session(sid, new_cache, agents))
         except SessionQuarantined as exc:
             log.warning("session %s left memory: its stored row was quarantined", sid)
             self.quarantined[sid] = exc.message  # (the error's frames are not kept)
             while len(self.quarantined) > REMEMBER_EXPIRED:
                 self.quarantined.popitem(last=False)
             fresh = None
+        s = self.sessions.get(sid)  # (read again: the load awaited)
         if agents is None or fresh is None:
             self.stale.pop(sid, None)  # all of it read
+        elif sid in self.stale and self.stale[sid] is not None:
+            left = self.stale[sid] - agents  # type: ignore[operator]
+            if left:
+                self.stale[sid] = left
+            else:
+                del self.stale[sid]
         if fresh is None:
             self.sessions.pop(sid, None)
         elif s is None:
             fresh.daemon_templates = self.config.templates_spec
             self.sessions[sid] = fresh
+            self.loaded += 1
         else:
             s.tasks, s.last_active_ms = fresh.tasks, fresh.last_active_ms
             for aid in set(s.agents) | set(fresh.agents) if agents is None else agents:
@@ -180,48 +228,123 @@ class Registry:
                     a.assign(stored)
         return fresh
 
-    def refresh(self, session_id: str) -> None:
+    async def refresh(self, session_id: str) -> None:
         """Before a session is opened: with a shared store, one another daemon changed since
-        this one read it, or that only the database holds, is read from the database (whole);
-        one closed there leaves memory (docs/fleet.md, "Resuming elsewhere"). A `stale` one is
-        re-read (what a failed write left)."""
-        if not self.store.shared or not self.store.changed_elsewhere(session_id):
-            if session_id in self.stale and session_id in self.sessions:
-                self._reread(session_id, self.stale[session_id])
-                self.stale.pop(session_id, None)
+        this one read it is read from the database (whole); one closed there leaves memory
+        (docs/fleet.md, "Resuming elsewhere"). A `stale` one is re-read (what a failed write
+        left)."""
+        if session_id in self.sessions and self.store.shared:
+            changed = await self.call(session_id, lambda st: st.changed_elsewhere(session_id))
+            if changed:
+                if await self._reread(session_id, None) is not None:
+                    self.expired.pop(session_id, None)
+                    log.info("session %s re-read: another daemon changed it", session_id)
+                return
+        if session_id in self.stale and session_id in self.sessions:
+            await self._reread(session_id, self.stale[session_id])
+
+    # --- memory: loading and evicting ---------------------------------------------------------
+
+    async def _load(self, sid: str) -> Session | None:
+        """The session `sid` read from the store into memory (None: it is not stored). A call
+        naming it while it is being read waits for that read, then reads it itself if the read
+        left nothing (it failed, or the session left memory again)."""
+        pending = self._loading.get(sid)
+        while pending is not None:
+            await pending.wait()
+            held = self.sessions.get(sid)
+            if held is not None:
+                return held
+            pending = self._loading.get(sid)
+        if not self.keeps_sessions:
+            return None
+        done = self._loading[sid] = asyncio.Event()
+        try:
+            await self.make_room(keep=sid)
+            fresh = await self._reread(sid, None)
+            if fresh is not None and await self._expired_at_load(fresh):
+                return None
+            if fresh is not None:
+                self.expired.pop(sid, None)
+                log.debug(
+                    "session read from the state database",
+                    extra={"session_id": sid, "in_memory": len(self.sessions)},
+                )
+            return fresh
+        finally:
+            del self._loading[sid]
+            done.set()
+
+    async def _expired_at_load(self, s: Session) -> bool:
+        """Whether `s`, just read, was idle past limits.session_ttl_s (the daemon was down, or
+        the sweep had not reached it yet): then it expires now, as the sweep would have done."""
+        ttl_ms = int(self.config.session_ttl_s * 1000)
+        now = now_ms()
+        if ttl_ms <= 0 or s.last_active_ms >= now - ttl_ms:
+            return False
+        sid, before = s.session_id, now - ttl_ms
+        if not await self.call(sid, lambda st: st.expire_session(sid, before)):
+            return False
+        if self.sessions.get(sid) is s:
+            del self.sessions[sid]
+        self.expired[sid] = now
+        while len(self.expired) > REMEMBER_EXPIRED:
+            self.expired.popitem(last=False)
+        return True
+
+    async def make_room(self, keep: str | None = None) -> None:
+        """Room for one more session in memory under limits.max_sessions: the least recently
+        used sessions no call is using leave it (evicted, still stored). TOO_MANY_SESSIONS when
+        none can (nothing stored: `--no-persist`, or every one in use)."""
+        limit = self.config.max_sessions
+        if len(self.sessions) < limit:
             return
-        if session_id not in self.sessions:
-            self.check_capacity()
-        if self._reread(session_id, None) is not None:
-            self.expired.pop(session_id, None)
-            log.info("session %s re-read: another daemon changed it", session_id)
+        if self.keeps_sessions:
+            for sid in list(self.sessions):
+                if len(self.sessions) < limit:
+                    break
+                if sid != keep and not self.pinned(sid):
+                    await self.evict(sid)
+        if len(self.sessions) >= limit:
+            raise _too_many_sessions(limit)
+
+    async def evict(self, sid: str) -> None:
+        """`sid` leaves memory, its activity time stored first; its rows stay."""
+        s = self.sessions.pop(sid, None)
+        if s is None:
+            return
+        self.stale.pop(sid, None)
+        self.evicted += 1
+        log.debug("session left memory (still stored)", extra={"session_id": sid})
+        for a in s.agents.values():
+            self.evictions_of_closed += a.files.evictions
+
+        def leave(st: Store) -> None:
+            st.flush_activity((s,))
+            st.forget(sid)
+
+        await self.call(sid, leave)
 
     # --- sessions ---------------------------------------------------------------------------
 
-    def check_capacity(self) -> None:
-        """TOO_MANY_SESSIONS when the daemon holds limits.max_sessions already."""
-        if len(self.sessions) >= self.config.max_sessions:
-            raise _too_many_sessions(self.config.max_sessions)
-
-    def add(self, s: Session, *, room: int) -> None:
+    async def add(self, s: Session, *, room: int) -> None:
         """Register the new session `s`, its row written first (`room`: the bytes it takes)."""
-        self.check_capacity()
+        await self.make_room()
         s.daemon_templates = self.config.templates_spec
-        with self.mutate(s, room=room) as change:
+        async with self.mutate(s, room=room) as change:
             change.session = True
         self.sessions[s.session_id] = s
         self.expired.pop(s.session_id, None)
         self.quarantined.pop(s.session_id, None)
 
-    def resume(self, s: Session) -> None:
+    async def resume(self, s: Session) -> None:
         """`s` is in use again (an OpenSession of an open session): its activity time stored."""
         s.last_active_ms = now_ms()
-        self.store.flush_activity((s,))
+        await self.call(s.session_id, lambda st: st.flush_activity((s,)))
 
-    def adopt(self, s: Session) -> None:
+    async def adopt(self, s: Session) -> None:
         """Register `s`, built elsewhere (an import), and write all of it in one transaction:
         its row, its agents with their files, skills and catalogues, its tasks."""
-        self.check_capacity()
         if len(s.agents) > self.config.max_agents_per_session:
             raise ResourceExhausted(
                 "TOO_MANY_AGENTS",
@@ -229,30 +352,41 @@ class Registry:
                 f"limits.max_agents_per_session ({self.config.max_agents_per_session})",
                 {"limit": "max_agents_per_session"},
             )
+        await self.make_room()
         s.daemon_templates = self.config.templates_spec
         rows = sum(len(a.files) + len(a.skills) + 2 for a in s.agents.values()) + len(s.tasks)
-        self.store.check_room(ROW_BYTES * (rows + 1))
+        await self.check_room(s, ROW_BYTES * (rows + 1))
+        await self.call(s.session_id, lambda st: st.write_session(s))
         self.sessions[s.session_id] = s
-        try:
-            self.store.write_session(s)
-        except BaseException:
-            if self.sessions.get(s.session_id) is s:
-                del self.sessions[s.session_id]
-                self.stale.pop(s.session_id, None)
-            raise
+        self.stale.pop(s.session_id, None)
         self.expired.pop(s.session_id, None)
         self.quarantined.pop(s.session_id, None)
 
-    def admit(self, size: int, what: str, *, released: int = 0) -> None:
+    async def admit(
+        self, size: int, what: str, *, released: int = 0, keep: Session | None = None
+    ) -> None:
         """RESOURCE_EXHAUSTED `CONTENT_LIMIT` unless `size` more bytes of recorded content (less
         the `released` bytes the call replaces) keep the daemon within limits.max_content_bytes:
-        the daemon-wide ceiling on what clients can make it hold (docs/reliability.md)."""
-        held, cap = core.held_bytes(), self.config.max_content_bytes
-        after = held + size - min(released, held)
-        if after > cap:
+        the daemon-wide ceiling on what clients can make it hold (docs/reliability.md). Sessions
+        no call is using leave memory first, the least recently used first (`keep` stays)."""
+        cap = self.config.max_content_bytes
+
+        def after() -> tuple[int, int]:
+            held = core.held_bytes()
+            return held, held + size - min(released, held)
+
+        held, total = after()
+        if total > cap and self.keeps_sessions:
+            for sid in list(self.sessions):
+                if total <= cap:
+                    break
+                if (keep is None or sid != keep.session_id) and not self.pinned(sid):
+                    await self.evict(sid)
+                    held, total = after()
+        if total > cap:
             raise ResourceExhausted(
                 "CONTENT_LIMIT",
-                f"{what} would bring the recorded content the daemon holds to {after} bytes, over "
+                f"{what} would bring the recorded content the daemon holds to {total} bytes, over "
                 f"limits.max_content_bytes ({cap}); close the sessions that are done "
                 "(CloseSession) or raise the limit",
                 {"limit": "max_content_bytes", "held": str(held)},
@@ -270,55 +404,85 @@ class Registry:
         entries = self.config.cache_max_entries or s.rules.cache_max_entries
         return s.new_cache(entries, self.config.cache_max_bytes)
 
-    def close(self, session_id: str) -> None:
-        s = self.session(session_id)
-        self._drop(s)
+    async def close(self, session_id: str) -> None:
+        s = await self.session(session_id)
+        await self._drop(s)
 
-    def end_agent(self, s: Session, a: AgentState) -> None:
+    async def end_agent(self, s: Session, a: AgentState) -> None:
         """Forget the sub-agent `a` of `s`: its rows first, then memory."""
-        self.store.delete_agent(s, a.agent_id)
+        aid = a.agent_id
+        await self.call(s.session_id, lambda st: st.delete_agent(s, aid))
         self.evictions_of_closed += a.files.evictions
-        if s.agents.get(a.agent_id) is a:
-            del s.agents[a.agent_id]
+        if s.agents.get(aid) is a:
+            del s.agents[aid]
 
-    def _drop(self, s: Session) -> None:
-        self.store.delete_session(s.session_id)
+    async def _drop(self, s: Session) -> None:
+        sid = s.session_id
+        await self.call(sid, lambda st: st.delete_session(sid))
         for a in s.agents.values():
             self.evictions_of_closed += a.files.evictions
-        del self.sessions[s.session_id]
-        self.stale.pop(s.session_id, None)
+        if self.sessions.get(sid) is s:
+            del self.sessions[sid]
+        self.stale.pop(sid, None)
 
-    def expire_idle(self, now: int | None = None) -> list[str]:
-        """Remove sessions idle longer than limits.session_ttl_s (memory and disk)."""
+    async def expire_idle(self, now: int | None = None) -> list[str]:
+        """Remove sessions idle longer than limits.session_ttl_s, from the store (by its
+        activity index; at most EXPIRE_BATCH a sweep) and from memory. A session some call is
+        using, or that another daemon sharing the database used since, stays."""
         ttl_ms = int(self.config.session_ttl_s * 1000)
         if ttl_ms <= 0:
             return []
         now = now_ms() if now is None else now
-        idle = [s for s in self.sessions.values() if now - s.last_active_ms > ttl_ms]
-        gone: list[str] = []
-        for s in idle:
-            try:
-                self._drop(s)
-            except Aborted:  # used through another daemon meanwhile (a shared store): re-read
-                continue
-            except Unavailable:  # the database busy or failing: the next sweep tries again
-                continue
-            gone.append(s.session_id)
-            self.expired[s.session_id] = now
+        before = now - ttl_ms
+        if not self.keeps_sessions:
+            idle = [s for s in self.sessions.values() if s.last_active_ms < before]
+            for s in idle:
+                await self._drop(s)
+            gone = [s.session_id for s in idle]
+        else:
+            await self.flush_activity()  # memory's activity times are the stored ones first
+            gone = []
+            ids = await self.call(None, lambda st: st.idle_sessions(before, EXPIRE_BATCH))
+            for sid in ids:
+                held = self.sessions.get(sid)
+                if self.pinned(sid) or (held is not None and held.last_active_ms >= before):
+                    continue
+                try:
+                    done = await self.call(sid, functools.partial(_expire, sid=sid, before=before))
+                except (Aborted, Unavailable):  # the database busy or failing: the next sweep
+                    continue
+                if not done:
+                    continue
+                if held is not None and self.sessions.get(sid) is held:
+                    del self.sessions[sid]
+                    for a in held.agents.values():
+                        self.evictions_of_closed += a.files.evictions
+                self.stale.pop(sid, None)
+                gone.append(sid)
+        for sid in gone:
+            self.expired[sid] = now
             while len(self.expired) > REMEMBER_EXPIRED:
                 self.expired.popitem(last=False)
         return gone
 
-    def session(self, session_id: str) -> Session:
+    async def find(self, session_id: str) -> Session | None:
+        """The session `session_id`, from memory or read from the store (None: not stored);
+        a `stale` one re-read first."""
         s = self.sessions.get(session_id)
         if s is not None and session_id in self.stale:  # a failed write's state re-read first
-            self.refresh(session_id)
+            await self.refresh(session_id)
             s = self.sessions.get(session_id)
-        if s is None:  # a registered id was checked when it was opened
-            check_id("session", session_id)
-        if s is None and self.store.shared:  # made, or resumed, through another daemon
-            self.refresh(session_id)
-            s = self.sessions.get(session_id)
+        if s is None:
+            s = await self._load(session_id)
+        if s is not None and self.sessions.get(session_id) is s:
+            self.sessions.move_to_end(session_id)
+        return s
+
+    async def session(self, session_id: str) -> Session:
+        s = self.sessions.get(session_id)
+        if s is None:
+            check_id("session", session_id)  # a registered id was checked when it was opened
+        s = await self.find(session_id)
         if s is None and session_id in self.quarantined:
             raise NotFound(
                 "SESSION_QUARANTINED",
@@ -345,8 +509,8 @@ class Registry:
         """Whether `a` of `s` is still registered (a call that awaited may find it closed)."""
         return self.sessions.get(s.session_id) is s and s.agents.get(a.agent_id) is a
 
-    def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
-        s = self.session(session_id)
+    async def agent(self, session_id: str, agent_id: str) -> tuple[Session, AgentState]:
+        s = await self.session(session_id)
         a = s.agents.get(agent_id)
         if a is None:
             check_id("agent", agent_id, allow_empty=True)  # a registered id was checked
@@ -356,6 +520,29 @@ class Registry:
                 {"session_id": session_id, "agent_id": agent_id},
             )
         return s, a
+
+    # --- what is stored ----------------------------------------------------------------------
+
+    async def stored_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
+        """Up to `limit` stored sessions in id order after `after` (ListSessions)."""
+        return await self.call(None, lambda st: st.session_page(after, limit))
+
+    async def stored_count(self) -> int:
+        return await self.call(None, lambda st: st.count_sessions())
+
+    async def stored_totals(self) -> tuple[int, int, int, int, int]:
+        """(sessions, agents, file entries, their bytes, compactions) stored (GetStats)."""
+        return await self.call(None, lambda st: st.totals())
+
+    async def close_store(self) -> None:
+        """At shutdown: activity times stored, then the connections closed."""
+        await self.flush_activity()
+        assert self.worker is not None
+        await asyncio.to_thread(self.worker.close)
+
+
+def _expire(store: Store, *, sid: str, before: int) -> bool:
+    return store.expire_session(sid, before)
 
 
 def _too_many_sessions(limit: int) -> ResourceExhausted:

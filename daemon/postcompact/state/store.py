@@ -10,7 +10,7 @@ share: docs/fleet.md) implement the protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from postcompact.core import FileStateCache
@@ -61,7 +61,7 @@ class Change:
 class SessionQuarantined(NotFound):
     """Raised by `Store.load_session`: the session's own row, written by another daemon or a
     tool, is one this daemon cannot use; the store moved it and its rows to the quarantine table
-    as start-up does (docs/persistence.md), so the session is no longer stored."""
+    (docs/persistence.md), so the session is no longer stored."""
 
     def __init__(self, session_id: str, why: str, where: str | None):
         super().__init__(
@@ -95,6 +95,10 @@ class Store(Protocol):
     # session another daemon changed meanwhile (all is re-read).
     on_failed_write: OnFailedWrite | None
 
+    def room_known(self, extra: int = ROW_BYTES) -> bool:
+        """Whether `extra` more bytes surely fit without asking the database (then counted);
+        the only call made on the event loop."""
+
     def check_room(self, extra: int = ROW_BYTES) -> None:
         """RESOURCE_EXHAUSTED when writing about `extra` more bytes would pass the limit."""
 
@@ -124,7 +128,25 @@ class Store(Protocol):
         """Whether another daemon wrote (or deleted) the session since this store last read or
         wrote it (never, for a store no one else writes)."""
 
-    def load(self, new_cache: Callable[[Session], FileStateCache]) -> list[Session]: ...
+    def forget(self, session_id: str) -> None:
+        """The session left memory (evicted, not deleted): forget what is known of its rows."""
+
+    def idle_sessions(self, before_ms: int, limit: int) -> list[str]:
+        """Up to `limit` stored sessions idle since before `before_ms`, the oldest first."""
+
+    def expire_session(self, session_id: str, before_ms: int) -> bool:
+        """Delete the session's rows if it is still idle since before `before_ms`."""
+
+    def count_sessions(self) -> int: ...
+
+    def session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
+        """Up to `limit` stored sessions in id order after `after`, as ListSessions lists them."""
+
+    def totals(self) -> tuple[int, int, int, int, int]:
+        """(sessions, agents, file entries, their bytes, compactions) stored."""
+
+    def pool(self, size: int) -> Sequence[Store]:
+        """The connections its calls run on (`state.worker.StoreWorker`): itself, or `size`."""
 
     def load_session(
         self,

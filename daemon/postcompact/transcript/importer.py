@@ -194,7 +194,7 @@ async def _import(
             or uuid.uuid4().hex
         )
         check_id("session", sid)
-        _check_existing(registry, sid, req.replace)
+        await _check_existing(registry, sid, req.replace)
         paths = _path_map(t, req, cwd)
         s, boundaries, builder = await _in_worker(
             watch, _build, registry, req, t, paths, sid, cwd, home, config_policy, deny_globs, watch
@@ -214,7 +214,7 @@ async def _import(
     for a in s.agents.values():
         a.catalog.charge = core.Charge(catalog_parts(a.catalog).ByteSize())
     # What the import built is live (counted) already: it must fit the ceiling as it is.
-    registry.admit(0, f"importing session {sid}")
+    await registry.admit(0, f"importing session {sid}")
     warnings = [*t.warnings, *builder.warnings]
     resp = pb.ImportTranscriptResponse(
         session_id=sid,
@@ -228,15 +228,15 @@ async def _import(
     check_answer(size, registry.config.max_message_bytes, "ImportTranscript")
     reserve_answer(size)
     # Checked again: the build awaited, and another call may have made the session meanwhile.
-    existing = _check_existing(registry, sid, req.replace)
+    existing = await _check_existing(registry, sid, req.replace)
     if existing is not None:
-        registry.close(sid)
-    registry.adopt(s)
+        await registry.close(sid)
+    await registry.adopt(s)
     return resp
 
 
-def _check_existing(registry: Registry, sid: str, replace: bool) -> Session | None:
-    existing = registry.sessions.get(sid)
+async def _check_existing(registry: Registry, sid: str, replace: bool) -> Session | None:
+    existing = await registry.find(sid)
     if existing is not None and not replace:
         raise AlreadyExists(
             "SESSION_EXISTS",

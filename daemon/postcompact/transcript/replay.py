@@ -23,7 +23,7 @@ import secrets
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +54,10 @@ __all__ = ["BoundaryResult", "Observer", "cleanup_on_sigterm", "replay"]
 # Called at each boundary once the compaction is applied (the session, the compacted agent, the
 # Compact answer, the path map), with the recreated disk as it was at the boundary: for callers
 # that measure more than `BoundaryResult` holds (`postcompact eval`).
-Observer = Callable[[Boundary, Session, AgentState, pb.CompactResponse, PathMap], None]
+# Called at each boundary with what the daemon restored there; it may be a coroutine function.
+Observer = Callable[
+    [Boundary, Session, AgentState, pb.CompactResponse, PathMap], Awaitable[None] | None
+]
 
 # An idle stretch this long before a boundary leaves what the transcript saw of a file before it
 # stale: the files may have changed while nothing was recorded (docs/parity.md).
@@ -232,7 +235,9 @@ async def replay(
         result.apply(agent)  # in memory only: a replay stores nothing
         resp = result.response
         if observe is not None:
-            observe(b, session, agent, resp, paths)
+            seen = observe(b, session, agent, resp, paths)
+            if seen is not None:
+                await seen
         restored = restored_items(resp, paths)
         approximate = [
             x.path for x in restored if (m := disk.files.get(x.path)) is not None and m.approximate

@@ -28,6 +28,7 @@ from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
 from postcompact.service.work import WorkService
 from postcompact.state.registry import Registry
+from postcompact.state.worker import finish_inline as done
 from postcompact.v1 import postcompact_pb2 as dpb
 from postcompact_client import AsyncClient, PostcompactError
 from postcompact_client.types import PreviewCompactResponse, ReadFileResponse
@@ -241,21 +242,25 @@ def test_a_failed_write_re_reads_only_what_it_wrote(tmp_path: Path) -> None:
         files = FileService(reg, Config())
         work = WorkService(reg, Config())
         sessions = SessionService(reg, reg.config)
-        s, _ = sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
-        sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
+        s, _ = done(sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project))))
+        done(sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub")))
         main, sub = s.agents[""], s.agents["sub"]
         for agent in ("", "sub"):
-            files.record_read(
-                dpb.RecordReadRequest(
-                    session_id="s", agent_id=agent, path="src/a.py", content=b"alpha = 1\n"
+            done(
+                files.record_read(
+                    dpb.RecordReadRequest(
+                        session_id="s", agent_id=agent, path="src/a.py", content=b"alpha = 1\n"
+                    )
                 )
             )
         main_cache, sub_cache = main.files, sub.files
         store.conn.execute("PRAGMA max_page_count = 1")  # clamped to the pages in use
         with pytest.raises(ResourceExhausted) as exc:
-            work.record_skill(
-                dpb.RecordSkillRequest(
-                    session_id="s", agent_id="sub", name="big", content=b"x" * 200_000
+            done(
+                work.record_skill(
+                    dpb.RecordSkillRequest(
+                        session_id="s", agent_id="sub", name="big", content=b"x" * 200_000
+                    )
                 )
             )
         assert exc.value.reason == "STATE_FULL"

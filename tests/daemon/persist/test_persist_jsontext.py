@@ -14,8 +14,9 @@ from postcompact.config import Config
 from postcompact.persist import SqliteStore
 from postcompact.persist.jsontext import announced_text, carried_text, sorted_strings
 from postcompact.service.sessions import SessionService
-from postcompact.state import CarriedRead
+from postcompact.state import CarriedRead, Change
 from postcompact.state.registry import Registry
+from postcompact.state.worker import finish_inline as done
 from postcompact.v1 import postcompact_pb2 as pb
 
 # Any code point, surrogates included (paths decoded with surrogate escapes carry them).
@@ -71,7 +72,9 @@ def test_odd_paths_in_the_agent_row_survive_a_restart(tmp_path: Path) -> None:
     odd = ['/p/"quoted"\\back', "/p/tab\there", "/p/é日本", "/p/ctl\n\x01\x7f", "/p/\u2028"]
     db = tmp_path / "state.db"
     reg = Registry(Config(), store=SqliteStore(db, max_bytes=1 << 30))
-    s, _ = SessionService(reg, reg.config).open(pb.OpenSessionRequest(session_id="s", cwd="/p"))
+    s, _ = done(
+        SessionService(reg, reg.config).open(pb.OpenSessionRequest(session_id="s", cwd="/p"))
+    )
     a = s.agents[""]
     a.nested_memory.update(odd)
     a.catalog.announced_tools.update(odd)
@@ -81,8 +84,7 @@ def test_odd_paths_in_the_agent_row_survive_a_restart(tmp_path: Path) -> None:
         for i, p in enumerate(odd)
     }
     a.carried_refs = {p: 1_000 + i for i, p in enumerate(odd)}
-    with reg.mutate(s, a) as change:
-        change.agent = True
+    done(reg.write(s, a, _agent_row()))
     reg.store.close()
 
     conn = sqlite3.connect(db)
@@ -98,8 +100,7 @@ def test_odd_paths_in_the_agent_row_survive_a_restart(tmp_path: Path) -> None:
 
     again = Registry(Config(), store=SqliteStore(db, max_bytes=1 << 30))
     try:
-        again.load()
-        b = again.sessions["s"].agents[""]
+        b = done(again.session("s")).agents[""]
         assert b.nested_memory == set(odd)
         assert b.catalog.announced_tools == set(odd)
         assert b.catalog.sent_skill_names == set(odd[:2])
@@ -109,3 +110,9 @@ def test_odd_paths_in_the_agent_row_survive_a_restart(tmp_path: Path) -> None:
         }
     finally:
         again.store.close()
+
+
+def _agent_row() -> Change:
+    change = Change()
+    change.agent = True
+    return change

@@ -22,6 +22,7 @@ from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
 from postcompact.state import AgentState, Change, InvokedSkill, Session
 from postcompact.state.registry import Registry
+from postcompact.state.worker import finish_inline as done
 from postcompact.v1 import postcompact_pb2 as pb
 
 
@@ -32,7 +33,7 @@ class World:
         self.db = tmp_path / "state" / "state.db"
         self.reg = Registry(Config(), store=SqliteStore(self.db, max_bytes=1 << 30))
         req = pb.OpenSessionRequest(session_id="s", cwd=str(self.root))
-        self.s, _ = SessionService(self.reg, self.reg.config).open(req)
+        self.s, _ = done(SessionService(self.reg, self.reg.config).open(req))
 
     @property
     def a(self) -> AgentState:
@@ -50,9 +51,12 @@ class World:
 
     def sync(self, digests: dict[str, tuple[bytes, bytes]] | None = None) -> None:
         """Store the agent's cache as a unit of work naming its files does (with `digests`)."""
-        with self.reg.mutate(self.s, self.a, room=None) as change:
+        done(self._sync(digests or {}))
+
+    async def _sync(self, digests: dict[str, tuple[bytes, bytes]]) -> None:
+        async with self.reg.mutate(self.s, self.a, room=None) as change:
             change.files = True
-            change.digests.update(digests or {})
+            change.digests.update(digests)
 
     def rows(self) -> list[tuple[str, int, int | None, bytes, int]]:
         conn = sqlite3.connect(self.db)
@@ -77,8 +81,7 @@ class World:
     def reload(self) -> Session:
         self.reg.store.close()
         self.reg = Registry(Config(), store=SqliteStore(self.db, max_bytes=1 << 30))
-        self.reg.load()
-        self.s = self.reg.sessions["s"]
+        self.s = done(self.reg.session("s"))  # read on first use
         return self.s
 
 
@@ -193,8 +196,10 @@ def test_check_room_refuses_exactly_when_the_write_would_pass_the_limit(tmp_path
     max_bytes = 256 * 1024
     store = SqliteStore(tmp_path / "near.db", max_bytes=max_bytes)
     reg = Registry(Config(), store=store)
-    s, _ = SessionService(reg, reg.config).open(
-        pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path))
+    s, _ = done(
+        SessionService(reg, reg.config).open(
+            pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path))
+        )
     )
     extra = 4096 + persist.ROW_BYTES
     for i in range(1000):
@@ -224,7 +229,7 @@ async def test_single_entry_writes_mirror_the_cache_through_reads_evictions_and_
     try:
         service = FileService(w.reg, w.reg.config)
         # A small cache: the fifth file evicts the least recently used.
-        _, agent = w.reg.agent("s", "")
+        _, agent = await w.reg.agent("s", "")
         agent.files = w.s.new_cache(4, 1 << 20)
         w.sync()
         whole: list[str | None] = []
@@ -249,11 +254,11 @@ async def test_single_entry_writes_mirror_the_cache_through_reads_evictions_and_
         await read(2)  # re-read, new content and hash
         await read(4)  # evicts f0: the whole cache is synced
         written = b"written\n"
-        service.record_write(
+        await service.record_write(
             pb.RecordWriteRequest(session_id="s", path=paths[3], content=written, timestamp_ms=7)
         )
         w.check()
-        service.record_read(
+        await service.record_read(
             pb.RecordReadRequest(session_id="s", path=paths[5], content=b"file 5\n", timestamp_ms=9)
         )  # evicts again
         w.check()
@@ -359,5 +364,5 @@ def test_writes_store_the_activity_time_once_it_is_a_step_old_and_the_flush_stor
     world.set(path, 2)
     world.sync()
     assert stored() == base + step
-    world.reg.flush_activity()
+    done(world.reg.flush_activity())
     assert stored() == base + step + 5

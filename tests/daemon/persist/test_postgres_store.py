@@ -26,6 +26,7 @@ from postcompact.service.files import FileService
 from postcompact.service.sessions import SessionService
 from postcompact.service.work import WorkService
 from postcompact.state.registry import Registry
+from postcompact.state.worker import finish_inline as done
 from postcompact.v1 import postcompact_pb2 as dpb
 
 from tests.daemon.conftest import (
@@ -217,7 +218,6 @@ def test_a_lost_connection_is_made_again(pg_state: State, base: Path) -> None:
 def _in_process(url: str, project: Path) -> tuple[Registry, FileService, SessionService]:
     store = PostgresStore(url, max_bytes=1 << 30)
     reg = Registry(Config(), store=store)
-    reg.load()
     return reg, FileService(reg, Config()), SessionService(reg, reg.config)
 
 
@@ -233,8 +233,8 @@ def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
     work = WorkService(reg, Config())  # RecordSkill's service
     other, other_files, _ = _in_process(pg_state.url, project)
     try:
-        s, _ = sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project)))
-        sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub"))
+        s, _ = done(sessions.open(dpb.OpenSessionRequest(session_id="s", cwd=str(project))))
+        done(sessions.start_agent(dpb.StartAgentRequest(session_id="s", agent_id="sub")))
         main, sub = s.agents[""], s.agents["sub"]
         main_cache = main.files
         assert pg_state.cluster is not None
@@ -248,17 +248,19 @@ def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
         )
         skill = dpb.RecordSkillRequest(session_id="s", agent_id="sub", name="x", content=b"x")
         with pytest.raises(Unavailable):
-            work.record_skill(skill)
+            done(work.record_skill(skill))
         assert reg.resyncs == 1
         assert "x" not in sub.skills
         assert s.agents["sub"] is sub
         assert main.files is main_cache  # not named, not re-read
         # Another daemon reads a file into the main agent: this one's next failure re-reads all.
-        other_files.record_read(
-            dpb.RecordReadRequest(session_id="s", path="src/a.py", content=b"alpha = 1\n")
+        done(
+            other_files.record_read(
+                dpb.RecordReadRequest(session_id="s", path="src/a.py", content=b"alpha = 1\n")
+            )
         )
         with pytest.raises(Aborted) as exc:
-            work.record_skill(skill)
+            done(work.record_skill(skill))
         assert exc.value.reason == "SESSION_CHANGED_ELSEWHERE"
         assert main.files is not main_cache
         assert list(main.files.keys()) == [str(project / "src/a.py")]

@@ -28,6 +28,7 @@ from postcompact.service.sessions import SessionService
 from postcompact.state import AgentState, Change, Session
 from postcompact.state.registry import Registry
 from postcompact.state.seen import saw
+from postcompact.state.worker import finish_inline as done
 from postcompact.v1 import postcompact_pb2 as pb
 
 MIB = 1024 * 1024
@@ -320,15 +321,17 @@ class Reads:
         self.root = root
         self.registry = Registry(Config())
         self.service = FileService(self.registry, self.registry.config)
-        SessionService(self.registry, self.registry.config).open(
-            pb.OpenSessionRequest(session_id="r", cwd=str(root), profile=profile)
+        done(
+            SessionService(self.registry, self.registry.config).open(
+                pb.OpenSessionRequest(session_id="r", cwd=str(root), profile=profile)
+            )
         )
         self.agents = 0
 
     async def read(self, rel: str, offset: int | None = None, limit: int | None = None) -> bytes:
         self.agents += 1
         agent = f"a{self.agents}"
-        SessionService(self.registry, self.registry.config).start_agent(
+        await SessionService(self.registry, self.registry.config).start_agent(
             pb.StartAgentRequest(session_id="r", agent_id=agent)
         )
         req = pb.ReadFileRequest(session_id="r", agent_id=agent, path=rel)

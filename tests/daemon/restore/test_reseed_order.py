@@ -20,6 +20,7 @@ from postcompact.restore.pipeline import run_compact
 from postcompact.service.sessions import SessionService
 from postcompact.state import AgentState, Session
 from postcompact.state.registry import Registry
+from postcompact.state.worker import finish_inline as done
 from postcompact.v1 import postcompact_pb2 as pb
 
 FILES = [f"src/m{i}.ts" for i in range(8)]  # read in this order: m7 is the most recent
@@ -41,7 +42,7 @@ def _open(reg: Registry, root: Path, profile: pb.Profile.ValueType) -> Session:
     # Five of the project's files come back (Claude Code's max_files, the default's too here).
     policy = pb.RestorePolicy(max_files=5)
     req = pb.OpenSessionRequest(session_id="s", cwd=str(root), profile=profile, policy=policy)
-    s, _ = SessionService(reg, reg.config).open(req)
+    s, _ = done(SessionService(reg, reg.config).open(req))
     return s
 
 
@@ -55,7 +56,7 @@ def _read_all(a: AgentState, paths: list[str], profile: pb.Profile.ValueType) ->
 
 
 async def _compact(reg: Registry, s: Session, a: AgentState) -> list[str]:
-    with reg.mutate(s, a) as change:  # as Compact applies and stores it
+    async with reg.mutate(s, a) as change:  # as Compact applies and stores it
         req = pb.CompactRequest(session_id="s", skip_hooks=True)
         result = await run_compact(CompactContext.of(s, req), s, a, req)
         result.apply(a, change)
@@ -114,14 +115,13 @@ async def test_the_order_survives_a_reload_of_the_state_database(
     s = _open(reg, tmp_path / "p", profile)
     a = s.agents[""]
     _read_all(a, paths, profile)
-    with reg.mutate(s, a) as change:
+    async with reg.mutate(s, a) as change:
         change.files = True
     first = await _compact(reg, s, a)
     reg.store.close()
 
     reg = Registry(Config(), store=SqliteStore(db, max_bytes=1 << 30))
-    reg.load()
-    s = reg.sessions["s"]
+    s = await reg.session("s")  # read on first use
     a = s.agents[""]
     assert [p for p, _ in a.files.snapshot()] == first
     assert not a.unverified

@@ -64,10 +64,10 @@ async def test_a_compact_whose_answer_is_refused_applies_nothing(tmp_path: Path)
     (tmp_path / "a.txt").write_text("alpha\n" * 50)
     config = Config(max_answer_bytes_in_flight=1000)
     servicer = Servicer(config, Registry(config), pb.GetServerInfoResponse())
-    servicer.sessions.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
+    await servicer.sessions.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
     nobody: Any = None  # ReadFile reads nothing of its context
     await servicer.ReadFile(pb.ReadFileRequest(session_id="s", path="a.txt"), nobody)
-    _, agent = servicer.registry.agent("s", "")
+    _, agent = await servicer.registry.agent("s", "")
     held = set(agent.files.keys())
     req = pb.CompactRequest(session_id="s", skip_hooks=True)
     admission = servicer.admission

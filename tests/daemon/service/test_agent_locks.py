@@ -107,7 +107,7 @@ async def test_read_file_waits_for_a_running_compact(tmp_path: Path) -> None:
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text(f"{name}\n" * 50)
     servicer = Servicer(Config(), Registry(Config()), pb.GetServerInfoResponse())
-    servicer.sessions.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
+    await servicer.sessions.open(pb.OpenSessionRequest(session_id="s", cwd=str(tmp_path)))
     read = servicer.locks.wrap("ReadFile", servicer.ReadFile)
     compact = servicer.locks.wrap("Compact", servicer.Compact)
     ctx: Any = None
@@ -127,6 +127,6 @@ async def test_read_file_waits_for_a_running_compact(tmp_path: Path) -> None:
     assert done == ["compact", "read"]
     resp = pb.CompactResponse.FromString(wire)  # the servicer answers Compact serialised
     assert [a.file.path for a in resp.attachments] == [str(tmp_path / "a.txt")]
-    _, agent = servicer.registry.agent("s", "")
+    _, agent = await servicer.registry.agent("s", "")
     assert set(agent.files.keys()) == {str(tmp_path / "a.txt"), str(tmp_path / "b.txt")}
     assert len(servicer.locks) == 0

@@ -1,6 +1,8 @@
 """The daemon-wide ceiling on recorded content (issue 11, item 4; docs/reliability.md): whatever
 the clients push, across sessions and agents, the daemon holds at most limits.max_content_bytes
-of it, refuses the rest with CONTENT_LIMIT, reports what it holds, and frees it on close."""
+of it, refuses the rest with CONTENT_LIMIT, reports what it holds, and frees it on close. With
+state stored, sessions no call is using leave memory first (test_lazy_sessions.py); memory only
+(`--no-persist`), nothing can leave, so the refusals are shown there."""
 
 from __future__ import annotations
 
@@ -21,6 +23,14 @@ CEILING = 8 * MIB
 @pytest.fixture
 def ceiling() -> Iterator[RunningDaemon]:
     d = start_daemon(config_toml=f"[limits]\nmax_content_bytes = {CEILING}\n")
+    yield d
+    d.stop()
+    shutil.rmtree(d.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def ceiling_memory() -> Iterator[RunningDaemon]:
+    d = start_daemon(["--no-persist"], config_toml=f"[limits]\nmax_content_bytes = {CEILING}\n")
     yield d
     d.stop()
     shutil.rmtree(d.dir, ignore_errors=True)
@@ -53,10 +63,13 @@ def _push(agents: list[Session], proj: Path, rounds: int) -> tuple[int, list[Pos
     return accepted, refused
 
 
-def test_content_pushed_over_the_ceiling_is_refused(ceiling: RunningDaemon, proj: Path) -> None:
+def test_content_pushed_over_the_ceiling_is_refused(
+    ceiling_memory: RunningDaemon, proj: Path
+) -> None:
     """2 sessions x 8 agents x 6 RecordRead of 1 MiB (96 MiB pushed, each agent within its own
-    25 MiB cache): the daemon keeps 8 MiB, refuses the rest, and its RSS grows by less than
-    three quarters of what was pushed (without the ceiling it would hold all 96 MiB)."""
+    25 MiB cache), memory only: the daemon keeps 8 MiB, refuses the rest, and its RSS grows by
+    less than three quarters of what was pushed (without the ceiling it would hold all 96 MiB)."""
+    ceiling = ceiling_memory
     base_rss = _rss_kib(ceiling.proc.pid)
     sessions = [
         ceiling.client.open_session(str(proj), session_id=new_session_id("ceil")) for _ in range(2)
