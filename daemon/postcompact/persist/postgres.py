@@ -325,8 +325,10 @@ class PostgresStore(SqlStore):
 
     # --- the connection ---------------------------------------------------------------------
 
-    def _connected(self) -> None:
-        """A new connection when the last one was lost (the server restarted, a network cut)."""
+    def _connected(self, *, reading: bool = False) -> None:
+        """A new connection when the last one was lost (the server restarted, a network cut);
+        UNAVAILABLE `STATE_READ_FAILED` (`reading`) or `STATE_WRITE_FAILED` when none can be
+        made."""
         if not (self.conn.closed or self.conn.broken):
             return
         with contextlib.suppress(psycopg.Error):
@@ -334,7 +336,8 @@ class PostgresStore(SqlStore):
         try:
             self.conn = connect(self.url)
         except StateError as exc:
-            raise Unavailable("STATE_WRITE_FAILED", str(exc)) from None
+            reason = "STATE_READ_FAILED" if reading else "STATE_WRITE_FAILED"
+            raise Unavailable(reason, str(exc)) from None
         self.db = PgDb(self.conn)
         log.warning("reconnected to the state database", extra={"state_db": self.where})
 
@@ -526,9 +529,12 @@ class PostgresStore(SqlStore):
         super()._forget(session_id, agents)
         self._versions.pop(session_id, None)  # stored again if the session still is
 
+    def _ready_to_read(self) -> None:
+        self._connected(reading=True)
+
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
-        self._connected()
+        self._connected(reading=True)
         self.db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
             yield
@@ -542,7 +548,7 @@ class PostgresStore(SqlStore):
         return self.used_bytes()
 
     def used_bytes(self) -> int:
-        self._connected()
+        self._connected(reading=True)
         return _size(self.db)
 
     def _hint(self) -> str:

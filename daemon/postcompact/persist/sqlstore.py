@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from postcompact import diskaccess
 from postcompact.config import StateUrl
@@ -74,6 +74,8 @@ from postcompact.state.store import (
 from postcompact.v1 import postcompact_pb2 as pb
 
 log = logging.getLogger("postcompact.persist")
+
+_T = TypeVar("_T")
 
 # check_room's bound: each write may grow the b-trees by this many pages besides its bytes, and
 # the size is measured again after this many checks at the latest.
@@ -799,9 +801,36 @@ class SqlStore(abc.ABC):
         goes too; it is read again when next named."""
         self._forget(session_id, None)
 
+    def _reading(self, fn: Callable[[], _T]) -> _T:
+        """`fn()`, a read of no one session; the database's error as the store's
+        (STATE_BUSY, STATE_READ_FAILED)."""
+        try:
+            self._ready_to_read()
+            return fn()
+        except self._errors as exc:
+            raise self._read_error(exc) from None
+
+    def _ready_to_read(self) -> None:
+        """Before a read: the connection usable (PostgreSQL's is made again when lost)."""
+        return
+
     def idle_sessions(self, before_ms: int, limit: int) -> list[str]:
         """Up to `limit` stored sessions whose last activity is before `before_ms`, the oldest
         first (the `sessions_by_activity` index)."""
+        return self._reading(lambda: self._idle_sessions(before_ms, limit))
+
+    def count_sessions(self) -> int:
+        return self._reading(self._count_sessions)
+
+    def session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
+        """See `_session_page`."""
+        return self._reading(lambda: self._session_page(after, limit))
+
+    def totals(self) -> tuple[int, int, int, int, int]:
+        """(sessions, agents, file entries, their content bytes, compactions) stored."""
+        return self._reading(self._totals)
+
+    def _idle_sessions(self, before_ms: int, limit: int) -> list[str]:
         rows = self.db.execute(
             "SELECT session_id FROM sessions WHERE last_active_ms < ? "
             "ORDER BY last_active_ms LIMIT ?",
@@ -825,11 +854,11 @@ class SqlStore(abc.ABC):
             self._after_commit.append(functools.partial(self._forget, session_id, None))
         return True
 
-    def count_sessions(self) -> int:
+    def _count_sessions(self) -> int:
         row = self.db.execute("SELECT count(*) FROM sessions").fetchone()
         return int(row[0]) if row is not None else 0
 
-    def session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
+    def _session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
         """Up to `limit` stored sessions in id order after `after` (None: from the first), as
         ListSessions reports them: their agents, file entries and compactions counted from
         their rows. A session row this daemon cannot decode is listed by its id and times
@@ -882,8 +911,7 @@ class SqlStore(abc.ABC):
             out.append(info)
         return out
 
-    def totals(self) -> tuple[int, int, int, int, int]:
-        """(sessions, agents, file entries, their content bytes, compactions) stored."""
+    def _totals(self) -> tuple[int, int, int, int, int]:
         row = self.db.execute(
             "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM agents), "
             "(SELECT count(*) FROM files), (SELECT coalesce(sum(content_len), 0) FROM files), "

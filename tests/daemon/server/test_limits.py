@@ -43,7 +43,9 @@ RE = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 @pytest.fixture(scope="module")
 def limited() -> Iterator[RunningDaemon]:
-    d = start_daemon(config_toml=LIMITS)
+    # Memory only: with state stored, max_sessions bounds memory and evicts instead of refusing
+    # (tests/daemon/persist/test_lazy_sessions.py).
+    d = start_daemon(["--no-persist"], config_toml=LIMITS)
     yield d
     d.stop()
     shutil.rmtree(d.dir, ignore_errors=True)

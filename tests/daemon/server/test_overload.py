@@ -31,7 +31,7 @@ from tests.daemon.conftest import (
     start_daemon,
 )
 
-LIMITS = "[limits]\nmax_calls_in_flight = 2\nmax_sessions = 4\n"
+LIMITS = "[limits]\nmax_calls_in_flight = 2\nmax_agents_per_session = 3\n"
 
 
 @pytest.fixture
@@ -132,14 +132,15 @@ def test_the_client_retries_an_overloaded_call_once_applied(
 
 def test_a_permanent_limit_is_not_retried(held: tuple[RunningDaemon, Hold, Path]) -> None:
     d, _hold, root = held
-    for _ in range(4 - len(d.client.list_sessions())):
-        d.client.open_session(str(root), session_id=new_session_id("full"))
-    before = d.log.read_text().count("TOO_MANY_SESSIONS")
+    s = d.client.open_session(str(root), session_id=new_session_id("full"))
+    s.start_agent("one")
+    s.start_agent("two")  # the main agent and these two: limits.max_agents_per_session
+    before = d.log.read_text().count("TOO_MANY_AGENTS")
     with pytest.raises(PostcompactError) as exc:
-        d.client.open_session(str(root), session_id=new_session_id("full"))
-    assert exc.value.reason == "TOO_MANY_SESSIONS"
+        s.start_agent("three")
+    assert exc.value.reason == "TOO_MANY_AGENTS"
     assert exc.value.retry_after is None
-    assert d.log.read_text().count("TOO_MANY_SESSIONS") == before + 1  # asked once
+    assert d.log.read_text().count("TOO_MANY_AGENTS") == before + 1  # asked once
 
 
 def test_a_flood_gets_an_answer_with_a_reason_for_every_call() -> None:
