@@ -156,7 +156,8 @@ def test_a_session_idle_past_its_ttl_expires_when_first_named(
         assert d.stop() == 0
     idle = f"UPDATE sessions SET last_active_ms = 1000 WHERE session_id = '{sid}'"
     if state.kind == "postgresql":
-        state.sql(d, idle)
+        with psycopg.connect(state.url, autocommit=True) as pg:
+            pg.execute(idle)
     else:
         (db,) = (d.dir / "state" / "postcompact").glob("state*.db")
         with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as lite:
