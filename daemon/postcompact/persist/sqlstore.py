@@ -823,7 +823,10 @@ class SqlStore(abc.ABC):
         return self._reading(self._count_sessions)
 
     def session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
-        """See `_session_page`."""
+        """Up to `limit` stored sessions in id order after `after` (None: from the first), as
+        ListSessions reports them: their agents, file entries and compactions counted from
+        their rows. A session row this daemon cannot decode is listed by its id and times
+        (it is quarantined when the session is first used)."""
         return self._reading(lambda: self._session_page(after, limit))
 
     def totals(self) -> tuple[int, int, int, int, int]:
@@ -859,10 +862,6 @@ class SqlStore(abc.ABC):
         return int(row[0]) if row is not None else 0
 
     def _session_page(self, after: str | None, limit: int) -> list[pb.SessionInfo]:
-        """Up to `limit` stored sessions in id order after `after` (None: from the first), as
-        ListSessions reports them: their agents, file entries and compactions counted from
-        their rows. A session row this daemon cannot decode is listed by its id and times
-        (it is quarantined when the session is first used)."""
         where, args = ("", ()) if after is None else (" WHERE session_id > ?", (after,))
         rows = list(
             select_rows(self.db, "sessions", f"{where} ORDER BY session_id LIMIT ?", (*args, limit))
