@@ -222,6 +222,31 @@ class State:
                 for table in STATE_TABLES:
                     conn.execute(f"DROP TRIGGER pc_test_refuse ON {table}")
 
+    @contextlib.contextmanager
+    def table_locked(self, d: RunningDaemon, table: str) -> Iterator[None]:
+        """Another connection holds the lock the daemon's write of `table` needs, until the
+        end: PostgreSQL's `LOCK TABLE ... IN ACCESS EXCLUSIVE MODE`, SQLite's `BEGIN EXCLUSIVE`
+        (the whole file)."""
+        if self.kind == "postgresql":
+            with psycopg.connect(self.url, autocommit=True) as pg:
+                pg.execute("BEGIN")
+                pg.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+                try:
+                    yield
+                finally:
+                    pg.execute("ROLLBACK")
+            return
+        (db,) = (d.dir / "state" / "postcompact").glob("state*.db")
+        lite = sqlite3.connect(db, isolation_level=None)
+        try:
+            lite.execute("BEGIN EXCLUSIVE")
+            try:
+                yield
+            finally:
+                lite.execute("ROLLBACK")
+        finally:
+            lite.close()
+
     def sql(self, d: RunningDaemon, query: str) -> list[tuple[Any, ...]]:
         """Run `query` against the daemon's state database (as it is on disk now)."""
         if self.kind == "postgresql":

@@ -11,11 +11,8 @@ the database holds it, without a restart.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -25,7 +22,6 @@ from postcompact_client import Client, PostcompactError, RetryPolicy, Session
 from postcompact_client.types import TaskStatus
 
 from tests.daemon.conftest import (
-    RunningDaemon,
     State,
     new_session_id,
     start_daemon,
@@ -42,30 +38,6 @@ def _args(state: State) -> tuple[str, ...]:
     if state.kind == "postgresql":
         return ("--state-url", f"{state.url}&{LOCK_TIMEOUT}")
     return state.args
-
-
-@contextlib.contextmanager
-def _lock_held(state: State, d: RunningDaemon, table: str) -> Iterator[None]:
-    """Another connection holds the lock the daemon's write of `table` needs, until the end."""
-    if state.kind == "postgresql":
-        with psycopg.connect(state.url, autocommit=True) as pg:
-            pg.execute("BEGIN")
-            pg.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
-            try:
-                yield
-            finally:
-                pg.execute("ROLLBACK")
-        return
-    (db,) = (d.dir / "state" / "postcompact").glob("state*.db")
-    lite = sqlite3.connect(db, isolation_level=None)
-    try:
-        lite.execute("BEGIN EXCLUSIVE")
-        try:
-            yield
-        finally:
-            lite.execute("ROLLBACK")
-    finally:
-        lite.close()
 
 
 def _task(task_id: str, description: str) -> dict[str, object]:
@@ -108,7 +80,7 @@ def test_a_lock_past_the_timeout_answers_state_busy_and_keeps_the_session(
         s.upsert_task(_task("t1", "rename alpha everywhere"))
         s.record_skill("lint", content="Run the linter first.")
         s.read_file("src/a.py")
-        with _lock_held(state, d, "tasks"):
+        with state.table_locked(d, "tasks"):
             with pytest.raises(PostcompactError) as exc:
                 s.upsert_task(_task("t2", "refused while the table was locked"))
             _busy(exc.value)
@@ -194,7 +166,7 @@ def test_a_session_first_read_under_a_lock_is_read_once_the_lock_is_gone(
         sa = a.client.open_session(str(project), session_id=sid)
         sa.upsert_task(_task("t1", "rename alpha everywhere"))
         sa.record_skill("lint", content="Run the linter first.")
-        with _lock_held(pg_state, b, "tasks"):
+        with pg_state.table_locked(b, "tasks"):
             with pytest.raises(PostcompactError) as exc:
                 client.attach_session(sid)
             _busy(exc.value)

@@ -18,7 +18,6 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -173,30 +172,6 @@ def test_a_session_idle_past_its_ttl_expires_when_first_named(
     assert rows == 0
 
 
-@contextlib.contextmanager
-def _table_locked(state: State, d: RunningDaemon, table: str) -> Iterator[None]:
-    """Another database session holds the lock a write of `table` needs, until the end."""
-    if state.kind == "postgresql":
-        with psycopg.connect(state.url, autocommit=True) as pg:
-            pg.execute("BEGIN")
-            pg.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
-            try:
-                yield
-            finally:
-                pg.execute("ROLLBACK")
-        return
-    (db,) = (d.dir / "state" / "postcompact").glob("state*.db")
-    lite = sqlite3.connect(db, isolation_level=None)
-    try:
-        lite.execute("BEGIN EXCLUSIVE")
-        try:
-            yield
-        finally:
-            lite.execute("ROLLBACK")
-    finally:
-        lite.close()
-
-
 def _waiting_on_a_lock(state: State, d: RunningDaemon) -> None:
     """Until the daemon's write waits: PostgreSQL shows the lock it waits for; SQLite does not
     show its busy wait, so a moment is given for the call to reach it."""
@@ -235,7 +210,7 @@ def test_health_and_other_sessions_answer_while_a_write_waits_on_a_lock(
             except Exception as exc:
                 outcome.append(exc)
 
-        with _table_locked(state, d, "tasks"):
+        with state.table_locked(d, "tasks"):
             writer = threading.Thread(target=write)
             writer.start()
             _waiting_on_a_lock(state, d)
