@@ -82,31 +82,47 @@ def pg_script(script: str) -> str:
     return out.replace("DEFAULT x''", "DEFAULT '\\x'::bytea")
 
 
+# A statement selecting every column (`rows.select_rows`: `SELECT ctid, * FROM ...`).
+_SELECTS_STAR = re.compile(r"\*\s+FROM\b")
+
+
 class PgDb:
     """`persist.sql.Db` over a psycopg connection in autocommit mode (transactions are opened
-    with BEGIN): `?` placeholders rewritten to `%s` once per statement text."""
+    with BEGIN): `?` placeholders rewritten to `%s` once per statement text.
+
+    psycopg prepares a statement on the server after a few uses; one selecting `*` never is:
+    the columns it returns change when another daemon's migration adds one, and PostgreSQL
+    refuses to run the prepared statement then ("cached plan must not change result type"),
+    which would fail every later read of a session on this connection (a daemon one schema
+    version behind, during a rolling upgrade: docs/fleet.md)."""
 
     rowid = "ctid"
     rowid_param = "?::tid"
 
     def __init__(self, conn: psycopg.Connection[Any]):
         self.conn = conn
-        self._texts: dict[str, str] = {}
+        self._texts: dict[str, tuple[str, bool | None]] = {}
 
-    def _sql(self, sql: str) -> str:
+    def _sql(self, sql: str) -> tuple[str, bool | None]:
+        """The statement as psycopg takes it, and its `prepare` (False: never; None: psycopg's
+        threshold)."""
         text = self._texts.get(sql)
         if text is None:
-            text = self._texts[sql] = sql.replace("%", "%%").replace("?", "%s")
+            text = self._texts[sql] = (
+                sql.replace("%", "%%").replace("?", "%s"),
+                False if _SELECTS_STAR.search(sql) else None,
+            )
         return text
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
-        return self.conn.execute(self._sql(sql), args)
+        text, prepare = self._sql(sql)
+        return self.conn.execute(text, args, prepare=prepare)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
         if rows:
             with self.conn.cursor() as cur:
-                cur.executemany(self._sql(sql), rows)  # pipelined: one round trip
+                cur.executemany(self._sql(sql)[0], rows)  # pipelined: one round trip
 
     def has_table(self, name: str) -> bool:
         row = self.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
