@@ -225,7 +225,14 @@ def migrate(db: PgDb, shown: str) -> tuple[int, int]:
     use: newer, or with tables that are not postcompact's."""
     db.execute("BEGIN")
     try:
+        # A daemon migrating holds the lock for as long as its steps take (an index on a big
+        # table: seconds): waited for within statement_timeout, not lock_timeout (which bounds
+        # the waits for rows held briefly, and is the steps' own again once the lock is had).
+        waits = db.execute("SHOW lock_timeout").fetchone()
+        db.execute("SET LOCAL lock_timeout = 0")
         db.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+        if waits is not None:
+            db.execute("SELECT set_config('lock_timeout', ?, true)", (str(waits[0]),))
         current = schema_version(db)
         if current > SCHEMA_VERSION:
             raise StateError(
@@ -272,6 +279,12 @@ def open_checked(url: str) -> psycopg.Connection[Any]:
         raise
     except psycopg.Error as exc:
         conn.close()
+        if getattr(exc, "sqlstate", None) in _BUSY_STATES:
+            raise StateError(
+                f"the state database {shown} is busy ({error_text(exc)}): a lock held elsewhere "
+                "(another daemon migrating its schema, an operator's LOCK TABLE) outlasted "
+                "statement_timeout or lock_timeout; start the daemon again"
+            ) from None
         raise StateError(
             f"the state database {shown} cannot be used ({error_text(exc)}); " + _hint(shown)
         ) from None

@@ -64,8 +64,10 @@ from postcompact_client.types import Subject, TaskStatus
 from tests.daemon.conftest import (
     RunningDaemon,
     State,
+    daemon_env,
     new_session_id,
     serve_command,
+    serve_once,
     start_daemon,
     write_project,
 )
@@ -525,6 +527,46 @@ def test_an_older_and_a_newer_daemon_during_a_migration(
         f"rolling upgrade v{up.before} -> v{up.after}: {len(ledger.acked)} calls acknowledged, "
         f"refusals redone: {dict(ledger.answers)}"
     )
+
+
+@pytest.mark.postgresql
+def test_a_daemon_starting_during_a_migration_waits_for_it(pg_state: State, base: Path) -> None:
+    """A migration holds its advisory lock for as long as its steps take (an index on a big
+    table). A daemon starting meanwhile waits for it past lock_timeout, within
+    statement_timeout; past that it exits naming the database busy (start it again), never
+    advising to move the tables aside. Both timeouts shrunk through the URL."""
+    url = f"{pg_state.url}&options=-c%20lock_timeout%3D200ms%20-c%20statement_timeout%3D2s"
+    run = base / "waits"
+    run.mkdir(mode=0o700)
+    with psycopg.connect(pg_state.url, autocommit=True) as migrating:
+        migrating.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+        with open(run / "daemon.stderr", "wb") as err:
+            proc = subprocess.Popen(
+                serve_command(run / "d.sock", ("--state-url", url)),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=daemon_env(run),
+            )
+        try:
+            time.sleep(1.5)  # over seven times lock_timeout: waiting still
+            assert proc.poll() is None, (run / "daemon.stderr").read_text()
+            migrating.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+            with Client(f"unix://{run / 'd.sock'}", auto_start=False) as client:
+                client.wait_for_health(30)
+                assert client.open_session(str(write_project(base / "repo"))).session_id
+            # Past statement_timeout: exit 1, the database named busy.
+            migrating.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+            other = base / "other"
+            other.mkdir(mode=0o700)
+            done = serve_once(other, "--state-url", url)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    assert done.returncode == 1, done.stderr
+    assert "is busy (canceling statement due to statement timeout)" in done.stderr
+    assert "start the daemon again" in done.stderr
+    assert "move its tables aside" not in done.stderr
 
 
 # --- the launcher itself (no server) ---------------------------------------------------------
