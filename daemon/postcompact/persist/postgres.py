@@ -88,31 +88,47 @@ def pg_script(script: str) -> str:
     return out.replace("DEFAULT x''", "DEFAULT '\\x'::bytea")
 
 
+# A statement selecting every column (`rows.select_rows`: `SELECT ctid, * FROM ...`).
+_SELECTS_STAR = re.compile(r"\*\s+FROM\b")
+
+
 class PgDb:
     """`persist.sql.Db` over a psycopg connection in autocommit mode (transactions are opened
-    with BEGIN): `?` placeholders rewritten to `%s` once per statement text."""
+    with BEGIN): `?` placeholders rewritten to `%s` once per statement text.
+
+    psycopg prepares a statement on the server after a few uses; one selecting `*` never is:
+    the columns it returns change when another daemon's migration adds one, and PostgreSQL
+    refuses to run the prepared statement then ("cached plan must not change result type"),
+    which would fail every later read of a session on this connection (a daemon one schema
+    version behind, during a rolling upgrade: docs/fleet.md)."""
 
     rowid = "ctid"
     rowid_param = "?::tid"
 
     def __init__(self, conn: psycopg.Connection[Any]):
         self.conn = conn
-        self._texts: dict[str, str] = {}
+        self._texts: dict[str, tuple[str, bool | None]] = {}
 
-    def _sql(self, sql: str) -> str:
+    def _sql(self, sql: str) -> tuple[str, bool | None]:
+        """The statement as psycopg takes it, and its `prepare` (False: never; None: psycopg's
+        threshold)."""
         text = self._texts.get(sql)
         if text is None:
-            text = self._texts[sql] = sql.replace("%", "%%").replace("?", "%s")
+            text = self._texts[sql] = (
+                sql.replace("%", "%%").replace("?", "%s"),
+                False if _SELECTS_STAR.search(sql) else None,
+            )
         return text
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
-        return self.conn.execute(self._sql(sql), args)
+        text, prepare = self._sql(sql)
+        return self.conn.execute(text, args, prepare=prepare)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
         if rows:
             with self.conn.cursor() as cur:
-                cur.executemany(self._sql(sql), rows)  # pipelined: one round trip
+                cur.executemany(self._sql(sql)[0], rows)  # pipelined: one round trip
 
     def has_table(self, name: str) -> bool:
         row = self.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
@@ -215,7 +231,14 @@ def migrate(db: PgDb, shown: str) -> tuple[int, int]:
     use: newer, or with tables that are not postcompact's."""
     db.execute("BEGIN")
     try:
+        # A daemon migrating holds the lock for as long as its steps take (an index on a big
+        # table: seconds): waited for within statement_timeout, not lock_timeout (which bounds
+        # the waits for rows held briefly, and is the steps' own again once the lock is had).
+        waits = db.execute("SHOW lock_timeout").fetchone()
+        db.execute("SET LOCAL lock_timeout = 0")
         db.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+        if waits is not None:
+            db.execute("SELECT set_config('lock_timeout', ?, true)", (str(waits[0]),))
         current = schema_version(db)
         if current > SCHEMA_VERSION:
             raise StateError(
@@ -262,6 +285,12 @@ def open_checked(url: str) -> psycopg.Connection[Any]:
         raise
     except psycopg.Error as exc:
         conn.close()
+        if getattr(exc, "sqlstate", None) in _BUSY_STATES:
+            raise StateError(
+                f"the state database {shown} is busy ({error_text(exc)}): a lock held elsewhere "
+                "(another daemon migrating its schema, an operator's LOCK TABLE) outlasted "
+                "statement_timeout or lock_timeout; start the daemon again"
+            ) from None
         raise StateError(
             f"the state database {shown} cannot be used ({error_text(exc)}); " + _hint(shown)
         ) from None
