@@ -45,6 +45,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     max_transcript_records = 200000   # one ImportTranscript (replay, eval): its records,
     max_transcript_events = 1000000   # the events they make (a kept record counts again),
     max_transcript_boundaries = 1000  # and its compactions (each one runs the pipeline)
+    max_parser_memory_bytes = 805306368  # a transcript parser process's address space (768 MiB;
+                                      # unset: 256 MiB + 16 x max_message_bytes; at least 128 MiB)
 
     [policy]                          # daemon-wide RestorePolicy defaults (unset: the profile's);
                                       # shown: the default profile's (what each does, and the
@@ -112,6 +114,15 @@ from postcompact.units import INT32_MAX, INT64_MAX, MIB
 from postcompact.v1 import postcompact_pb2 as pb
 
 DEFAULT_MAX_MESSAGE_BYTES = 32 * MIB
+# A transcript parser's address space by default: 256 MiB + 16 bytes for each byte a request may
+# carry, 768 MiB with the default max_message_bytes. Measured (docs/reliability.md,
+# "Transcripts"): a fresh parser maps ~104 MiB; 32 MiB of real transcripts peaked at 247-264 MiB,
+# the densest well-formed 32 MiB one the other limits allow (157,580 records of Read pairs) at
+# 510 MiB; one line of 11 million empty objects (`[{},{},...]`, 32 MiB) at 1,029 MiB.
+PARSER_MEMORY_BASE = 256 * MIB
+PARSER_MEMORY_PER_BYTE = 16
+# Below this the interpreter itself (~104 MiB mapped) leaves a parse no room.
+MIN_PARSER_MEMORY_BYTES = 128 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
 # [policy]'s keys: the policy table's (restore/policy.py).
@@ -167,6 +178,9 @@ class Config:
     max_transcript_records: int = 200_000
     max_transcript_events: int = 1_000_000
     max_transcript_boundaries: int = 1_000
+    # A transcript parser process's address space (RLIMIT_AS); None = `parser_memory_bytes`'s
+    # default, from max_message_bytes.
+    max_parser_memory_bytes: int | None = None
     persist: bool = True
     state_dir: Path | None = None  # None = $XDG_STATE_HOME/postcompact
     state_path: Path | None = None  # the database file; overrides state_dir
@@ -180,6 +194,15 @@ class Config:
     @property
     def policy(self) -> pb.RestorePolicy:
         return pb.RestorePolicy.FromString(self.policy_defaults)
+
+    @property
+    def parser_memory_bytes(self) -> int:
+        """The address space a transcript parser process may map (docs/reliability.md,
+        "Transcripts"): `max_parser_memory_bytes`, else `PARSER_MEMORY_BASE` plus
+        `PARSER_MEMORY_PER_BYTE` times the largest transcript a request can carry."""
+        if self.max_parser_memory_bytes is not None:
+            return self.max_parser_memory_bytes
+        return PARSER_MEMORY_BASE + PARSER_MEMORY_PER_BYTE * self.max_message_bytes
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:
@@ -229,11 +252,13 @@ _INT_LIMITS = (
     "max_transcript_records",
     "max_transcript_events",
     "max_transcript_boundaries",
+    "max_parser_memory_bytes",
 )
 
 
 # The core's LRU indexes its entries with u32 (and keeps one slot free).
 _LIMIT_MAX = {"cache_max_entries": 2**32 - 2}
+_LIMIT_MIN = {"max_parser_memory_bytes": MIN_PARSER_MEMORY_BYTES}
 
 # What [limits] may hold (they are applied like top-level settings).
 LIMIT_KEYS = frozenset((*_INT_LIMITS, "session_ttl_s", "sweep_interval_s"))
@@ -382,7 +407,9 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
                 raise ConfigError(f"{source}: deny_globs must be a list of strings")
             changes["deny_globs"] = tuple(g.strip() for g in globs)
         elif key in _INT_LIMITS:
-            changes[key] = _int(f"{source} {key}", value, 1, _LIMIT_MAX.get(key, INT64_MAX))
+            changes[key] = _int(
+                f"{source} {key}", value, _LIMIT_MIN.get(key, 1), _LIMIT_MAX.get(key, INT64_MAX)
+            )
         elif key in ("shutdown_grace_s", "session_ttl_s", "sweep_interval_s"):
             changes[key] = _seconds(f"{source} {key}", value, allow_zero=key == "session_ttl_s")
         elif key == "persist":

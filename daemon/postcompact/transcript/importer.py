@@ -14,7 +14,9 @@ private event loop there), never on the daemon's loop, so every other call is an
 import runs; both check whether the caller's deadline passed or it cancelled (the parse every
 `POLL_S` while it waits, the build every `CHECK_EVERY` events), and stop then (the parser
 process killed, nothing applied). The transcript's budget (limits.max_transcript_*) and the
-live calls' limits hold; every refusal names the line.
+live calls' limits hold; every refusal names the line. The parser process holds
+limits.max_parser_memory_bytes (RESOURCE_EXHAUSTED `TRANSCRIPT_TOO_COMPLEX` past it); one that
+ends without an answer is UNAVAILABLE `PARSER_CRASHED`, naming how it ended (logged too).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ from postcompact.errors import (
     AlreadyExists,
     DeadlineExceeded,
     InvalidArgument,
+    PostcompactError,
+    ResourceExhausted,
+    Unavailable,
     check_answer,
     transcript_refusal,
 )
@@ -61,7 +66,12 @@ from postcompact.transcript.parse import (
     Transcript,
     TranscriptError,
 )
-from postcompact.transcript.parser_process import Events, parse_elsewhere
+from postcompact.transcript.parser_process import (
+    Events,
+    ParserCrashed,
+    ParserOutOfMemory,
+    parse_elsewhere,
+)
 from postcompact.transcript.paths import PathMap
 from postcompact.transcript.session import guess_home, new_session
 from postcompact.v1 import postcompact_pb2 as pb
@@ -182,7 +192,11 @@ async def _import(
     try:
         t, records = await _in_worker(
             watch,
-            functools.partial(parse_elsewhere, max_agents=registry.config.max_agents_per_session),
+            functools.partial(
+                parse_elsewhere,
+                max_agents=registry.config.max_agents_per_session,
+                memory=registry.config.parser_memory_bytes,
+            ),
             transcript,
             budget,
             watch,
@@ -206,6 +220,14 @@ async def _import(
         raise DeadlineExceeded(
             "IMPORT_STOPPED", f"the import stopped: {exc}; nothing was imported"
         ) from None
+    except ParserOutOfMemory as exc:
+        raise _too_complex(exc.limit, len(transcript)) from None
+    except ParserCrashed as exc:
+        log.warning(
+            "transcript parser process crashed",
+            extra={"pid": exc.pid, "exit_status": exc.returncode, "how": exc.status},
+        )
+        raise _crashed(exc) from None
     finally:
         if parsed is not None and isinstance(parsed.events, Events) and len(parsed.events):
             # Refused before its build (which frees them): freed in an import thread, never
@@ -233,6 +255,34 @@ async def _import(
         await registry.close(sid)
     await registry.adopt(s)
     return resp
+
+
+def _too_complex(limit: int, size: int) -> PostcompactError:
+    """RESOURCE_EXHAUSTED `TRANSCRIPT_TOO_COMPLEX`: the parse of a transcript of `size` bytes
+    needed more than the parser's `limit` bytes of address space (one that many small JSON
+    values make: each empty object of 3 bytes takes about 70 in memory)."""
+    return ResourceExhausted(
+        "TRANSCRIPT_TOO_COMPLEX",
+        f"parsing the transcript ({size} bytes) needs more memory than "
+        f"limits.max_parser_memory_bytes allows ({limit} bytes, {limit >> 20} MiB, of the parser "
+        "process's address space); nothing was imported. If the transcript is genuine, raise "
+        "limits.max_parser_memory_bytes in the daemon's config.toml and import it again",
+        {"limit": "max_parser_memory_bytes", "limit_bytes": str(limit)},
+    )
+
+
+def _crashed(exc: ParserCrashed) -> PostcompactError:
+    """UNAVAILABLE `PARSER_CRASHED`: the parser process ended without an answer. No RetryInfo:
+    a transcript that crashes its parser would crash the next one too, so the clients do not
+    retry it by themselves; the caller may (a parser killed from outside)."""
+    how = {"signal": exc.signal} if exc.signal else {"exit_status": str(exc.returncode)}
+    return Unavailable(
+        "PARSER_CRASHED",
+        f"the transcript parser process ended before it answered ({exc.status}); nothing was "
+        "imported. The import may be tried again; if it ends so again, the transcript is what "
+        "crashes the parser (the daemon's log has each exit)",
+        how,
+    )
 
 
 async def _check_existing(registry: Registry, sid: str, replace: bool) -> Session | None:

@@ -22,12 +22,20 @@ ping). So the daemon parses in child processes, each an interpreter, and a GIL, 
   long; an event larger than that alone is unpickled by the pure-Python unpickler, which lets
   the other threads run. The records stay in the child (their count crosses), and a kept record
   crosses with only what a compaction reads of it (its type, message and attachment);
-- a refused transcript comes back as its TranscriptError (line, field, reason, limit).
+- a refused transcript comes back as its TranscriptError (line, field, reason, limit);
+- before it reads a transcript the child sets its own address space limit (RLIMIT_AS) to the
+  job's `memory` (limits.max_parser_memory_bytes; no core file either: a transcript is the
+  user's). Past it an allocation fails, and the child exits at once with `_EXIT_MEMORY`:
+  `ParserOutOfMemory` (the importer's RESOURCE_EXHAUSTED `TRANSCRIPT_TOO_COMPLEX`). A child that
+  had parsed before (what it kept counts too) is not the judge: the transcript is given to a
+  fresh one first.
 
 The daemon's thread waiting for the child calls `stop` (the caller's deadline or cancel, the
 failpoint `import.worker`) at least every `POLL_S`; when it raises, the child is killed and
-nothing of its work is kept. A child that dies or fails otherwise is the daemon's fault:
-`ParserFailed` (INTERNAL, logged with the child's traceback).
+nothing of its work is kept. A child that ends without an answer (a signal, a crash, an exit) is
+`ParserCrashed`, naming its exit status (the importer's UNAVAILABLE `PARSER_CRASHED`); one that
+fails with a Python exception outside `parse`'s own checks is the daemon's fault: `ParserFailed`
+(INTERNAL, logged with the child's traceback). Either way the child is killed and reaped.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import io
 import itertools
 import os
 import pickle
+import resource
 import select
 import signal
 import struct
@@ -81,7 +90,15 @@ from postcompact.transcript.parse import (
 )
 from postcompact.transcript.session import touched_paths
 
-__all__ = ["Events", "ParserFailed", "close", "parse_elsewhere", "release_rows"]
+__all__ = [
+    "Events",
+    "ParserCrashed",
+    "ParserFailed",
+    "ParserOutOfMemory",
+    "close",
+    "parse_elsewhere",
+    "release_rows",
+]
 
 # How often the waiting thread checks `stop`.
 POLL_S = 0.05
@@ -102,6 +119,9 @@ MAX_IDLE = 2
 _FREE_STEP = 2048
 # A worker ends at once when its stdin closes, else: "idle".
 _EXIT_IDLE = 0
+# A worker whose allocation failed under its memory limit exits at once with this status (it
+# needs no memory to say so).
+_EXIT_MEMORY = 4
 
 # pickle's own Python implementation (the C one runs a whole load without letting go of the GIL).
 _PyUnpickler = pickle._Unpickler
@@ -205,44 +225,85 @@ def release_rows(rows: list[Row]) -> None:
 
 
 class ParserFailed(RuntimeError):
-    """The parser process died or failed: a fault of the daemon, not of the transcript."""
+    """The parser process failed: a fault of the daemon, not of the transcript."""
+
+
+class ParserCrashed(ParserFailed):
+    """The parser process ended without an answer: killed by a signal (a crash, the kernel's
+    OOM killer, someone's kill), or it exited."""
+
+    def __init__(self, pid: int, returncode: int) -> None:
+        self.pid = pid
+        self.returncode = returncode
+        self.signal = ""
+        if returncode < 0:
+            try:
+                self.signal = signal.Signals(-returncode).name
+            except ValueError:
+                self.signal = f"signal {-returncode}"
+            self.status = f"killed by {self.signal}"
+        else:
+            self.status = f"exited with status {returncode}"
+        super().__init__(f"the transcript parser process (pid {pid}) {self.status}")
+
+
+class ParserOutOfMemory(ParserFailed):
+    """The parse needed more address space than the limit (`limit` bytes) allows."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the transcript parser process ran out of its {limit} bytes")
+        self.limit = limit
 
 
 class _Gone(Exception):
-    """The child ended before it answered (`idle`: it had ended waiting for work)."""
+    """The child ended before it answered (`idle`: it had ended waiting for work; `memory`: an
+    allocation failed under its limit)."""
 
-    def __init__(self, returncode: int | None) -> None:
+    def __init__(self, returncode: int) -> None:
         super().__init__(f"the transcript parser process ended (exit {returncode})")
+        self.returncode = returncode
         self.idle = returncode == _EXIT_IDLE
+        self.memory = returncode == _EXIT_MEMORY
 
 
 # --- the daemon's side ---------------------------------------------------------------------------
 
 
 def parse_elsewhere(
-    data: bytes | memoryview, budget: Budget, stop: Stop, *, max_agents: int | None = None
+    data: bytes | memoryview,
+    budget: Budget,
+    stop: Stop,
+    *,
+    max_agents: int | None = None,
+    memory: int | None = None,
 ) -> tuple[Transcript, int]:
     """`parse(data, budget, stop)` in a parser process: the transcript (its `records` and
     `versions` left empty, its `touched` paths set) and its number of records. TranscriptError
-    as `parse` raises it; whatever `stop` raises, the child killed; ParserFailed when the child
-    fails. `max_agents` (the build's limits.max_agents_per_session): the events end with the
-    first one whose agent the build refuses (`_agents_within`)."""
+    as `parse` raises it; whatever `stop` raises, the child killed; ParserOutOfMemory when the
+    parse needs more than `memory` bytes of address space (None: no limit); ParserCrashed when
+    the child ends without an answer, ParserFailed when it fails. `max_agents` (the build's
+    limits.max_agents_per_session): the events end with the first one whose agent the build
+    refuses (`_agents_within`)."""
     stop()
     check_lines(data, budget)
     for attempt in (1, 2):
         child = _pool.take()
         try:
-            out = child.parse(data, (budget, max_agents), stop)
+            out = child.parse(data, (budget, max_agents, memory), stop)
         except _Gone as exc:
-            child.kill()
+            _pool.drop(child)
             if exc.idle and attempt == 1:
                 continue  # it ended waiting for work as it was given some: another one
-            raise ParserFailed(str(exc)) from None
+            if exc.memory and memory is not None:
+                if child.jobs > 1 and attempt == 1:
+                    continue  # what it kept of earlier imports counted: a fresh one judges
+                raise ParserOutOfMemory(memory) from None
+            raise ParserCrashed(child.proc.pid, exc.returncode) from None
         except TranscriptError:
             _pool.give(child)
             raise
         except BaseException:
-            child.kill()
+            _pool.drop(child)
             raise
         _pool.give(child)
         return out
@@ -275,6 +336,7 @@ class _Child:
         self.out = self.proc.stdout.fileno()
         self.idle_since = time.monotonic()
         self.retiring = False
+        self.jobs = 0  # transcripts given to it
 
     def alive(self) -> bool:
         return self.proc.poll() is None and not self.retiring
@@ -291,8 +353,9 @@ class _Child:
             self.proc.wait(5)
 
     def parse(
-        self, data: bytes | memoryview, job: tuple[Budget, int | None], stop: Stop
+        self, data: bytes | memoryview, job: tuple[Budget, int | None, int | None], stop: Stop
     ) -> tuple[Transcript, int]:
+        self.jobs += 1
         try:
             self._write(_JOB, pickle.dumps(job), stop)
             self._write(_DATA, data, stop)
@@ -396,6 +459,12 @@ class _Pool:
                 return
         child.kill()
 
+    def drop(self, child: _Child) -> None:
+        """Kill `child` (and reap it): its import failed, or it ended."""
+        with self._lock:
+            self._busy.discard(child)
+        child.kill()
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -497,20 +566,31 @@ def _rss() -> int:
         return 0
 
 
-def _serve(data: bytes, job: tuple[Budget, int | None], out: int) -> None:
+def _limit_memory(memory: int | None) -> None:
+    """At most `memory` bytes of address space from now on (None: the hard limit); a child
+    kept for the next import gets that one's."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = hard
+    if memory is not None:
+        soft = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _serve(data: bytes, budget: Budget, max_agents: int | None, out: int) -> None:
     parent = os.getppid()
 
     def orphaned() -> None:
         if os.getppid() != parent:
             os._exit(3)  # the daemon is gone: nobody will read the answer
 
-    budget, max_agents = job
     try:
         t = parse(data, budget, orphaned)
     except TranscriptError as exc:
         refusal = (exc.line, exc.message, exc.field, exc.reason, exc.limit)
         _send(out, _REFUSED, pickle.dumps(refusal))
         return
+    except MemoryError:
+        raise  # main's: the child exits _EXIT_MEMORY
     except Exception:
         _send(out, _FAILED, traceback.format_exc().encode())
         return
@@ -543,6 +623,8 @@ def main() -> int:
 
         os.setpriority(os.PRIO_PROCESS, 0, max(os.getpriority(os.PRIO_PROCESS, 0), WORKER_NICE))
     failpoints.configure(os.environ.get(failpoints.ENV))
+    with contextlib.suppress(ValueError, OSError):  # no core file of a transcript, ever
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
     # What a parse makes holds no cycle (JSON values, events): reference counts free it all, and
     # the collector's passes over a large transcript's dicts would only cost the CPU.
     gc.freeze()
@@ -559,15 +641,23 @@ def main() -> int:
             return _EXIT_IDLE  # the daemon closed it (stopped, or gone)
         kind, size = _HEADER.unpack(job)
         params = _read_exact(0, size)
-        head = _read_exact(0, _HEADER.size)
-        if kind != _JOB or params is None or head is None:
+        if kind != _JOB or params is None:
             return 2
-        kind, size = _HEADER.unpack(head)
-        data = _read_exact(0, size)
-        if kind != _DATA or data is None:
-            return 2
-        _serve(data, pickle.loads(params), out)
-        del data
+        budget, max_agents, memory = pickle.loads(params)
+        _limit_memory(memory)  # before the transcript is read: its copies count
+        try:
+            head = _read_exact(0, _HEADER.size)
+            if head is None:
+                return 2
+            kind, size = _HEADER.unpack(head)
+            data = _read_exact(0, size)
+            if kind != _DATA or data is None:
+                return 2
+            _serve(data, budget, max_agents, out)
+            del data
+        except MemoryError:
+            # Nothing more is allocated: the exit status says it (the daemon's _Gone.memory).
+            os._exit(_EXIT_MEMORY)
         if _rss() > RETIRE_RSS_BYTES:
             return 0
 

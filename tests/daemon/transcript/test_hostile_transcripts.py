@@ -543,6 +543,115 @@ def test_an_import_stops_when_its_deadline_passes(
     assert again.session_id == sid
 
 
+# --- the parser process's memory ceiling, and its crash ------------------------------------------
+
+CEILING = 256 * 1024 * 1024  # a fresh parser maps ~104 MiB; a small import peaks near 115 MiB
+
+
+def _empty_objects(size: int) -> bytes:
+    """One record whose ignored field is a list of empty objects, `size` bytes: each `{},` of 3
+    bytes is a dict of about 70 in the parser (8 MiB: ~200 MiB of dicts, past `CEILING`)."""
+    head, tail = b'{"type":"user","uuid":"u1","x":[', b"{}]}\n"
+    return head + b"{}," * ((size - len(head) - len(tail)) // 3) + tail
+
+
+def test_a_transcript_past_the_parser_memory_ceiling_is_too_complex(app: Path) -> None:
+    """The parser process's address space is limited (limits.max_parser_memory_bytes; lowered
+    here): a transcript whose parse needs more is RESOURCE_EXHAUSTED `TRANSCRIPT_TOO_COMPLEX`
+    naming the limit, its parser is gone (the one kept from the import before, then the fresh
+    one that judged it), nothing is kept, and the next import goes through."""
+    d = start_daemon(config_toml=f"[limits]\nmax_parser_memory_bytes = {CEILING}\n")
+    try:
+        first = d.client.import_transcript(
+            _request(app, "x").transcript, cwd=str(app), session_id=new_session_id("before")
+        )
+        assert first.events > 0
+        assert len(_parsers(d.proc.pid)) == 1  # kept for the next import
+        sid = new_session_id("complex")
+        with pytest.raises(PostcompactError) as err:
+            d.client.import_transcript(_empty_objects(8 << 20), cwd=str(app), session_id=sid)
+        e = err.value
+        assert (e.code, e.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TRANSCRIPT_TOO_COMPLEX")
+        assert e.metadata["limit"] == "max_parser_memory_bytes", e
+        assert e.metadata["limit_bytes"] == str(CEILING), e
+        assert f"{CEILING} bytes" in e.message, e
+        assert "raise limits.max_parser_memory_bytes" in e.message, e
+        assert e.retry_after is None
+        assert _parsers(d.proc.pid) == []
+        assert d.client.server_info().pid == d.proc.pid
+        assert sid not in [s.session_id for s in d.client.list_sessions()]
+        again = d.client.import_transcript(
+            _request(app, "x").transcript, cwd=str(app), session_id=new_session_id("after")
+        )
+        assert again.events == first.events
+        assert "Traceback" not in d.stderr()
+    finally:
+        d.stop()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV])
+def test_a_parser_killed_mid_parse_is_parser_crashed(app: Path, sig: signal.Signals) -> None:
+    """The parser process killed while it decodes a line (held there by the failpoint): the
+    import answers UNAVAILABLE `PARSER_CRASHED` naming the signal, without a RetryInfo (a
+    transcript that crashes its parser would crash the next), the daemon logs the exit status,
+    has reaped the parser and serves on; the same import then goes through."""
+    d, (hold,) = held_daemon("import.decode")
+    try:
+        sid = new_session_id("crash")
+        data = _request(app, sid).transcript
+        importing, out = _in_background(
+            lambda: d.client.import_transcript(data, cwd=str(app), session_id=sid)
+        )
+        hold.wait_reached()
+        (parser,) = hold.pids()
+        assert parser != d.proc.pid
+        os.kill(parser, sig)
+        importing.join(60)
+        (e,) = out
+        assert isinstance(e, PostcompactError), e
+        assert (e.code, e.reason) == (grpc.StatusCode.UNAVAILABLE, "PARSER_CRASHED"), e
+        assert e.metadata == {"signal": sig.name}, e
+        assert f"killed by {sig.name}" in str(e), e
+        assert e.retry_after is None
+        assert not e.transport
+        logged = [json.loads(line) for line in d.stderr().splitlines() if line.startswith("{")]
+        crashed = [r for r in logged if r["msg"] == "transcript parser process crashed"]
+        assert [(r["pid"], r["exit_status"]) for r in crashed] == [(parser, -sig)], logged
+        assert _state(parser) == "?"  # reaped, not a zombie
+        assert _parsers(d.proc.pid) == []
+        assert d.client.server_info().pid == d.proc.pid
+        assert sid not in [s.session_id for s in d.client.list_sessions()]
+        hold.release()
+        again = d.client.import_transcript(data, cwd=str(app), session_id=sid)
+        assert again.session_id == sid
+    finally:
+        hold.release()
+        d.stop()
+
+
+def test_the_parser_memory_ceiling_follows_the_message_limit(tmp_path: Path) -> None:
+    """Unset, the ceiling is 256 MiB + 16 bytes per byte a request may carry (768 MiB by
+    default: docs/reliability.md has the measurements); set, at least 128 MiB."""
+    from postcompact.config import Config, ConfigError, load_config
+
+    mib = 1024 * 1024
+    assert Config().parser_memory_bytes == 768 * mib
+    assert Config(max_message_bytes=64 * mib).parser_memory_bytes == 1280 * mib
+    assert Config(max_parser_memory_bytes=200 * mib).parser_memory_bytes == 200 * mib
+    path = tmp_path / "config.toml"
+    path.write_text("[limits]\nmax_parser_memory_bytes = 1000\n")
+    with pytest.raises(ConfigError, match="max_parser_memory_bytes: must be >= 134217728"):
+        load_config({}, env={}, config_file=path)
+
+
+def test_how_a_parser_ended_is_named() -> None:
+    from postcompact.transcript.parser_process import ParserCrashed
+
+    assert ParserCrashed(7, -signal.SIGKILL).status == "killed by SIGKILL"
+    assert ParserCrashed(7, 3).status == "exited with status 3"
+    assert ParserCrashed(7, 3).signal == ""
+
+
 # --- the parser process answers what `parse` does ------------------------------------------------
 
 
