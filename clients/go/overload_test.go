@@ -55,7 +55,9 @@ func startHeld(t *testing.T) *heldDaemon {
 		t.Fatal(err)
 	}
 	t.Setenv("POSTCOMPACT_FAILPOINTS", "readfile.worker=hold:"+h.hold) // daemonEnv passes it on
-	h.d = launchDaemon(t, repo, dir, h.sock, "--config", cfg)
+	// Memory only: with state stored, max_sessions bounds memory and evicts an idle session
+	// instead of refusing (docs/persistence.md, "Sessions in memory").
+	h.d = launchDaemon(t, repo, dir, h.sock, "--config", cfg, "--no-persist")
 	// Cleanups run last-in first-out: the held workers go before launchDaemon's SIGTERM.
 	t.Cleanup(h.release)
 	c, err := postcompact.New(postcompact.WithAddress("unix://"+h.sock), postcompact.WithAutoStart(false))

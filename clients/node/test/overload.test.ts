@@ -46,7 +46,9 @@ class HeldDaemon {
       POSTCOMPACT_FAILPOINTS: `readfile.worker=hold:${this.hold}`,
     });
     const out = openSync(this.log, "a");
-    this.child = spawn(PYTHON, ["-m", "postcompact", "serve", "--socket", join(this.dir, "d.sock")], {
+    // Memory only: with state stored, max_sessions bounds memory and evicts an idle session
+    // instead of refusing (docs/persistence.md, "Sessions in memory").
+    this.child = spawn(PYTHON, ["-m", "postcompact", "serve", "--socket", join(this.dir, "d.sock"), "--no-persist"], {
       env,
       stdio: ["ignore", out, out],
     });

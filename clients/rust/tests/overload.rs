@@ -45,16 +45,12 @@ impl Held {
         }
         fs::write(&big, text).unwrap();
         let hold = dir.join("hold");
-        let state = dir.join("state");
         let failpoints = format!("readfile.worker=hold:{}", hold.display());
         let mut daemon = Daemon::start_in(
             dir,
-            &[
-                "--config",
-                config.to_str().unwrap(),
-                "--state-dir",
-                state.to_str().unwrap(),
-            ],
+            // Memory only: with state stored, max_sessions bounds memory and evicts an idle
+            // session instead of refusing (docs/persistence.md, "Sessions in memory").
+            &["--config", config.to_str().unwrap(), "--no-persist"],
             &[("POSTCOMPACT_FAILPOINTS", &failpoints)],
         );
         let client = daemon.wait_healthy().await;
