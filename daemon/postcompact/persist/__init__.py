@@ -31,19 +31,21 @@ memory before writing fails, and leaves nothing behind that a later call could s
 met a lock held elsewhere past the timeout fails UNAVAILABLE `STATE_BUSY` with a RetryInfo, and
 is re-read when its session is next named (reading at once would wait as long again).
 
-Loading. At start-up everything is read back; each agent's file-state cache is rebuilt in the same
-most-recently-used order. The content of each entry is re-read from disk and kept only when its
-SHA-256 matches the stored one; otherwise (the file changed, vanished or cannot be read) the entry
-is kept with empty content and listed in `AgentState.unverified`, which makes it never "unchanged"
-(ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read equality
-exception fail, so a file modified while the daemon was down is MODIFIED.
+Loading. Start-up reads no session (docs/persistence.md, "Sessions in memory"): a session is read
+back when a call first names it (`load_session`), each agent's file-state cache rebuilt in the
+same most-recently-used order. The content of each entry is re-read from disk and kept only when
+its SHA-256 matches the stored one; otherwise (the file changed, vanished or cannot be read) the
+entry is kept with empty content and listed in `AgentState.unverified`, which makes it never
+"unchanged" (ReadFile gives the full text, not the dedup stub) and makes CheckWrite's full-read
+equality exception fail, so a file modified meanwhile is MODIFIED. Expiry, ListSessions and
+GetStats query the database (`idle_sessions`, `expire_session`, `session_page`, `totals`). The
+store's calls run on its connections' threads, never on the event loop (`state.worker`).
 
 Bad rows. Every stored value is decoded by one set of checks (`scan_rows`, the `*_of`
 decoders): a row whose values the daemon cannot use (bad JSON, a protobuf that does not parse, a
 relative path, an unknown profile...), and every row of a session or agent whose own row is bad or
-missing, is moved at start-up to the `quarantine` table with a warning, and the daemon serves the
-rest; a session read later (named on another daemon, re-read after a failed write) has its bad
-rows moved the same way when read (`load_session`: `SESSION_QUARANTINED` if its own row goes);
+missing, is moved to the `quarantine` table with a warning when its session is read
+(`load_session`: `SESSION_QUARANTINED` if the session's own row goes), and the rest is served;
 `postcompact state check` runs the same checks and reports those rows without moving them.
 
 Schema. `PRAGMA user_version` is the schema version; `MIGRATIONS` upgrades an older database in

@@ -85,7 +85,7 @@ _ROOM_CHECKS = 256
 # (an RPC a millisecond after the last would otherwise add a statement for it); the sweep and the
 # shutdown store the exact times (`flush_activity`).
 ACTIVITY_STEP_MS = 1000
-# Quarantined rows logged one by one at start-up; the rest in one line (the table has them all).
+# Quarantined rows logged one by one; the rest in one line (the table has them all).
 _LOGGED_PROBLEMS = 100
 # The tables holding an agent's rows.
 _AGENT_TABLES = ("agents", "catalogs", "files", "skills")
@@ -472,7 +472,7 @@ class SqlStore(abc.ABC):
         self.db = db
         self.where = where  # the database as messages name it (a file, a redacted URL)
         self.max_bytes = max_bytes
-        # What the start-up re-read of recorded contents refuses, as every read path does.
+        # What the re-read of recorded contents (a session's load) refuses, as every read path does.
         self.deny_globs = diskaccess.effective_deny_globs(deny_globs)
         self._depth = 0
         self._joined = _Joined(self)
@@ -1149,12 +1149,12 @@ class SqlStore(abc.ABC):
         new_cache: Callable[[Session], FileStateCache],
         agents: Iterable[str] | None = None,
     ) -> Session | None:
-        """The session as stored (None if it is not), rebuilt as at start-up, with all its
+        """The session as stored (None if it is not), rebuilt (contents re-read), with all its
         agents or only those of `agents` that are stored; what this store remembers of the
         rows read is replaced by them.
 
-        Rows it cannot use (another daemon or a tool wrote them since start-up) are quarantined
-        as start-up does, and the session read again: SessionQuarantined when its own row was
+        Rows it cannot use (a tool, an older or newer daemon wrote them) are quarantined, and
+        the session read again: SessionQuarantined when its own row was
         one. A read that fails raises the store's error (`_read_error`: STATE_BUSY for a lock
         held elsewhere) and leaves what this store knew of the session as it was: the registry
         still holds the session so, and a later read starts again (a read half done must not
@@ -1262,8 +1262,8 @@ class SqlStore(abc.ABC):
         agents: frozenset[str] | None = None,
     ) -> list[Session]:
         """The stored sessions (or only the one with id `only`), oldest first; with `agents`,
-        only those agents of it. Rows are decoded by the checks of `scan_rows` (which the
-        start-up ran first: a row failing them now raises BadRow). All of it is read at one
+        only those agents of it. Rows are decoded by the checks of `scan_rows`: a row failing
+        them raises BadRow (`_read_quarantining` moves it and reads again). All of it is read at one
         moment (`_snapshot`); the entries over the caches' bounds are deleted after."""
         with self._snapshot():
             sessions = self._read_rows(new_cache, report, only, agents)
