@@ -703,16 +703,21 @@ def _findings(res: Results) -> str:
             + "."
         )
         if floor is not None and top.n > 0:
-            per_s = (top.median("seconds") - floor.median("seconds")) / top.n * 1e6
-            per_kib = (top.median("hwm_mib") - floor.median("hwm_mib")) / top.n * 1024
-            line += (
-                f" Over the empty database's floor that is {per_s:.0f} µs and {per_kib:.1f} KiB "
-                "per stored session"
+            extra_s = top.median("seconds") - floor.median("seconds")
+            extra_mib = top.median("hwm_mib") - floor.median("hwm_mib")
+            flat = extra_s < max(0.2, 0.2 * floor.median("seconds")) and extra_mib < max(
+                10.0, 0.2 * floor.median("hwm_mib")
             )
             line += (
-                ": start-up grows linearly with what is stored."
-                if top.median("seconds") > 2 * floor.median("seconds")
-                else ": flat in what is stored."
+                f" At {top.n:,} sessions start-up takes {extra_s:+.2f} s and {extra_mib:+.0f} MiB "
+                f"over the empty database's ({extra_s / top.n * 1e6:.0f} µs and "
+                f"{extra_mib / top.n * 1024:.1f} KiB per stored session): "
+                + ("flat in what is stored" if flat else "it grows with what is stored")
+                + (
+                    f"; start-up loaded all {top.n:,} (GetStats)."
+                    if int(top.median("sessions")) == top.n
+                    else f"; start-up loaded {int(top.median('sessions')):,} of them (GetStats)."
+                )
             )
         parts.append(line)
     return "\n\n".join(parts)
