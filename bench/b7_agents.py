@@ -526,6 +526,7 @@ class Results:
     pg_steps: list[Step] = field(default_factory=list)  # AGENTS again, the state in PostgreSQL
     locks: list[LockRun] = field(default_factory=list)  # the lock experiment's runs, in order
     pg_server: str = ""
+    load: list[float] = field(default_factory=list)  # 1-minute load average, first and last
 
 
 @dataclass
@@ -542,7 +543,7 @@ def _log(msg: str) -> None:
 
 
 def measure(quick: bool) -> Results:
-    res = Results()
+    res = Results(load=[os.getloadavg()[0]])
     exe, err = build_fleet()
     if exe is None:
         res.problems.append(f"driver not built — {err}")
@@ -593,6 +594,7 @@ def measure(quick: bool) -> Results:
                 res.problems.append(f"{label}, round {r + 1}: {e}")
         _log(f"experiment round {r + 1}/{rounds} done")
     measure_postgres(exe, res, quick, seconds, warmup)
+    res.load.append(os.getloadavg()[0])
     return res
 
 
@@ -1249,6 +1251,12 @@ def run(quick: bool = False) -> Section:
     if res.steps:
         intro += (
             f"\n\nThe project: {res.steps[0].project} (shared lib/ plus each agent's own files)."
+        )
+    if len(res.load) > 1:
+        intro += (
+            "\n\nThe machine's load average (1 min) when the runs began and when they ended: "
+            + " and ".join(f"{x:.1f}" for x in res.load)
+            + f" on its {os.cpu_count()} cores, shared with other work."
         )
     intro += "\n\n" + _conclusion(res, dec)
     pg_text = _postgres_text(res)

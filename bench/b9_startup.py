@@ -57,7 +57,7 @@ from postcompact.v1 import postcompact_pb2_grpc as pbg
 
 from bench import _measure as m
 from bench._pg import PgServer, PgUnavailable, pg_server
-from bench.report import PLOTS, ROOT, Section, Table
+from bench.report import PLOTS, ROOT, Section, Table, _cell
 
 SEED_FORMAT = 1  # raise when the seeded rows change: the cache is keyed by it
 COUNTS = (1_000, 100_000)
@@ -471,11 +471,11 @@ class Point:
         values = [getattr(r, attr) for r in self.runs if getattr(r, attr) is not None]
         return statistics.median(values) if values else float("nan")
 
-    def spread(self, attr: str, fmt: str = "{:.2f}") -> str:
+    def spread(self, attr: str) -> str:
         values = [getattr(r, attr) for r in self.runs if getattr(r, attr) is not None]
         if len(values) < 2:
             return "—"
-        return f"{fmt.format(min(values))}-{fmt.format(max(values))}"
+        return f"{_cell(float(min(values)))}-{_cell(float(max(values)))}"
 
 
 @dataclass
@@ -484,6 +484,7 @@ class Results:
     seeding: dict[tuple[str, int], float] = field(default_factory=dict)  # seconds, when seeded
     server: str = ""
     problems: list[str] = field(default_factory=list)
+    load: list[float] = field(default_factory=list)  # 1-minute load average, first and last
 
 
 def measure_sqlite(
@@ -539,6 +540,7 @@ def measure(quick: bool) -> Results:
     ns = (0, COUNTS[0]) if quick else counts()
     runs = 1 if quick else RUNS
     prj = project()
+    res.load.append(os.getloadavg()[0])
     for n in ns:
         try:
             res.points.append(measure_sqlite(n, prj, runs, res=res))
@@ -554,6 +556,7 @@ def measure(quick: bool) -> Results:
                     res.problems.append(f"PostgreSQL, {n:,} sessions: {e}")
     except PgUnavailable as e:
         res.problems.append(f"PostgreSQL not measured: {e}")
+    res.load.append(os.getloadavg()[0])
     return res
 
 
@@ -571,7 +574,7 @@ def _table(res: Results) -> Table:
                 p.median("seconds"),
                 p.spread("seconds"),
                 p.median("hwm_mib"),
-                p.spread("hwm_mib", "{:.0f}"),
+                p.spread("hwm_mib"),
                 p.median("rss_mib"),
                 f"{int(p.median('sessions')):,}",
                 ", ".join("—" if v is None else f"{v:,}" for v in sorted(logged, key=str)),
@@ -743,6 +746,13 @@ def run(quick: bool = False) -> Section:
     intro = (__doc__ or "").strip()
     if res.server:
         intro += f"\n\nPostgreSQL: {res.server}."
+    if res.load:
+        intro += (
+            "\n\nThe machine's load average (1 min) when the runs began and when they ended: "
+            + " and ".join(f"{x:.1f}" for x in res.load)
+            + f" on its {os.cpu_count()} cores, shared with other work: the runs' min-max shows "
+            "how much that moved them."
+        )
     if res.seeding:
         intro += "\n\nSeeded in this run: " + "; ".join(
             f"{store} {n:,} sessions in {s:.0f} s" for (store, n), s in res.seeding.items()
