@@ -120,9 +120,10 @@ postgres-server:
 # namespaces, so as root), against a cluster the tests start as an unprivileged user
 # (tests/pg_cluster.py). A cluster that cannot start fails them, never skips them. In parallel as
 # test-python is: each worker starts a cluster of its own (the session's fixture, in its own /tmp
-# directory, on a Unix socket only).
+# directory, on a Unix socket only). With them, B9's seed and start-up on PostgreSQL at a tiny N
+# (tests/bench/test_b9_startup.py).
 test-postgres: build postgres-server
-	$(PY) -m pytest -n $(PYTEST_WORKERS) -m postgresql tests/daemon
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -m postgresql tests/daemon tests/bench/test_b9_startup.py
 
 # The benchmarks' LruCache: stubtest of its stub (bench/lru_py/python/postcompact_bench_lru), then
 # its tests (bench/lru_py/tests: its Python surface, fuzz, and lru-cache parity). `make bench`
@@ -209,8 +210,10 @@ fmt: $(VENV_STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 # B1 measures the benchmarks' LruCache (test-bench builds and tests it first); every other
-# benchmark runs the daemon as `make serve` does.
-bench: build test-bench $(NODE_STAMP)
+# benchmark runs the daemon as `make serve` does. B7's PostgreSQL steps and B9 (start-up with
+# stored sessions) run against a throwaway PostgreSQL cluster (bench/_pg.py), hence the server;
+# BENCH_STARTUP_MILLION=1 adds B9's 1,000,000 sessions (~12 GiB and over an hour today).
+bench: build test-bench postgres-server $(NODE_STAMP)
 	$(PY) -m pip install -q -r requirements/bench.txt
 	$(PY) -m bench
 

@@ -4,7 +4,9 @@ docs/benchmarks.md.
 Each benchmark module exposes `run(quick: bool) -> Section`. With names, only those run (with
 `--skip`, all but those) and the other sections of docs/benchmarks.md are kept as they were.
 B1 needs the benchmarks' LruCache (bench/lru_py), which `make bench` builds first (`make
-build-bench-lru`).
+build-bench-lru`); B7's PostgreSQL steps and B9 need PostgreSQL's server (`make postgres-server`,
+a prerequisite of `make bench`; bench/_pg.py starts a throwaway cluster of it, or uses
+BENCH_PG_URL's).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ BENCHMARKS = {
     "b6": "bench.b6_clients",
     "b7": "bench.b7_agents",
     "b8": "bench.b8_hooks",
+    "b9": "bench.b9_startup",
 }
 HEADER = """# Benchmarks
 

@@ -23,6 +23,16 @@ And at 128 agents, alternating rounds of: the daemon on one core; on both cores;
 with every file read, numbering and rendering of ReadFile and Compact moved to the worker pool
 (bench/_b7_offload.py); and two daemons, one per core, the agents split between them (sessions
 sharded by process). The driver stays on CPU 1 throughout.
+
+Then on PostgreSQL: the 1, 8, 32 and 128-agent steps again with the daemon's state in a
+PostgreSQL database (`--state-url`, a fresh database per step; the server is bench/_pg.py's, a
+throwaway cluster with fsync=on pinned to CPU 1 beside the driver, or BENCH_PG_URL's), and the
+lock experiment of issue 39 (bench/_b7_lock.py): 8 agents on PostgreSQL, three rounds each of a
+run without and a run with another database session holding `LOCK TABLE files IN ACCESS
+EXCLUSIVE MODE` for 5 s, 5 s into a 15 s window, while a GetServerInfo ping goes every 20 ms on
+its own connection, open loop (each ping sent on schedule and timed from then, answered or not).
+The pings' p99 over the lock window, against the same window of the run without the lock, is
+the figure: the target is at most 1.2x.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,10 +57,24 @@ from postcompact.v1 import postcompact_pb2_grpc as pbg
 from postcompact.workers import WORKER_NICE
 
 from bench import _measure as m
+from bench._b7_lock import (
+    LOCK_AT,
+    LOCK_MODE,
+    LOCK_SECONDS,
+    LOCK_TABLE,
+    LOCK_WINDOW,
+    PING_EVERY,
+    LockWindow,
+    TableLock,
+)
 from bench._daemon import running_daemon
-from bench.report import PLOTS, ROOT, Section, Table
+from bench._pg import PgServer, PgUnavailable, pg_server
+from bench.report import PLOTS, ROOT, Section, Table, verdict
 
 AGENTS = (1, 8, 32, 128)
+LOCK_AGENTS = 8  # the lock experiment's agents (on PostgreSQL)
+LOCK_ROUNDS = 3
+LOCK_TARGET = 1.2  # the pings' p99 over the lock window, over the same window without the lock
 PROFILE_AGENTS = 32
 EXPERIMENT_AGENTS = 128
 RPCS = (
@@ -255,16 +279,22 @@ def run_step(
     module: str = "postcompact",
     spy: Sequence[str] = (),
     spy_out: Path | None = None,
+    state_url: str | None = None,
+    during: Callable[[Sequence[str]], contextlib.AbstractContextManager[object]] | None = None,
 ) -> Step:
     """`agents` agents for `seconds` after `warmup`, against one daemon per entry of `cpus` (its
     CPU list; with several, agent i uses daemon i mod N); with `spy`, py-spy's flags, the window
-    of the first daemon recorded into `spy_out` (raw, collapsed stacks)."""
+    of the first daemon recorded into `spy_out` (raw, collapsed stacks). With `state_url`, the
+    (one) daemon keeps its state there (a PostgreSQL database) instead of its own SQLite file;
+    with `during`, what it returns for the daemons' addresses is entered when the measured
+    window opens and left when it closes."""
+    extra = ("--state-url", state_url) if state_url else ()
     with m.short_tmpdir() as tmp, contextlib.ExitStack() as stack:
         addresses, pids = [], []
         for i, cpu in enumerate(cpus):
             home = tmp / f"daemon{i}"
             home.mkdir(mode=0o700)
-            d = stack.enter_context(running_daemon(home, module=module, cpus=cpu))
+            d = stack.enter_context(running_daemon(home, module=module, cpus=cpu, extra_args=extra))
             addresses.append(d.address)
             pids.append(_daemon_pid(d.address))
         rss_start = sum(rss_mib(pid) for pid in pids)
@@ -287,6 +317,7 @@ def run_step(
         before = after = None
         out: dict[str, object] = {}
         note = ""
+        window = stack.enter_context(contextlib.ExitStack())
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -295,9 +326,12 @@ def run_step(
                     before = Snapshot.take(pids)
                     sampler.start()
                     spy_proc = _start_spy(pids[0], spy, spy_out, seconds)
+                    if during is not None:
+                        window.enter_context(during(addresses))
                 elif msg.get("event") == "stop":
                     after = Snapshot.take(pids)
                     sampler.stop()
+                    window.close()
                 else:
                     out = msg
             err = proc.stderr.read() if proc.stderr else ""
@@ -489,6 +523,19 @@ class Results:
     profile_step: Step | None = None
     experiments: dict[str, list[Step]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    pg_steps: list[Step] = field(default_factory=list)  # AGENTS again, the state in PostgreSQL
+    locks: list[LockRun] = field(default_factory=list)  # the lock experiment's runs, in order
+    pg_server: str = ""
+    load: list[float] = field(default_factory=list)  # 1-minute load average, first and last
+
+
+@dataclass
+class LockRun:
+    """One run of the lock experiment: LOCK_AGENTS agents on PostgreSQL, with the lock or not."""
+
+    round: int
+    window: LockWindow
+    step: Step
 
 
 def _log(msg: str) -> None:
@@ -496,7 +543,7 @@ def _log(msg: str) -> None:
 
 
 def measure(quick: bool) -> Results:
-    res = Results()
+    res = Results(load=[os.getloadavg()[0]])
     exe, err = build_fleet()
     if exe is None:
         res.problems.append(f"driver not built — {err}")
@@ -546,7 +593,67 @@ def measure(quick: bool) -> Results:
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
                 res.problems.append(f"{label}, round {r + 1}: {e}")
         _log(f"experiment round {r + 1}/{rounds} done")
+    measure_postgres(exe, res, quick, seconds, warmup)
+    res.load.append(os.getloadavg()[0])
     return res
+
+
+def measure_postgres(exe: Path, res: Results, quick: bool, seconds: float, warmup: float) -> None:
+    """The steps again with the daemon's state in PostgreSQL (a fresh database each), then the
+    lock experiment: LOCK_AGENTS agents, alternating runs without and with a table locked
+    (LOCK_ROUNDS rounds)."""
+    try:
+        with pg_server() as server:
+            res.pg_server = server.description
+            for n in AGENTS:
+                try:
+                    with _pg_database(server) as url:
+                        res.pg_steps.append(run_step(exe, n, seconds, warmup, state_url=url))
+                    _log(f"PostgreSQL, {n} agents: {res.pg_steps[-1].rps:,.0f} RPC/s")
+                except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                    res.problems.append(f"PostgreSQL, {n} agents: {e}")
+            for r in range(1 if quick else LOCK_ROUNDS):
+                for locked in (False, True):
+                    try:
+                        res.locks.append(_lock_run(exe, server, r + 1, locked, warmup))
+                    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                        what = "with" if locked else "without"
+                        res.problems.append(f"lock experiment, round {r + 1}, {what} the lock: {e}")
+                _log(f"lock experiment round {r + 1} done")
+    except PgUnavailable as e:
+        res.problems.append(f"PostgreSQL not measured: {e}")
+
+
+@contextlib.contextmanager
+def _pg_database(server: PgServer) -> Iterator[str]:
+    name = server.new_database("b7")
+    try:
+        yield server.url(name)
+    finally:
+        server.drop_database(name)
+
+
+def _lock_run(exe: Path, server: PgServer, rnd: int, locked: bool, warmup: float) -> LockRun:
+    with _pg_database(server) as url:
+        window = LockWindow(locked, TableLock(url if locked else None))
+        step = run_step(
+            exe,
+            LOCK_AGENTS,
+            LOCK_WINDOW,
+            warmup,
+            label=f"{LOCK_AGENTS} agents, PostgreSQL, {'with' if locked else 'without'} the lock",
+            state_url=url,
+            during=window.during,
+        )
+    if window.lock.error:
+        raise RuntimeError(window.lock.error)
+    run = LockRun(rnd, window, step)
+    p = window.pings()
+    _log(
+        f"lock experiment round {rnd}, {'with' if locked else 'without'} the lock: pings p99 "
+        f"{p.p99_ms:.1f} ms, max {p.max_ms:.0f} ms; {sum(step.errors.values())} agent calls failed"
+    )
+    return run
 
 
 def _median(steps: Sequence[Step]) -> Step:
@@ -747,6 +854,12 @@ def _plots(res: Results) -> list[str]:
     xs = [s.agents for s in res.steps]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     ax1.plot(xs, [s.rps for s in res.steps], "o-", color="#3182bd", label="all RPCs")
+    pg = res.pg_steps
+    if pg:
+        ax1.plot(
+            [s.agents for s in pg], [s.rps for s in pg], "s-", color="#756bb1",
+            label="all RPCs, PostgreSQL",
+        )  # fmt: skip
     for name, color in (("ReadFile", "#31a354"), ("CheckWrite", "#fd8d3c"), ("Compact", "#e6550d")):
         ax1.plot(
             xs, [s.rpcs[name].rps if name in s.rpcs else float("nan") for s in res.steps], ".--",
@@ -769,6 +882,12 @@ def _plots(res: Results) -> list[str]:
             xs, [s.rpcs[name].p50_ms if name in s.rpcs else float("nan") for s in res.steps],
             ".:", color=color, label=f"{name} p50",
         )  # fmt: skip
+    if pg:
+        ax2.plot(
+            [s.agents for s in pg],
+            [s.rpcs["ReadFile"].p99_ms if "ReadFile" in s.rpcs else float("nan") for s in pg],
+            "s--", color="#756bb1", label="ReadFile p99, PostgreSQL",
+        )  # fmt: skip
     ax2.set_xscale("log", base=2)
     ax2.set_yscale("log")
     ax2.set_xticks(xs, [str(x) for x in xs])
@@ -777,7 +896,7 @@ def _plots(res: Results) -> list[str]:
     ax2.set_title("latency")
     ax2.legend(fontsize=7, ncol=2)
     ax2.grid(alpha=0.3, which="both")
-    fig.suptitle("B7: agents on one daemon (pinned to one core)")
+    fig.suptitle("B7: agents on one daemon (pinned to one core); SQLite unless marked PostgreSQL")
     fig.tight_layout()
     fig.savefig(PLOTS / PLOT_LOAD, dpi=110)
     plt.close(fig)
@@ -928,6 +1047,190 @@ def _conclusion(res: Results, dec: Decision | None) -> str:
     return "\n\n".join(parts)
 
 
+# --- PostgreSQL beside SQLite, and the lock experiment ------------------------------------------
+
+PG_RPCS = ("ReadFile", "RecordRead", "RecordWrite", "CheckWrite", "Compact")
+
+
+def _stores_table(res: Results) -> Table | None:
+    if not res.pg_steps:
+        return None
+    sqlite = {s.agents: s for s in res.steps}
+    rows: list[Sequence[object]] = []
+    for n in AGENTS:
+        base = sqlite.get(n)
+        for store, st in (("SQLite", base), ("PostgreSQL", _pg_step(res, n))):
+            if st is None:
+                continue
+            ratio = f"{st.rps / base.rps:.2f}x" if base and base.rps and st is not base else ""
+            rows.append(
+                [
+                    n,
+                    store,
+                    st.rps,
+                    ratio,
+                    st.daemon_cpu,
+                    st.group_cpu["loop"],
+                    *(st.rpcs[name].p99_ms if name in st.rpcs else "—" for name in PG_RPCS),
+                    sum(st.errors.values()),
+                ]
+            )
+    return Table(
+        "The same steps with the daemon's state in PostgreSQL (a fresh database per step) beside "
+        "SQLite's (the rows above): throughput, the daemon's CPU (core-s/s) and p99 latency, ms",
+        [
+            "agents",
+            "store",
+            "RPC/s",
+            "÷ SQLite",
+            "daemon CPU",
+            "event loop",
+            *(f"{name} p99" for name in PG_RPCS),
+            "errors",
+        ],
+        rows,
+    )
+
+
+def _pg_step(res: Results, agents: int) -> Step | None:
+    return next((s for s in res.pg_steps if s.agents == agents), None)
+
+
+def _lock_ratios(res: Results) -> list[float]:
+    """Each round's pings p99 over the lock window, over the same window without the lock."""
+    out = []
+    for r in sorted({run.round for run in res.locks}):
+        runs = {run.window.locked: run for run in res.locks if run.round == r}
+        if True in runs and False in runs:
+            base = runs[False].window.pings().p99_ms
+            out.append(runs[True].window.pings().p99_ms / base if base else float("nan"))
+    return out
+
+
+def _lock_table(res: Results) -> Table | None:
+    if not res.locks:
+        return None
+    rows: list[Sequence[object]] = []
+    base: dict[int, float] = {}
+    for run in res.locks:
+        p, lock, st = run.window.pings(), run.window.lock, run.step
+        if not run.window.locked:
+            base[run.round] = p.p99_ms
+        b = base.get(run.round)
+        rows.append(
+            [
+                run.round,
+                f"{LOCK_MODE} on {LOCK_TABLE}" if run.window.locked else "none (same window)",
+                lock.held_to - lock.held_from,
+                (lock.held_from - lock.asked) * 1e3 if run.window.locked else "—",
+                p.pings,
+                p.failed,
+                p.p50_ms,
+                p.p99_ms,
+                p.max_ms,
+                f"{p.p99_ms / b:.1f}x" if run.window.locked and b else "—",
+                st.rps,
+                _errors_text(st.errors),
+            ]
+        )
+    return Table(
+        f"The lock experiment: {LOCK_AGENTS} agents on PostgreSQL, a GetServerInfo ping every "
+        f"{PING_EVERY * 1e3:.0f} ms (open loop, its own connection); {LOCK_AT:g} s into each "
+        f"{LOCK_WINDOW:g} s window a database session of its own takes `LOCK TABLE "
+        f"{LOCK_TABLE} IN {LOCK_MODE} MODE` and holds it {LOCK_SECONDS:g} s. The pings sent "
+        "while it was held, against the pings of the same window of the run without it",
+        [
+            "round",
+            "lock",
+            "window s",
+            "waited for the lock ms",
+            "pings",
+            "failed",
+            "ping p50 ms",
+            "ping p99 ms",
+            "ping max ms",
+            "p99 ÷ without",
+            "agents' RPC/s (whole run)",
+            "agent calls failed (whole run)",
+        ],
+        rows,
+    )
+
+
+def _errors_text(errors: dict[str, int]) -> str:
+    total = sum(errors.values())
+    if not total:
+        return "0"
+    top = ", ".join(f"{k} x{v}" for k, v in Counter(errors).most_common(3))
+    return f"{total}: {top}"
+
+
+def _lock_verdict(res: Results) -> list[str]:
+    ratios = _lock_ratios(res)
+    if not ratios:
+        return []
+    mid = sorted(ratios)[len(ratios) // 2]
+    return [
+        verdict(
+            f"health-ping p99 while another session holds a {LOCK_SECONDS:g} s lock on "
+            f"`{LOCK_TABLE}` ({LOCK_AGENTS} agents on PostgreSQL), over the same window without "
+            f"it (median of {len(ratios)} round{'s' if len(ratios) > 1 else ''}: "
+            + ", ".join(f"{r:.1f}x" for r in ratios)
+            + ")",
+            mid,
+            LOCK_TARGET,
+        )
+    ]
+
+
+def _postgres_text(res: Results) -> str:
+    from postcompact.persist.postgres import TIMEOUTS
+
+    parts: list[str] = []
+    if res.pg_steps:
+        pairs = [(n, {s.agents: s for s in res.steps}.get(n), _pg_step(res, n)) for n in AGENTS]
+        shown = [
+            f"{n}: {pg.rps:,.0f} against {sq.rps:,.0f} ({pg.rps / sq.rps:.2f}x)"
+            for n, sq, pg in pairs
+            if sq is not None and pg is not None and sq.rps
+        ]
+        parts.append(
+            "**On PostgreSQL** (the steps again, each against a fresh database of "
+            f"{res.pg_server or 'the server'}): "
+            + (
+                f"RPC/s per agent count, PostgreSQL against SQLite, {'; '.join(shown)}. "
+                if shown
+                else ""
+            )
+            + "The store runs on the event loop and waits there for each statement's round trip "
+            "and each commit's flush, so every call's time on the loop grows by the database's "
+            "latency and throughput falls with it."
+        )
+    ratios = _lock_ratios(res)
+    locked = [run for run in res.locks if run.window.locked]
+    if ratios and locked:
+        worst = max(run.window.pings().max_ms for run in locked)
+        failed = sum(sum(run.step.errors.values()) for run in locked)
+        unlocked = sum(sum(run.step.errors.values()) for run in res.locks if not run.window.locked)
+        mid = sorted(ratios)[len(ratios) // 2]
+        parts.append(
+            f"**The lock experiment** (the table below): while another database session holds "
+            f"`{LOCK_TABLE}` locked for {LOCK_SECONDS:g} s, the daemon's pings' p99 is "
+            f"{mid:.0f}x the same window's without the lock (target at most {LOCK_TARGET}x: "
+            f"{'met' if mid <= LOCK_TARGET else 'NOT met'}), the worst ping {worst / 1e3:.1f} s. "
+            "The first call that writes a file row waits for the lock inside the store, on the "
+            "event loop, and every other call of every agent, pings included, waits behind it; "
+            f"{failed} agent calls failed in the runs with the lock ({unlocked} without; the "
+            f"daemon's own lock_timeout is {TIMEOUTS['lock_timeout']}, so a statement waiting "
+            f"on a {LOCK_SECONDS:g} s lock may be granted it just in time, and the clients retry "
+            "STATE_BUSY). "
+            "The experiment measures the daemon from outside (pings on their own connection, the "
+            "lock from psycopg): it runs unchanged once the store has left the event loop, and "
+            "should then show the pings flat while only the calls that need `files` wait."
+        )
+    return "\n\n".join(parts)
+
+
 def run(quick: bool = False) -> Section:
     m.pin_client()
     res = measure(quick)
@@ -943,25 +1246,38 @@ def run(quick: bool = False) -> Section:
     exp = _experiment_table(res)
     if exp is not None:
         tables.append(exp)
+    tables += [t for t in (_stores_table(res), _lock_table(res)) if t is not None]
     intro = (__doc__ or "").strip()
     if res.steps:
         intro += (
             f"\n\nThe project: {res.steps[0].project} (shared lib/ plus each agent's own files)."
         )
+    if len(res.load) > 1:
+        intro += (
+            "\n\nThe machine's load average (1 min) when the runs began and when they ended: "
+            + " and ".join(f"{x:.1f}" for x in res.load)
+            + f" on its {os.cpu_count()} cores, shared with other work."
+        )
     intro += "\n\n" + _conclusion(res, dec)
+    pg_text = _postgres_text(res)
+    if pg_text:
+        intro += "\n\n" + pg_text
     notes = [res.profile_step.spy_note] if res.profile_step and res.profile_step.spy_note else []
     problems = res.problems + [f"py-spy: {n}" for n in notes]
-    errors = Counter[str]()
-    for s in res.steps:
-        errors.update(s.errors)
-    if errors:
-        problems.append(
-            "errors answered to the agents: "
-            + ", ".join(f"{k} x{v}" for k, v in errors.most_common(8))
-        )
+    for what, steps in (("", res.steps), (" on PostgreSQL", res.pg_steps)):
+        errors = Counter[str]()
+        for st in steps:
+            errors.update(st.errors)
+        if errors:
+            problems.append(
+                f"errors answered to the agents{what}: "
+                + ", ".join(f"{k} x{v}" for k, v in errors.most_common(8))
+            )
     if problems:
         intro += "\n\nProblems:\n\n" + "\n".join(f"- {p}" for p in problems)
-    return Section("B7 — many agents on one daemon", intro, tables, _plots(res))
+    return Section(
+        "B7 — many agents on one daemon", intro, tables, _plots(res), verdicts=_lock_verdict(res)
+    )
 
 
 if __name__ == "__main__":
