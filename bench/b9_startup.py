@@ -24,9 +24,9 @@ benchmarks; a config with `session_ttl_s = 0`, so that no seeded session expires
 and `max_state_bytes` raised out of the way, the rest default) pointed at the database
 (`--state-url`), and times it from the spawn until its first SERVING health check over its
 socket; the peak RSS is VmHWM of /proc/PID/status read at that moment (VmRSS beside it). The
-sessions it holds then are GetStats' count (and its "state loaded" log line's): what start-up
-did. Then the first OpenSession of one stored session, by id alone (a harness resuming it):
-where loading on first use pays. Three runs per point, the median shown with the min-max.
+sessions it holds in memory then are GetStats' `sessions_in_memory` (its `sessions` counts what
+is stored): what start-up did. Then the first OpenSession of one stored session, by id alone (a
+harness resuming it): where loading on first use pays. Three runs per point, the median shown with the min-max.
 """
 
 from __future__ import annotations
@@ -333,8 +333,8 @@ class Startup:
     seconds: float  # spawn to the first SERVING health check
     hwm_mib: float  # VmHWM then
     rss_mib: float  # VmRSS then
-    sessions: int  # GetStats' sessions then
-    logged: int | None  # the "state loaded" log line's sessions (None: no such line)
+    sessions: int  # GetStats' sessions_in_memory then: what start-up loaded
+    logged: int | None  # GetStats' sessions then: what the store holds
     first_open_ms: float | None  # the first OpenSession of a stored session, by id alone
     verified: bool | None  # a ReadFile of one of its files then answered "unchanged"
 
@@ -348,17 +348,6 @@ def _status_mib(pid: int) -> tuple[float, float]:
             elif line.startswith("VmRSS:"):
                 rss = int(line.split()[1]) / 1024
     return hwm, rss
-
-
-def _logged_sessions(log: Path) -> int | None:
-    with contextlib.suppress(OSError):
-        for line in log.read_text(errors="replace").splitlines():
-            with contextlib.suppress(ValueError):
-                rec = json.loads(line)
-                if isinstance(rec, dict) and rec.get("msg") == "state loaded":
-                    value = rec.get("sessions")
-                    return value if isinstance(value, int) else None
-    return None
 
 
 def start_once(
@@ -394,7 +383,8 @@ def start_once(
             stub = pbg.PostcompactServiceStub(ch)
             if stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=60).pid != proc.pid:
                 raise RuntimeError("another daemon answered on the benchmark's socket")
-            held = stub.GetStats(pb.GetStatsRequest(), timeout=60).sessions
+            stats = stub.GetStats(pb.GetStatsRequest(), timeout=60)
+            held, stored = stats.sessions_in_memory, stats.sessions
             first: float | None = None
             verified: bool | None = None
             if open_id is not None:
@@ -408,7 +398,7 @@ def start_once(
                     verified = stub.ReadFile(req, timeout=timeout).unchanged
     finally:
         _stop(proc)
-    return Startup(seconds, hwm, rss, held, _logged_sessions(log), first, verified)
+    return Startup(seconds, hwm, rss, held, stored, first, verified)
 
 
 def _wait_serving(
@@ -595,8 +585,8 @@ def _table(res: Results) -> Table:
             "peak RSS (VmHWM) MiB",
             "min-max MiB",
             "VmRSS MiB",
-            "sessions held (GetStats)",
-            "'state loaded' log: sessions",
+            "sessions in memory (GetStats)",
+            "sessions stored (GetStats)",
             "first OpenSession ms",
             "its file verified",
             "runs",
@@ -700,7 +690,7 @@ def _findings(res: Results) -> str:
             f"**{store}.** "
             + "; ".join(
                 f"{n:,} sessions: {pts[n].median('seconds'):.2f} s and "
-                f"{pts[n].median('hwm_mib'):.0f} MiB, {int(pts[n].median('sessions')):,} held"
+                f"{pts[n].median('hwm_mib'):.0f} MiB, {int(pts[n].median('sessions')):,} in memory"
                 for n in ns
             )
             + "."

@@ -1284,12 +1284,14 @@ func (*GetStatsRequest) Descriptor() ([]byte, []int) {
 }
 
 type GetStatsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sessions      int32                  `protobuf:"varint,1,opt,name=sessions,proto3" json:"sessions,omitempty"`
-	Agents        int32                  `protobuf:"varint,2,opt,name=agents,proto3" json:"agents,omitempty"`
-	CachedEntries int64                  `protobuf:"varint,3,opt,name=cached_entries,json=cachedEntries,proto3" json:"cached_entries,omitempty"`
-	CachedBytes   int64                  `protobuf:"varint,4,opt,name=cached_bytes,json=cachedBytes,proto3" json:"cached_bytes,omitempty"`
-	Compactions   int64                  `protobuf:"varint,5,opt,name=compactions,proto3" json:"compactions,omitempty"` // of the sessions held (kept across restarts)
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// With state stored: what the store holds (every session of the database, in memory or not;
+	// with a shared database, the fleet's). Memory only (--no-persist): what the daemon holds.
+	Sessions      int32 `protobuf:"varint,1,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	Agents        int32 `protobuf:"varint,2,opt,name=agents,proto3" json:"agents,omitempty"`
+	CachedEntries int64 `protobuf:"varint,3,opt,name=cached_entries,json=cachedEntries,proto3" json:"cached_entries,omitempty"`
+	CachedBytes   int64 `protobuf:"varint,4,opt,name=cached_bytes,json=cachedBytes,proto3" json:"cached_bytes,omitempty"`
+	Compactions   int64 `protobuf:"varint,5,opt,name=compactions,proto3" json:"compactions,omitempty"` // of those sessions (kept across restarts)
 	// File-state cache evictions since this daemon process started (a counter of its activity,
 	// not part of the stored state: 0 after a restart).
 	Evictions int64 `protobuf:"varint,6,opt,name=evictions,proto3" json:"evictions,omitempty"`
@@ -1303,8 +1305,15 @@ type GetStatsResponse struct {
 	// limits.max_answer_bytes_in_flight (docs/reliability.md).
 	CallsInFlight       int32 `protobuf:"varint,11,opt,name=calls_in_flight,json=callsInFlight,proto3" json:"calls_in_flight,omitempty"`
 	AnswerBytesInFlight int64 `protobuf:"varint,12,opt,name=answer_bytes_in_flight,json=answerBytesInFlight,proto3" json:"answer_bytes_in_flight,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Sessions in this daemon's memory now, against limits.max_sessions: the others are stored and
+	// read when a call names them (docs/persistence.md, "Sessions in memory").
+	SessionsInMemory int32 `protobuf:"varint,13,opt,name=sessions_in_memory,json=sessionsInMemory,proto3" json:"sessions_in_memory,omitempty"`
+	// Since this daemon process started: sessions read from the store, and sessions that left
+	// memory for room (evicted, still stored).
+	SessionsRead    int64 `protobuf:"varint,14,opt,name=sessions_read,json=sessionsRead,proto3" json:"sessions_read,omitempty"`
+	SessionsEvicted int64 `protobuf:"varint,15,opt,name=sessions_evicted,json=sessionsEvicted,proto3" json:"sessions_evicted,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetStatsResponse) Reset() {
@@ -1410,6 +1419,27 @@ func (x *GetStatsResponse) GetCallsInFlight() int32 {
 func (x *GetStatsResponse) GetAnswerBytesInFlight() int64 {
 	if x != nil {
 		return x.AnswerBytesInFlight
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetSessionsInMemory() int32 {
+	if x != nil {
+		return x.SessionsInMemory
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetSessionsRead() int64 {
+	if x != nil {
+		return x.SessionsRead
+	}
+	return 0
+}
+
+func (x *GetStatsResponse) GetSessionsEvicted() int64 {
+	if x != nil {
+		return x.SessionsEvicted
 	}
 	return 0
 }
@@ -7265,7 +7295,7 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\rstarted_at_ms\x18\a \x01(\x03R\vstartedAtMs\x12\x1f\n" +
 	"\vtcp_address\x18\b \x01(\tR\n" +
 	"tcpAddress\"\x11\n" +
-	"\x0fGetStatsRequest\"\xb0\x03\n" +
+	"\x0fGetStatsRequest\"\xae\x04\n" +
 	"\x10GetStatsResponse\x12\x1a\n" +
 	"\bsessions\x18\x01 \x01(\x05R\bsessions\x12\x16\n" +
 	"\x06agents\x18\x02 \x01(\x05R\x06agents\x12%\n" +
@@ -7278,7 +7308,10 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x11max_content_bytes\x18\n" +
 	" \x01(\x03R\x0fmaxContentBytes\x12&\n" +
 	"\x0fcalls_in_flight\x18\v \x01(\x05R\rcallsInFlight\x123\n" +
-	"\x16answer_bytes_in_flight\x18\f \x01(\x03R\x13answerBytesInFlightJ\x04\b\b\x10\tR\rsession_infos\"B\n" +
+	"\x16answer_bytes_in_flight\x18\f \x01(\x03R\x13answerBytesInFlight\x12,\n" +
+	"\x12sessions_in_memory\x18\r \x01(\x05R\x10sessionsInMemory\x12#\n" +
+	"\rsessions_read\x18\x0e \x01(\x03R\fsessionsRead\x12)\n" +
+	"\x10sessions_evicted\x18\x0f \x01(\x03R\x0fsessionsEvictedJ\x04\b\b\x10\tR\rsession_infos\"B\n" +
 	"\vMemoryFiles\x12\x1d\n" +
 	"\n" +
 	"file_names\x18\x01 \x03(\tR\tfileNames\x12\x14\n" +

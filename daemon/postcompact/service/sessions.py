@@ -424,6 +424,9 @@ class SessionService:
             uptime_ms=now_ms() - registry.started_at_ms,
             content_bytes=core.held_bytes(),
             max_content_bytes=self.config.max_content_bytes,
+            sessions_in_memory=len(registry.sessions),
+            sessions_read=registry.loaded,
+            sessions_evicted=registry.evicted,
         )
 
     async def _memory_totals(self) -> tuple[int, int, int, int, int, int]:

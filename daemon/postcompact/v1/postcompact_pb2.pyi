@@ -735,12 +735,18 @@ class GetStatsResponse(_message.Message):
     MAX_CONTENT_BYTES_FIELD_NUMBER: _builtins.int
     CALLS_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     ANSWER_BYTES_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    SESSIONS_IN_MEMORY_FIELD_NUMBER: _builtins.int
+    SESSIONS_READ_FIELD_NUMBER: _builtins.int
+    SESSIONS_EVICTED_FIELD_NUMBER: _builtins.int
     sessions: _builtins.int
+    """With state stored: what the store holds (every session of the database, in memory or not;
+    with a shared database, the fleet's). Memory only (--no-persist): what the daemon holds.
+    """
     agents: _builtins.int
     cached_entries: _builtins.int
     cached_bytes: _builtins.int
     compactions: _builtins.int
-    """of the sessions held (kept across restarts)"""
+    """of those sessions (kept across restarts)"""
     evictions: _builtins.int
     """File-state cache evictions since this daemon process started (a counter of its activity,
     not part of the stored state: 0 after a restart).
@@ -757,6 +763,15 @@ class GetStatsResponse(_message.Message):
     limits.max_answer_bytes_in_flight (docs/reliability.md).
     """
     answer_bytes_in_flight: _builtins.int
+    sessions_in_memory: _builtins.int
+    """Sessions in this daemon's memory now, against limits.max_sessions: the others are stored and
+    read when a call names them (docs/persistence.md, "Sessions in memory").
+    """
+    sessions_read: _builtins.int
+    """Since this daemon process started: sessions read from the store, and sessions that left
+    memory for room (evicted, still stored).
+    """
+    sessions_evicted: _builtins.int
     def __init__(
         self,
         *,
@@ -771,10 +786,13 @@ class GetStatsResponse(_message.Message):
         max_content_bytes: _builtins.int = ...,
         calls_in_flight: _builtins.int = ...,
         answer_bytes_in_flight: _builtins.int = ...,
+        sessions_in_memory: _builtins.int = ...,
+        sessions_read: _builtins.int = ...,
+        sessions_evicted: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "answer_bytes_in_flight", b"answer_bytes_in_flight", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "calls_in_flight", b"calls_in_flight", "compactions", b"compactions", "content_bytes", b"content_bytes", "evictions", b"evictions", "max_content_bytes", b"max_content_bytes", "sessions", b"sessions", "uptime_ms", b"uptime_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["agents", b"agents", "answer_bytes_in_flight", b"answer_bytes_in_flight", "cached_bytes", b"cached_bytes", "cached_entries", b"cached_entries", "calls_in_flight", b"calls_in_flight", "compactions", b"compactions", "content_bytes", b"content_bytes", "evictions", b"evictions", "max_content_bytes", b"max_content_bytes", "sessions", b"sessions", "sessions_evicted", b"sessions_evicted", "sessions_in_memory", b"sessions_in_memory", "sessions_read", b"sessions_read", "uptime_ms", b"uptime_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

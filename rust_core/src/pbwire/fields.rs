@@ -201,6 +201,9 @@ pub mod get_stats_response {
     pub const MAX_CONTENT_BYTES: Varint = Varint(10);
     pub const CALLS_IN_FLIGHT: Varint = Varint(11);
     pub const ANSWER_BYTES_IN_FLIGHT: Varint = Varint(12);
+    pub const SESSIONS_IN_MEMORY: Varint = Varint(13);
+    pub const SESSIONS_READ: Varint = Varint(14);
+    pub const SESSIONS_EVICTED: Varint = Varint(15);
 }
 
 /// `MemoryFiles`'s fields.

@@ -77,6 +77,8 @@ def test_start_up_reads_no_session(state: State, base: Path, project: Path) -> N
     try:
         assert _log(d, LOADED) == []  # start-up read none of them
         stats = d.client.stats()
+        assert stats.sessions_in_memory == 0
+        assert stats.sessions_read == 0
         assert stats.sessions == 6
         assert stats.agents == 12
         assert stats.cached_entries == 12
@@ -90,6 +92,8 @@ def test_start_up_reads_no_session(state: State, base: Path, project: Path) -> N
         assert s.read_file("src/a.py").unchanged
         assert d.client.session(ids[3], "sub").read_file("README.md").unchanged
         assert [e["session_id"] for e in _log(d, LOADED)] == [ids[3]]
+        stats = d.client.stats()
+        assert (stats.sessions_in_memory, stats.sessions_read) == (1, 1)
     finally:
         d.stop()
 
@@ -105,7 +109,10 @@ def test_max_sessions_bounds_memory_not_what_is_stored(
             assert not s.read_file("src/a.py").unchanged
             s.record_skill("lint", content=f"Lint {sid} first.")
         assert len(_log(d, LEFT)) >= 5  # at most three stayed in memory
-        assert d.client.stats().sessions == 8
+        stats = d.client.stats()
+        assert stats.sessions == 8
+        assert stats.sessions_in_memory <= 3
+        assert stats.sessions_evicted >= 5
         assert {i.session_id for i in d.client.list_sessions()} == set(ids)
         # Each comes back whole when named: its read ("unchanged"), its skill.
         for sid in ids:

@@ -564,11 +564,14 @@ class GetStatsResponse:
     """postcompact.v1.GetStatsResponse."""
 
     sessions: int = 0
+    """With state stored: what the store holds (every session of the database, in memory or not;
+    with a shared database, the fleet's). Memory only (--no-persist): what the daemon holds.
+    """
     agents: int = 0
     cached_entries: int = 0
     cached_bytes: int = 0
     compactions: int = 0
-    """of the sessions held (kept across restarts)"""
+    """of those sessions (kept across restarts)"""
     evictions: int = 0
     """File-state cache evictions since this daemon process started (a counter of its activity, not
     part of the stored state: 0 after a restart).
@@ -585,6 +588,15 @@ class GetStatsResponse:
     limits.max_answer_bytes_in_flight (docs/reliability.md).
     """
     answer_bytes_in_flight: int = 0
+    sessions_in_memory: int = 0
+    """Sessions in this daemon's memory now, against limits.max_sessions: the others are stored and
+    read when a call names them (docs/persistence.md, "Sessions in memory").
+    """
+    sessions_read: int = 0
+    """Since this daemon process started: sessions read from the store, and sessions that left
+    memory for room (evicted, still stored).
+    """
+    sessions_evicted: int = 0
 
     @classmethod
     def from_pb(cls, msg: pb.GetStatsResponse) -> GetStatsResponse:
@@ -600,6 +612,9 @@ class GetStatsResponse:
             max_content_bytes=msg.max_content_bytes,
             calls_in_flight=msg.calls_in_flight,
             answer_bytes_in_flight=msg.answer_bytes_in_flight,
+            sessions_in_memory=msg.sessions_in_memory,
+            sessions_read=msg.sessions_read,
+            sessions_evicted=msg.sessions_evicted,
         )
 
     def to_pb(self) -> pb.GetStatsResponse:
@@ -615,6 +630,9 @@ class GetStatsResponse:
             max_content_bytes=self.max_content_bytes,
             calls_in_flight=self.calls_in_flight,
             answer_bytes_in_flight=self.answer_bytes_in_flight,
+            sessions_in_memory=self.sessions_in_memory,
+            sessions_read=self.sessions_read,
+            sessions_evicted=self.sessions_evicted,
         )
 
 

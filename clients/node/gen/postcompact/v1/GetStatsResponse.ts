@@ -3,12 +3,16 @@
 import type { Long } from '@grpc/proto-loader';
 
 export interface GetStatsResponse {
+  /**
+   * With state stored: what the store holds (every session of the database, in memory or not;
+   * with a shared database, the fleet's). Memory only (--no-persist): what the daemon holds.
+   */
   'sessions'?: (number);
   'agents'?: (number);
   'cachedEntries'?: (number | string | Long);
   'cachedBytes'?: (number | string | Long);
   /**
-   * of the sessions held (kept across restarts)
+   * of those sessions (kept across restarts)
    */
   'compactions'?: (number | string | Long);
   /**
@@ -30,15 +34,30 @@ export interface GetStatsResponse {
    */
   'callsInFlight'?: (number);
   'answerBytesInFlight'?: (number | string | Long);
+  /**
+   * Sessions in this daemon's memory now, against limits.max_sessions: the others are stored and
+   * read when a call names them (docs/persistence.md, "Sessions in memory").
+   */
+  'sessionsInMemory'?: (number);
+  /**
+   * Since this daemon process started: sessions read from the store, and sessions that left
+   * memory for room (evicted, still stored).
+   */
+  'sessionsRead'?: (number | string | Long);
+  'sessionsEvicted'?: (number | string | Long);
 }
 
 export interface GetStatsResponse__Output {
+  /**
+   * With state stored: what the store holds (every session of the database, in memory or not;
+   * with a shared database, the fleet's). Memory only (--no-persist): what the daemon holds.
+   */
   'sessions': (number);
   'agents': (number);
   'cachedEntries': (number);
   'cachedBytes': (number);
   /**
-   * of the sessions held (kept across restarts)
+   * of those sessions (kept across restarts)
    */
   'compactions': (number);
   /**
@@ -60,4 +79,15 @@ export interface GetStatsResponse__Output {
    */
   'callsInFlight': (number);
   'answerBytesInFlight': (number);
+  /**
+   * Sessions in this daemon's memory now, against limits.max_sessions: the others are stored and
+   * read when a call names them (docs/persistence.md, "Sessions in memory").
+   */
+  'sessionsInMemory': (number);
+  /**
+   * Since this daemon process started: sessions read from the store, and sessions that left
+   * memory for room (evicted, still stored).
+   */
+  'sessionsRead': (number);
+  'sessionsEvicted': (number);
 }
