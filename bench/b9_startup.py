@@ -26,7 +26,8 @@ and `max_state_bytes` raised out of the way, the rest default) pointed at the da
 socket; the peak RSS is VmHWM of /proc/PID/status read at that moment (VmRSS beside it). The
 sessions it holds in memory then are GetStats' `sessions_in_memory` (its `sessions` counts what
 is stored): what start-up did. Then the first OpenSession of one stored session, by id alone (a
-harness resuming it): where loading on first use pays. Three runs per point, the median shown with the min-max.
+harness resuming it): where loading on first use pays. Three runs per point, the median shown
+with the min-max.
 """
 
 from __future__ import annotations
