@@ -19,9 +19,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from postcompact.v1 import postcompact_pb2 as pb
+
 __all__ = ["AGENT_KEYS", "SESSION_CALLS", "AgentLocks"]
 
 Key = tuple[str, str]
+CLONE_PARENT = pb.AGENT_MODE_CLONE_PARENT
 Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
 
 
@@ -35,8 +38,11 @@ def _merge(req: Any) -> tuple[Key, ...]:
 
 
 def _start(req: Any) -> tuple[Key, ...]:
-    # The new agent, and the parent whose cache a CLONE_PARENT copies.
-    return ((req.session_id, req.agent_id), (req.session_id, req.parent_agent_id))
+    # The new agent, and the parent whose cache a CLONE_PARENT copies (a fresh agent copies
+    # nothing of it: sub-agents of one parent start side by side).
+    if req.mode == CLONE_PARENT:
+        return ((req.session_id, req.agent_id), (req.session_id, req.parent_agent_id))
+    return ((req.session_id, req.agent_id),)
 
 
 # RPC name -> the (session_id, agent_id) keys of the agents whose state it changes or copies.
