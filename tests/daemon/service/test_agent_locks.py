@@ -71,6 +71,8 @@ def test_only_agent_mutations_are_wrapped() -> None:
     merge = pb.MergeFileStateRequest(session_id="s", from_agent_id="a", into_agent_id="b")
     assert AGENT_KEYS["MergeFileState"](merge) == (("s", "b"), ("s", "a"))
     start = pb.StartAgentRequest(session_id="s", agent_id="sub", parent_agent_id="")
+    assert AGENT_KEYS["StartAgent"](start) == (("s", "sub"),)  # a fresh agent copies nothing
+    start.mode = pb.AGENT_MODE_CLONE_PARENT
     assert AGENT_KEYS["StartAgent"](start) == (("s", "sub"), ("s", ""))
 
 
