@@ -1202,9 +1202,10 @@ def _postgres_text(res: Results) -> str:
                 if shown
                 else ""
             )
-            + "The store runs on the event loop and waits there for each statement's round trip "
-            "and each commit's flush, so every call's time on the loop grows by the database's "
-            "latency and throughput falls with it."
+            + "The store's calls run off the event loop, on the daemon's pool of connections "
+            "(`state_pool_size`), a session's calls in order; each call still waits for its "
+            "statements' round trips and its commit's flush, which bounds one session's rate, "
+            "not the others'."
         )
     ratios = _lock_ratios(res)
     locked = [run for run in res.locks if run.window.locked]
@@ -1216,17 +1217,17 @@ def _postgres_text(res: Results) -> str:
         parts.append(
             f"**The lock experiment** (the table below): while another database session holds "
             f"`{LOCK_TABLE}` locked for {LOCK_SECONDS:g} s, the daemon's pings' p99 is "
-            f"{mid:.0f}x the same window's without the lock (target at most {LOCK_TARGET}x: "
-            f"{'met' if mid <= LOCK_TARGET else 'NOT met'}), the worst ping {worst / 1e3:.1f} s. "
-            "The first call that writes a file row waits for the lock inside the store, on the "
-            "event loop, and every other call of every agent, pings included, waits behind it; "
+            f"{mid:.2f}x the same window's without the lock (target at most {LOCK_TARGET}x: "
+            f"{'met' if mid <= LOCK_TARGET else 'NOT met'}), the worst ping {worst:.0f} ms. "
+            "The calls that write a file row wait for the lock in the store, on its connections' "
+            "threads; the event loop, and the pings with it, go on (faster than without the "
+            "lock: the writing calls are parked meanwhile); "
             f"{failed} agent calls failed in the runs with the lock ({unlocked} without; the "
             f"daemon's own lock_timeout is {TIMEOUTS['lock_timeout']}, so a statement waiting "
             f"on a {LOCK_SECONDS:g} s lock may be granted it just in time, and the clients retry "
             "STATE_BUSY). "
             "The experiment measures the daemon from outside (pings on their own connection, the "
-            "lock from psycopg): it runs unchanged once the store has left the event loop, and "
-            "should then show the pings flat while only the calls that need `files` wait."
+            "lock from psycopg)."
         )
     return "\n\n".join(parts)
 
