@@ -9,7 +9,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 from postcompact import persist
 from postcompact.config import (
@@ -277,3 +279,48 @@ def test_a_failed_write_re_reads_what_it_wrote_or_all_if_changed_elsewhere(
     finally:
         reg.store.close()
         other.store.close()
+
+
+@pytest.mark.postgresql
+def test_expiry_on_one_daemon_spares_a_session_another_daemon_used(
+    pg_state: State, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Expiry works from the database: daemon A's sweep finds the sessions idle past its TTL
+    there (sessions it never read included) and deletes one only if it is still idle. Session
+    `used` was opened on A, then used on daemon B after A's cut-off: A's sweep leaves it; session
+    `idle`, opened on B and never used since, is expired by A although A never held it."""
+    project = write_project(tmp_path / "proj")
+    ttl_s = 1000
+    a = Registry(Config(session_ttl_s=ttl_s), store=PostgresStore(pg_state.url, max_bytes=1 << 30))
+    b = Registry(Config(session_ttl_s=ttl_s), store=PostgresStore(pg_state.url, max_bytes=1 << 30))
+    try:
+        a_sessions, b_sessions = SessionService(a, a.config), SessionService(b, b.config)
+        b_files = FileService(b, b.config)
+        done(a_sessions.open(dpb.OpenSessionRequest(session_id="used", cwd=str(project))))
+        done(b_sessions.open(dpb.OpenSessionRequest(session_id="idle", cwd=str(project))))
+        ((opened,),) = _rows(pg_state.url, "SELECT max(last_active_ms) FROM sessions")
+        # Daemon A's clock is ttl_s + 1 s past both openings: both are idle by what it holds...
+        a_now = int(opened) + (ttl_s + 1) * 1000
+        # ...but `used`, which B holds, is used on B (a write, which stores its activity) after
+        # A's cut-off.
+        done(b.session("used"))
+        monkeypatch.setattr("postcompact.state.registry.now_ms", lambda: a_now - 500)
+        done(
+            b_files.record_read(
+                dpb.RecordReadRequest(session_id="used", path="src/a.py", content=b"alpha = 1\n")
+            )
+        )
+        gone = done(a.expire_idle(now=a_now))
+        assert gone == ["idle"]
+        rows = _rows(pg_state.url, "SELECT session_id FROM sessions ORDER BY session_id")
+        assert [r[0] for r in rows] == ["used"]
+        assert "used" not in a.expired
+        assert done(b.session("used")).agents[""].files.peek(str(project / "src/a.py")) is not None
+    finally:
+        a.store.close()
+        b.store.close()
+
+
+def _rows(url: str, query: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as pg:
+        return [tuple(r) for r in pg.execute(query)]
