@@ -15,7 +15,7 @@ export PYO3_PYTHON := $(abspath $(PY))
 GO ?= $(or $(shell command -v go 2>/dev/null),/usr/local/go/bin/go)
 GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-lru serve test test-rust test-python test-postgres postgres-server ripgrep test-bench test-go test-node test-packaging lint fmt bench soak eval protos check-protos unasync parity parity-corpus parity-table policy-table clean
+.PHONY: help setup build claude-code-plugin codex-plugin gemini-cli-extension build-bench-lru serve test test-rust test-python test-postgres postgres-server ripgrep test-bench test-go test-node test-packaging lint fmt bench soak eval eval-model protos check-protos unasync parity parity-corpus parity-table policy-table clean
 
 help:
 	@echo "make help                 this list (every target; make lint checks that it is)"
@@ -34,7 +34,9 @@ help:
 	@echo "make lint                 rustfmt, clippy, ruff, mypy --strict, stubtest, proto, client and policy-table drift"
 	@echo "make fmt                  rustfmt, ruff format and ruff --fix, in place"
 	@echo "make bench                run the benchmarks and rewrite docs/benchmarks.md"
-	@echo "make eval                 restoration policies on ../shared/transcripts; rewrites docs/eval.md"
+	@echo "make eval                 restoration policies on ../shared/transcripts; rewrites docs/eval.md,"
+	@echo "                          checks the committed ranking model against a retrain"
+	@echo "make eval-model           retrain the learned ranking's model (restore/ranking_model.json)"
 	@echo "make soak                 8 agents, daemon killed -9 mid-run; rewrites docs/reliability.md"
 	@echo "make soak STORE=postgresql  the same on a throwaway PostgreSQL cluster (docs/fleet.md)"
 	@echo "make soak HOSTILE=0       without the hostile run (issues 11 and 37's inputs) and its imports"
@@ -225,7 +227,13 @@ EVAL_TRANSCRIPTS ?= ../shared/transcripts
 EVAL_MISSING = $(if $(strip $(EVAL_TRANSCRIPTS)),$(foreach p,$(EVAL_TRANSCRIPTS),$(if $(wildcard $(p)),,$(p))),none)
 eval: $(if $(strip $(EVAL_MISSING)),eval-no-transcripts,build)
 	$(PY) -m postcompact eval $(EVAL_TRANSCRIPTS) --markdown docs/eval.md \
-	  --plot docs/eval-recall-tokens.png
+	  --plot docs/eval-recall-tokens.png --check-model
+
+# The learned ranking's model (restore/ranking_model.json), retrained on the transcripts by the
+# same run as `make eval`, which then checks that the committed one equals it.
+eval-model: $(if $(strip $(EVAL_MISSING)),eval-no-transcripts,build)
+	$(PY) -m postcompact eval $(EVAL_TRANSCRIPTS) --quiet \
+	  --write-model daemon/postcompact/restore/ranking_model.json > /dev/null
 
 eval-no-transcripts:
 	@echo "make eval: no transcripts at '$(EVAL_TRANSCRIPTS)' (not found: $(EVAL_MISSING)); pass EVAL_TRANSCRIPTS=... (Claude Code .jsonl files or directories of them)" >&2

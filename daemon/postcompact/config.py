@@ -69,7 +69,8 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     carry_read_state = true           # true or false; claude-code-2.1.88: false
     max_read_tokens = 25000           # tokens, 1 or more
     restore_seen = true               # true or false; claude-code, claude-code-2.1.88: false
-    ranking = "recency"               # "recency", "edits_first", "mtime" or "claude_code_first"
+    ranking = "scored"                # "recency", "edits_first", "mtime", "claude_code_first" or
+                                      # "scored"; claude-code, claude-code-2.1.88: "recency"
     left_out_index = false            # true or false
     complement = "none"               # "none" or "claude_code"
     match_budget = "claude_code"      # "none" or "claude_code"; claude-code, claude-code-2.1.88:

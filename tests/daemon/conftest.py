@@ -318,6 +318,7 @@ V1_POLICY: dict[str, Any] = {
     "carry_read_state": False,
     "restore_seen": False,
     "match_budget": "none",
+    "ranking": "recency",
 }
 
 
@@ -327,6 +328,7 @@ def v1_policy(**changes: Any) -> daemon_pb.RestorePolicy:
         **V1_POLICY,
         "oversize": daemon_pb.OVERSIZE_POLICY_TRUNCATE_HEAD,
         "match_budget": daemon_pb.HARNESS_RULE_NONE,
+        "ranking": daemon_pb.FILE_RANKING_RECENCY,
         **changes,
     }
     return daemon_pb.RestorePolicy(**fields)

@@ -211,6 +211,10 @@ const (
 	// the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
 	// the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
 	FileRanking_FILE_RANKING_CLAUDE_CODE_FIRST FileRanking = 4
+	// by value per token: a logistic model's probability that the agent needs the file next (from
+	// its recency, size, lines seen, edits and whether it was read whole) over the tokens it costs;
+	// the model trained by `postcompact eval` on real sessions (docs/eval.md §5)
+	FileRanking_FILE_RANKING_SCORED FileRanking = 5
 )
 
 // Enum value maps for FileRanking.
@@ -221,6 +225,7 @@ var (
 		2: "FILE_RANKING_EDITS_FIRST",
 		3: "FILE_RANKING_MTIME",
 		4: "FILE_RANKING_CLAUDE_CODE_FIRST",
+		5: "FILE_RANKING_SCORED",
 	}
 	FileRanking_value = map[string]int32{
 		"FILE_RANKING_UNSPECIFIED":       0,
@@ -228,6 +233,7 @@ var (
 		"FILE_RANKING_EDITS_FIRST":       2,
 		"FILE_RANKING_MTIME":             3,
 		"FILE_RANKING_CLAUDE_CODE_FIRST": 4,
+		"FILE_RANKING_SCORED":            5,
 	}
 )
 
@@ -7794,13 +7800,14 @@ const file_postcompact_v1_postcompact_proto_rawDesc = "" +
 	"\x1bOVERSIZE_POLICY_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dOVERSIZE_POLICY_TRUNCATE_HEAD\x10\x01\x12\x1d\n" +
 	"\x19OVERSIZE_POLICY_REFERENCE\x10\x02\x12\x18\n" +
-	"\x14OVERSIZE_POLICY_SKIP\x10\x03*\x9f\x01\n" +
+	"\x14OVERSIZE_POLICY_SKIP\x10\x03*\xb8\x01\n" +
 	"\vFileRanking\x12\x1c\n" +
 	"\x18FILE_RANKING_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14FILE_RANKING_RECENCY\x10\x01\x12\x1c\n" +
 	"\x18FILE_RANKING_EDITS_FIRST\x10\x02\x12\x16\n" +
 	"\x12FILE_RANKING_MTIME\x10\x03\x12\"\n" +
-	"\x1eFILE_RANKING_CLAUDE_CODE_FIRST\x10\x04*`\n" +
+	"\x1eFILE_RANKING_CLAUDE_CODE_FIRST\x10\x04\x12\x17\n" +
+	"\x13FILE_RANKING_SCORED\x10\x05*`\n" +
 	"\vHarnessRule\x12\x1c\n" +
 	"\x18HARNESS_RULE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11HARNESS_RULE_NONE\x10\x01\x12\x1c\n" +

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from postcompact.evaluation import crossval, report
+from postcompact.evaluation import crossval, learned, report
 from postcompact.evaluation.corpus import TranscriptFile, transcript_files
 from postcompact.evaluation.policies import BASELINE, FAMILIES, NAMED, Policy, parse_policy
 from postcompact.evaluation.policies import configurations as family_configurations
-from postcompact.evaluation.run import Evaluation, InputError, evaluate, load
+from postcompact.evaluation.run import Corpus, Evaluation, InputError, evaluate, load
 from postcompact.exitcodes import EXIT_FAILURE, EXIT_USAGE
+from postcompact.restore import ranker
 from postcompact.transcript.replay import cleanup_on_sigterm
 
 __all__ = ["add_parser", "cmd_eval"]
@@ -22,6 +24,7 @@ __all__ = ["add_parser", "cmd_eval"]
 DEFAULT_WINDOW = 30
 SHORT_WINDOW = 10
 DEFAULT_WORKERS = 2
+KNOWN_FAMILIES = (*FAMILIES, learned.FAMILY)
 
 
 def add_parser(sub: Any) -> None:
@@ -49,7 +52,19 @@ def add_parser(sub: Any) -> None:
         default=[],
         metavar="NAME",
         help="a rule family the procedure chooses among (repeatable; claude-code always; "
-        f"default without --policy: all of {', '.join(FAMILIES)}; with --policy: none)",
+        f"default without --policy: all of {', '.join(KNOWN_FAMILIES)}; with --policy: none)",
+    )
+    p.add_argument(
+        "--write-model",
+        type=Path,
+        metavar="FILE",
+        help="write the learned ranking's model the procedure trains on every repository here "
+        "(the committed one: daemon/postcompact/restore/ranking_model.json)",
+    )
+    p.add_argument(
+        "--check-model",
+        action="store_true",
+        help="exit 1 when the committed ranking model differs from the one trained here",
     )
     p.add_argument(
         "--window",
@@ -95,16 +110,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         _err(f"a policy name is given twice: {', '.join(names)}")
         return EXIT_USAGE
-    unknown = [f for f in args.family if f not in FAMILIES]
+    unknown = [f for f in args.family if f not in KNOWN_FAMILIES]
     if unknown:
-        _err(f"unknown family {unknown[0]!r} (known: {', '.join(FAMILIES)})")
+        _err(f"unknown family {unknown[0]!r} (known: {', '.join(KNOWN_FAMILIES)})")
         return EXIT_USAGE
     families: list[str] = list(dict.fromkeys(args.family))
     if not families and not args.policy:
-        families = list(FAMILIES)
+        families = list(KNOWN_FAMILIES)
     if families and BASELINE not in families:
         families.insert(0, BASELINE)
-    configurations = family_configurations(families) if families else []
+    if (args.write_model or args.check_model) and learned.FAMILY not in families:
+        _err(f"--write-model and --check-model need the {learned.FAMILY} family")
+        return EXIT_USAGE
+    fixed = [f for f in families if f in FAMILIES]
+    configurations = family_configurations(fixed) if fixed else []
     missing = [str(p) for p in args.transcripts if not p.exists()]
     if missing:
         _err(f"no such file or directory: {', '.join(missing)}")
@@ -145,7 +164,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not ev.compactions:
         _err(f"no compaction of the {len(files)} transcripts could be scored")
         return EXIT_USAGE if ev.failures else EXIT_FAILURE
-    results = _results(ev, families, args.window, skipped)
+    fit = None
+    if learned.FAMILY in families:
+        fit = _learn(corpus, ev, args)
+    results = _results(ev, families, args.window, skipped, fit)
     results.seconds = time.monotonic() - started
     print(report.text_tables(results))
     if args.plot:
@@ -156,10 +178,73 @@ def cmd_eval(args: argparse.Namespace) -> int:
         args.markdown.write_text(report.markdown(results, plot_name, intro) + "\n")
     if args.json:
         print(report.summary_json(results, args.window))
+    if fit is not None:
+        return _model_out(results, args)
     return 0
 
 
-def _results(ev: Evaluation, families: list[str], window: int, skipped: int) -> report.Results:
+def _learn(corpus: Corpus, ev: Evaluation, args: argparse.Namespace) -> learned.Learned:
+    """The learned family: its examples (one replay of every scored transcript), its models
+    (on every repository, and per held-out repository on the others), their rules replayed
+    into `ev`'s table."""
+    failed = {f.split(": ", 1)[0] for f in ev.failures}
+    items = [x for x in corpus.loaded if str(x.file.path) not in failed]
+    quiet = args.quiet
+    if not quiet:
+        print(f"learned: collecting the features of {len(items)} transcripts", file=sys.stderr)
+    data = learned.examples(
+        ((x.file.repo, x.transcript, x.points) for x in items), args.window
+    )
+    fit = learned.fit(data, [x.file.repo for x in items])
+    if not quiet:
+        print(
+            f"learned: {len(data)} candidates, {sum(e.label for e in data)} needed and "
+            f"covered; {len(fit.folds) + 1} models; replaying their rules",
+            file=sys.stderr,
+        )
+    more = evaluate(
+        corpus,
+        [],
+        fit.policies(),
+        ev.windows,
+        None if quiet else _progress,
+        workers=args.workers,
+    )
+    for name, column in more.counts.items():
+        ev.counts[name] = column
+    ev.configurations.extend(learned.learned_policy(n, m) for n, m in fit.everything.items())
+    ev.extra.extend(p for p in fit.policies() if p.name not in fit.everything)
+    return fit
+
+
+def _model_out(results: report.Results, args: argparse.Namespace) -> int:
+    """The learned model trained on every repository, at the alpha the procedure ranks first
+    among the family's configurations: written (--write-model) and checked against the
+    committed one (--check-model)."""
+    model = results.model
+    assert model is not None
+    if args.write_model:
+        args.write_model.write_text(json.dumps(model.as_json(), indent=2) + "\n")
+        print(f"learned: the model written to {args.write_model}", file=sys.stderr)
+    if args.check_model:
+        have = ranker.committed()
+        if (have.bias, have.weights, have.alpha) != (model.bias, model.weights, model.alpha):
+            _err(
+                "the committed ranking model (restore/ranking_model.json) differs from the one "
+                "trained here: run `make eval-model` and commit it"
+            )
+            return EXIT_FAILURE
+        print("learned: the committed ranking model equals the retrain", file=sys.stderr)
+    return 0
+
+
+def _results(
+    ev: Evaluation,
+    families: list[str],
+    window: int,
+    skipped: int,
+    fit: learned.Learned | None = None,
+) -> report.Results:
     """The cross-validation (when there are families) and every interval, on the table."""
     from postcompact.evaluation import intervals  # numpy: only `eval` needs it
 
@@ -167,10 +252,14 @@ def _results(ev: Evaluation, families: list[str], window: int, skipped: int) -> 
     out = report.Results(ev, skipped=skipped, resamples=intervals.RESAMPLES)
     repos = [k.repo for k in ev.compactions]
     if families:
-        bounded = [f for f in families if FAMILIES[f].bounded]
-        out.cv = _crossval(ev, bounded, repos, window, w)
+        bounded = [f for f in families if f == learned.FAMILY or FAMILIES[f].bounded]
+        out.cv = _crossval(ev, bounded, repos, window, w, fit)
         if len(bounded) < len(families):
-            out.cv_all = _crossval(ev, families, repos, window, w)
+            out.cv_all = _crossval(ev, families, repos, window, w, fit)
+    if fit is not None:
+        out.learned = fit
+        best = min(fit.everything, key=lambda n: crossval.rank(ev.pooled(n, window), n))
+        out.model = fit.everything[best]
     if BASELINE in ev.counts:
         for name in report.insample_names(out):
             for wd in ev.windows:
@@ -181,19 +270,39 @@ def _results(ev: Evaluation, families: list[str], window: int, skipped: int) -> 
 
 
 def _crossval(
-    ev: Evaluation, families: list[str], repos: list[str], window: int, w: Any
+    ev: Evaluation,
+    families: list[str],
+    repos: list[str],
+    window: int,
+    w: Any,
+    fit: learned.Learned | None,
 ) -> crossval.CrossValidation:
     """The procedure over the configurations of `families`, left one repository out, with the
-    intervals at every window."""
+    intervals at every window. The learned family's configurations read, in each fold, their
+    model trained without the held-out repository."""
     from postcompact.evaluation import intervals
 
-    names = [c.name for c in family_configurations(families)]
-    table = {n: ev.column(n, window) for n in names}
-    cv = crossval.loro(table, repos, BASELINE, window)
+    fixed = [c.name for c in family_configurations([f for f in families if f in FAMILIES])]
+    trained = fit is not None and learned.FAMILY in families
+
+    def names(repo: str | None) -> dict[str, str]:
+        out = {n: n for n in fixed}
+        if trained:
+            assert fit is not None
+            out.update(fit.table_names(repo))
+        return out
+
+    def table(wd: int) -> crossval.FoldTable:
+        return lambda repo: {c: ev.column(col, wd) for c, col in names(repo).items()}
+
+    columns = {col: ev.column(col, window) for r in [None, *sorted(set(repos))] for col in names(r).values()}
+    cv = crossval.loro(columns, repos, BASELINE, window, names)
     for wd in ev.windows:
-        scored = {n: ev.column(n, wd) for n in names}
-        cv.intervals[wd] = intervals.loro_intervals(table, repos, cv, w, scored)
-    cv.families = {f: len(FAMILIES[f].configurations()) for f in families}
+        cv.intervals[wd] = intervals.loro_intervals(table(window), repos, cv, w, table(wd))
+    cv.families = {
+        f: len(learned.ALPHAS) if f == learned.FAMILY else len(FAMILIES[f].configurations())
+        for f in families
+    }
     return cv
 
 

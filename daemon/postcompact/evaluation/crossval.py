@@ -18,13 +18,24 @@ from that table. Pure Python: the intervals (`intervals`) re-run the same rule o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from postcompact.evaluation.measure import Counts
 
-__all__ = ["CrossValidation", "Fold", "Interval", "held_out", "loro", "pick", "pooled", "rank"]
+__all__ = [
+    "CrossValidation",
+    "Fold",
+    "FoldNames",
+    "FoldTable",
+    "Interval",
+    "held_out",
+    "loro",
+    "pick",
+    "pooled",
+    "rank",
+]
 
 Table = Mapping[str, Sequence[Counts]]  # configuration -> its counts at each compaction
 
@@ -41,8 +52,10 @@ class Interval:
 @dataclass(frozen=True, slots=True)
 class Fold:
     repo: str  # held out
-    pick: str  # what the procedure picked on the other repositories
+    pick: str  # the column the procedure picked on the other repositories
     compactions: tuple[int, ...]  # the held-out compactions (indices into the table)
+    # The candidate configuration it is (a trained one's column names its fold's model).
+    candidate: str = ""
 
 
 @dataclass(slots=True)
@@ -83,21 +96,40 @@ def pick(table: Table, indices: Sequence[int], baseline: str) -> str:
     return min(eligible, key=lambda n: rank(sums[n], n))
 
 
-def loro(table: Table, repos: Sequence[str], baseline: str, window: int) -> CrossValidation:
-    """Leave one repository out: `repos[i]` is compaction i's repository."""
+# The candidates' columns of a fold: held out a repository (None: on every repository), each
+# candidate configuration -> its counts at each compaction. A configuration that is trained (the
+# learned family) reads, in a fold, the column of its model trained without the held-out
+# repository; every other configuration reads the same column in every fold.
+FoldTable = Callable[[str | None], Table]
+# The same, candidate -> the name of the column it reads (what `Fold.pick` and `chosen` name).
+FoldNames = Callable[[str | None], Mapping[str, str]]
+
+
+def loro(
+    table: Table,
+    repos: Sequence[str],
+    baseline: str,
+    window: int,
+    fold_names: FoldNames | None = None,
+) -> CrossValidation:
+    """Leave one repository out: `repos[i]` is compaction i's repository. `table` holds every
+    column; `fold_names` says which column each candidate reads in a fold (default: its own)."""
+    names_of = fold_names or (lambda _repo: {n: n for n in table})
     everything = list(range(len(repos)))
     folds = []
     chosen = [""] * len(repos)
     for repo in sorted(set(repos)):
+        cols = names_of(repo)
         held = tuple(i for i in everything if repos[i] == repo)
         rest = [i for i in everything if repos[i] != repo]
-        name = pick(table, rest, baseline)
-        folds.append(Fold(repo, name, held))
+        candidate = pick({c: table[col] for c, col in cols.items()}, rest, baseline)
+        name = cols[candidate]
+        folds.append(Fold(repo, name, held, candidate))
         for i in held:
             chosen[i] = name
-    return CrossValidation(
-        window, baseline, sorted(table), folds, pick(table, everything, baseline), chosen
-    )
+    cols = names_of(None)
+    every = pick({c: table[col] for c, col in cols.items()}, everything, baseline)
+    return CrossValidation(window, baseline, sorted(cols), folds, cols[every], chosen)
 
 
 def held_out(

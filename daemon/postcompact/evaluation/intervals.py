@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from postcompact.evaluation.crossval import CrossValidation, Interval, Table
+from postcompact.evaluation.crossval import CrossValidation, FoldTable, Interval, Table
 from postcompact.evaluation.measure import Counts
 
 __all__ = ["RESAMPLES", "SEED", "loro_intervals", "paired", "weights"]
@@ -75,36 +75,37 @@ def _matrices(table: Table, names: Sequence[str]) -> tuple[_Array, _Array, _Arra
 
 
 def loro_intervals(
-    table: Table,
+    table: FoldTable,
     repos: Sequence[str],
     cv: CrossValidation,
     w: _Array,
-    scored: Table | None = None,
+    scored: FoldTable | None = None,
 ) -> tuple[Interval | None, Interval | None]:
     """The cross-validated procedure's recall and tokens over the baseline's, the procedure
     (every fold's pick, `crossval.pick` vectorised) re-run on each resample: picked on `table`
-    (the selection window), scored on `scored` (another window; default: `table`)."""
-    names = sorted(table)  # ties go to the first name: the order `crossval.pick` breaks them in
-    base = names.index(cv.baseline)
-    select = _matrices(table, names)
-    outcome = _matrices(scored, names) if scored is not None else select
-    total = [w @ m.T for m in select]  # (resamples, configurations)
-    total_scored = [w @ m.T for m in outcome]
+    (the selection window; per fold, the columns its candidates read), scored on `scored`
+    (another window; default: `table`). A trained configuration keeps its fold's model: the
+    resamples re-pick, they do not re-train."""
+    scored = scored or table
     rows = np.arange(w.shape[0])
     held = np.zeros((3, w.shape[0]))  # covered, needed, tokens of the held-out compactions
     for repo in sorted(set(repos)):
+        fold_table = table(repo)
+        names = sorted(fold_table)  # ties go to the first name: as `crossval.pick` breaks them
+        base = names.index(cv.baseline)
+        select = _matrices(fold_table, names)
+        outcome = _matrices(scored(repo), names)
         mask = np.array([r == repo for r in repos])
-        fold = [w[:, mask] @ m[:, mask].T for m in select]
-        fold_scored = [w[:, mask] @ m[:, mask].T for m in outcome]
-        t_cov, t_need, t_tok = (t - f for t, f in zip(total, fold, strict=True))
+        t_cov, t_need, t_tok = (w[:, ~mask] @ m[:, ~mask].T for m in select)
         recall = np.where(t_need > 0, _divide(t_cov, np.where(t_need > 0, t_need, 1.0)), 0.0)
         score = np.where(t_tok <= t_tok[:, base : base + 1], recall, -1.0)
         best = score == score.max(axis=1, keepdims=True)
         tokens = np.where(best, t_tok, np.inf)
         best &= tokens == tokens.min(axis=1, keepdims=True)
         chosen = np.where(w[:, ~mask].sum(axis=1) > 0, best.argmax(axis=1), base)
-        for k, f in enumerate(fold_scored):
-            held[k] += f[rows, chosen]
-    b_cov, b_need, b_tok = (t[:, base] for t in total_scored)
+        for k, m in enumerate(outcome):
+            held[k] += (w[:, mask] @ m[:, mask].T)[rows, chosen]
+    every = scored(None)
+    b_cov, b_need, b_tok = (w @ v for v in _vectors(every[cv.baseline]))
     recall = _divide(_divide(held[0], held[1]), _divide(b_cov, b_need))
     return _interval(recall), _interval(_divide(held[2], b_tok))

@@ -22,6 +22,7 @@ from google.protobuf import text_format
 
 from postcompact import profiles
 from postcompact.errors import InvalidArgument
+from postcompact.restore import ranker
 from postcompact.restore.policy import profile_policy, validate_policy
 from postcompact.v1 import postcompact_pb2 as pb
 
@@ -42,6 +43,8 @@ class Policy:
     profile: pb.Profile.ValueType
     policy: pb.RestorePolicy
     about: str = ""
+    # A learned ranking's model (FILE_RANKING_SCORED), in place of the committed one: a fold's.
+    model: ranker.Model | None = None
 
     @property
     def spec(self) -> str:
@@ -62,8 +65,13 @@ def _about_default() -> str:
     """The default profile's file rule as it is now (the profile's defaults, which change)."""
     r = profile_policy(pb.PROFILE_DEFAULT)
     what = "the lines seen" if r.restore_seen else "the whole file or the range last read"
+    order = (
+        "the files ranked by value per token (the learned ranking)"
+        if r.ranking == pb.FILE_RANKING_SCORED
+        else "the most recently used files"
+    )
     return (
-        f"postcompact's default profile as it is: {what} of the most recently used files, up "
+        f"postcompact's default profile as it is: {what} of {order}, up "
         f"to {r.max_files}, each within {r.max_tokens_per_file:,} tokens "
         f"({_OVERSIZE_ABOUT.get(r.oversize, 'oversize rule ' + str(r.oversize))}), "
         + (
@@ -173,14 +181,14 @@ for _budget in COMPLEMENT_BUDGETS:
         f"claude-code+complement-{_budget}",
         pb.PROFILE_DEFAULT,
         f"Claude Code's own rule and postcompact's complement in {_budget:,} more tokens: the "
-        "lines seen of the most recently used files Claude Code leaves out, each within the "
-        "budget",
+        "lines seen of the files Claude Code leaves out, ranked by value per token (the "
+        "default's learned ranking), each within the budget",
         complement=pb.HARNESS_RULE_CLAUDE_CODE,
         file_token_budget=_budget,
         max_tokens_per_file=_budget,
         max_files=20,
         restore_seen=True,
-        ranking=pb.FILE_RANKING_RECENCY,
+        ranking=pb.FILE_RANKING_SCORED,
         oversize=pb.OVERSIZE_POLICY_SKIP,
     )
 DEFAULT_POLICY = "default"

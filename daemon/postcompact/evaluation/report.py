@@ -21,7 +21,9 @@ from postcompact.evaluation import crossval
 from postcompact.evaluation.crossval import CrossValidation, Interval
 from postcompact.evaluation.measure import Counts
 from postcompact.evaluation.policies import BASELINE, DEFAULT_POLICY, Policy
+from postcompact.evaluation.learned import Learned
 from postcompact.evaluation.run import Evaluation
+from postcompact.restore.ranker import Model
 from postcompact.v1 import postcompact_pb2 as pb
 
 __all__ = [
@@ -55,6 +57,10 @@ class Results:
         default_factory=dict
     )
     seconds: float = 0.0  # the whole run, reading to intervals
+    # The learned family's models (learned.py), and the one on every repository at the alpha
+    # the procedure ranks first among them: what `--write-model` writes.
+    learned: Learned | None = None
+    model: Model | None = None
 
 
 # --- figures ----------------------------------------------------------------------------------
@@ -217,11 +223,13 @@ def _tried(cv: CrossValidation) -> str:
 
 
 def _stability(cv: CrossValidation) -> str:
-    picks = Counter(f.pick for f in cv.folds)
+    picks = Counter(f.candidate or f.pick for f in cv.folds)
     same = picks.get(cv.pick, 0)
+    trained = any(f.candidate and f.candidate != f.pick for f in cv.folds)
     return (
         f"{len(picks)} different picks over {len(cv.folds)} folds; the all-repository pick in "
         f"{same} of them"
+        + ("; a learned configuration read with its fold's model" if trained else "")
     )
 
 

@@ -26,12 +26,13 @@ from postcompact.evaluation.corpus import TranscriptFile
 from postcompact.evaluation.measure import Counts, score_transcript
 from postcompact.evaluation.need import Point, points
 from postcompact.evaluation.policies import Policy
+from postcompact.restore import ranker
 from postcompact.transcript import replay
 from postcompact.transcript.disk import DiskBudgetExceeded
 from postcompact.transcript.parse import Transcript, TranscriptError, parse
 from postcompact.transcript.paths import PathMap
 
-__all__ = ["Compaction", "Evaluation", "InputError", "Loaded", "evaluate", "load"]
+__all__ = ["Compaction", "Corpus", "Evaluation", "InputError", "Loaded", "evaluate", "load"]
 
 CHUNK = 12  # policies per task: enough tasks to keep two workers busy to the end
 
@@ -103,6 +104,8 @@ class Evaluation:
     failures: list[str] = field(default_factory=list)  # "file: why" for files not scored
     seconds: float = 0.0
     workers: int = 1
+    # Columns that are no candidate of their own: the learned family's fold models (learned.py).
+    extra: list[Policy] = field(default_factory=list)
 
     def column(self, name: str, window: int) -> list[Counts]:
         """`name`'s counts at each compaction, in `compactions` order."""
@@ -120,7 +123,7 @@ class Evaluation:
         return sorted({k.repo for k in self.compactions})
 
     def measured(self) -> list[Policy]:
-        return _unique([*self.policies, *self.configurations])
+        return _unique([*self.policies, *self.configurations, *self.extra])
 
 
 Progress = Callable[[int, int, TranscriptFile], None]
@@ -152,7 +155,12 @@ def _score(task: _Task) -> _Result:
     async def run() -> _Scores:
         out: _Scores = []
         for name in names:
-            scored = await score_transcript(item.transcript, item.points, _BY_NAME[name], windows)
+            policy = _BY_NAME[name]
+            token = ranker.MODEL.set(policy.model)  # a fold's model; None: the committed one
+            try:
+                scored = await score_transcript(item.transcript, item.points, policy, windows)
+            finally:
+                ranker.MODEL.reset(token)
             out.append([s.counts for s in scored])
         return out
 

@@ -87,6 +87,7 @@ from postcompact.render import Templates
 from postcompact.restore.context import CompactContext
 from postcompact.restore.meter import rough
 from postcompact.restore.outcome import Outcome, Pending
+from postcompact.restore import ranker
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session, content_digest
 from postcompact.state.model import RenderedFile
@@ -765,6 +766,14 @@ async def restore_files(
         else:
             candidates.append((path, ts, state))
 
+    scores: dict[str, ranker.Scored] = {}  # FILE_RANKING_SCORED: why each file ranks where
+
+    def why(path: str, detail: str = "") -> str:
+        scored = scores.get(path)
+        if scored is None:
+            return detail
+        return f"{detail}; {scored.explain()}" if detail else scored.explain()
+
     if policy.ranking == pb.FILE_RANKING_EDITS_FIRST:
         seen = agent.seen
 
@@ -777,6 +786,8 @@ async def restore_files(
         at = {path: i for i, path in enumerate(harness_order)}
         last = len(at)
         ranked = sorted(candidates, key=lambda item: (at.get(item[0], last), -item[1]))
+    elif policy.ranking == pb.FILE_RANKING_SCORED:
+        ranked, scores = ranker.rank(candidates, agent.seen, harness_order, agent.agent_id)
     elif policy.ranking == pb.FILE_RANKING_MTIME and not step.rules.mtime_timestamps:
         mtimes = _mtimes(path for path, _, _ in candidates)
         ranked = sorted(candidates, key=lambda item: -mtimes[item[0]])  # stable: ties keep MRU
@@ -796,7 +807,7 @@ async def restore_files(
             pb.OUTCOME_DROPPED_BY_RANK,
             content_tokens=_held(state),
             rank=rank,
-            detail=f"beyond max_files={policy.max_files}",
+            detail=why(path, f"beyond max_files={policy.max_files}"),
         )
     # Per selected file: its timestamp, the estimate of what the cache held, its rank; and what
     # the cache held: a file read back unchanged keeps that content object, and only contents
@@ -866,7 +877,7 @@ async def restore_files(
                 r.path,
                 r.outcome,
                 rank=r.rank,
-                detail=r.detail,
+                detail=why(r.path, r.detail),
                 content_tokens=held_by,
             )
             continue
@@ -883,10 +894,11 @@ async def restore_files(
                 tokens=tokens,
                 rank=r.rank,
                 content_tokens=held_by,
-                detail=(
+                detail=why(
+                    r.path,
                     f"costs {cost} of the {policy.file_token_budget}-token file budget"
                     + (_MATCHED if matched else _BY_TOKENS if by_tokens else "")
-                    + f", {used} already used"
+                    + f", {used} already used",
                 ),
             )
             continue
@@ -903,7 +915,7 @@ async def restore_files(
             r.outcome,
             tokens=tokens,
             rank=r.rank,
-            detail=r.detail,
+            detail=why(r.path, r.detail),
             content_tokens=held_by,
         )
         if r.outcome == pb.OUTCOME_REFERENCED:

@@ -613,7 +613,7 @@ async def _steps(
 def _needs_pick(policy: Policy) -> bool:
     """Whether the policy weighs Claude Code's own selection (restore/harness.py)."""
     return pb.HARNESS_RULE_CLAUDE_CODE in (policy.complement, policy.match_budget) or (
-        policy.ranking == pb.FILE_RANKING_CLAUDE_CODE_FIRST
+        policy.ranking in (pb.FILE_RANKING_CLAUDE_CODE_FIRST, pb.FILE_RANKING_SCORED)
     )
 
 

@@ -185,6 +185,7 @@ class Policy:
     ranking: pb.FileRanking.ValueType = knob(
         pb.FILE_RANKING_RECENCY,
         "how candidate files are ordered before `max_files` keeps the first (docs/eval.md)",
+        default_profile=pb.FILE_RANKING_SCORED,
     )
     complement: pb.HarnessRule.ValueType = knob(
         pb.HARNESS_RULE_NONE,

@@ -349,13 +349,21 @@ def _tree() -> Iterator[str]:
     base = tempfile.gettempdir()
     while True:
         name = TREE_PREFIX + secrets.token_hex(4)
-        if TREE_REGISTRY is not None:
-            open(os.path.join(TREE_REGISTRY, name), "x").close()
         path = os.path.join(base, name)
+        entry = os.path.join(TREE_REGISTRY, name) if TREE_REGISTRY is not None else None
+        if entry is not None:
+            # A name drawn twice in one run (32 random bits, ~10,000 replays in `make eval`:
+            # about one run in a hundred) is drawn again: the registry keeps every name to the end.
+            try:
+                open(entry, "x").close()
+            except FileExistsError:
+                continue
         try:
             os.mkdir(path, 0o700)
             break
-        except FileExistsError:
+        except FileExistsError:  # another process's tree: not ours to remove at the end
+            if entry is not None:
+                os.unlink(entry)
             continue
     try:
         yield path

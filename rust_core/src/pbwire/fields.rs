@@ -33,6 +33,7 @@ pub mod file_ranking {
     pub const EDITS_FIRST: i32 = 2;
     pub const MTIME: i32 = 3;
     pub const CLAUDE_CODE_FIRST: i32 = 4;
+    pub const SCORED: i32 = 5;
 }
 
 /// `HarnessRule`'s values.

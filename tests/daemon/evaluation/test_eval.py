@@ -380,7 +380,7 @@ def test_the_vectorised_procedure_is_the_procedure() -> None:
     import numpy as np
 
     cv = crossval.loro(_TABLE, _REPOS, "claude-code", 30)
-    rec, tok = intervals.loro_intervals(_TABLE, _REPOS, cv, np.ones((3, 4)))
+    rec, tok = intervals.loro_intervals(lambda _repo: _TABLE, _REPOS, cv, np.ones((3, 4)))
     # held out 2/10 at 330 tokens; claude-code 2/10 at 400
     assert rec is not None
     assert tok is not None
@@ -388,7 +388,7 @@ def test_the_vectorised_procedure_is_the_procedure() -> None:
     assert tok.lo == tok.hi == pytest.approx(330 / 400)
     # Only repository a drawn (twice each): the other folds pick on nothing, so the baseline.
     only_a = np.array([[2.0, 2.0, 0.0, 0.0]])
-    rec, tok = intervals.loro_intervals(_TABLE, _REPOS, cv, only_a)
+    rec, tok = intervals.loro_intervals(lambda _repo: _TABLE, _REPOS, cv, only_a)
     assert rec is not None
     assert tok is not None
     # a's fold picks on b and c with no weight: claude-code itself.

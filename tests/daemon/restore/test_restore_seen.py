@@ -30,7 +30,11 @@ def _lines(n: int, tag: str = "line") -> str:
 
 
 def _open(daemon: RunningDaemon, project: Path, tag: str, **kw: object) -> Session:
-    return daemon.client.open_session(str(project), session_id=new_session_id(tag), **kw)  # type: ignore[arg-type]
+    # These rules under recency, whose order the tests name (the learned ranking: test_ranker.py).
+    policy = {"ranking": "recency", **kw.pop("policy", {})}  # type: ignore[dict-item]
+    return daemon.client.open_session(  # type: ignore[arg-type]
+        str(project), session_id=new_session_id(tag), policy=policy, **kw
+    )
 
 
 def _files(resp: CompactResponse | PreviewCompactResponse) -> dict[str, FileAttachment]:

@@ -41,7 +41,7 @@ def test_policy_defaults_are_claude_codes_constants() -> None:
     assert d.carry_read_state
     assert not d.malware_reminder
     assert not d.left_out_index
-    assert d.ranking == pb.FILE_RANKING_RECENCY
+    assert d.ranking == pb.FILE_RANKING_SCORED
     assert (d.max_tokens_per_skill, d.skills_token_budget) == (5_000, 25_000)
     assert p.skill_truncation_marker is None  # = the template's
 

@@ -615,3 +615,29 @@ def test_import_command(daemon: RunningDaemon, tmp_path: Path) -> None:
     again = _cli("import", str(path), "--cwd", str(tmp_path / "app"), "--session-id", sid, env=env)
     assert again.returncode == 1
     assert "ALREADY_EXISTS" in again.stderr
+
+
+def test_a_replay_tree_name_drawn_twice_is_drawn_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make eval` registers every replay tree's name for its clean-up: a name already
+    registered in the run, or a tree another process made, is drawn again (and the latter is
+    not registered, so the clean-up never removes another process's tree)."""
+    from postcompact.transcript import replay as replay_module
+
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    names = iter(["0000aaaa", "0000bbbb", "0000cccc"])
+    monkeypatch.setattr(replay_module.secrets, "token_hex", lambda _n: next(names))
+    monkeypatch.setattr(replay_module.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(replay_module, "TREE_REGISTRY", str(registry))
+    (registry / "postcompact-replay-0000aaaa").touch()  # drawn earlier in this run
+    (tmp_path / "postcompact-replay-0000bbbb").mkdir()  # another process's tree
+    with replay_module._tree() as tree:
+        assert Path(tree).name == "postcompact-replay-0000cccc"
+        assert Path(tree).is_dir()
+    assert sorted(p.name for p in registry.iterdir()) == [
+        "postcompact-replay-0000aaaa",
+        "postcompact-replay-0000cccc",
+    ]
+    assert (tmp_path / "postcompact-replay-0000bbbb").is_dir()

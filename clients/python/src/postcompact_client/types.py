@@ -207,6 +207,11 @@ class FileRanking(ProtoEnum):
     """the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
     the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
     """
+    SCORED = 5
+    """by value per token: a logistic model's probability that the agent needs the file next (from
+    its recency, size, lines seen, edits and whether it was read whole) over the tokens it costs;
+    the model trained by `postcompact eval` on real sessions (docs/eval.md §5)
+    """
 
 
 _FILE_RANKING: dict[int, FileRanking] = {m.value: m for m in FileRanking}

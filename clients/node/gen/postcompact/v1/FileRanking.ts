@@ -26,6 +26,12 @@ export const FileRanking = {
    * the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
    */
   FILE_RANKING_CLAUDE_CODE_FIRST: 'FILE_RANKING_CLAUDE_CODE_FIRST',
+  /**
+   * by value per token: a logistic model's probability that the agent needs the file next (from
+   * its recency, size, lines seen, edits and whether it was read whole) over the tokens it costs;
+   * the model trained by `postcompact eval` on real sessions (docs/eval.md §5)
+   */
+  FILE_RANKING_SCORED: 'FILE_RANKING_SCORED',
 } as const;
 
 /**
@@ -59,6 +65,13 @@ export type FileRanking =
    */
   | 'FILE_RANKING_CLAUDE_CODE_FIRST'
   | 4
+  /**
+   * by value per token: a logistic model's probability that the agent needs the file next (from
+   * its recency, size, lines seen, edits and whether it was read whole) over the tokens it costs;
+   * the model trained by `postcompact eval` on real sessions (docs/eval.md §5)
+   */
+  | 'FILE_RANKING_SCORED'
+  | 5
 
 /**
  * How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2).

@@ -143,6 +143,11 @@ class _FileRankingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FileRanki
     """the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
     the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
     """
+    FILE_RANKING_SCORED: _FileRanking.ValueType  # 5
+    """by value per token: a logistic model's probability that the agent needs the file next (from
+    its recency, size, lines seen, edits and whether it was read whole) over the tokens it costs;
+    the model trained by `postcompact eval` on real sessions (docs/eval.md §5)
+    """
 
 class FileRanking(_FileRanking, metaclass=_FileRankingEnumTypeWrapper):
     """How candidate files are ordered before `max_files` keeps the first (docs/eval.md §2)."""
@@ -160,6 +165,11 @@ FILE_RANKING_MTIME: FileRanking.ValueType  # 3
 FILE_RANKING_CLAUDE_CODE_FIRST: FileRanking.ValueType  # 4
 """the files Claude Code's own rule would restore (its 5 newest by mtime, in its order), then
 the rest newest entry first: a superset of its choice where the budget allows (docs/eval.md)
+"""
+FILE_RANKING_SCORED: FileRanking.ValueType  # 5
+"""by value per token: a logistic model's probability that the agent needs the file next (from
+its recency, size, lines seen, edits and whether it was read whole) over the tokens it costs;
+the model trained by `postcompact eval` on real sessions (docs/eval.md §5)
 """
 Global___FileRanking: _TypeAlias = FileRanking  # noqa: Y015
 
