@@ -192,9 +192,7 @@ def _learn(corpus: Corpus, ev: Evaluation, args: argparse.Namespace) -> learned.
     quiet = args.quiet
     if not quiet:
         print(f"learned: collecting the features of {len(items)} transcripts", file=sys.stderr)
-    data = learned.examples(
-        ((x.file.repo, x.transcript, x.points) for x in items), args.window
-    )
+    data = learned.examples(((x.file.repo, x.transcript, x.points) for x in items), args.window)
     fit = learned.fit(data, [x.file.repo for x in items])
     if not quiet:
         print(
@@ -295,7 +293,11 @@ def _crossval(
     def table(wd: int) -> crossval.FoldTable:
         return lambda repo: {c: ev.column(col, wd) for c, col in names(repo).items()}
 
-    columns = {col: ev.column(col, window) for r in [None, *sorted(set(repos))] for col in names(r).values()}
+    columns = {
+        col: ev.column(col, window)
+        for r in [None, *sorted(set(repos))]
+        for col in names(r).values()
+    }
     cv = crossval.loro(columns, repos, BASELINE, window, names)
     for wd in ev.windows:
         cv.intervals[wd] = intervals.loro_intervals(table(window), repos, cv, w, table(wd))

@@ -7,8 +7,9 @@ compactions of a set of repositories, as the selection procedure's folds need.
   in the first `window` tool calls after the compaction *and* the lines restored covered that
   need — what restoring it would have bought.
 - **Training**: logistic regression by Newton's method with an L2 penalty `L2` on the weights
-  (`BIAS_L2`, next to nothing, on the bias), in plain Python floats in a fixed order: the same examples give the same
-  weights to the last bit, so a committed model can be checked against a retrain.
+  (`BIAS_L2`, next to nothing, on the bias), in plain Python floats in a fixed order: the same
+  examples give the same weights to the last bit, so a committed model can be checked against a
+  retrain.
 - **The family** (`learned`): the default profile's rule (the lines seen, up to 20 files of at
   most 5,000 tokens each, within Claude Code's tokens at each compaction) ranked by value per
   token, one configuration per `ALPHAS` value. In a fold, a configuration's model is trained on
@@ -103,7 +104,7 @@ async def _collect(
         if not b.agent and b.line in by_line:
             got[b.line] = (captured.pop(agent.agent_id, []), restored_of(resp, paths), paths)
 
-    token = ranker.OBSERVER.set(lambda agent, cands: captured.__setitem__(agent, cands))
+    token = ranker.OBSERVER.set(captured.__setitem__)
     try:
         await replay(t, profile=pb.PROFILE_DEFAULT, policy=COLLECT, observe=observe)
     finally:

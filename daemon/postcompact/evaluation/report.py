@@ -19,9 +19,9 @@ from typing import Any
 
 from postcompact.evaluation import crossval
 from postcompact.evaluation.crossval import CrossValidation, Interval
+from postcompact.evaluation.learned import Learned
 from postcompact.evaluation.measure import Counts
 from postcompact.evaluation.policies import BASELINE, DEFAULT_POLICY, Policy
-from postcompact.evaluation.learned import Learned
 from postcompact.evaluation.run import Evaluation
 from postcompact.restore.ranker import Model
 from postcompact.v1 import postcompact_pb2 as pb

@@ -84,10 +84,10 @@ from postcompact import core, diskaccess, profiles, render
 from postcompact.paths import display_path, now_ms, within_roots
 from postcompact.refusals import read_outcome
 from postcompact.render import Templates
+from postcompact.restore import ranker
 from postcompact.restore.context import CompactContext
 from postcompact.restore.meter import rough
 from postcompact.restore.outcome import Outcome, Pending
-from postcompact.restore import ranker
 from postcompact.restore.policy import Policy
 from postcompact.state import AgentState, Session, content_digest
 from postcompact.state.model import RenderedFile
@@ -768,7 +768,7 @@ async def restore_files(
 
     scores: dict[str, ranker.Scored] = {}  # FILE_RANKING_SCORED: why each file ranks where
 
-    def why(path: str, detail: str = "") -> str:
+    def explained(path: str, detail: str = "") -> str:
         scored = scores.get(path)
         if scored is None:
             return detail
@@ -807,7 +807,7 @@ async def restore_files(
             pb.OUTCOME_DROPPED_BY_RANK,
             content_tokens=_held(state),
             rank=rank,
-            detail=why(path, f"beyond max_files={policy.max_files}"),
+            detail=explained(path, f"beyond max_files={policy.max_files}"),
         )
     # Per selected file: its timestamp, the estimate of what the cache held, its rank; and what
     # the cache held: a file read back unchanged keeps that content object, and only contents
@@ -877,7 +877,7 @@ async def restore_files(
                 r.path,
                 r.outcome,
                 rank=r.rank,
-                detail=why(r.path, r.detail),
+                detail=explained(r.path, r.detail),
                 content_tokens=held_by,
             )
             continue
@@ -894,7 +894,7 @@ async def restore_files(
                 tokens=tokens,
                 rank=r.rank,
                 content_tokens=held_by,
-                detail=why(
+                detail=explained(
                     r.path,
                     f"costs {cost} of the {policy.file_token_budget}-token file budget"
                     + (_MATCHED if matched else _BY_TOKENS if by_tokens else "")
@@ -915,7 +915,7 @@ async def restore_files(
             r.outcome,
             tokens=tokens,
             rank=r.rank,
-            detail=why(r.path, r.detail),
+            detail=explained(r.path, r.detail),
             content_tokens=held_by,
         )
         if r.outcome == pb.OUTCOME_REFERENCED:

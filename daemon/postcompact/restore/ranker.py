@@ -30,6 +30,7 @@ Claude Code does not restore them. They are left out of the training too (`Candi
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -96,16 +97,13 @@ class Model:
 
 
 MODEL_FILE = "ranking_model.json"
-_COMMITTED: Model | None = None
 
 
+@functools.cache
 def committed() -> Model:
     """The model committed beside this module (read once)."""
-    global _COMMITTED
-    if _COMMITTED is None:
-        text = resources.files("postcompact.restore").joinpath(MODEL_FILE).read_text("utf-8")
-        _COMMITTED = Model.from_json(json.loads(text))
-    return _COMMITTED
+    text = resources.files("postcompact.restore").joinpath(MODEL_FILE).read_text("utf-8")
+    return Model.from_json(json.loads(text))
 
 
 # `postcompact eval` replays rules with models trained on part of the corpus (its folds) and

@@ -91,7 +91,7 @@ def test_the_ranking_names_what_was_seen_and_edited(daemon: RunningDaemon, proje
     assert "edited" not in big.detail.split("ranked by value per token")[1]
 
 
-def _trace(resp: PreviewCompactResponse) -> list[tuple[str, int, int, str]]:
+def _trace(resp: PreviewCompactResponse) -> list[tuple[str, Outcome, int, str]]:
     """Each file decision: name, outcome, rank, and the ranking's account of it."""
     out = []
     for d in resp.decisions:

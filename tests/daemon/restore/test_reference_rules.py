@@ -36,7 +36,9 @@ def test_a_change_in_the_same_tick_as_the_read_is_seen(
 
 def test_an_unchanged_re_read_counts_for_restoration(daemon: RunningDaemon, project: Path) -> None:
     s = daemon.client.open_session(
-        str(project), session_id=new_session_id("reread"), policy={"max_files": 1, "ranking": "recency"}
+        str(project),
+        session_id=new_session_id("reread"),
+        policy={"max_files": 1, "ranking": "recency"},
     )
     s.read_file("src/a.py")
     s.read_file("src/b.py")

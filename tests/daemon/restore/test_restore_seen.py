@@ -29,11 +29,14 @@ def _lines(n: int, tag: str = "line") -> str:
     return "".join(f"{tag} {i:05d}\n" for i in range(1, n + 1))
 
 
-def _open(daemon: RunningDaemon, project: Path, tag: str, **kw: object) -> Session:
+def _open(
+    daemon: RunningDaemon, project: Path, tag: str, policy: dict[str, object] | None = None
+) -> Session:
     # These rules under recency, whose order the tests name (the learned ranking: test_ranker.py).
-    policy = {"ranking": "recency", **kw.pop("policy", {})}  # type: ignore[dict-item]
-    return daemon.client.open_session(  # type: ignore[arg-type]
-        str(project), session_id=new_session_id(tag), policy=policy, **kw
+    return daemon.client.open_session(
+        str(project),
+        session_id=new_session_id(tag),
+        policy={"ranking": "recency", **(policy or {})},
     )
 
 

@@ -623,13 +623,16 @@ def test_a_replay_tree_name_drawn_twice_is_drawn_again(
     """`make eval` registers every replay tree's name for its clean-up: a name already
     registered in the run, or a tree another process made, is drawn again (and the latter is
     not registered, so the clean-up never removes another process's tree)."""
+    import secrets
+    import tempfile
+
     from postcompact.transcript import replay as replay_module
 
     registry = tmp_path / "registry"
     registry.mkdir()
     names = iter(["0000aaaa", "0000bbbb", "0000cccc"])
-    monkeypatch.setattr(replay_module.secrets, "token_hex", lambda _n: next(names))
-    monkeypatch.setattr(replay_module.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(secrets, "token_hex", lambda _n: next(names))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
     monkeypatch.setattr(replay_module, "TREE_REGISTRY", str(registry))
     (registry / "postcompact-replay-0000aaaa").touch()  # drawn earlier in this run
     (tmp_path / "postcompact-replay-0000bbbb").mkdir()  # another process's tree
