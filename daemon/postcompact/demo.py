@@ -135,9 +135,15 @@ class Demo:
 
     def open_session(self, label: str) -> str:
         sid = f"demo-{label}-{uuid.uuid4().hex[:8]}"
-        # Claude Code's file rule, as in the chapter: five files, 50K tokens (the default
-        # profile's own restores the lines seen of up to 20 files, docs/eval.md).
-        rule = pb.RestorePolicy(max_files=5, file_token_budget=50_000, max_tokens_per_file=5_000)
+        # Claude Code's file rule, as in the chapter: the five most recently used, 50K tokens
+        # (the default profile's own ranks the lines seen of up to 20 files by value per token,
+        # docs/eval.md).
+        rule = pb.RestorePolicy(
+            max_files=5,
+            file_token_budget=50_000,
+            max_tokens_per_file=5_000,
+            ranking=pb.FILE_RANKING_RECENCY,
+        )
         req = pb.OpenSessionRequest(session_id=sid, cwd=str(self.root), policy=rule)
         self.stub.OpenSession(req)
         return sid

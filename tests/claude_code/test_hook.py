@@ -145,9 +145,12 @@ def write(project: Path, rel: str, n_lines: int, tag: str = "") -> None:
     f.write_text("".join(f"{tag or rel} line {i:03d} " + "z" * 50 + "\n" for i in range(n_lines)))
 
 
-def preview(daemon: RunningDaemon, session: str, agent: str = "") -> Any:
+def preview(
+    daemon: RunningDaemon, session: str, agent: str = "", policy: pb.RestorePolicy | None = None
+) -> Any:
     return daemon.client.call(
-        "PreviewCompact", pb.PreviewCompactRequest(session_id=session, agent_id=agent)
+        "PreviewCompact",
+        pb.PreviewCompactRequest(session_id=session, agent_id=agent, policy=policy),
     )
 
 
@@ -207,9 +210,14 @@ def test_pre_compact_records_what_the_async_reports_missed(
     hook.read("src/b.py", "r1")
     assert "a.py" not in decided(preview(daemon, hook.session_id))
     assert hook("PreCompact", trigger="manual", custom_instructions=None) == ""
+    # Ranked by recency, the order of the times recorded (the session's own ranking, by value
+    # per token, weighs more than that).
+    recency = pb.RestorePolicy(ranking=pb.FILE_RANKING_RECENCY)
     ranked = [
         Path(d.name).name
-        for d in sorted(preview(daemon, hook.session_id).decisions, key=lambda d: d.rank)
+        for d in sorted(
+            preview(daemon, hook.session_id, policy=recency).decisions, key=lambda d: d.rank
+        )
         if d.subject == pb.SUBJECT_FILE and d.outcome == pb.OUTCOME_RESTORED
     ]
     # b.py was reported now (the newest); c.py and a.py at their results' times.

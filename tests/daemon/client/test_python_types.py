@@ -166,7 +166,10 @@ def test_every_method_answers_typed_values(daemon: RunningDaemon, root: Path) ->
         "set_plan": s.set_plan(str(root / "plans" / "p.md")),
         "set_catalog": listed,
         "preview_compact": s.preview_compact(include_content=True),
-        "compact": s.compact(include_content=True, policy={"oversize": "reference"}),
+        # Recency keeps the large file among the first (by value per token it would rank last).
+        "compact": s.compact(
+            include_content=True, policy={"oversize": "reference", "ranking": "recency"}
+        ),
         "end_agent": sub.end_agent(),
     }
     s.set_mode("plan")  # the two calls that answer nothing
@@ -305,7 +308,10 @@ def test_real_answers_round_trip(daemon: RunningDaemon, root: Path) -> None:
         "session_id": sid,
         "include_content": True,
         "policy": pb.RestorePolicy(
-            oversize=pb.OVERSIZE_POLICY_REFERENCE, max_files=2, left_out_index=True
+            oversize=pb.OVERSIZE_POLICY_REFERENCE,
+            max_files=2,
+            left_out_index=True,
+            ranking=pb.FILE_RANKING_RECENCY,
         ),
         "additional_context": ["from the harness"],
     }
