@@ -60,11 +60,10 @@ async def native_daemon() -> AsyncIterator[tuple[str, str, str]]:
     task = asyncio.create_task(daemon.run())
     server_json = base / "server.json"
     for _ in range(200):
-        if server_json.exists() and daemon.tcp_port:
+        if daemon.tcp_port and await asyncio.to_thread(server_json.exists):
             break
         await asyncio.sleep(0.05)
-    info = json.loads(server_json.read_text())
-    token = Path(info["token_file"]).read_text().strip()
+    info, token = await asyncio.to_thread(_server_info, server_json)
     try:
         yield f"unix://{cfg.socket}", info["tcp_address"], token
     finally:
@@ -72,12 +71,19 @@ async def native_daemon() -> AsyncIterator[tuple[str, str, str]]:
         assert await asyncio.wait_for(task, 30) == 0
 
 
+def _server_info(server_json: Path) -> tuple[dict[str, Any], str]:
+    info = json.loads(server_json.read_text())
+    return info, Path(info["token_file"]).read_text().strip()
+
+
 async def _every_method(address: str, metadata: tuple[tuple[str, str], ...]) -> None:
     """Each method of the service with an empty request (most answer an error: still the
     handler's), health's Check and Watch."""
     async with grpc.aio.insecure_channel(address) as ch:
         for m in SERVICE_DESCRIPTOR.methods:
-            call = ch.unary_unary(f"/{SERVICE_NAME}/{m.name}")
+            call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(
+                f"/{SERVICE_NAME}/{m.name}"
+            )
             with contextlib.suppress(grpc.aio.AioRpcError):
                 await call(b"", metadata=metadata, timeout=10)
         health = health_pb2_grpc.HealthStub(ch)
@@ -98,8 +104,11 @@ async def _fallback_answers(address: str, metadata: tuple[tuple[str, str], ...])
         async for resp in stub.ServerReflectionInfo(iter([req]), metadata=metadata, timeout=10):
             names = [s.name for s in resp.list_services_response.service]
         assert SERVICE_NAME in names
+        nothing: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(
+            "/x.Nowhere/Nothing"
+        )
         with pytest.raises(grpc.aio.AioRpcError) as err:
-            await ch.unary_unary("/x.Nowhere/Nothing")(b"", metadata=metadata, timeout=10)
+            await nothing(b"", metadata=metadata, timeout=10)
         assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
         assert "unknown method" in (err.value.details() or "")
 
@@ -119,19 +128,21 @@ async def test_every_method_is_served_natively(served: list[str]) -> None:
 
 
 async def test_the_token_gate_holds_on_native_methods(served: list[str]) -> None:
-    async with native_daemon() as (_uds, tcp, _token):
-        async with grpc.aio.insecure_channel(tcp) as ch:
-            for name in ("GetServerInfo", "ReadFile"):
-                with pytest.raises(grpc.aio.AioRpcError) as err:
-                    await ch.unary_unary(f"/{SERVICE_NAME}/{name}")(b"\xff", timeout=10)
-                assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-                reason = dict(err.value.trailing_metadata() or ())
-                assert reason.get("postcompact-error-reason") == "UNAUTHENTICATED"
-            health = health_pb2_grpc.HealthStub(ch)
+    async with native_daemon() as (_uds, tcp, _token), grpc.aio.insecure_channel(tcp) as ch:
+        for name in ("GetServerInfo", "ReadFile"):
+            method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = ch.unary_unary(
+                f"/{SERVICE_NAME}/{name}"
+            )
             with pytest.raises(grpc.aio.AioRpcError) as err:
-                async for _ in health.Watch(health_pb2.HealthCheckRequest(), timeout=10):
-                    pass
+                await method(b"\xff", timeout=10)
             assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            reason = dict(err.value.trailing_metadata() or ())
+            assert reason.get("postcompact-error-reason") == "UNAUTHENTICATED"
+        health = health_pb2_grpc.HealthStub(ch)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            async for _ in health.Watch(health_pb2.HealthCheckRequest(), timeout=10):
+                pass
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert f"/{SERVICE_NAME}/GetServerInfo" in served  # refused by the gate on the native path
 
 
