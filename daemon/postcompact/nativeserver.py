@@ -27,6 +27,7 @@ from typing import Any
 import grpc
 
 from postcompact.auth import TokenGate, gate_method
+from postcompact.lifecycle import LifecycleError
 
 __all__ = ["REFUSED_OPTIONS", "Registrations", "native_paths", "new_server"]
 
@@ -72,7 +73,15 @@ def new_server(
 ) -> grpc.aio.Server:
     """A pygrpc-native server of `reg`'s methods (each behind the token gate when `token` is
     given) and the generic handlers `fallback` (behind one TokenGate when `token` is given)."""
-    import pygrpc_native.aio  # only when chosen: an optional dependency
+    try:
+        import pygrpc_native.aio  # only when chosen: an optional dependency
+    except ImportError as exc:
+        if not (exc.name or "").startswith("pygrpc_native"):
+            raise
+        raise LifecycleError(
+            'server_implementation = "native" needs pygrpc-native, which is not installed: '
+            "pip install 'postcompact[native]'"
+        ) from None
 
     server = pygrpc_native.aio.server(
         options=[(k, v) for k, v in options if k not in REFUSED_OPTIONS]
