@@ -31,6 +31,7 @@ BENCHMARKS = {
     "b7": "bench.b7_agents",
     "b8": "bench.b8_hooks",
     "b9": "bench.b9_startup",
+    "b10": "bench.b10_serving",
 }
 HEADER = """# Benchmarks
 

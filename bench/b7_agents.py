@@ -281,14 +281,16 @@ def run_step(
     spy_out: Path | None = None,
     state_url: str | None = None,
     during: Callable[[Sequence[str]], contextlib.AbstractContextManager[object]] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> Step:
     """`agents` agents for `seconds` after `warmup`, against one daemon per entry of `cpus` (its
     CPU list; with several, agent i uses daemon i mod N); with `spy`, py-spy's flags, the window
     of the first daemon recorded into `spy_out` (raw, collapsed stacks). With `state_url`, the
     (one) daemon keeps its state there (a PostgreSQL database) instead of its own SQLite file;
     with `during`, what it returns for the daemons' addresses is entered when the measured
-    window opens and left when it closes."""
-    extra = ("--state-url", state_url) if state_url else ()
+    window opens and left when it closes; `extra_args`, more of `serve`'s flags (B10: the
+    server implementation)."""
+    extra = (*(("--state-url", state_url) if state_url else ()), *extra_args)
     with m.short_tmpdir() as tmp, contextlib.ExitStack() as stack:
         addresses, pids = [], []
         for i, cpu in enumerate(cpus):

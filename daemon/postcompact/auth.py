@@ -14,6 +14,7 @@ small RPC here (CHANGELOG, issue 16); the gate's check is one plain call.
 from __future__ import annotations
 
 import hmac
+import inspect
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
@@ -96,3 +97,50 @@ class TokenGate(grpc.GenericRpcHandler):
         # Known or not, a method is UNAUTHENTICATED without the token: which methods exist is
         # not told to a caller who has not shown it (errmap.UnknownMethods serves the unknown).
         return _denied(handler if handler is not None else _UNARY)
+
+
+def gate_method(token: str, handler: Handler) -> Handler:
+    """`handler` behind the token check, for a server that looks it up itself (the native
+    server's registered methods, nativeserver.py, which no TokenGate can stand in front of):
+    the same answer as TokenGate's for a caller without the token, its request bytes dropped
+    unread (the handler receives them raw and decodes them only after the check)."""
+    key = token.encode()
+    denied = _denied(handler)
+    deserialize = handler.request_deserializer
+    serializer = handler.response_serializer
+
+    async def decoded(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        if deserialize is None:
+            return raw
+        try:
+            return deserialize(raw)
+        except Exception:  # as grpc.aio answers a request its deserializer refuses
+            await context.abort(grpc.StatusCode.INTERNAL, "Exception deserializing request!")
+
+    if handler.unary_unary is not None:
+        inner_unary: Any = handler.unary_unary  # async (the grpc stubs type them sync)
+        refuse_unary: Any = denied.unary_unary
+
+        async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if not _token_ok(context.invocation_metadata(), key):
+                return await refuse_unary(None, context)
+            return await inner_unary(await decoded(raw, context), context)
+
+        return grpc.unary_unary_rpc_method_handler(unary, response_serializer=serializer)
+    if handler.unary_stream is not None:
+        inner_stream: Any = handler.unary_stream  # async (the grpc stubs type them sync)
+        refuse_stream: Any = denied.unary_stream
+
+        async def stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            if not _token_ok(context.invocation_metadata(), key):
+                async for _ in refuse_stream(None, context):  # aborts at once
+                    pass  # pragma: no cover
+            out = inner_stream(await decoded(raw, context), context)
+            if inspect.isasyncgen(out):
+                async for message in out:
+                    await context.write(message)
+            else:
+                await out  # writes with context.write (the health service's Watch)
+
+        return grpc.unary_stream_rpc_method_handler(stream, response_serializer=serializer)
+    raise ValueError("only unary and server-streaming methods are served natively")

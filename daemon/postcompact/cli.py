@@ -93,6 +93,11 @@ def _add_serve_flags(p: argparse.ArgumentParser) -> None:
         choices=["default", "claude-code", "claude-code-2.1.88"],
         help="default session profile (docs/profiles.md)",
     )
+    p.add_argument(
+        "--server-implementation",
+        choices=["grpcio", "native"],
+        help="the gRPC server: grpcio (default) or native (pygrpc-native; docs/architecture.md)",
+    )
     _add_state_flags(p)
     p.add_argument(
         "--no-persist",
@@ -176,6 +181,7 @@ def _config(args: argparse.Namespace) -> Config:
         "state_path",
         "state_url",
         "state_pool_size",
+        "server_implementation",
         "persist",
     ):
         if getattr(args, name, None) is not None:
@@ -252,6 +258,7 @@ def spawn_detached(
         "state_path",
         "state_url",
         "state_pool_size",
+        "server_implementation",
     )
     for flag in flags:
         value = getattr(args, flag, None)

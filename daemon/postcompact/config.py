@@ -15,6 +15,7 @@ named by `--config` / `POSTCOMPACT_CONFIG`. Example:
     deny_globs = ["**/.env", "**/*.pem"]
 
     shutdown_grace_s = 5              # SIGTERM: how long in-flight calls may finish
+    server_implementation = "grpcio"  # or "native": pygrpc-native (issue 41; docs/architecture.md)
     persist = true                    # durable state; false = memory only
     state_url = "sqlite:"             # embedded SQLite (WAL) in the default place, or
     # state_url = "sqlite:///path/to/state.db"          # that file, or a shared database:
@@ -125,6 +126,9 @@ PARSER_MEMORY_PER_BYTE = 16
 # Below this the interpreter itself (~104 MiB mapped) leaves a parse no room.
 MIN_PARSER_MEMORY_BYTES = 128 * MIB
 LOG_LEVELS = ("debug", "info", "warning", "error")
+# The gRPC server the listeners run on: grpc.aio (the default) or pygrpc-native's, whose HTTP/2
+# work runs in Rust (nativeserver.py; issue 41, docs/benchmarks.md "Serving").
+SERVER_IMPLEMENTATIONS = {"grpcio": "grpcio", "native": "native"}
 PROFILES: dict[str, pb.Profile.ValueType] = dict(profiles.NAMES)
 # [policy]'s keys: the policy table's (restore/policy.py).
 POLICY_KEYS: dict[str, PolicyField] = {f.config_key: f for f in POLICY_FIELDS}
@@ -190,6 +194,7 @@ class Config:
     # has one writer whatever this says.
     state_pool_size: int = 4
     shutdown_grace_s: float = 5.0
+    server_implementation: str = "grpcio"  # SERVER_IMPLEMENTATIONS
     config_file: Path | None = None
 
     @property
@@ -402,6 +407,8 @@ def _apply(cfg: Config, values: Mapping[str, Any], source: str) -> Config:
             changes[key] = _int(f"{source} {key}", value, 1, 100)
         elif key == "profile":
             changes["profile"] = _choice(f"{source} profile", value, PROFILES)
+        elif key == "server_implementation":
+            changes[key] = _choice(f"{source} {key}", value, SERVER_IMPLEMENTATIONS)
         elif key == "deny_globs":
             globs = [g for g in value.split(",") if g.strip()] if isinstance(value, str) else value
             if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
@@ -445,6 +452,7 @@ ENV_KEYS = {
     "POSTCOMPACT_STATE_PATH": "state_path",
     "POSTCOMPACT_STATE_URL": "state_url",
     "POSTCOMPACT_STATE_POOL_SIZE": "state_pool_size",
+    "POSTCOMPACT_SERVER_IMPLEMENTATION": "server_implementation",
 }
 
 

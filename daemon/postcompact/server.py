@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from postcompact import API_VERSION, __version__, workers
+from postcompact import API_VERSION, __version__, nativeserver, workers
 from postcompact.admission import Admission, reserve_answer, reserved_answer
 from postcompact.auth import TokenGate
 from postcompact.config import Config, state_location
@@ -301,6 +301,11 @@ def _serialized(fn: Callable[[Any, Ctx], Awaitable[Any]]) -> Callable[[Any, Ctx]
 
 
 def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, method_handlers(servicer))
+
+
+def method_handlers(servicer: Servicer) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
+    """The service's handler of each method, from the proto's service descriptor."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for m in SERVICE_DESCRIPTOR.methods:
         req_cls = getattr(pb, m.input_type.name)
@@ -318,7 +323,7 @@ def generic_handler(servicer: Servicer) -> grpc.GenericRpcHandler:
             request_deserializer=deserialize,
             response_serializer=None,  # the handler answers bytes
         )
-    return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
+    return handlers
 
 
 def _transcript_deserializer(max_bytes: int) -> Callable[[bytes], Any]:
@@ -401,6 +406,8 @@ class Daemon:
         the TCP front (`token` given), which bounds its connections (tcpfront.py)."""
         tcp = token is not None
         options = server_options(self.config) + listener_options(tcp=tcp)
+        if self.config.server_implementation == "native":
+            return self._new_native_server(servicer, token, options)
         server = grpc.aio.server(options=options)
         services = HandlerList()
         services.add_generic_rpc_handlers((generic_handler(servicer),))
@@ -415,6 +422,26 @@ class Daemon:
         else:
             server.add_generic_rpc_handlers((TokenGate(token, services.handlers),))
         return server
+
+    def _new_native_server(
+        self, servicer: Servicer, token: str | None, options: list[tuple[str, Any]]
+    ) -> grpc.aio.Server:
+        """`_new_server` on pygrpc-native (nativeserver.py): the service and health registered
+        method by method, served natively; reflection and unknown methods by its fallback."""
+        reg = nativeserver.Registrations()
+        reg.add_registered_method_handlers(SERVICE_NAME, method_handlers(servicer))
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, reg)
+        names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        fallback = HandlerList()
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer(names), fallback
+        )
+        fallback.add_generic_rpc_handlers((UnknownMethods(),))
+        log.info(
+            "native gRPC server",
+            extra={"native_methods": len(nativeserver.native_paths(reg)), "tcp": token is not None},
+        )
+        return nativeserver.new_server(options, reg, fallback.handlers, token)
 
     async def run(self) -> int:
         workers.install(asyncio.get_running_loop())

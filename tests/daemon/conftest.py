@@ -83,10 +83,15 @@ def short_dir(prefix: str = "pc") -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
 
 
+# Kept from the test run's environment: POSTCOMPACT_SERVER_IMPLEMENTATION=native runs every
+# daemon the tests start on pygrpc-native's server (issue 41; docs/benchmarks.md, "Serving").
+KEPT_ENV = frozenset({"POSTCOMPACT_SERVER_IMPLEMENTATION"})
+
+
 def daemon_env(base: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     for key in list(env):
-        if key.startswith("POSTCOMPACT_"):
+        if key.startswith("POSTCOMPACT_") and key not in KEPT_ENV:
             del env[key]
     env["XDG_CONFIG_HOME"] = str(base / "config")  # no user config leaks into tests
     env["XDG_STATE_HOME"] = str(base / "state")
