@@ -193,7 +193,9 @@ def _competitors(name: str) -> tuple[dict[str, tuple[Counter, BatchCounter]], An
 
     def fastokens_batch(texts: list[str]) -> list[int]:
         # Its bulk call, on every core: every text's ids in one buffer, and len + 1 uint64 offsets.
-        _, offsets = ft.encode_batch_flat(texts)
+        # The batch calls encode as `encode` does, the preset's special tokens (<|endoftext|>...)
+        # as control tokens; split_special_tokens=True makes them plain text, as encode_ordinary.
+        _, offsets = ft.encode_batch_flat(texts, split_special_tokens=True)
         return [b - a for a, b in itertools.pairwise(memoryview(offsets).cast("Q"))]
 
     def fastokens_cached_batch(texts: list[str]) -> list[int]:
@@ -213,6 +215,14 @@ def _competitors(name: str) -> tuple[dict[str, tuple[Counter, BatchCounter]], An
         ),
     }, ft_cached
 
+
+# Texts the corpus lacks, whose counts each counter's single and batch calls must also get right:
+# the special tokens' text (plain text to an ordinary count), long whitespace runs, emoji.
+EDGE_TEXTS = (
+    "<|endoftext|> <|fim_prefix|>a<|fim_middle|>b<|fim_suffix|> <|endofprompt|>",
+    " " * 3000 + "x\n\n\n" + "\t " * 500 + "y" + "\n" * 2000,
+    "emoji \U0001f600\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5 \U0010ffff",
+)
 
 # The competitors that a target compares us with: the fastest of them in each category.
 FAST = ("toktok-rs", "quicktok-v1", "fastokens", "fastokens+cache")
@@ -239,6 +249,11 @@ def _count_rows(
     for name in ENCODINGS:
         comp, ft_cached = _competitors(name)
         names = list(comp)
+        edge = list(EDGE_TEXTS)
+        exact_edge = [comp["tiktoken"][0](s) for s in edge]
+        for k in names:
+            got_edge = ([comp[k][0](s) for s in edge], list(comp[k][1](edge)))
+            assert got_edge == (exact_edge, exact_edge), f"{k} {name}: counts differ on EDGE_TEXTS"
         totals = dict.fromkeys(names, 0.0)
         total_bytes = 0
         for cat in c.categories:
@@ -389,7 +404,8 @@ Python with CJK comments and strings, TypeScript message tables and C with CJK c
 {est_corpus.nbytes() / 1e6:.1f} MB for the estimate, {mb:.1f} MB per encoding for exact counting,
 {cjk_kb:.0f} KB of it per CJK sample.
 Every exact count was checked identical to tiktoken's, chunk by chunk and batch by batch, in the
-first pass too.
+first pass too, and each counter's single and batch calls on three texts the corpus lacks (the
+special tokens' text, long whitespace runs, emoji).
 Competitors: tiktoken (`len(encode_ordinary)`), bpe-openai (`count`), toktok-rs (its only count
 API, `batch_count`: `batch_count([text], threads=1)` for one call), quicktok-v1 (`count`; for a
 batch `quicktok.count_batch`), fastokens 0.3.5, and ours (`_core.count`, `_core.count_batch`).
@@ -404,7 +420,9 @@ tokens and serves `encode_segments` (and inputs holding added tokens) only, neve
 `encode_ordinary` or a batch call, so fastokens+cache counts `len(tok.encode_segments([(text,
 False)]))`, the text as one segment, special tokens as plain text.
 Batches use every core (toktok-rs and quicktok-v1 with `threads=0`, tiktoken's
-`encode_ordinary_batch`, fastokens' `encode_batch_flat`, the counts from its offsets);
+`encode_ordinary_batch`, fastokens' `encode_batch_flat(texts, split_special_tokens=True)`, the
+counts from its offsets: without that flag it takes `<|endoftext|>` and the other special tokens
+for control tokens, where `encode_ordinary` and tiktoken's count them as text);
 bpe-openai has no batch call, and fastokens+cache none that looks its cache up: both run a loop
 on one thread.
 Best of {repeats} alternated repeats over the same chunks, so what a counter keeps from call to
