@@ -4,9 +4,10 @@
   20 KB chunk, call overhead included) and on `str` (ns per call: O(1)), against Python
   baselines.
 * Exact counting, o200k_base and cl100k_base, one thread: tiktoken `encode_ordinary` (len),
-  bpe-openai (PyPI binding of GitHub's `bpe`, `count`), toktok-rs, quicktok-v1 and
-  `_core.count`, MB/s per category and overall, counts asserted identical chunk by chunk; and
-  each one's batch form on every core against `_core.count_batch`.
+  bpe-openai (PyPI binding of GitHub's `bpe`, `count`), toktok-rs, quicktok-v1, fastokens (its
+  segment cache off, its default, and on: "fastokens+cache") and `_core.count`, MB/s per category
+  and overall, counts asserted identical chunk by chunk; and each one's batch form on every core
+  against `_core.count_batch`; and the first pass over each category in a fresh process.
 * Accuracy of the rough estimate against the exact counts, per category.
 
 Competitors alternate (A B C A B C ...) and the best of the repeats is kept.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import statistics
 import subprocess
@@ -31,6 +33,7 @@ from typing import Any
 from postcompact import _core
 
 from bench import corpus
+from bench._b2_first_pass import SEGMENT_CACHE_BYTES, fastokens_counter, fastokens_tokenizer
 from bench.report import Section, Table, grouped_bar_chart, verdict
 from tests._tiktoken_offline import ENCODINGS, load_encoding
 
@@ -157,14 +160,18 @@ def _estimate_rows(c: corpus.Corpus, repeats: int) -> tuple[list[Sequence[object
     return rows, gbps
 
 
-def _competitors(name: str) -> dict[str, tuple[Counter, BatchCounter]]:
-    """Each exact counter of `name`: (single call on one thread, batch on every core)."""
+def _competitors(name: str) -> tuple[dict[str, tuple[Counter, BatchCounter]], Any]:
+    """Each exact counter of `name`: (single call on one thread, batch on every core); and
+    fastokens+cache's tokenizer, whose segment cache's counters the report quotes."""
     import quicktok
     import toktok
 
     tk = load_encoding(name)
     bo = _bpe_openai(name)
     qt = quicktok.get_encoding(name)
+    ft = fastokens_tokenizer(name, cache=False)
+    ft_cached = fastokens_tokenizer(name, cache=True)
+    ft_cached_count = fastokens_counter(ft_cached, cache=True)
 
     def tiktoken_batch(texts: list[str]) -> list[int]:
         return [len(ids) for ids in tk.encode_ordinary_batch(texts)]
@@ -184,20 +191,42 @@ def _competitors(name: str) -> dict[str, tuple[Counter, BatchCounter]]:
     def quicktok_batch(texts: list[str]) -> list[int]:
         return [int(n) for n in quicktok.count_batch(qt, texts)]  # threads=0: every core
 
+    def fastokens_batch(texts: list[str]) -> list[int]:
+        # Its bulk call, on every core: every text's ids in one buffer, and len + 1 uint64 offsets.
+        # The batch calls encode as `encode` does, the preset's special tokens (<|endoftext|>...)
+        # as control tokens; split_special_tokens=True makes them plain text, as encode_ordinary.
+        _, offsets = ft.encode_batch_flat(texts, split_special_tokens=True)
+        return [b - a for a, b in itertools.pairwise(memoryview(offsets).cast("Q"))]
+
+    def fastokens_cached_batch(texts: list[str]) -> list[int]:
+        # No batch call looks the segment cache up: a loop on this thread.
+        return [ft_cached_count(t) for t in texts]
+
     return {
         "tiktoken": (_tiktoken_counter(tk), tiktoken_batch),
         "bpe-openai": (bo.count, bpe_openai_batch),
         "toktok-rs": (toktok_single, toktok_batch),
         "quicktok-v1": (qt.count, quicktok_batch),
+        "fastokens": (fastokens_counter(ft, cache=False), fastokens_batch),
+        "fastokens+cache": (ft_cached_count, fastokens_cached_batch),
         "ours": (
             functools.partial(_core.count, encoding=name),
             functools.partial(_core.count_batch, encoding=name),
         ),
-    }
+    }, ft_cached
 
+
+# Texts the corpus lacks, whose counts each counter's single and batch calls must also get right:
+# the special tokens' text (plain text to an ordinary count), long whitespace runs, emoji.
+EDGE_TEXTS = (
+    "<|endoftext|> <|fim_prefix|>a<|fim_middle|>b<|fim_suffix|> <|endofprompt|>",
+    " " * 3000 + "x\n\n\n" + "\t " * 500 + "y" + "\n" * 2000,
+    "emoji \U0001f600\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f1ef\U0001f1f5 \U0010ffff",
+)
 
 # The competitors that a target compares us with: the fastest of them in each category.
-FAST = ("toktok-rs", "quicktok-v1")
+FAST = ("toktok-rs", "quicktok-v1", "fastokens", "fastokens+cache")
+FAST_LABEL = "x fastest of toktok-rs / quicktok-v1 / fastokens / fastokens+cache"
 
 
 def _count_rows(
@@ -207,16 +236,24 @@ def _count_rows(
     list[Sequence[object]],
     dict[str, dict[str, float]],
     list[Sequence[object]],
+    dict[str, dict[str, int]],
 ]:
     """Single-thread rows, batch rows, our speed-up over each competitor per encoding/category
-    (and over the fastest of FAST under "fastest"), and the rough estimate's accuracy."""
+    (and over the fastest of FAST under "fastest"), the rough estimate's accuracy, and the
+    counters of fastokens+cache's segment cache per encoding at the end."""
     rows: list[Sequence[object]] = []
     batch_rows: list[Sequence[object]] = []
     ratios: dict[str, dict[str, float]] = {}
     accuracy: list[Sequence[object]] = []
+    cache_stats: dict[str, dict[str, int]] = {}
     for name in ENCODINGS:
-        comp = _competitors(name)
+        comp, ft_cached = _competitors(name)
         names = list(comp)
+        edge = list(EDGE_TEXTS)
+        exact_edge = [comp["tiktoken"][0](s) for s in edge]
+        for k in names:
+            got_edge = ([comp[k][0](s) for s in edge], list(comp[k][1](edge)))
+            assert got_edge == (exact_edge, exact_edge), f"{k} {name}: counts differ on EDGE_TEXTS"
         totals = dict.fromkeys(names, 0.0)
         total_bytes = 0
         for cat in c.categories:
@@ -246,22 +283,30 @@ def _count_rows(
             assert list(comp[k][1](chunks)) == exact, f"{k} {name}: batch counts differ"
         tb = _alternate({k: functools.partial(comp[k][1], chunks) for k in names}, repeats)
         batch_rows.append(_speed_row(name, "all chunks, one batch", total_bytes, tb, ratios))
-    return rows, batch_rows, ratios, accuracy
+        cache_stats[name] = dict(ft_cached.segment_cache_stats())
+    return rows, batch_rows, ratios, accuracy, cache_stats
 
 
-# The categories and counters of the first-pass table (what a counter keeps between calls
-# matters most where words recur: code and prose).
-FIRST_PASS_CATEGORIES = ("code", "prose")
-FIRST_PASS_COUNTERS = ("toktok-rs", "quicktok-v1", "ours")
+# The counters of the first-pass table, over every category of the corpus, and the size of each
+# category's sample there: the same for each, so that what a first pass costs once weighs alike,
+# and text that no sample repeats (prose has ~770 KB).
+FIRST_PASS_COUNTERS = ("toktok-rs", "quicktok-v1", "fastokens", "fastokens+cache", "ours")
+FIRST_PASS_BYTES = 600_000
+
+
+def first_pass_corpus(per_category: int) -> corpus.Corpus:
+    return corpus.build(
+        len(corpus.MIX) * per_category, {c: 1 / len(corpus.MIX) for c in corpus.MIX}
+    )
 
 
 def _first_pass_rows(c: corpus.Corpus, runs: int) -> list[Sequence[object]]:
     """Each counter's first pass over a category's chunks in a fresh process
-    (`bench._b2_first_pass`), alternated, the median of `runs`: MB/s and our ratio to the
-    faster of toktok-rs and quicktok-v1."""
+    (`bench._b2_first_pass`), alternated, the median of `runs`: MB/s, our ratio to fastokens and
+    to the fastest of FAST, and which that was."""
     rows: list[Sequence[object]] = []
     with tempfile.TemporaryDirectory(prefix="pcb-b2-") as tmp:
-        for cat in FIRST_PASS_CATEGORIES:
+        for cat in c.categories:
             chunks = c.chunks[cat]
             expected = {
                 name: [len(load_encoding(name).encode_ordinary(s)) for s in chunks]
@@ -283,8 +328,16 @@ def _first_pass_rows(c: corpus.Corpus, runs: int) -> list[Sequence[object]]:
                 med = {k: statistics.median(v) for k, v in mbps.items()}
                 fastest = max(FAST, key=lambda k: med[k])
                 rows.append(
-                    [name, cat, *(med[k] for k in FIRST_PASS_COUNTERS), med["ours"] / med[fastest]]
+                    [
+                        name,
+                        cat,
+                        *(med[k] for k in FIRST_PASS_COUNTERS),
+                        med["ours"] / med["fastokens"],
+                        med["ours"] / med[fastest],
+                        fastest,
+                    ]
                 )
+    rows.sort(key=lambda r: str(r[0]))  # by encoding, categories in the corpus's order
     return rows
 
 
@@ -303,6 +356,7 @@ def _speed_row(
         label,
         *(mbps[k] for k in t),
         t["tiktoken"] / t["ours"],
+        t["fastokens"] / t["ours"],
         t[fastest] / t["ours"],
         fastest,
     ]
@@ -313,8 +367,9 @@ def run(quick: bool = False) -> Section:
     count_corpus = corpus.build(400_000 if quick else 4_000_000)
     repeats = 1 if quick else 5
     est_rows, gbps = _estimate_rows(est_corpus, repeats)
-    count_rows, batch_rows, ratios, accuracy = _count_rows(count_corpus, repeats)
-    first_rows = _first_pass_rows(count_corpus, repeats)
+    count_rows, batch_rows, ratios, accuracy, cache_stats = _count_rows(count_corpus, repeats)
+    first_corpus = first_pass_corpus(FIRST_PASS_BYTES // 10 if quick else FIRST_PASS_BYTES)
+    first_rows = _first_pass_rows(first_corpus, repeats)
     batch_key = "all chunks, one batch"
 
     def worst(competitor: str, batch: bool) -> tuple[str, float]:
@@ -329,28 +384,73 @@ def run(quick: bool = False) -> Section:
     for label, competitor, batch, target in [
         ("exact count vs tiktoken", "tiktoken", False, 2.0),
         ("exact count vs bpe-openai", "bpe-openai", False, 1.0),
-        ("`count` (one thread) vs the fastest of toktok-rs and quicktok-v1", "fastest", False, 1.0),
-        ("`count_batch` (both cores) vs the fastest batch of those two", "fastest", True, 1.0),
+        (
+            "`count` (one thread) vs the fastest of toktok-rs, quicktok-v1, fastokens and"
+            " fastokens+cache",
+            "fastest",
+            False,
+            1.0,
+        ),
+        ("`count_batch` (both cores) vs the fastest batch of those four", "fastest", True, 1.0),
     ]:
         key, ratio = worst(competitor, batch)
         verdicts.append(
             verdict(f"{label}, worst case ({key})", ratio, target, lower_is_better=False)
         )
     mb = count_corpus.nbytes() / 1e6
+    cjk_kb = count_corpus.nbytes("cjk-zh") / 1e3
+    first_kb = first_corpus.nbytes("code") / 1e3
+    stats = "; ".join(
+        f"{name} {st['hits']:,} hits and {st['misses']:,} misses"
+        for name, st in cache_stats.items()
+    )
     intro = f"""
-Corpus built offline by `bench/corpus.py` (CPython stdlib code, pydoc topics and license texts,
-generated pretty JSON, CJK gettext catalogues), mixed 60/20/10/10 by bytes in 20 KB chunks:
-{est_corpus.nbytes() / 1e6:.1f} MB for the estimate, {mb:.1f} MB per encoding for exact counting.
-Every exact count was checked identical to tiktoken's, chunk by chunk and batch by batch.
+Corpus built offline by `bench/corpus.py`: CPython stdlib code, pydoc topics and license texts,
+generated pretty JSON, and four CJK samples from this machine's gettext catalogues
+(`/usr/share/locale`, a message from each catalogue in turn): cjk-zh, the zh_CN, zh_TW and zh_HK
+translations; cjk-ja, the Japanese ones that have kana; cjk-ko, the Korean ones; cjk-code, the
+four's (English key, CJK message) pairs written in turn as `.po` entries, JSON message files,
+Python with CJK comments and strings, TypeScript message tables and C with CJK comments. Mixed
+60/20/10 (code, prose, JSON) and 2.5% for each CJK sample by bytes, in 20 KB chunks:
+{est_corpus.nbytes() / 1e6:.1f} MB for the estimate, {mb:.1f} MB per encoding for exact counting,
+{cjk_kb:.0f} KB of it per CJK sample.
+Every exact count was checked identical to tiktoken's, chunk by chunk and batch by batch, in the
+first pass too, and each counter's single and batch calls on three texts the corpus lacks (the
+special tokens' text, long whitespace runs, emoji).
 Competitors: tiktoken (`len(encode_ordinary)`), bpe-openai (`count`), toktok-rs (its only count
 API, `batch_count`: `batch_count([text], threads=1)` for one call), quicktok-v1 (`count`; for a
-batch `quicktok.count_batch`); batches use every core (toktok-rs and quicktok-v1 with
-`threads=0`, tiktoken's `encode_ordinary_batch`, bpe-openai has none and runs a loop).
+batch `quicktok.count_batch`), fastokens 0.3.5, and ours (`_core.count`, `_core.count_batch`).
+fastokens has no count call: `len(tok.encode_ordinary(text))`, `tok` from
+`Tokenizer.from_tiktoken(path, encoding=NAME)`, tiktoken's rank file with fastokens' own preset of
+NAME's split pattern (tiktoken's pattern string, `pattern=enc._pat_str`, counts the same, but
+fastokens runs cl100k_base's as a generic regex: 3-10x slower here, measured apart from this
+table); a 20 KB call stays on the calling thread (it starts no worker thread). fastokens+cache is
+the same with `tok.enable_segment_cache({SEGMENT_CACHE_BYTES >> 20} MiB)` (off by default; also
+`FASTOKENS_SEGMENT_CACHE=<MiB>`): that cache keeps the ids of each text segment between added
+tokens and serves `encode_segments` (and inputs holding added tokens) only, never
+`encode_ordinary` or a batch call, so fastokens+cache counts `len(tok.encode_segments([(text,
+False)]))`, the text as one segment, special tokens as plain text.
+Batches use every core (toktok-rs and quicktok-v1 with `threads=0`, tiktoken's
+`encode_ordinary_batch`, fastokens' `encode_batch_flat(texts, split_special_tokens=True)`, the
+counts from its offsets: without that flag it takes `<|endoftext|>` and the other special tokens
+for control tokens, where `encode_ordinary` and tiktoken's count them as text);
+bpe-openai has no batch call, and fastokens+cache none that looks its cache up: both run a loop
+on one thread.
 Best of {repeats} alternated repeats over the same chunks, so what a counter keeps from call to
-call is warm (ours: each thread's cache of multi-token piece counts; toktok-rs: its memos). The
-first-pass table has each counter count code and prose once, in a fresh process whose tables were
-loaded on an unrelated text (`bench/_b2_first_pass.py`; median of {repeats} alternated runs), so
-that nothing it keeps has seen the chunks before.
+call is warm (ours: each thread's cache of multi-token piece counts; toktok-rs: its memos;
+fastokens: its thread-local caches; fastokens+cache: its segment cache holds every chunk after
+the check's first count, so every timed call is a hit on the whole chunk; its counters at the end:
+{stats}).
+The first-pass table has each counter count {first_kb:.0f} KB of each category (a sample of its own,
+the same size for each category, no text repeated) once in a fresh process
+(`bench/_b2_first_pass.py`; median of {repeats} alternated runs) after one call on an unrelated
+ASCII sentence, which is all the warming: ours `_core.count(sentence)` (it builds the encoding's
+tables); toktok-rs `batch_count([sentence], threads=1)`; quicktok-v1 `get_encoding`, then
+`count(sentence)`; fastokens `from_tiktoken`, then `encode_ordinary(sentence)`; fastokens+cache
+`from_tiktoken` and `enable_segment_cache`, then `encode_segments` of the sentence, so its cache
+holds only that and each chunk is a miss, encoded and stored. Nothing any counter keeps has seen
+the chunks, and no part of its tables that the sentence did not touch (CJK's, for one) has been
+read before the pass.
 """
     speed_cols = [
         "encoding",
@@ -359,9 +459,12 @@ that nothing it keeps has seen the chunks before.
         "bpe-openai",
         "toktok-rs",
         "quicktok-v1",
+        "fastokens",
+        "fastokens+cache",
         "ours",
         "x tiktoken",
-        "x fastest of toktok-rs / quicktok-v1",
+        "x fastokens",
+        FAST_LABEL,
         "fastest",
     ]
     section = Section(
@@ -389,7 +492,9 @@ that nothing it keeps has seen the chunks before.
                     "encoding",
                     "category",
                     *FIRST_PASS_COUNTERS,
-                    "x fastest of toktok-rs / quicktok-v1",
+                    "x fastokens",
+                    FAST_LABEL,
+                    "fastest",
                 ],
                 first_rows,
             ),
@@ -407,7 +512,7 @@ that nothing it keeps has seen the chunks before.
             exact,
             "b2_exact.png",
             title="B2 exact counting, MB/s on one thread, higher is better",
-            value_cols=(2, 3, 4, 5, 6),
+            value_cols=tuple(range(2, 9)),
             label_cols=(0, 1),
         )
     )

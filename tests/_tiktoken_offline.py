@@ -78,6 +78,14 @@ def _seed_once() -> Path:
     return seed_cache()
 
 
+def rank_file(name: str) -> Path:
+    """The path of ``name``'s rank file (tiktoken's ``.tiktoken`` format) in the seeded offline
+    cache, for tokenizers that load the file themselves (B2's fastokens)."""
+    if name not in RANK_FILES:
+        raise ValueError(f"no offline data for {name!r}; have {', '.join(RANK_FILES)}")
+    return _seed_once() / RANK_FILES[name][0]
+
+
 def load_encoding(name: str) -> tiktoken.Encoding:
     """``tiktoken.get_encoding(name)`` from the seeded offline cache."""
     if name not in RANK_FILES:

@@ -90,8 +90,9 @@ def test_counts_equal_tiktoken(name: str, encoding: str, tiktoken_count: Counter
 
 
 def test_real_cjk_text_counts_equal_tiktoken(encoding: str, tiktoken_count: Counter) -> None:
-    # The translations of this machine's gettext catalogues (zh_CN, zh_TW, ja, ko; generated
-    # CJK text when there are too few): whole three-byte characters take the trie's
+    # B2's four CJK samples from this machine's gettext catalogues, interleaved: Chinese,
+    # Japanese with kana, Korean, and CJK messages in code (generated CJK text when there are
+    # too few catalogues): whole three-byte characters take the trie's
     # one-step path (bpe_engine.rs `char_step`), with its byte-walk fallback where a token
     # ends inside a character.
     text = corpus.cjk_text(300_000)
