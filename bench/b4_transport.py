@@ -33,8 +33,10 @@ check, policy, admission, marks, seen lines or store bookkeeping. Below them all
 server beside the echo (`bench/_bare_readfile.py`, no daemon at all) whose ReadFile only reads and
 answers the file through the core: the least any ReadFile served by Python's grpc.aio can cost; and
 the same server recording each read before answering it as the store records a re-read (its row
-rewritten in one SQLite transaction): the least durable one. Target: ReadFile's CPU per call at
-most 1.3x the 20 KB echo's. The sides take turns in blocks of 300 calls (forwards, then backwards),
+rewritten in one SQLite transaction): the least durable one. Target (issue 41): ReadFile's CPU
+per call at most 1.2x the least durable ReadFile's, in the same run; its ratio to the 20 KB
+echo's (issue 16's 1.3x, which no durable ReadFile over grpc.aio meets) is stated beside it. The
+sides take turns in blocks of 300 calls (forwards, then backwards),
 30 cycles, and each side's CPU over all its blocks counts, read to the nanosecond from the kernel's
 per-thread run time: one server's CPU per call moves by 10-20% over seconds on this machine, and
 one side measured after the other would carry that into the ratio. Informational lines follow the
@@ -304,12 +306,18 @@ def _server_cpu(tmp: Path, quick: bool) -> tuple[list[Table], list[str]]:
         else "within the target: the handler's own work is what stands between"
     )
     return [table, cold_table], [
+        # Issue 41 restates the target against what a durable ReadFile over grpc.aio can be: the
+        # bare server whose ReadFile reads, answers and commits its row as the store does
+        # (`bench/_bare_readfile.py` with its database, unchanged); the echo ratio stays beside.
         verdict(
-            "ReadFile 20 KB server CPU per call / bare aio echo of 20 KB (interleaved blocks, "
-            f"{echo_cpu:.0f} µs)",
-            cpu["read"] / echo_cpu,
-            1.3,
+            "ReadFile 20 KB server CPU per call / the bare durable ReadFile's (the least durable "
+            f"ReadFile over grpc.aio, same run, interleaved blocks, {durable_cpu:.0f} µs)",
+            cpu["read"] / durable_cpu,
+            1.2,
         ),
+        f"ReadFile 20 KB server CPU per call / bare aio echo of 20 KB ({echo_cpu:.0f} µs): "
+        f"{cpu['read'] / echo_cpu:.2f}x (informational: issue 16's 1.3x target, which no durable "
+        "ReadFile over grpc.aio can meet, restated above)",
         f"ReadFile's I/O floor / the 20 KB echo: {floor_cpu / echo_cpu:.2f}x, {reach}; "
         f"ReadFile / its floor: {cpu['read'] / floor_cpu:.2f}x (informational)",
         f"the least ReadFile over grpc.aio (a bare server doing only the core's read and answer) "
