@@ -884,8 +884,8 @@ async def test_where_rereads_run(
     world: World, monkeypatch: pytest.MonkeyPatch, line_count: int, blocks: bool, threads: str
 ) -> None:
     """Five small cached files are re-read on the event loop; when a read would wait for the
-    disk, all five on one worker thread; five big ones on a thread each. The attachments come
-    back in rank order every time."""
+    disk, all five on one worker thread; five big ones as five parallel worker calls. The
+    attachments come back in rank order every time."""
     import threading
 
     from postcompact import diskaccess
@@ -893,6 +893,7 @@ async def test_where_rereads_run(
 
     loop_thread = threading.get_ident()
     seen: list[tuple[bool, int]] = []
+    files_per_call: list[int] = []
     original = restore_files.FileStep.restore_many
 
     def spy(
@@ -905,6 +906,7 @@ async def test_where_rereads_run(
         held: Mapping[str, bytes] | None = None,
     ) -> object:
         seen.append((inline, threading.get_ident()))
+        files_per_call.append(len(ranked))
         if inline and blocks:
             raise diskaccess.WouldBlock  # as a page-cache miss would
         # Hold the thread a moment so that concurrent batches cannot reuse one pool thread.
@@ -926,8 +928,13 @@ async def test_where_rereads_run(
         assert len(workers) == 1
         assert loop_thread not in workers
     else:
+        # Five calls of one file each, all on worker threads. How many distinct threads serve
+        # them is the pool's affair (threads busy elsewhere or idle ones reused), so only
+        # "more than one" is asserted: the reads ran in parallel, not one after another.
         assert len(seen) == 5
-        assert len(workers) == 5
+        assert files_per_call == [1] * 5
+        assert all(not inline for inline, _ in seen)
+        assert len(workers) >= 2
         assert loop_thread not in workers
 
 
