@@ -10,7 +10,8 @@
   against `_core.count_batch`; and the first pass over each category in a fresh process.
 * Accuracy of the rough estimate against the exact counts, per category.
 
-Competitors alternate (A B C A B C ...) and the best of the repeats is kept.
+Competitors alternate (A B C A B C ...) and the best of the repeats is kept; each repeat of the
+single-thread and batch tables counts chunks cut afresh (`ROTATE_BYTES`).
 Run standalone: `python -m bench.b2_tokens [--quick]`.
 """
 
@@ -78,6 +79,46 @@ def _alternate(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, 
             t0 = time.perf_counter()
             fn()
             best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+# How far each repeat's chunks are shifted along the category's text (bytes; prime, so that no
+# two repeats of five cut it at the same places): every timed pass counts chunks no counter has
+# counted before, cut from the same text, so that a cache of whole inputs (fastokens+cache's
+# segment cache) never answers a timed call while per-piece caches are as warm as text of the
+# same kind makes them.
+ROTATE_BYTES = 7919
+
+
+def _rotations(
+    text_of: Callable[[], str], nbytes: int, repeats: int, first: int = 0
+) -> list[list[str]]:
+    """`repeats` sets of ~`nbytes` of a category's text as 20 KB chunks, the r-th cut from
+    `(first + r) * ROTATE_BYTES` on."""
+    return [
+        corpus.chunks_of(text_of(), nbytes, offset=(first + r) * ROTATE_BYTES)
+        for r in range(repeats)
+    ]
+
+
+def _alternate_rotated(
+    fns: dict[str, Callable[[list[str]], list[int]]],
+    rotations: list[list[str]],
+    exact: list[list[int]],
+    label: str,
+) -> dict[str, float]:
+    """Best time of each counter over the rotations (the r-th repeat counts the r-th set; the
+    counters alternate within a repeat), scaled to the first set's bytes; every count checked
+    against tiktoken's after its timed pass (a check before would put the chunks in a cache)."""
+    sizes = [sum(len(s.encode()) for s in chunks) for chunks in rotations]
+    best = dict.fromkeys(fns, float("inf"))
+    for r, chunks in enumerate(rotations):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            got = fn(chunks)
+            seconds = time.perf_counter() - t0
+            assert list(got) == exact[r], f"{name} {label}: counts differ from tiktoken"
+            best[name] = min(best[name], seconds * sizes[0] / sizes[r])
     return best
 
 
@@ -254,34 +295,35 @@ def _count_rows(
         for k in names:
             got_edge = ([comp[k][0](s) for s in edge], list(comp[k][1](edge)))
             assert got_edge == (exact_edge, exact_edge), f"{k} {name}: counts differ on EDGE_TEXTS"
+        tk = load_encoding(name)
         totals = dict.fromkeys(names, 0.0)
         total_bytes = 0
+        by_cat: dict[str, list[list[str]]] = {}
         for cat in c.categories:
-            chunks = c.chunks[cat]
-            nbytes = c.nbytes(cat)
+            rotations = _rotations(corpus.SOURCES[cat], c.nbytes(cat), repeats)
+            # The batch's own cuts, none of them a chunk the single calls counted.
+            by_cat[cat] = _rotations(corpus.SOURCES[cat], c.nbytes(cat), repeats, first=repeats)
+            chunks = rotations[0]
+            nbytes = sum(len(s.encode()) for s in chunks)
             total_bytes += nbytes
-            # Identical counts, chunk by chunk.
-            exact = [comp["tiktoken"][0](s) for s in chunks]
-            for k in names[1:]:
-                got = [comp[k][0](s) for s in chunks]
-                assert got == exact, f"{k} {name} {cat}: counts differ from tiktoken"
-            fns: dict[str, Callable[[], object]] = {
-                k: functools.partial(_count_all, comp[k][0], chunks) for k in names
+            # tiktoken's counts (its encoder keeps nothing from call to call), chunk by chunk.
+            exact = [[len(tk.encode_ordinary(s)) for s in rot] for rot in rotations]
+            fns: dict[str, Callable[[list[str]], list[int]]] = {
+                k: functools.partial(_count_all, comp[k][0]) for k in names
             }
-            t = _alternate(fns, repeats)
+            t = _alternate_rotated(fns, rotations, exact, f"{name} {cat}")
             for k in names:
                 totals[k] += t[k]
             rows.append(_speed_row(name, cat, nbytes, t, ratios))
             rough = sum(_core.estimate(s) for s in chunks)
             accuracy.append(
-                [name, cat, sum(len(s) for s in chunks) / sum(exact), rough / sum(exact)]
+                [name, cat, sum(len(s) for s in chunks) / sum(exact[0]), rough / sum(exact[0])]
             )
         rows.append(_speed_row(name, "**overall**", total_bytes, totals, ratios))
-        chunks = c.all_chunks()
-        exact = [comp["tiktoken"][0](s) for s in chunks]
-        for k in names:
-            assert list(comp[k][1](chunks)) == exact, f"{k} {name}: batch counts differ"
-        tb = _alternate({k: functools.partial(comp[k][1], chunks) for k in names}, repeats)
+        # The batch: the r-th repeat is every category's r-th batch rotation.
+        batches = [[s for cat in c.categories for s in by_cat[cat][r]] for r in range(repeats)]
+        exact = [[len(tk.encode_ordinary(s)) for s in batch] for batch in batches]
+        tb = _alternate_rotated({k: comp[k][1] for k in names}, batches, exact, f"{name} batch")
         batch_rows.append(_speed_row(name, "all chunks, one batch", total_bytes, tb, ratios))
         cache_stats[name] = dict(ft_cached.segment_cache_stats())
     return rows, batch_rows, ratios, accuracy, cache_stats
@@ -436,11 +478,16 @@ counts from its offsets: without that flag it takes `<|endoftext|>` and the othe
 for control tokens, where `encode_ordinary` and tiktoken's count them as text);
 bpe-openai has no batch call, and fastokens+cache none that looks its cache up: both run a loop
 on one thread.
-Best of {repeats} alternated repeats over the same chunks, so what a counter keeps from call to
-call is warm (ours: each thread's cache of multi-token piece counts; toktok-rs: its memos;
-fastokens: its thread-local caches; fastokens+cache: its segment cache holds every chunk after
-the check's first count, so every timed call is a hit on the whole chunk; its counters at the end:
-{stats}).
+Best of {repeats} alternated repeats, each over chunks no counter has counted before: the r-th
+repeat cuts the same text of the category {ROTATE_BYTES:,} x r bytes further on (freshly rotated
+chunks), so what a counter keeps from piece to piece is warm on text of the same
+kind (ours: fastokens' thread-local caches for 64 bytes or more, each thread's cache of
+multi-token piece counts below; toktok-rs: its memos; fastokens: its thread-local caches) but no
+cache of whole inputs answers a timed call (fastokens+cache's segment cache misses every chunk
+and stores it; its counters at the end: {stats}). Every count is checked against tiktoken's
+after its timed pass. (Over the very same chunks again, B2's method until December 2026,
+fastokens+cache answered every call from its segment cache at 1.1-1.8 GB/s: a lookup of the
+whole text, not a count.)
 The first-pass table has each counter count {first_kb:.0f} KB of each category (a sample of its own,
 the same size for each category, no text repeated) once in a fresh process
 (`bench/_b2_first_pass.py`; median of {repeats} alternated runs) after one call on an unrelated

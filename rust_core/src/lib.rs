@@ -28,6 +28,7 @@ pub mod bpe_engine;
 pub mod compactwire;
 pub mod diskread;
 pub mod exclusive;
+pub mod fastcount;
 pub mod fileanswer;
 pub mod filestate;
 pub mod fileview;

@@ -23,6 +23,7 @@ use std::sync::LazyLock;
 use bpe_openai::Tokenizer;
 
 use crate::bpe_engine::{Engine, Scratch};
+use crate::fastcount;
 use crate::pretok::{self, Pattern};
 
 fn build_engine(encoding: Encoding) -> Engine {
@@ -382,11 +383,24 @@ fn count_ge_f0(block: &[u8]) -> usize {
 
 /// Exact number of tokens of `text`, equal to tiktoken's `len(enc.encode_ordinary(text))`.
 ///
+/// A text of [`fastcount::MIN_BYTES`] or more is counted on fastokens' tables
+/// ([`crate::fastcount`]), a shorter one on ours ([`count_own`]).
+pub fn count(text: &str, encoding: Encoding) -> usize {
+    if text.len() >= fastcount::MIN_BYTES {
+        if let Some(n) = fastcount::count(text, encoding) {
+            return n;
+        }
+    }
+    count_own(text, encoding)
+}
+
+/// [`count`] on our own scanner and tables only.
+///
 /// Pre-tokenises with a hand-written scanner of the encoding's split pattern ([`crate::pretok`]),
 /// then counts each piece on our BPE tables ([`crate::bpe_engine`]): a piece that is itself a
 /// token (most words and spaces) costs one hash probe, the rest go through the backtracking
 /// encoder. No token list is built.
-pub fn count(text: &str, encoding: Encoding) -> usize {
+pub fn count_own(text: &str, encoding: Encoding) -> usize {
     let engine = encoding.engine();
     let b = text.as_bytes();
     with_scratch(encoding, |scratch| {

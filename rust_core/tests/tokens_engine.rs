@@ -3,6 +3,7 @@
 //! hit each fast path and its fallbacks (ASCII vs not, CJK, emoji, marks and the odd letter
 //! categories, long runs, contractions, the piece-count cache).
 
+use _core::fastcount;
 use _core::tokens::{self, Encoding};
 use proptest::prelude::*;
 
@@ -152,6 +153,12 @@ proptest! {
             // The cache-less path (used by truncation) agrees with the cached one.
             let by_piece: usize = tokens::piece_counts(&s, enc).map(|(_, n)| n).sum();
             prop_assert_eq!(by_piece, tokens::count(&s, enc));
+            // fastokens' tables (the counter of longer texts) agree, in one call and cut into
+            // parts at every newline-then-letter point the parts' size allows.
+            let expected = enc.tokenizer().count(s.as_str());
+            for part in [8, 64, usize::MAX / 2] {
+                prop_assert_eq!(fastcount::count_in_parts(&s, enc, part), Some(expected), "{} {}", enc, part);
+            }
         }
         let ours: Vec<&str> = tokens::pieces(&s, Encoding::O200kBase).collect();
         let regex: Vec<&str> = Encoding::O200kBase.tokenizer().split(&s).collect();
