@@ -5,6 +5,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use _core::fastcount;
 use _core::tokens::{self, Counter, Encoding};
 use _core::truncate;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -198,6 +199,64 @@ fn bench_count(c: &mut Criterion) {
     g.finish();
 }
 
+/// Consecutive pieces of about `size` bytes (cut on character boundaries) of the first
+/// `total` bytes of `text`.
+fn pieces_of(text: &str, size: usize, total: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let stop = total.min(text.len());
+    while start < stop {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// Our own tables against fastokens' (`fastcount`) by text size, each iteration counting 256 KB
+/// of different pieces of that size (text seen once per iteration, as a daemon counts new
+/// files): where `fastcount::MIN_BYTES` comes from (below it fastokens' cost per call loses).
+fn bench_count_by_size(c: &mut Criterion) {
+    let mut g = c.benchmark_group("count_by_size");
+    g.sample_size(10);
+    let enc = Encoding::O200kBase;
+    let _ = tokens::count_own("warm up", enc);
+    let _ = fastcount::count("warm up", enc);
+    for (name, text) in corpus() {
+        for size in [16, 32, 64, 128, 1024, CHUNK] {
+            let pieces = pieces_of(&text, size, 256 * 1024);
+            let bytes: usize = pieces.iter().map(|p| p.len()).sum();
+            g.throughput(Throughput::Bytes(bytes as u64));
+            g.bench_with_input(
+                BenchmarkId::new(format!("own/{name}"), size),
+                &pieces,
+                |b, p| {
+                    b.iter(|| {
+                        p.iter()
+                            .map(|t| tokens::count_own(black_box(t), enc))
+                            .sum::<usize>()
+                    })
+                },
+            );
+            g.bench_with_input(
+                BenchmarkId::new(format!("fastokens/{name}"), size),
+                &pieces,
+                |b, p| {
+                    b.iter(|| {
+                        p.iter()
+                            .map(|t| fastcount::count(black_box(t), enc).unwrap_or(0))
+                            .sum::<usize>()
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
 fn bench_truncate(c: &mut Criterion) {
     let mut g = c.benchmark_group("truncate");
     g.sample_size(20);
@@ -224,5 +283,11 @@ fn bench_truncate(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_estimate, bench_count, bench_truncate);
+criterion_group!(
+    benches,
+    bench_estimate,
+    bench_count,
+    bench_count_by_size,
+    bench_truncate
+);
 criterion_main!(benches);

@@ -1,11 +1,12 @@
 //! Exact counts of longer texts on fastokens' tokenizer (the `fastokens` crate, pinned).
 //!
 //! fastokens splits `o200k_base` and `cl100k_base` text with a SIMD scanner of the two split
-//! patterns and merges with a per-thread cache of pre-token ids; on B2's 20 KB chunks it counts
-//! 1.4-2.5x faster than our own scanner and tables (`pretok`, `bpe_engine`), which stay the
-//! counter of the shortest texts (below [`MIN_BYTES`] fastokens' cost per call outweighs its
-//! speed), of [`crate::tokens::count_till_limit`] (which stops early) and of the piece-wise
-//! paths (truncation). Both give tiktoken's counts exactly; tests compare them on the same texts.
+//! patterns and merges with a per-thread cache of pre-token ids (seeded with every short
+//! vocabulary word); on 20 KB pieces of text it has not seen it counts 1.1-2.3x faster than our
+//! own scanner and tables (`pretok`, `bpe_engine`). Ours stay the counter of the shortest texts
+//! (below [`MIN_BYTES`] fastokens' cost per call outweighs its speed), of
+//! [`crate::tokens::count_till_limit`] (which stops early) and of the piece-wise paths
+//! (truncation). Both give tiktoken's counts exactly; tests compare them on the same texts.
 //!
 //! The tokenizer is built once per encoding from the vocabulary `bpe-openai` embeds (a token's
 //! id is its tiktoken rank), with fastokens' presets for the pattern and special tokens, and
@@ -23,10 +24,12 @@ use std::sync::LazyLock;
 
 use crate::tokens::Encoding;
 
-/// Texts shorter than this are counted by our own tables: fastokens' fixed cost per call
-/// outweighs its speed on the shortest texts (measured on one thread over pieces of B2's
-/// corpus: at 16-32 bytes ours is 1.1-2x faster on code, prose and JSON; at 64 bytes fastokens
-/// leads on all but JSON, 1.4-2.6x, and at 20 KB on all).
+/// Texts shorter than this are counted by our own tables: fastokens' cost per call outweighs its
+/// speed on the shortest texts. `cargo bench --bench tokens -- count_by_size` (256 KB of
+/// different pieces of each size, o200k_base) measured here: at 16 bytes ours is 1.1-1.6x
+/// faster on code, prose, JSON and CJK, at 32 bytes about even; at 64 bytes fastokens leads on
+/// code, prose and CJK (1.2-1.6x) and ours still on JSON (1.4x); at 1 KB and 20 KB fastokens
+/// leads on all (JSON by about 1.1x, the others by 1.1-2.3x).
 pub const MIN_BYTES: usize = 64;
 
 /// The longest part handed to fastokens in one call: under its 64 KiB threshold for fanning

@@ -111,6 +111,24 @@ def test_whole_corpus_and_batch(encoding: str, tiktoken_count: Counter) -> None:
     assert _core.count_batch(texts * 40, encoding) == expected * 40
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="lists threads in /proc")
+def test_a_long_text_is_counted_exactly_on_the_calling_thread(
+    encoding: str, tiktoken_count: Counter
+) -> None:
+    """fastokens, the counter of texts of 64 bytes or more (rust_core/src/fastcount.rs), spreads
+    an input of 64 KiB or more over threads of its own; the core hands it parts below that, cut
+    after a newline that a letter follows, and counts a long stretch without such a point on its
+    own tables: long texts of both kinds count exactly and start no thread."""
+    lines = "\n".join(f"line{i} = value_{i} * 2  # note {i}" for i in range(20_000))
+    one_line = " ".join(f"w{i}" for i in range(40_000))  # no newline at all: no cut point
+    assert len(lines) > 500_000
+    assert len(one_line) > 200_000
+    before = set(os.listdir("/proc/self/task"))
+    for text in (lines, one_line, lines + one_line + "\n" + lines):
+        assert _core.count(text, encoding) == tiktoken_count(text)
+    assert set(os.listdir("/proc/self/task")) <= before
+
+
 def test_batches_from_several_threads_at_once(encoding: str, tiktoken_count: Counter) -> None:
     # One batch has the core's worker pool at a time; the others meanwhile count on their own
     # thread (rust_core/src/pool.rs): every answer is whole and in order.
