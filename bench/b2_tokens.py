@@ -475,7 +475,8 @@ batch `quicktok.count_batch`), fastokens 0.3.5, and ours (`_core.count`, `_core.
 Ours counts a text of 64 bytes or more on fastokens' own tables (the `fastokens` crate, the same
 0.3.5, linked into the core: rust_core/src/fastcount.rs), so on these 20 KB chunks the ratio of
 ours to fastokens compares two bindings of one counter, and a ratio near 1.0x is a tie within the
-run's spread, not a lead: what ours adds is in the text below the tables.
+run's spread, not a lead. Below 64 bytes ours counts on its own tables
+(`cargo bench --bench tokens -- count_by_size` compares the two by size).
 fastokens has no count call: `len(tok.encode_ordinary(text))`, `tok` from
 `Tokenizer.from_tiktoken(path, encoding=NAME)`, tiktoken's rank file with fastokens' own preset of
 NAME's split pattern (tiktoken's pattern string, `pattern=enc._pat_str`, counts the same, but
