@@ -50,6 +50,7 @@ from collections.abc import Sequence
 
 from postcompact import core, diskaccess, render
 from postcompact.errors import check_answer
+from postcompact.restore import ranker
 from postcompact.restore.catalog import (
     Announced,
     announced_in_messages,
@@ -611,9 +612,15 @@ async def _steps(
 
 
 def _needs_pick(policy: Policy) -> bool:
-    """Whether the policy weighs Claude Code's own selection (restore/harness.py)."""
-    return pb.HARNESS_RULE_CLAUDE_CODE in (policy.complement, policy.match_budget) or (
-        policy.ranking in (pb.FILE_RANKING_CLAUDE_CODE_FIRST, pb.FILE_RANKING_SCORED)
+    """Whether the policy weighs Claude Code's own selection (restore/harness.py). The value
+    per token ranking does not (the pick is no feature of it): it is told which files the pick
+    restores only when the selection is computed anyway (a matched budget, a complement) and
+    while the evaluation trains it (`ranker.OBSERVER`: those files are left out of training),
+    which spares a scored policy without them a second file step per Compact."""
+    return (
+        pb.HARNESS_RULE_CLAUDE_CODE in (policy.complement, policy.match_budget)
+        or policy.ranking == pb.FILE_RANKING_CLAUDE_CODE_FIRST
+        or (policy.ranking == pb.FILE_RANKING_SCORED and ranker.OBSERVER.get() is not None)
     )
 
 

@@ -953,3 +953,46 @@ async def test_changed_contents_are_hashed_only_for_a_state_database(
     expected = {changed: (b"new\n", hashlib.sha256(b"new\n").digest())} if hashing else {}
     assert {p: (c, d) for p, (c, d) in world.change.digests.items()} == expected
     assert same not in world.change.digests
+
+
+@pytest.mark.parametrize(
+    ("match_budget", "training", "picks"),
+    [
+        (pb.HARNESS_RULE_NONE, False, 0),
+        (pb.HARNESS_RULE_NONE, True, 1),
+        (pb.HARNESS_RULE_CLAUDE_CODE, False, 1),  # the budget is the pick's tokens
+    ],
+)
+async def test_value_per_token_computes_claude_codes_pick_only_when_it_is_used(
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+    match_budget: pb.HarnessRule.ValueType,
+    training: bool,
+    picks: int,
+) -> None:
+    """The scored ranking has no use for Claude Code's own selection (a second file step per
+    Compact) unless a matched budget needs it or the evaluation is training the model (which
+    leaves those files out); training or not, the same files are restored."""
+    from postcompact.restore import harness, pipeline, ranker
+
+    calls: list[int] = []
+    original = harness.claude_code_pick
+
+    async def spy(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return await original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "claude_code_pick", spy)
+    for i in range(3):
+        world.read(world.write(f"f{i}.py", f"x = {i}\n" * (10 + 40 * i)), ts=10 + i)
+    policy = pb.RestorePolicy(ranking=pb.FILE_RANKING_SCORED, match_budget=match_budget)
+    token = ranker.OBSERVER.set(lambda agent, candidates: None) if training else None
+    try:
+        resp = await world.compact(policy=policy)
+    finally:
+        if token is not None:
+            ranker.OBSERVER.reset(token)
+    assert len(calls) == picks
+    if match_budget == pb.HARNESS_RULE_NONE:
+        restored = [a.file.path for a in resp.attachments if a.kind == pb.ATTACHMENT_KIND_FILE]
+        assert sorted(restored) == sorted(str(world.root / f"f{i}.py") for i in range(3))
