@@ -136,8 +136,36 @@ fn tokens_ending_inside_a_character_walk_byte_by_byte() {
     }
 }
 
+/// Cases of the property tests below: 1,500, or `FUZZ_CASES` to search longer (300,000 ran
+/// clean when fastcount's guard went in).
+fn cases() -> u32 {
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500)
+}
+
+/// What the property test found fastokens 0.3.5 counting wrong (an apostrophe before `ſ`, a
+/// case-folded `'s`): such a text is left to our own tables, and counts right at any length.
+#[test]
+fn a_long_s_contraction_is_counted_by_our_tables() {
+    for text in [
+        "\u{1b170}'\u{17f}'vEBEa".to_owned(),
+        "We'\u{17f} go. ".repeat(20),
+    ] {
+        for enc in ENCODINGS {
+            assert_eq!(fastcount::count_in_parts(&text, enc, usize::MAX / 2), None);
+            assert_eq!(
+                tokens::count(&text, enc),
+                enc.tokenizer().count(text.as_str()),
+                "{enc}"
+            );
+        }
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1500))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn bpe_of_any_bytes_equals_bpe_openai(b in proptest::collection::vec(any::<u8>(), 1..60)) {
@@ -156,8 +184,11 @@ proptest! {
             // fastokens' tables (the counter of longer texts) agree, in one call and cut into
             // parts at every newline-then-letter point the parts' size allows.
             let expected = enc.tokenizer().count(s.as_str());
+            // (None: a text it counts wrong, left to our tables: fastcount's LONG_S_CONTRACTION.)
             for part in [8, 64, usize::MAX / 2] {
-                prop_assert_eq!(fastcount::count_in_parts(&s, enc, part), Some(expected), "{} {}", enc, part);
+                let got = fastcount::count_in_parts(&s, enc, part);
+                prop_assert_eq!(got.unwrap_or_else(|| tokens::count_own(&s, enc)), expected, "{} {}", enc, part);
+                prop_assert!(got.is_some() || s.contains("'\u{17f}"), "{} {}", enc, part);
             }
         }
         let ours: Vec<&str> = tokens::pieces(&s, Encoding::O200kBase).collect();
