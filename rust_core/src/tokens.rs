@@ -14,8 +14,9 @@
 //! * **Exact count** — `o200k_base` / `cl100k_base`, equal to tiktoken's
 //!   `len(encode_ordinary(text))`; special tokens such as `<|endoftext|>` are ordinary text.
 //!   The vocabularies come from the `bpe-openai` crate (embedded data, no network). A text of
-//!   64 bytes or more is counted on fastokens' tables (`crate::fastcount`), a shorter one, the
-//!   early-stopping count and the piece-wise paths of truncation on our own scanner and tables.
+//!   64 bytes or more is counted on fastokens' tables (`crate::fastcount`; but for a text with
+//!   an apostrophe before `ſ`, which fastokens counts wrong), a shorter one, the early-stopping
+//!   count and the piece-wise paths of truncation on our own scanner and tables.
 //!   See [`count`].
 
 use std::cell::RefCell;
