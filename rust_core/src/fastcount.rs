@@ -7,7 +7,7 @@
 //! (below [`MIN_BYTES`] fastokens' cost per call outweighs its speed), of
 //! [`crate::tokens::count_till_limit`] (which stops early) and of the piece-wise paths
 //! (truncation). fastokens is not exact on one known input, an apostrophe before `ſ`
-//! ([`LONG_S_CONTRACTION`]): a text holding one is left to our tables too, so what this module
+//! (`LONG_S_CONTRACTION`): a text holding one is left to our tables too, so what this module
 //! returns equals tiktoken's count; tests compare it with bpe-openai's on the same texts.
 //!
 //! The tokenizer is built once per encoding from the vocabulary `bpe-openai` embeds (a token's
@@ -85,7 +85,7 @@ fn cut_before(b: &[u8], lo: usize, hi: usize) -> Option<usize> {
 }
 
 /// Tokens of `text` on fastokens' tables, in parts of at most `part` bytes; `None` when the
-/// tokenizer is not available or the text holds what it counts wrong ([`LONG_S_CONTRACTION`]):
+/// tokenizer is not available or the text holds what it counts wrong (`LONG_S_CONTRACTION`):
 /// the caller counts on its own tables.
 pub fn count_in_parts(text: &str, encoding: Encoding, part: usize) -> Option<usize> {
     let b = text.as_bytes();
