@@ -272,6 +272,10 @@ def lacking_columns(columns_of: Callable[[str], set[str]], version: int) -> list
     return out
 
 
+# How long a statement waits for a lock another connection holds before it fails busy.
+BUSY_TIMEOUT_MS = 5000
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating it 0600 if needed) the database in autocommit mode with WAL."""
     make_private_dirs(path.parent)
@@ -280,7 +284,7 @@ def connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     finally:
         os.umask(old)
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
 
 

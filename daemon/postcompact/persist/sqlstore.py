@@ -42,6 +42,7 @@ from postcompact.persist.rows import (
     task_of,
 )
 from postcompact.persist.schema import (
+    BUSY_TIMEOUT_MS,
     COLUMNS,
     ROW_KEYS,
     SESSION_TABLES,
@@ -69,6 +70,7 @@ from postcompact.state.store import (
     OnFailedWrite,
     SessionQuarantined,
     Store,
+    WouldWait,
     Written,
 )
 from postcompact.v1 import postcompact_pb2 as pb
@@ -176,7 +178,8 @@ class _Outermost:
     """The outermost `tx`: BEGIN and COMMIT (`own`: unless its one statement is its own
     transaction), then the callbacks the uses left (`_after_commit`). On any failure — of the
     BEGIN, the body or the COMMIT — it rolls back and hands all that the uses named to
-    `on_failed_write`; a database error reaches the caller as the store's (`_error`).
+    `on_failed_write`; a database error reaches the caller as the store's (`_error`) — except
+    for a write tried on the event loop that met a lock before applying anything (WouldWait).
     A class, not a generator context manager: it runs for every write of several statements
     (a Compact's), on the event loop."""
 
@@ -192,6 +195,8 @@ class _Outermost:
             try:
                 store._begin(self._written)
             except BaseException as exc:
+                if store._would_wait(exc):  # tried on the event loop: to the store's thread
+                    raise self._put_off() from None
                 err = self._abandon(exc)
                 if err is None:
                     raise
@@ -210,6 +215,8 @@ class _Outermost:
             except BaseException as err:
                 exc = err
         if exc is not None:
+            if not self._own and store._would_wait(exc):  # its one statement applied nothing
+                raise self._put_off() from None
             mapped = self._abandon(exc)
             if mapped is not None:
                 raise mapped from None
@@ -218,9 +225,19 @@ class _Outermost:
             return  # the body's: it propagates as it is
         store._depth = 0
         store._tx_written = set()
+        store._applied += 1
         pending, store._after_commit = store._after_commit, []
         for fn in pending:
             fn()
+
+    def _put_off(self) -> WouldWait:
+        """A write tried on the event loop that met a lock before applying anything: nothing to
+        roll back or hand on; it runs again on the store's thread."""
+        store = self._store
+        store._depth = 0
+        store._tx_written = set()
+        store._after_commit.clear()
+        return WouldWait()
 
     def _abandon(self, exc: BaseException) -> Exception | None:
         """Roll back, and name what was written as failed (`SqlStore._failed`); the store's
@@ -456,6 +473,12 @@ class SqlStore(abc.ABC):
     _single_statement_tx = False
     # check_room's slack per write (b-tree growth besides its bytes).
     _room_slack = 0
+    # Whether a write may be tried on the event loop (`write_inline`); SQLite's can.
+    inline_writes = False
+    # While a write is tried on the event loop: a lock held elsewhere fails it at once, and
+    # before any of it is applied (`_applied`: transactions committed since) it is WouldWait.
+    _nowait = False
+    _applied = 0
     # How `_touch` stores a session's activity time.
     _TOUCH = "UPDATE sessions SET last_active_ms = ? WHERE session_id = ?"
     _INSERT_SESSION = _upsert("sessions", ("last_active_ms",), SESSION_COLUMNS)
@@ -575,10 +598,23 @@ class SqlStore(abc.ABC):
         try:
             self.db.execute(sql, args)
         except BaseException as exc:
+            if self._would_wait(exc):  # tried on the event loop: to the store's thread
+                raise WouldWait from None
             self._failed({key}, busy=isinstance(exc, self._errors) and self._is_busy(exc))
             if isinstance(exc, self._errors):
                 raise self._error(exc) from None
             raise
+        self._applied += 1
+
+    def _would_wait(self, exc: BaseException) -> bool:
+        """Whether `exc` ends a write tried on the event loop that met a lock before applying
+        anything (`write_inline`): the write runs again on the store's thread."""
+        return (
+            self._nowait
+            and not self._applied
+            and isinstance(exc, self._errors)
+            and self._is_busy(exc)
+        )
 
     def _failed(self, written: set[Written], *, busy: bool = False) -> None:
         # A failure while re-reading (the resync's own writes) is not handed on again.
@@ -680,6 +716,20 @@ class SqlStore(abc.ABC):
             self._write(s, a, change)
         finally:
             self._scope = None
+
+    def write_inline(self, s: Session, a: AgentState | None, change: Change) -> None:
+        """`write` on the event loop (`Store.write_inline`): WouldWait where it would wait for a
+        lock held elsewhere; only a store with `inline_writes` is asked."""
+        raise WouldWait
+
+    def lend_to_loop(self) -> None:
+        return None
+
+    def waiting(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def checkpoint(self) -> None:
+        return None
 
     def _write(self, s: Session, a: AgentState | None, change: Change) -> None:
         parts = (
@@ -1443,6 +1493,46 @@ class SqliteStore(SqlStore):
 
     def _begin(self, written: Iterable[Written]) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
+
+    # Writes on the event loop (`state.worker.StoreWorker`): lent to the loop, a statement that
+    # meets the write lock held elsewhere fails at once (no busy timeout) and, having written
+    # nothing, goes to the store's thread, whose calls wait for locks as always (`waiting`); the
+    # log is moved into the file there too (`checkpoint`), as SQLite's automatic checkpoint would
+    # sync the disk inside a commit. Nothing else of a write waits: in WAL mode with
+    # `synchronous = NORMAL` a commit appends to the log without a sync.
+    inline_writes = True
+    _lent = False
+
+    def lend_to_loop(self) -> None:
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        self.conn.execute("PRAGMA busy_timeout = 0")
+        self._lent = True
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        if not self._lent:
+            yield
+            return
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        try:
+            yield
+        finally:
+            self.conn.execute("PRAGMA busy_timeout = 0")
+
+    def write_inline(self, s: Session, a: AgentState | None, change: Change) -> None:
+        if not self._lent:  # (a store not lent to the loop waits for locks by default)
+            self.conn.execute("PRAGMA busy_timeout = 0")
+        self._nowait, self._applied = True, 0
+        try:
+            self.write(s, a, change)
+        finally:
+            self._nowait = False
+            if not self._lent:
+                self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+    def checkpoint(self) -> None:
+        # PASSIVE: as much as no reader still needs, without waiting for readers or writers.
+        self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _is_busy(self, exc: BaseException) -> bool:
         # Another connection's write transaction (a BEGIN EXCLUSIVE, a tool's) outlasted the

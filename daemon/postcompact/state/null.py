@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 
 from postcompact.core import FileStateCache
 from postcompact.state.model import AgentState, Session
@@ -28,6 +30,20 @@ class NullStore:
         return 0
 
     def write(self, s: Session, a: AgentState | None, change: Change) -> None:
+        return None
+
+    inline_writes = False
+
+    def write_inline(self, s: Session, a: AgentState | None, change: Change) -> None:
+        return None
+
+    def lend_to_loop(self) -> None:
+        return None
+
+    def waiting(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def checkpoint(self) -> None:
         return None
 
     def write_session(self, s: Session) -> None:

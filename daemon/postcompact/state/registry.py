@@ -123,7 +123,13 @@ class Registry:
             await self.call(s.session_id, lambda st: st.check_room(extra))
 
     async def write(self, s: Session, a: AgentState | None, change: Change) -> None:
-        await self.call(s.session_id, lambda st: st.write(s, a, change))
+        """The unit's write: on the event loop where it cannot wait (`StoreWorker.call`)."""
+        assert self.worker is not None
+        await self.worker.call(
+            s.session_id,
+            lambda st: st.write(s, a, change),
+            on_loop=lambda st: st.write_inline(s, a, change),
+        )
 
     async def flush_activity(self, sessions: Iterable[Session] | None = None) -> None:
         """Store the activity time of sessions read-only calls touched (all: None)."""

@@ -11,6 +11,7 @@ share: docs/fleet.md) implement the protocol.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from postcompact.core import FileStateCache
@@ -26,6 +27,13 @@ Written = tuple[str, str | None]
 # database was busy (a lock held elsewhere not granted in time): then reading it now would wait as
 # long again, and the registry re-reads when the session is next named.
 OnFailedWrite = Callable[[set[Written], bool], None]
+
+
+class WouldWait(Exception):
+    """A write tried on the event loop (`Store.write_inline`) met a lock held elsewhere before it
+    wrote anything: it is to run on the store's thread instead, where it may wait. Never reaches
+    a client."""
+
 
 # Rows without stored blobs (file metadata, plan, mode...) are budgeted at this many bytes by the
 # room check before a write.
@@ -109,6 +117,28 @@ class Store(Protocol):
         nothing it names differs from what is stored. When it fails it is rolled back,
         `on_failed_write` gets what it named, and the error is raised: UNAVAILABLE `STATE_BUSY`
         with a RetryInfo when a lock held elsewhere was not granted in time."""
+
+    @property
+    def inline_writes(self) -> bool:
+        """Whether a write may be tried on the event loop (`write_inline`): the store can tell,
+        without waiting, that it would have to wait."""
+
+    def write_inline(self, s: Session, a: AgentState | None, change: Change) -> None:
+        """`write`, for the event loop: WouldWait, with nothing written and nothing handed to
+        `on_failed_write`, where `write` would wait for a lock held elsewhere."""
+
+    def lend_to_loop(self) -> None:
+        """From now on writes are tried on the event loop (`write_inline`): the store's
+        statements fail at once where they would wait for a lock, except inside `waiting()`,
+        and its log moves into its file only by `checkpoint`."""
+
+    def waiting(self) -> AbstractContextManager[None]:
+        """Statements inside may wait for a lock again (the store's thread runs its calls in
+        it)."""
+
+    def checkpoint(self) -> None:
+        """Move what the database's log holds into its file, without waiting for its readers
+        (off the event loop: it syncs the disk). Nothing for a store without such a log."""
 
     def write_session(self, s: Session) -> None:
         """Write all of `s` in one transaction: its row, its agents with their catalogues,
