@@ -133,6 +133,7 @@ class StoreWorker:
         self._try_here = not inline and len(stores) == 1 and self.store.inline_writes
         self._busy = 0
         self._writes = 0
+        self._checkpointing = False
         self.writes_here = 0
         if self._try_here:
             self.store.lend_to_loop()
@@ -216,15 +217,20 @@ class StoreWorker:
                 await self.on_failures(failures)
 
     def _checkpoint_due(self) -> None:
-        """Every CHECKPOINT_WRITES writes, a checkpoint queued for the store's thread."""
-        if self._writes % CHECKPOINT_WRITES == 0:
+        """Every CHECKPOINT_WRITES writes, a checkpoint queued for the store's thread (one at a
+        time: writes that never yield the loop must not pile them up)."""
+        if self._writes % CHECKPOINT_WRITES == 0 and not self._checkpointing:
+            self._checkpointing = True
             self._keep(self._checkpoint())
 
     async def _checkpoint(self) -> None:
         try:
-            await self.call(None, _checkpoint)
+            if not self._closed:  # (closing checkpoints the log whole)
+                await self.call(None, _checkpoint)
         except Exception as exc:  # the next one tries again; SQLite's log only grows meanwhile
             log.warning("state database checkpoint failed", extra={"error": str(exc)})
+        finally:
+            self._checkpointing = False
 
     def _serve(self, store: Store) -> None:
         """A connection's thread: the lanes in line, a turn each, until told to end."""
