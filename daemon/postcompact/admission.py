@@ -38,17 +38,21 @@ Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
 RETRY_AFTER_MS = 100
 EXEMPT = frozenset({"GetServerInfo"})
 
-# The call being handled in this task: (its admission, its gRPC context, its name).
-_CALL: contextvars.ContextVar[tuple[Admission, Any, str] | None] = contextvars.ContextVar(
+class _Call:
+    """The call being handled in this task: its admission, gRPC context and name, and the
+    answer size its handler reserved (the servicer's serialisation takes it rather than
+    measuring the response again)."""
+
+    __slots__ = ("admission", "answer", "context", "name")
+
+    def __init__(self, admission: Admission, context: Any, name: str) -> None:
+        self.admission, self.context, self.name = admission, context, name
+        self.answer: int | None = None
+
+
+# Each gRPC call is a task of its own (its own context), so the value never outlives its call.
+_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
     "postcompact_call", default=None
-)
-
-
-# The answer size the call being handled reserved (its response, measured serialised): the
-# servicer's serialisation takes it rather than measuring the response again. Each gRPC call is
-# a task of its own, so the value never outlives its call.
-_ANSWER: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "postcompact_answer", default=None
 )
 
 
@@ -57,14 +61,14 @@ def reserve_answer(size: int) -> None:
     OVERLOADED when they do not fit. Outside a call (in-process use, tests) it does nothing."""
     call = _CALL.get()
     if call is not None:
-        admission, context, name = call
-        admission.reserve(size, context, name)
-        _ANSWER.set(size)
+        call.admission.reserve(size, call.context, call.name)
+        call.answer = size
 
 
 def reserved_answer() -> int | None:
     """The answer size the handler of the call being handled reserved last, if it did."""
-    return _ANSWER.get()
+    call = _CALL.get()
+    return None if call is None else call.answer
 
 
 class Admission:
@@ -110,11 +114,12 @@ class Admission:
                     retry_after_ms=RETRY_AFTER_MS,
                 )
             self.in_flight += 1
-            token = _CALL.set((self, context, name))
+            # Left set when the handler returns: the servicer's serialisation, still this call's,
+            # reads the answer size (`reserved_answer`); the task ends with the call.
+            _CALL.set(_Call(self, context, name))
             try:
                 return await fn(request, context)
             finally:
-                _CALL.reset(token)
                 self.in_flight -= 1
 
         return admitted

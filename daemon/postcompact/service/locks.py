@@ -4,7 +4,7 @@ Compact snapshots and clears an agent's file-state cache, awaits the re-reads, t
 ReadFile awaits its read before recording it. Without a lock, another call for the same agent
 could run at either await — a ReadFile recorded between the clear and the re-seed, a RecordRead
 or SetPlan between the snapshot and the end of the pipeline. `AgentLocks` gives each
-(session, agent) one `asyncio.Lock`, held for the whole call by every mutating RPC (and by
+(session, agent) one lock (`_Mutex`), held for the whole call by every mutating RPC (and by
 PreviewCompact, so that a preview sees one consistent state). Calls for different agents never
 wait for each other. A lock lives only while some call holds or waits for it.
 
@@ -16,6 +16,7 @@ registry never evicts it from memory then (state/registry.py), since the call ho
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -66,9 +67,45 @@ AGENT_KEYS: dict[str, Callable[[Any], tuple[Key, ...]]] = {
 }
 
 
+class _Mutex:
+    """One agent's lock, first come first served. Taking it when it is free (most calls: one
+    agent's calls come one after another) is setting a flag — no `asyncio.Lock`, no coroutine,
+    on every mutating call; a call that finds it taken waits for a future of its own, which the
+    holder completes to hand the lock over."""
+
+    __slots__ = ("held", "waiters")
+
+    def __init__(self) -> None:
+        self.held = False
+        self.waiters: collections.deque[asyncio.Future[None]] | None = None
+
+    async def wait(self) -> None:
+        """Wait until the holder hands the lock over (it is then this call's)."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.waiters is None:
+            self.waiters = collections.deque()
+        self.waiters.append(fut)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # handed over as the caller went away
+                self.release()
+            raise  # (a cancelled future is skipped by `release`)
+
+    def release(self) -> None:
+        """Hand the lock to the first caller still waiting, or free it."""
+        waiters = self.waiters
+        while waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+        self.held = False
+
+
 class AgentLocks:
     def __init__(self) -> None:
-        # key -> [lock, number of calls holding or waiting for it]
+        # key -> [its lock, number of calls holding or waiting for it]
         self._locks: dict[Key, list[Any]] = {}
         self._sessions: dict[str, int] = {}  # session id -> calls holding or waiting for a lock
 
@@ -99,7 +136,7 @@ class AgentLocks:
 
     def locked(self, session_id: str, agent_id: str) -> bool:
         entry = self._locks.get((session_id, agent_id))
-        return entry is not None and bool(entry[0].locked())
+        return entry is not None and bool(entry[0].held)
 
     async def run(self, keys: tuple[Key, ...], call: Callable[[], Awaitable[Any]]) -> Any:
         """`await call()` holding the locks of `keys`, taken in sorted order (no deadlock
@@ -118,13 +155,20 @@ class AgentLocks:
         than a closure: this is every mutating call's path)."""
         entry = self._locks.get(key)
         if entry is None:
-            entry = self._locks[key] = [asyncio.Lock(), 0]
+            entry = self._locks[key] = [_Mutex(), 0]
         entry[1] += 1
         sid = key[0]
         self._sessions[sid] = self._sessions.get(sid, 0) + 1
+        mutex: _Mutex = entry[0]
         try:
-            async with entry[0]:
+            if mutex.held:
+                await mutex.wait()
+            else:
+                mutex.held = True
+            try:
                 return await fn(*args)
+            finally:
+                mutex.release()
         finally:
             entry[1] -= 1
             if entry[1] == 0:

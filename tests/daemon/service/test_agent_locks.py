@@ -59,6 +59,45 @@ async def test_a_failing_call_releases_the_lock() -> None:
     assert len(locks) == 0
 
 
+async def test_waiting_calls_get_the_lock_in_order_and_a_cancelled_one_passes_it_on() -> None:
+    """Three calls wait behind a holder: the first is cancelled while it waits, the second is
+    cancelled just as the lock is handed to it (its turn passes to the third, which runs)."""
+    locks = AgentLocks()
+    order: list[str] = []
+    gate = asyncio.Event()
+    waiting: dict[str, asyncio.Task[str]] = {}
+
+    async def call(req: Any, ctx: Any) -> str:
+        order.append(f"{ctx} start")
+        if ctx == "holder":
+            await gate.wait()
+            # Runs after the lock is handed to "second" and before "second" resumes.
+            asyncio.get_running_loop().call_soon(waiting["second"].cancel)
+        order.append(f"{ctx} end")
+        return str(ctx)
+
+    req = SimpleNamespace(session_id="s", agent_id="a")
+    wrapped = locks.wrap("RecordRead", call)
+    holder = asyncio.create_task(wrapped(req, "holder"))
+    await asyncio.sleep(0)
+    waiting.update({n: asyncio.create_task(wrapped(req, n)) for n in ("first", "second", "third")})
+    await asyncio.sleep(0.01)
+    assert order == ["holder start"]
+    waiting["first"].cancel()  # while it waits
+    await asyncio.sleep(0)
+    gate.set()
+    await holder  # the lock handed to "second", which goes away before it runs: "third" has it
+    assert await waiting["third"] == "third"
+    for n in ("first", "second"):
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting[n]
+        assert waiting[n].cancelled()
+    assert order == ["holder start", "holder end", "third start", "third end"]
+    assert not locks.locked("s", "a")
+    assert len(locks) == 0  # no lock outlives its calls
+    assert await wrapped(req, "after") == "after"  # free again at once
+
+
 def test_only_agent_mutations_are_wrapped() -> None:
     locks = AgentLocks()
 
