@@ -38,6 +38,7 @@ Handler = Callable[[Any, Any], Coroutine[Any, Any, Any]]
 RETRY_AFTER_MS = 100
 EXEMPT = frozenset({"GetServerInfo"})
 
+
 class _Call:
     """The call being handled in this task: its admission, gRPC context and name, and the
     answer size its handler reserved (the servicer's serialisation takes it rather than
