@@ -31,7 +31,7 @@ help:
 	@echo "make test-packaging       each client installed as its README says, every README snippet run"
 	@echo "make test-bench           the benchmarks' LruCache (bench/lru_py): stubtest and its tests"
 	@echo "make build-bench-lru      build the benchmarks' LruCache into .venv (not in make build)"
-	@echo "make lint                 rustfmt, clippy, ruff, mypy --strict, stubtest, proto, client and policy-table drift"
+	@echo "make lint                 rustfmt, clippy, rustdoc links, ruff, mypy --strict, stubtest, proto, client and policy-table drift"
 	@echo "make fmt                  rustfmt, ruff format and ruff --fix, in place"
 	@echo "make bench                run the benchmarks and rewrite docs/benchmarks.md"
 	@echo "make eval                 restoration policies on ../shared/transcripts; rewrites docs/eval.md,"
@@ -193,6 +193,7 @@ lint: build check-protos $(NODE_CLIENT_STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy -p postcompact-core --features python --all-targets --quiet -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy

@@ -3,7 +3,7 @@
 //! The algorithm is the backtracking encoder of GitHub's `bpe` crate (rust-gems), which yields
 //! exactly the tokens of tiktoken's rank-ordered merging: take the longest token that is a
 //! prefix of the rest of the piece; keep it if BPE could end a token where the previous one
-//! ends and this one starts ([`Engine::valid_pair`]), else try the next shorter prefix token,
+//! ends and this one starts (`Engine::valid_pair`), else try the next shorter prefix token,
 //! and when none fits, back up one token and remember that its end cannot be reached. Only the
 //! count is kept.
 //!

@@ -3,7 +3,7 @@
 //!
 //! Each scanner finds the end of the piece that starts at a position by trying the pattern's
 //! alternatives in order, with the regex's leftmost-first, greedy-with-backtracking semantics
-//! worked out per alternative (see [`o200k_next`] and [`cl100k_next`]). Characters are
+//! worked out per alternative (see `o200k_at` and `cl100k_at`). Characters are
 //! classified by one table lookup: a 128-entry table for ASCII, a two-stage table for the rest.
 //! The Unicode classes are taken from `regex-syntax`, the parser behind the regex engines that
 //! tiktoken and `bpe-openai` use, so `\p{L}`, `\p{N}`, `\s` and the rest mean the same Unicode

@@ -189,7 +189,7 @@ pub fn exact_marker_tokens(
 /// exceeded), then a search among the character boundaries near the budget, counting only the
 /// tail `text[base..cut] + marker` on top of the piece counts before `base`.
 ///
-/// The result is a candidate: [`exact_verified`] checks it against a full count.
+/// The result is a candidate: [`exact_cut_verified`] checks it against a full count.
 pub fn exact_cut(
     text: &str,
     max_tokens: usize,
