@@ -22,7 +22,7 @@
 //! newline followed by a letter, and the pieces before such a point do not depend on what comes
 //! after it). A long stretch with no such point goes to our own counter.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use crate::tokens::Encoding;
 
@@ -54,13 +54,20 @@ fn build(encoding: Encoding) -> Option<fastokens::Tokenizer> {
 /// fastokens' tokenizer of `encoding` (built on first use, then kept for the process), or
 /// `None` if it could not be built.
 pub fn tokenizer(encoding: Encoding) -> Option<&'static fastokens::Tokenizer> {
-    static O200K: LazyLock<Option<fastokens::Tokenizer>> =
-        LazyLock::new(|| build(Encoding::O200kBase));
-    static CL100K: LazyLock<Option<fastokens::Tokenizer>> =
-        LazyLock::new(|| build(Encoding::Cl100kBase));
+    cell(encoding).get_or_init(|| build(encoding)).as_ref()
+}
+
+/// Whether [`tokenizer`] of `encoding` was built (or its build failed) already.
+pub fn built(encoding: Encoding) -> bool {
+    cell(encoding).get().is_some()
+}
+
+fn cell(encoding: Encoding) -> &'static OnceLock<Option<fastokens::Tokenizer>> {
+    static O200K: OnceLock<Option<fastokens::Tokenizer>> = OnceLock::new();
+    static CL100K: OnceLock<Option<fastokens::Tokenizer>> = OnceLock::new();
     match encoding {
-        Encoding::O200kBase => O200K.as_ref(),
-        Encoding::Cl100kBase => CL100K.as_ref(),
+        Encoding::O200kBase => &O200K,
+        Encoding::Cl100kBase => &CL100K,
     }
 }
 

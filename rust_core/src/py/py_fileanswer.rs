@@ -20,6 +20,7 @@ use crate::template::Template;
 use crate::tokens::{Counter, Encoding};
 
 use super::py_fsutil::{ns, Refusal};
+use super::py_tokens;
 
 /// A restored file's attachment bytes as the core wrote them, read through the buffer protocol
 /// (`b"".join` copies them once, into the answer, without a `bytes` copy of their own).
@@ -119,10 +120,10 @@ impl FileTemplates {
     }
 }
 
-fn counter(exact: bool, encoding: &str) -> PyResult<Counter> {
+fn counter(py: Python<'_>, exact: bool, encoding: &str) -> PyResult<Counter> {
     let enc = Encoding::from_name(encoding).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(if exact {
-        Counter::Exact(enc)
+        Counter::Exact(py_tokens::exact_tables(py, enc))
     } else {
         Counter::Rough
     })
@@ -162,6 +163,7 @@ impl RestorePlan {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         templates: Py<FileTemplates>,
         marker: &str,
         malware: bool,
@@ -183,7 +185,7 @@ impl RestorePlan {
             max_bytes,
             sniff_bytes,
             oversize,
-            counter: counter(exact, encoding)?,
+            counter: counter(py, exact, encoding)?,
             cap_rendered,
             api_units: api_units.filter(|&u| u > 0),
             include_content,
@@ -503,6 +505,7 @@ impl ReadPlan {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         templates: Py<FileTemplates>,
         malware: bool,
         max_tokens: i64,
@@ -519,7 +522,7 @@ impl ReadPlan {
             max_tokens,
             max_bytes,
             sniff_bytes,
-            counter: counter(exact, encoding)?,
+            counter: counter(py, exact, encoding)?,
             api_units: api_units.filter(|&u| u > 0),
             page,
         })

@@ -29,6 +29,16 @@ use crate::truncate::{self, Cut};
 const DETACH_BYTES: usize = 8 * 1024;
 /// The same for the rough estimate of `bytes` (tens of GB/s: 1 MB is ~30 µs).
 const DETACH_ESTIMATE_BYTES: usize = 1 << 20;
+/// `enc`, its exact counting tables built first with the GIL released when they are not yet:
+/// built inside a call holding the GIL, they would stop every other Python thread (the daemon's
+/// event loop among them) for the 0.2-1.7 s they take.
+pub(crate) fn exact_tables(py: Python<'_>, enc: Encoding) -> Encoding {
+    if !enc.exact_ready() {
+        py.detach(|| enc.build_exact());
+    }
+    enc
+}
+
 /// Split batches across threads above this many bytes of exact-counting work.
 const PARALLEL_BYTES: usize = 256 * 1024;
 
@@ -346,7 +356,7 @@ fn estimate_batch(
 #[pyfunction]
 #[pyo3(signature = (text, encoding="o200k_base"))]
 fn count(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: &str) -> PyResult<usize> {
-    let enc = self::encoding(encoding)?;
+    let enc = exact_tables(py, self::encoding(encoding)?);
     let text = Input::new(text, "text")?.utf8()?;
     if text.len() >= DETACH_BYTES {
         Ok(py.detach(|| tokens::count(&text, enc)))
@@ -359,7 +369,7 @@ fn count(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: &str) -> PyResult<us
 #[pyfunction]
 #[pyo3(signature = (texts, encoding="o200k_base"))]
 fn count_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: &str) -> PyResult<Vec<usize>> {
-    let enc = self::encoding(encoding)?;
+    let enc = exact_tables(py, self::encoding(encoding)?);
     let objs = extract_items(texts)?;
     let strs = objs
         .iter()
@@ -388,10 +398,19 @@ struct TruncateSpec<'a> {
 }
 
 impl<'a> TruncateSpec<'a> {
-    fn new(max_tokens: i64, marker: &'a str, counter: &str, encoding: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        max_tokens: i64,
+        marker: &'a str,
+        counter: &str,
+        encoding: &str,
+    ) -> PyResult<Self> {
         let max_tokens = truncate::check_budget(max_tokens).map_err(value_error)?;
         let enc = self::encoding(encoding)?;
         let counter = Counter::from_name(counter, enc).map_err(value_error)?;
+        if let Counter::Exact(enc) = counter {
+            exact_tables(py, enc); // (the marker is counted below)
+        }
         let keep_units = match counter {
             Counter::Rough => truncate::rough_keep_units(max_tokens, marker),
             Counter::Exact(enc) => {
@@ -558,7 +577,7 @@ fn truncate_to_tokens<'py>(
         }
     };
     let marker_text = marker.to_str()?;
-    let spec = TruncateSpec::new(max_tokens, marker_text, counter, encoding)?;
+    let spec = TruncateSpec::new(py, max_tokens, marker_text, counter, encoding)?;
     truncate_one(py, text, &spec, marker, None)
 }
 
@@ -615,7 +634,7 @@ fn truncate_batch<'py>(
         }
     };
     let marker_text = marker.to_str()?;
-    let spec = TruncateSpec::new(max_tokens, marker_text, counter, encoding)?;
+    let spec = TruncateSpec::new(py, max_tokens, marker_text, counter, encoding)?;
     let objs = extract_items(texts)?;
     let cuts: Vec<Option<Cut>> = match spec.counter {
         // Rough truncation is O(1) or one fast pass per item: no point leaving the GIL.
