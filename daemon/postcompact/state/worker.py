@@ -247,9 +247,7 @@ class StoreWorker:
         for _ in range(DRAIN_TURN):
             with self._lock:
                 if not lane.jobs:
-                    lane.draining = False
-                    if lane.sid is not None and self._lanes.get(lane.sid) is lane:
-                        del self._lanes[lane.sid]
+                    self._let_go(lane)
                     return False
                 job = lane.jobs.popleft()
             failures: Failures = []
@@ -265,10 +263,15 @@ class StoreWorker:
         with self._lock:
             if lane.jobs:
                 return True
-            lane.draining = False
-            if lane.sid is not None and self._lanes.get(lane.sid) is lane:
-                del self._lanes[lane.sid]
+            self._let_go(lane)
             return False
+
+    def _let_go(self, lane: _Lane) -> None:
+        """(Under the lock.) A lane with no call left: no connection drains it any more, and its
+        session's next call opens a new one."""
+        lane.draining = False
+        if lane.sid is not None and self._lanes.get(lane.sid) is lane:
+            del self._lanes[lane.sid]
 
     def _hand_back(self, done: _Done) -> None:
         """On a connection's thread, its call over: queue the answer for its loop, waking the
