@@ -1606,7 +1606,9 @@ class SqliteStore(SqlStore):
         os.close(fd)
 
     def close(self) -> None:
-        with contextlib.suppress(sqlite3.Error):
+        # With the busy timeout (lent to the loop it is 0): the last checkpoint waits for a
+        # reader of the log as it did before, rather than leaving the log whole at once.
+        with contextlib.suppress(sqlite3.Error), self.waiting():
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.conn.close()
         self._lock.release()
